@@ -1,0 +1,104 @@
+# ocidec Makefile. ./build.sh fetches the dependency sources first; then:
+#   make            build/ocidec: static musl, stripped (size printed)
+#   make asan       build/ocidec-asan: glibc, -fsanitize=address,undefined
+#   make test       the bats suites against build/ocidec
+#   make test-asan  the bats suites against build/ocidec-asan
+#   make install    DESTDIR, PREFIX honoured
+#   make clean
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+PREFIX    ?= /usr
+BINDIR    ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+SYSCONFDIR ?= /etc
+MANDIR    ?= $(PREFIX)/share/man
+DESTDIR   ?=
+
+B         := build
+DEPSRC    := $(B)/deps/src
+MUSLCC    ?= musl-gcc
+CC        ?= gcc
+
+APPLETS   := hook inject ldcache list relabel selinux-check
+
+# inih is built with these, and config.c must see the same ones.
+INIFLAGS  := -DINI_HANDLER_LINENO=1 -DINI_CALL_HANDLER_ON_NEW_SECTION=1 \
+             -DINI_ALLOW_MULTILINE=1 -DINI_USE_STACK=0 -DINI_ALLOW_REALLOC=1 \
+             -DINI_MAX_LINE=65536 -DINI_STOP_ON_FIRST_ERROR=1 \
+             -DINI_ALLOW_NO_VALUE=0 -DINI_INLINE_COMMENT_PREFIXES='";\#"'
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
+CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(DEPSRC)/cjson -I$(DEPSRC)/inih $(INIFLAGS)
+CFLAGS    ?= -Os
+STDFLAGS  := -std=c11 -fno-strict-aliasing -ffunction-sections -fdata-sections \
+             -fstack-protector-strong -D_FORTIFY_SOURCE=2
+ASANFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=undefined
+
+SRCS      := ocidec.c $(wildcard common/*.c) $(wildcard applets/*.c)
+DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
+HDRS      := $(wildcard common/*.h)
+
+MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
+ASAN_OBJS := $(SRCS:%.c=$(B)/asan/%.o)
+
+all: $(B)/ocidec
+
+# Third-party code: built with the same compiler, without our -Werror.
+$(B)/deps/musl/libdeps.a: $(DEPS_SRCS)
+	@mkdir -p $(@D)
+	$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
+	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
+
+$(B)/deps/asan/libdeps.a: $(DEPS_SRCS)
+	@mkdir -p $(@D)
+	$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
+	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
+
+$(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(MUSLCC) $(CPPFLAGS) $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
+	@mkdir -p $(@D)
+	@echo "  CC asan $<"
+	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -c $< -o $@
+
+$(B)/ocidec: $(MUSL_OBJS) $(B)/deps/musl/libdeps.a
+	$(MUSLCC) -static -s -Wl,--gc-sections -o $@ $^
+	@printf 'ocidec: %s bytes, %s\n' "$$(stat -c %s $@)" "$$(file -b $@ | cut -d, -f1-5)"
+
+$(B)/ocidec-asan: $(ASAN_OBJS) $(B)/deps/asan/libdeps.a
+	$(CC) -fsanitize=address,undefined -o $@ $^
+
+asan: $(B)/ocidec-asan
+
+$(DEPS_SRCS):
+	@echo "dependency sources missing: run ./build.sh first" >&2; exit 1
+
+test: $(B)/ocidec
+	OCIDEC=$(CURDIR)/$(B)/ocidec test/run
+
+test-asan: $(B)/ocidec-asan
+	OCIDEC=$(CURDIR)/$(B)/ocidec-asan test/run
+
+install: $(B)/ocidec
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d \
+		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d
+	install -m 0755 $(B)/ocidec $(DESTDIR)$(BINDIR)/ocidec
+	for a in $(APPLETS); do ln -sf ocidec $(DESTDIR)$(BINDIR)/ocidec-$$a; done
+	ln -sf ../../../bin/ocidec $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
+	install -m 0644 conf/*.ini $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/
+	install -m 0644 conf/hooks.d/ocidec.json $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d/ocidec.json
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec.1
+
+clean:
+	rm -rf $(B)/musl $(B)/asan $(B)/deps/musl $(B)/deps/asan $(B)/ocidec $(B)/ocidec-asan
+
+distclean:
+	rm -rf $(B)
+
+.PHONY: all asan test test-asan install clean distclean

@@ -1,0 +1,96 @@
+/* list: print the host paths the vendors would inject.
+ *
+ * See: SPEC section 6. Made for `ocidec list | restorecon -v -f -`, like
+ * `nvidia-container-cli -k list`: every existing path, driver_root prefixed,
+ * one absolute path per line, each once, nothing else on stdout. A listed
+ * symlink is printed, then the file it resolves to inside the driver root,
+ * so restorecon labels the file a container really opens.
+ */
+#include "common/applet.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/plan.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+const char list_usage[] =
+	"usage: ocidec list [-c DIR] [--devices SEL] [--features LIST] [VENDOR...]\n"
+	"\n"
+	"Print every existing host path the vendors (default: all configured) would\n"
+	"inject, driver_root prefixed, one per line, each once. A symlink is followed\n"
+	"by the file it resolves to.\n"
+	"\n"
+	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"  -d, --devices SEL     per-device nodes: all, none or indices such as 0,2\n"
+	"                        (default: every node that exists)\n"
+	"  -f, --features LIST   features, comma separated, or all (the default)\n"
+	"\n"
+	"Example: ocidec list | restorecon -v -f -\n";
+
+static void print_once(struct strv *seen, const char *path)
+{
+	if (strv_contains(seen, path))
+		return;
+	strv_push(seen, path);
+	puts(path);
+}
+
+APPLET_MAIN(list)
+{
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "features", required_argument, NULL, 'f' },
+		{ 0 },
+	};
+	const char *dir = CONFIG_DIR_DEFAULT;
+	struct plan_select sel = { .features = "all" };
+	struct config cfg;
+	struct plan plan = { 0 };
+	struct strv seen = { 0 };
+	struct oerr err;
+	int o, status = EXIT_OK;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:d:f:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': dir = optarg; break;
+		case 'd': sel.devices = optarg; break;
+		case 'f': sel.features = optarg; break;
+		case ':': return applet_usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default: return applet_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (config_load(&cfg, dir, &err) < 0)
+		return applet_fail(&err);
+	for (int i = optind; i < argc; i++) {
+		if (!config_vendor(&cfg, argv[i])) {
+			config_free(&cfg);
+			return applet_usage_error("no vendor '%s' in %s", argv[i], dir);
+		}
+	}
+	for (size_t i = 0; i < cfg.n; i++)
+		if (cfg.vendors[i].log_level > log_threshold)
+			log_threshold = cfg.vendors[i].log_level;
+
+	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
+		bool wanted = optind == argc;
+		for (int a = optind; a < argc && !wanted; a++)
+			wanted = strcmp(argv[a], cfg.vendors[i].name) == 0;
+		if (wanted && plan_vendor(&plan, &cfg.vendors[i], &sel, &err) < 0)
+			status = applet_fail(&err);
+	}
+	if (status == EXIT_OK) {
+		for (size_t i = 0; i < plan.n; i++) {
+			print_once(&seen, plan.items[i].host);
+			if (plan.items[i].host_target)
+				print_once(&seen, plan.items[i].host_target);
+		}
+	}
+	strv_free(&seen);
+	plan_free(&plan);
+	config_free(&cfg);
+	return applet_finish_stdout(status);
+}

@@ -1,0 +1,132 @@
+#!/bin/sh
+# build.sh: build ocidec on a fresh Debian or Ubuntu machine.
+#
+# 1. installs the Debian packages the build and the tests need, when missing;
+# 2. fetches the cJSON and inih *source packages* from the distribution's archive
+#    through a private apt configuration under build/apt (derived from the
+#    system's own sources, which stay untouched); apt checks every file against
+#    the signed index and the .dsc;
+# 3. runs make: build/ocidec (static musl, stripped) and the libraries it links.
+#
+# A second run works offline: nothing is fetched while build/deps/src is there.
+# Usage: ./build.sh [make arguments...]
+set -eu
+cd "$(dirname "$0")"
+top=$(pwd)
+
+# Versions known to download whole here; the first one apt offers is used.
+# bookworm's libinih 55 orig tarball answered 404, hence trixie's deb-src too.
+CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
+INIH_VERSIONS="59-1"
+
+PACKAGES="gcc make musl-tools dpkg-dev file libc-bin bats bats-assert bats-support bats-file"
+
+say() { printf 'build.sh: %s\n' "$*" >&2; }
+die() { say "fatal: $*"; exit 1; }
+
+install_packages() {
+	missing=
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages:$missing (run as root or install them)"
+	say "installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+		die "apt-get install$missing failed"
+}
+
+# The private apt setup: only deb-src lines, its own lists and cache.
+APT_DIR=$top/build/apt
+apt_private() {
+	tool=$1
+	shift
+	"$tool" -o Dir::Etc::SourceList="$APT_DIR/sources.list" \
+		-o Dir::Etc::SourceParts="$APT_DIR/sources.list.d" \
+		-o Dir::Etc::Preferences="$APT_DIR/preferences" \
+		-o Dir::Etc::PreferencesParts="$APT_DIR/preferences.d" \
+		-o Dir::State="$APT_DIR/state" \
+		-o Dir::State::Lists="$APT_DIR/lists" \
+		-o Dir::State::status="$APT_DIR/state/status" \
+		-o Dir::Cache="$APT_DIR/cache" \
+		-o APT::Sandbox::User=root \
+		-o Debug::NoLocking=1 \
+		"$@"
+}
+
+write_private_sources() {
+	mkdir -p "$APT_DIR/sources.list.d" "$APT_DIR/preferences.d" \
+		"$APT_DIR/state" "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
+	: >"$APT_DIR/state/status"
+	: >"$APT_DIR/preferences"
+	keyring=
+	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
+		keyring=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	# Every Debian or Ubuntu archive the system uses, as deb-src.
+	apt-get indextargets --format '$(ORIGIN) $(REPO_URI) $(RELEASE) $(COMPONENT)' |
+		sort -u | while read -r origin uri suite comp; do
+		case $origin in
+		Debian) echo "deb-src$keyring $uri $suite $comp" ;;
+		Ubuntu) echo "deb-src $uri $suite $comp" ;;
+		esac
+	done >"$APT_DIR/sources.list"
+	# Debian: the next stable's sources too, from the same mirror.
+	mirror=$(apt-get indextargets --format '$(ORIGIN) $(REPO_URI) $(RELEASE)' |
+		awk '$1 == "Debian" && $3 !~ /-/ { print $2; exit }')
+	if [ -n "$mirror" ]; then
+		grep -q " $mirror trixie " "$APT_DIR/sources.list" ||
+			echo "deb-src$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
+	fi
+	[ -s "$APT_DIR/sources.list" ] || die "no Debian or Ubuntu archive in the system's apt sources"
+}
+
+# fetch SOURCE-PACKAGE DEST "VERSIONS" [--skip-patches]
+fetch() {
+	pkg=$1 dest=$2 versions=$3 extract=${4:-}
+	work=$APT_DIR/src/$pkg
+	rm -rf "$work" && mkdir -p "$work"
+	offered=$(apt_private apt-cache showsrc "$pkg" 2>/dev/null | awk '/^Version:/ { print $2 }')
+	chosen=
+	for v in $versions; do
+		if printf '%s\n' "$offered" | grep -qxF "$v"; then chosen=$v; break; fi
+	done
+	if [ -z "$chosen" ]; then
+		chosen=$(printf '%s\n' "$offered" | sort -V | tail -n 1)
+		[ -n "$chosen" ] || die "the archive offers no source package $pkg"
+		say "warning: none of the pinned $pkg versions ($versions) is offered; using $chosen"
+	fi
+	say "fetching $pkg $chosen"
+	(cd "$work" && apt_private apt-get -qq source --download-only "$pkg=$chosen" >/dev/null) ||
+		die "apt-get source $pkg=$chosen failed"
+	dsc=$(ls "$work"/*.dsc)
+	# shellcheck disable=SC2086
+	# apt has checked the .dsc against the signed Sources index, and
+	# dpkg-source checks each file against the .dsc; the .dsc's own OpenPGP
+	# signature would need debian-keyring, so its "cannot verify" goes to the log.
+	(cd "$work" && dpkg-source -x $extract "$(basename "$dsc")" tree >"$work.log" 2>&1) ||
+		die "dpkg-source -x $dsc failed: $(tail -n 3 "$work.log")"
+	rm -rf "$dest" && mv "$work/tree" "$dest"
+	echo "$pkg $chosen" >"$dest/.ocidec-source"
+}
+
+install_packages
+
+DEPS=$top/build/deps
+if [ ! -f "$DEPS/src/cjson/.ocidec-source" ] || [ ! -f "$DEPS/src/inih/.ocidec-source" ]; then
+	write_private_sources
+	say "updating the private source index (build/apt)"
+	apt_private apt-get -qq update >/dev/null 2>"$APT_DIR/update.log" ||
+		die "apt-get update (private) failed: $(tail -n 3 "$APT_DIR/update.log")"
+	mkdir -p "$DEPS/src"
+	# cJSON with Debian's patches (they carry the security fixes).
+	fetch cjson "$DEPS/src/cjson" "$CJSON_VERSIONS"
+	# inih as released upstream: Debian's runtime-options patch hard-wires
+	# the new-section callback off, which config.c needs to see empty sections.
+	fetch libinih "$DEPS/src/inih" "$INIH_VERSIONS" --skip-patches
+fi
+
+make -j"$(nproc)" "$@"

@@ -1,0 +1,35 @@
+/* applet.h: what the dispatcher (ocidec.c) knows of each applet. */
+#ifndef OCIDEC_APPLET_H
+#define OCIDEC_APPLET_H
+
+#include "common/util.h"
+
+struct applet {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *usage;  /* printed by --help */
+};
+
+/* The sorted table, in ocidec.c. */
+extern const struct applet applets[];
+extern const unsigned napplets;
+extern const struct applet *current_applet;
+
+/* Print "ocidec APPLET: MESSAGE" for E and return its exit code. */
+int applet_fail(const struct oerr *e);
+/* A usage error: one line, then exit code 2. */
+int applet_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
+int applet_finish_stdout(int status);
+
+#define APPLET_MAIN(name) int name##_main(int argc, char **argv)
+APPLET_MAIN(hook);
+APPLET_MAIN(inject);
+APPLET_MAIN(ldcache);
+APPLET_MAIN(list);
+APPLET_MAIN(relabel);
+APPLET_MAIN(selinux_check);
+extern const char hook_usage[], inject_usage[], ldcache_usage[], list_usage[],
+	relabel_usage[], selinux_check_usage[];
+
+#endif

@@ -1,0 +1,544 @@
+/* config.c: load and check vendor INI files with inih (SPEC section 3).
+ *
+ * inih hands us one call per "key = value" line, one per continuation line
+ * (an indented line after a key) and one per section header. Everything is
+ * checked here: a config decides what gets mounted into every container, so
+ * an unknown key or a malformed list is an error, never ignored.
+ */
+#include "common/config.h"
+#include "common/log.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONFIG_MAX_SIZE (1024 * 1024)
+
+const char *const item_kind_key[KIND_COUNT] = {
+	[KIND_DEVICES] = "devices",
+	[KIND_BINARIES] = "binaries",
+	[KIND_LIBRARIES] = "libraries",
+	[KIND_DIRECTORIES] = "directories",
+	[KIND_MISC] = "miscellaneous",
+	[KIND_IPC] = "ipc",
+};
+
+enum section { SEC_NONE, SEC_VENDOR, SEC_FEATURE };
+
+struct parse {
+	const char *file;
+	const char *buf;
+	struct vendor *v;
+	enum section sec;
+	struct feature *feat;       /* current [feature.X] */
+	struct strv seen;           /* keys seen in the current section */
+	char last_key[64];          /* key a continuation line belongs to */
+	struct oerr *err;
+	bool failed;
+};
+
+static int perr(struct parse *p, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(struct parse *p, int line, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		oerr_usage(p->err, "%s:%d: %s", p->file, line, msg);
+	else
+		oerr_usage(p->err, "%s: %s", p->file, msg);
+	p->failed = true;
+	return 0;  /* tells inih to stop */
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s || !(islower((unsigned char)*s) || isdigit((unsigned char)*s)))
+		return false;
+	for (; *s; s++)
+		if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+static bool valid_env_name(const char *s)
+{
+	if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+		return false;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return false;
+	return true;
+}
+
+/* A path component ".." anywhere, or "." components, make a path malformed:
+ * configs name places plainly. */
+static bool has_dot_component(const char *s)
+{
+	const char *c = s;
+
+	while (*c) {
+		size_t n;
+
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return true;
+		c += n;
+	}
+	return false;
+}
+
+static bool line_is_continuation(const struct parse *p, int lineno)
+{
+	const char *s = p->buf;
+
+	for (int l = 1; l < lineno && s; l++) {
+		s = strchr(s, '\n');
+		if (s)
+			s++;
+	}
+	return s && (*s == ' ' || *s == '\t');
+}
+
+/* Check one list item for KEY; return an error text or NULL. */
+static const char *item_problem(const char *key, const char *item)
+{
+	for (const char *c = item; *c; c++)
+		if (iscntrl((unsigned char)*c) || strchr("\"'=\\;#", *c))
+			return "has a character that is not allowed in a path or name";
+	if (has_dot_component(item))
+		return "has a '.' or '..' component";
+	if (strcmp(key, "include") == 0 || strcmp(key, "driver_feature") == 0)
+		return valid_name(item) ? NULL : "is not a feature name";
+	if (strcmp(key, "per_device_nodes") == 0) {
+		const char *pct = strchr(item, '%');
+		if (!pct || pct[1] != 'u' || strchr(pct + 1, '%'))
+			return "needs exactly one %u";
+		if (strchr(pct, '/'))
+			return "must have %u in its last component";
+		return NULL;
+	}
+	if (strchr(item, '%'))
+		return "has a '%'";
+	if (strcmp(key, "devices") == 0)
+		return NULL;  /* bare names, "dri/card0" or absolute paths */
+	if (strcmp(key, "binaries") == 0 || strcmp(key, "libraries") == 0)
+		return item[0] == '/' || !strchr(item, '/') ? NULL
+			: "must be a bare name or an absolute path";
+	return item[0] == '/' ? NULL : "must be an absolute path";
+}
+
+/* Split VALUE on spaces and commas into OUT. Empty items (",,", a leading
+ * or trailing comma) make the list malformed. */
+static int parse_list(struct parse *p, int line, const char *key, const char *value,
+		      struct strv *out)
+{
+	const char *s = value;
+	bool need_item = true;  /* at start, and after a comma */
+
+	if (!*s)
+		return perr(p, line, "key '%s' has an empty list", key);
+	while (*s) {
+		size_t n;
+		char *item;
+		const char *problem;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == ',') {
+			if (need_item)
+				return perr(p, line, "malformed list for '%s': empty item", key);
+			need_item = true;
+			s++;
+			continue;
+		}
+		if (!*s)
+			break;
+		n = strcspn(s, " \t,");
+		item = xstrndup(s, n);
+		problem = item_problem(key, item);
+		if (problem) {
+			perr(p, line, "malformed list for '%s': '%s' %s", key, item, problem);
+			free(item);
+			return 0;
+		}
+		if (!strv_contains(out, item))
+			strv_push_owned(out, item);
+		else
+			free(item);
+		need_item = false;
+		s += n;
+	}
+	if (need_item)
+		return perr(p, line, "malformed list for '%s': empty item", key);
+	return 1;
+}
+
+static struct strv *list_key(struct parse *p, const char *key, int line)
+{
+	if (p->sec == SEC_FEATURE) {
+		for (int k = 0; k < KIND_COUNT; k++)
+			if (strcmp(key, item_kind_key[k]) == 0)
+				return &p->feat->items[k];
+		if (strcmp(key, "include") == 0) {
+			p->feat->include_line = line;
+			return &p->feat->include;
+		}
+		return NULL;
+	}
+	if (strcmp(key, "driver_feature") == 0) {
+		p->v->driver_feature_line = line;
+		return &p->v->driver_feature;
+	}
+	if (strcmp(key, "per_device_nodes") == 0)
+		return &p->v->per_device_nodes;
+	return NULL;
+}
+
+static int vendor_scalar(struct parse *p, const char *key, const char *value, int line)
+{
+	struct vendor *v = p->v;
+
+	if (strcmp(key, "name") == 0) {
+		if (!valid_name(value))
+			return perr(p, line, "invalid vendor name '%s' (use a-z, 0-9, '_', '-')", value);
+		free(v->name);
+		v->name = xstrdup(value);
+		v->name_line = line;
+	} else if (strcmp(key, "version") == 0) {
+		if (!*value || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != strlen(value))
+			return perr(p, line, "invalid version '%s'", value);
+		v->version = xstrdup(value);
+	} else if (strcmp(key, "version_file") == 0) {
+		if (value[0] != '/' || has_dot_component(value))
+			return perr(p, line, "version_file must be an absolute path");
+		v->version_file = xstrdup(value);
+	} else if (strcmp(key, "activation_flag") == 0) {
+		if (!*value)
+			return perr(p, line, "activation_flag is empty");
+		if (!valid_env_name(value))
+			return perr(p, line, "activation_flag '%s' is not an environment variable name", value);
+		v->activation_flag = xstrdup(value);
+	} else if (strcmp(key, "driver_root") == 0) {
+		size_t n = strlen(value);
+		if (value[0] != '/' || has_dot_component(value))
+			return perr(p, line, "driver_root must be an absolute path");
+		while (n > 1 && value[n - 1] == '/')
+			n--;
+		free(v->driver_root);
+		v->driver_root = xstrndup(value, n);
+	} else if (strcmp(key, "log_level") == 0) {
+		int l = log_level_parse(value);
+		if (l < 0)
+			return perr(p, line, "log_level must be error, warn, info or debug");
+		v->log_level = l;
+	} else {
+		return -1;
+	}
+	return 1;
+}
+
+static int on_section(struct parse *p, const char *section, int line)
+{
+	struct vendor *v = p->v;
+
+	strv_free(&p->seen);
+	p->last_key[0] = '\0';
+	if (strcmp(section, "vendor") == 0) {
+		if (v->line)
+			return perr(p, line, "duplicate section [vendor]");
+		v->line = line;
+		p->sec = SEC_VENDOR;
+		return 1;
+	}
+	if (strncmp(section, "feature.", 8) == 0) {
+		const char *name = section + 8;
+		if (!valid_name(name))
+			return perr(p, line, "invalid feature name in [%s] (use a-z, 0-9, '_', '-')", section);
+		if (vendor_feature(v, name))
+			return perr(p, line, "duplicate section [%s]", section);
+		v->features = xreallocarray(v->features, v->nfeatures + 1, sizeof(*v->features));
+		p->feat = &v->features[v->nfeatures++];
+		memset(p->feat, 0, sizeof(*p->feat));
+		p->feat->name = xstrdup(name);
+		p->feat->line = line;
+		p->sec = SEC_FEATURE;
+		return 1;
+	}
+	return perr(p, line, "unknown section [%s]", section);
+}
+
+static int on_line(void *user, const char *section, const char *key, const char *value,
+		   int line)
+{
+	struct parse *p = user;
+	struct strv *list;
+	int r;
+
+	if (!key)
+		return on_section(p, section, line);
+	if (p->sec == SEC_NONE)
+		return perr(p, line, "key '%s' outside a section", key);
+	if (line_is_continuation(p, line)) {
+		list = list_key(p, key, line);
+		if (!list)
+			return perr(p, line, "key '%s' takes one value; only lists continue on indented lines", key);
+		return parse_list(p, line, key, value, list);
+	}
+	if (strv_contains(&p->seen, key))
+		return perr(p, line, "duplicate key '%s'", key);
+	strv_push(&p->seen, key);
+	list = list_key(p, key, line);
+	if (list)
+		return parse_list(p, line, key, value, list);
+	if (p->sec == SEC_VENDOR && (r = vendor_scalar(p, key, value, line)) >= 0)
+		return r;
+	if (p->sec == SEC_VENDOR)
+		return perr(p, line, "unknown key '%s' in [vendor]", key);
+	return perr(p, line, "unknown key '%s' in [feature.%s]", key, p->feat->name);
+}
+
+static void vendor_free(struct vendor *v)
+{
+	free(v->file);
+	free(v->name);
+	free(v->version);
+	free(v->version_file);
+	free(v->activation_flag);
+	strv_free(&v->driver_feature);
+	free(v->driver_root);
+	strv_free(&v->per_device_nodes);
+	for (size_t i = 0; i < v->nfeatures; i++) {
+		free(v->features[i].name);
+		for (int k = 0; k < KIND_COUNT; k++)
+			strv_free(&v->features[i].items[k]);
+		strv_free(&v->features[i].include);
+	}
+	free(v->features);
+	memset(v, 0, sizeof(*v));
+}
+
+struct feature *vendor_feature(const struct vendor *v, const char *name)
+{
+	for (size_t i = 0; i < v->nfeatures; i++)
+		if (strcmp(v->features[i].name, name) == 0)
+			return &v->features[i];
+	return NULL;
+}
+
+/* Whole-file checks, once inih is through. */
+static int vendor_check(struct parse *p)
+{
+	struct vendor *v = p->v;
+
+	if (!v->line)
+		return perr(p, 1, "no [vendor] section");
+	if (!v->activation_flag)
+		return perr(p, v->line, "[vendor] has no activation_flag");
+	for (size_t i = 0; i < v->driver_feature.n; i++)
+		if (!vendor_feature(v, v->driver_feature.v[i]))
+			return perr(p, v->driver_feature_line, "driver_feature names unknown feature '%s'",
+				    v->driver_feature.v[i]);
+	for (size_t f = 0; f < v->nfeatures; f++)
+		for (size_t i = 0; i < v->features[f].include.n; i++)
+			if (!vendor_feature(v, v->features[f].include.v[i]))
+				return perr(p, v->features[f].include_line,
+					    "include names unknown feature '%s'", v->features[f].include.v[i]);
+	if (!v->driver_root)
+		v->driver_root = xstrdup("/");
+	return 1;
+}
+
+/* Refuse a file (or the directory) that someone other than root could change. */
+static int check_owner(const char *what, const struct stat *st, struct oerr *err)
+{
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return oerr_usage(err, "%s: refused: writable by group or others (mode %04o)", what,
+				  (unsigned)(st->st_mode & 07777));
+	if (geteuid() == 0 && st->st_uid != 0)
+		return oerr_usage(err, "%s: refused: owned by uid %u, not root", what,
+				  (unsigned)st->st_uid);
+	return 0;
+}
+
+static int load_file(struct config *cfg, int dirfd, const char *name, struct oerr *err)
+{
+	_cleanup_free_ char *path = path_join_root(cfg->dir, name);
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	struct parse p = { .file = path, .err = err };
+	struct vendor v = { .log_level = LOG_WARN };
+	struct stat st;
+	size_t len;
+	int r;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return oerr_set(err, errno, "%s: open", path);
+	if (fstat(fd, &st) < 0)
+		return oerr_set(err, errno, "%s: stat", path);
+	if (!S_ISREG(st.st_mode))
+		return oerr_usage(err, "%s: not a regular file", path);
+	if (check_owner(path, &st, err) < 0)
+		return -1;
+	if (read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
+		return oerr_prefix(err, "%s", path);
+	if (strlen(buf) != len)
+		return oerr_usage(err, "%s: contains a NUL byte", path);
+
+	p.buf = buf;
+	p.v = &v;
+	r = ini_parse_string(buf, on_line, &p);
+	if (!p.failed && r > 0)
+		perr(&p, r, "malformed line (expected [section] or key = value)");
+	else if (!p.failed && r < 0)
+		oerr_set(err, ENOMEM, "%s: parse", path), p.failed = true;
+	if (!p.failed)
+		vendor_check(&p);
+	strv_free(&p.seen);
+	if (p.failed) {
+		vendor_free(&v);
+		return -1;
+	}
+	v.file = xstrdup(path);
+	if (!v.name) {
+		v.name = xstrndup(name, strlen(name) - 4);
+		v.name_line = v.line;
+		if (!valid_name(v.name)) {
+			oerr_usage(err, "%s:%d: file name gives invalid vendor name '%s'; set name =",
+				   path, v.line, v.name);
+			vendor_free(&v);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < cfg->n; i++) {
+		if (strcmp(cfg->vendors[i].name, v.name) == 0) {
+			oerr_usage(err, "%s:%d: vendor '%s' is already defined in %s", path,
+				   v.name_line, v.name, cfg->vendors[i].file);
+			vendor_free(&v);
+			return -1;
+		}
+	}
+	cfg->vendors = xreallocarray(cfg->vendors, cfg->n + 1, sizeof(*cfg->vendors));
+	cfg->vendors[cfg->n++] = v;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int config_load(struct config *cfg, const char *dir, struct oerr *err)
+{
+	_cleanup_close_ int dirfd = -1;
+	struct strv names = { 0 };
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->dir = xstrdup(dir);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		oerr_set(err, errno, "config directory %s", dir);
+		err->code = EXIT_USAGE;
+		goto fail;
+	}
+	if (fstat(dirfd, &st) < 0 || check_owner(dir, &st, err) < 0) {
+		if (err->code != EXIT_USAGE)
+			oerr_set(err, errno, "%s: stat", dir);
+		goto fail;
+	}
+	d = fdopendir(dup(dirfd));
+	if (!d) {
+		oerr_set(err, errno, "config directory %s", dir);
+		goto fail;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".ini") == 0)
+			strv_push(&names, de->d_name);
+	}
+	closedir(d);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	for (size_t i = 0; i < names.n && r == 0; i++)
+		r = load_file(cfg, dirfd, names.v[i], err);
+	strv_free(&names);
+	if (r == 0)
+		return 0;
+fail:
+	config_free(cfg);
+	return -1;
+}
+
+void config_free(struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->n; i++)
+		vendor_free(&cfg->vendors[i]);
+	free(cfg->vendors);
+	free(cfg->dir);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+struct vendor *config_vendor(const struct config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->n; i++)
+		if (strcmp(cfg->vendors[i].name, name) == 0)
+			return &cfg->vendors[i];
+	return NULL;
+}
+
+static void select_feature(const struct vendor *v, size_t idx, bool *selected)
+{
+	if (selected[idx])
+		return;
+	selected[idx] = true;  /* set first: include cycles end here */
+	for (size_t i = 0; i < v->features[idx].include.n; i++)
+		select_feature(v, vendor_feature(v, v->features[idx].include.v[i]) - v->features,
+			       selected);
+}
+
+int vendor_select_features(const struct vendor *v, const char *list, bool *selected,
+			   struct oerr *err)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	memset(selected, 0, v->nfeatures * sizeof(*selected));
+	if (!list) {
+		for (size_t i = 0; i < v->nfeatures; i++)
+			if (!v->driver_feature.n || strv_contains(&v->driver_feature, v->features[i].name))
+				select_feature(v, i, selected);
+		return 0;
+	}
+	copy = xstrdup(list);
+	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		const struct feature *f;
+		if (strcmp(tok, "all") == 0) {
+			for (size_t i = 0; i < v->nfeatures; i++)
+				selected[i] = true;
+			continue;
+		}
+		f = vendor_feature(v, tok);
+		if (!f)
+			return oerr_usage(err, "vendor %s has no feature '%s'", v->name, tok);
+		select_feature(v, f - v->features, selected);
+	}
+	return 0;
+}

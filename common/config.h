@@ -1,0 +1,67 @@
+/* config.h: vendor configs, SPEC section 3. One INI file per vendor in a
+ * directory; loaded whole and checked before anything acts on it. */
+#ifndef OCIDEC_CONFIG_H
+#define OCIDEC_CONFIG_H
+
+#include "common/util.h"
+
+#define CONFIG_DIR_DEFAULT "/etc/ocidec/ocidec.d"
+
+/* What a feature lists, in the order `list` prints them. */
+enum item_kind {
+	KIND_DEVICES,
+	KIND_BINARIES,
+	KIND_LIBRARIES,
+	KIND_DIRECTORIES,
+	KIND_MISC,       /* key "miscellaneous": single files */
+	KIND_IPC,        /* key "ipc": sockets and pipe directories, mounted read-write */
+	KIND_COUNT
+};
+extern const char *const item_kind_key[KIND_COUNT];
+
+struct feature {
+	char *name;
+	int line;
+	struct strv items[KIND_COUNT];
+	struct strv include;        /* features this one pulls in */
+	int include_line;
+};
+
+struct vendor {
+	char *file;                 /* path of the INI file */
+	int line;                   /* line of [vendor] */
+	char *name;
+	int name_line;
+	char *version;              /* NULL: read from version_file, else unknown */
+	char *version_file;
+	char *activation_flag;
+	struct strv driver_feature; /* empty: every feature */
+	int driver_feature_line;
+	char *driver_root;          /* "/" unless set; no trailing slash except "/" */
+	int log_level;
+	struct strv per_device_nodes; /* patterns with one %u, e.g. "nvidia%u" */
+	struct feature *features;
+	size_t nfeatures;
+};
+
+struct config {
+	char *dir;
+	struct vendor *vendors;
+	size_t n;
+};
+
+/* Load DIR/\*.ini in lexical order. On error nothing is kept; err->code is
+ * EXIT_USAGE for an invalid file ("FILE:LINE: what"). */
+int config_load(struct config *cfg, const char *dir, struct oerr *err);
+void config_free(struct config *cfg);
+
+struct vendor *config_vendor(const struct config *cfg, const char *name);
+struct feature *vendor_feature(const struct vendor *v, const char *name);
+
+/* Mark the features LIST names ("all", or names separated by commas or
+ * spaces; NULL: the vendor's driver_feature) and what they include, in
+ * SELECTED[nfeatures]. An unknown name is a usage error. */
+int vendor_select_features(const struct vendor *v, const char *list, bool *selected,
+			   struct oerr *err);
+
+#endif

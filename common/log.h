@@ -1,0 +1,18 @@
+/* log.h: leveled messages to stderr ("ocidec APPLET: LEVEL: ...").
+ * Issue 4 adds the optional log file; stdout is never used for logging. */
+#ifndef OCIDEC_LOG_H
+#define OCIDEC_LOG_H
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+extern const char *log_prog;  /* "ocidec APPLET", set by the dispatcher */
+extern int log_threshold;
+
+int log_level_parse(const char *s);  /* -1 when not a level name */
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_debug(...) do { if (log_threshold >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)
+#define log_info(...)  do { if (log_threshold >= LOG_INFO) log_msg(LOG_INFO, __VA_ARGS__); } while (0)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+
+#endif

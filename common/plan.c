@@ -1,0 +1,384 @@
+/* plan.c: see plan.h. */
+#include "common/plan.h"
+#include "common/ldcache.h"
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const plan_binary_dirs[] = {
+	"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL,
+};
+
+/* State while planning one vendor. */
+struct vctx {
+	const struct vendor *v;
+	struct plan *p;
+	int rootfd;
+	char *version;         /* NULL: unknown */
+	struct ldcache cache;
+	int cache_state;       /* 0 not loaded, 1 loaded, -1 unavailable */
+};
+
+static void plan_push(struct vctx *c, enum item_kind kind, const char *path,
+		      const char *target, const struct stat *st)
+{
+	struct plan *p = c->p;
+	char *host = path_join_root(c->v->driver_root, path);
+	struct plan_item *it;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (strcmp(p->items[i].host, host) == 0) {
+			free(host);
+			return;
+		}
+	}
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 32;
+		p->items = xreallocarray(p->items, p->cap, sizeof(*p->items));
+	}
+	it = &p->items[p->n++];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->vendor = c->v;
+	it->path = xstrdup(path);
+	it->host = host;
+	if (target) {
+		it->target = xstrdup(target);
+		it->host_target = path_join_root(c->v->driver_root, target);
+	}
+	it->mode = st->st_mode;
+	it->rdev = st->st_rdev;
+}
+
+static bool kind_accepts(enum item_kind kind, mode_t m)
+{
+	switch (kind) {
+	case KIND_DEVICES:
+		return S_ISCHR(m) || S_ISBLK(m);
+	case KIND_DIRECTORIES:
+		return S_ISDIR(m);
+	case KIND_IPC:
+		return S_ISSOCK(m) || S_ISDIR(m) || S_ISFIFO(m);
+	default:
+		return S_ISREG(m);
+	}
+}
+
+/* PATH (driver-root view, no wildcards): add it when it exists, with its
+ * resolved target when it is a symlink. */
+static void add_existing(struct vctx *c, enum item_kind kind, const char *path)
+{
+	_cleanup_free_ char *target = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		log_debug("%s: skipped %s: %s", c->v->name, path, strerror(errno));
+		return;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		close(fd);
+		fd = -1;
+		if (root_realpath(c->rootfd, path, &target) < 0 ||
+		    (fd = root_open(c->rootfd, target, O_PATH)) < 0 || fstat(fd, &st) < 0) {
+			log_debug("%s: skipped %s: symlink does not resolve: %s", c->v->name, path,
+				  strerror(errno));
+			return;
+		}
+	}
+	if (!kind_accepts(kind, st.st_mode)) {
+		log_warn("%s: skipped %s: not of the kind '%s' lists", c->v->name, path,
+			 item_kind_key[kind]);
+		return;
+	}
+	plan_push(c, kind, path, target, &st);
+}
+
+static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
+{
+	struct strv found = { 0 };
+
+	if (!path_has_glob(path)) {
+		add_existing(c, kind, path);
+		return;
+	}
+	root_glob(c->rootfd, path, &found);
+	if (!found.n)
+		log_debug("%s: skipped %s: no match", c->v->name, path);
+	for (size_t i = 0; i < found.n; i++)
+		add_existing(c, kind, found.v[i]);
+	strv_free(&found);
+}
+
+static int load_cache(struct vctx *c)
+{
+	_cleanup_close_ int fd = -1;
+	struct oerr err;
+
+	if (c->cache_state)
+		return c->cache_state;
+	c->cache_state = -1;
+	fd = root_open(c->rootfd, "/etc/ld.so.cache", O_RDONLY);
+	if (fd < 0) {
+		log_warn("%s: libraries skipped: %s/etc/ld.so.cache: %s", c->v->name,
+			 strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", strerror(errno));
+		return -1;
+	}
+	if (ldcache_load_fd(&c->cache, fd, &err) < 0) {
+		log_warn("%s: libraries skipped: ld.so.cache: %s", c->v->name, err.msg);
+		return -1;
+	}
+	return c->cache_state = 1;
+}
+
+/* A bare library name, "NAME" or "PREFIX*": every entry of the host's
+ * architecture the cache has for it, as ldconfig -p lists them. */
+static void add_library(struct vctx *c, const char *name)
+{
+	size_t len = strlen(name);
+	bool prefix = len > 0 && name[len - 1] == '*';
+	int32_t host = ldcache_host_flags();
+	bool any = false;
+
+	if (load_cache(c) < 0)
+		return;
+	if (prefix)
+		len--;
+	for (size_t i = 0; i < c->cache.n; i++) {
+		const struct ldcache_entry *e = &c->cache.e[i];
+		bool match = prefix ? strncmp(e->key, name, len) == 0 : strcmp(e->key, name) == 0;
+
+		if (match && e->flags == host && e->value[0] == '/') {
+			add_existing(c, KIND_LIBRARIES, e->value);
+			any = true;
+		}
+	}
+	if (!any)
+		log_debug("%s: skipped library %s: not in the ld.so.cache", c->v->name, name);
+}
+
+static void add_binary(struct vctx *c, const char *name)
+{
+	for (int i = 0; plan_binary_dirs[i]; i++) {
+		_cleanup_free_ char *path = xasprintf("%s/%s", plan_binary_dirs[i], name);
+		_cleanup_close_ int fd = root_open(c->rootfd, path, O_PATH);
+		struct stat st;
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			add_existing(c, KIND_BINARIES, path);
+			return;
+		}
+	}
+	log_debug("%s: skipped binary %s: not found", c->v->name, name);
+}
+
+/* "${version}" replaced; NULL when the path needs an unknown version. */
+static char *expand(struct vctx *c, const char *item)
+{
+	static const char var[] = "${version}";
+	const char *at = strstr(item, var);
+	char *out, *rest;
+
+	if (!at)
+		return xstrdup(item);
+	if (!c->version) {
+		log_debug("%s: skipped %s: driver version unknown", c->v->name, item);
+		return NULL;
+	}
+	rest = expand(c, at + strlen(var));
+	if (!rest)
+		return NULL;
+	out = xasprintf("%.*s%s%s", (int)(at - item), item, c->version, rest);
+	free(rest);
+	return out;
+}
+
+static void add_item(struct vctx *c, enum item_kind kind, const char *item)
+{
+	_cleanup_free_ char *s = expand(c, item);
+
+	if (!s)
+		return;
+	if (s[0] == '/')
+		add_pattern(c, kind, s);
+	else if (kind == KIND_DEVICES) {
+		_cleanup_free_ char *dev = xasprintf("/dev/%s", s);
+		add_pattern(c, kind, dev);
+	} else if (kind == KIND_BINARIES)
+		add_binary(c, s);
+	else if (kind == KIND_LIBRARIES)
+		add_library(c, s);
+}
+
+/* Per-device node pattern ("nvidia%u" or "/dev/dri/renderD%u") split into
+ * directory, prefix and suffix. */
+static void split_pattern(const char *pat, char **dir, char **prefix, char **suffix)
+{
+	_cleanup_free_ char *full = pat[0] == '/' ? xstrdup(pat) : xasprintf("/dev/%s", pat);
+	char *slash = strrchr(full, '/');
+	char *pct = strstr(slash, "%u");
+
+	*dir = slash == full ? xstrdup("/") : xstrndup(full, slash - full);
+	*prefix = xstrndup(slash + 1, pct - slash - 1);
+	*suffix = xstrdup(pct + 2);
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Every existing node the pattern matches, by index. */
+static void add_all_nodes(struct vctx *c, const char *pat)
+{
+	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
+	unsigned long idx[1024];
+	size_t n = 0, pl, sl;
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	split_pattern(pat, &dir, &prefix, &suffix);
+	pl = strlen(prefix);
+	sl = strlen(suffix);
+	fd = root_open(c->rootfd, dir, O_RDONLY | O_DIRECTORY);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		log_debug("%s: no per-device nodes: %s: %s", c->v->name, dir, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d)) && n < sizeof(idx) / sizeof(*idx)) {
+		const char *s = de->d_name;
+		size_t digits, len = strlen(s);
+
+		if (len <= pl + sl || strncmp(s, prefix, pl) != 0 || strcmp(s + len - sl, suffix) != 0)
+			continue;
+		digits = strspn(s + pl, "0123456789");
+		if (digits == 0 || digits != len - pl - sl || digits > 9)
+			continue;
+		idx[n++] = strtoul(s + pl, NULL, 10);
+	}
+	closedir(d);
+	qsort(idx, n, sizeof(*idx), cmp_index);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = xasprintf("%s%s%s%lu%s", strcmp(dir, "/") ? dir : "",
+						      "/", prefix, idx[i], suffix);
+		add_existing(c, KIND_DEVICES, path);
+	}
+}
+
+static int add_nodes(struct vctx *c, const char *sel, struct oerr *err)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	if (!c->v->per_device_nodes.n || (sel && strcmp(sel, "none") == 0))
+		return 0;
+	if (!sel || strcmp(sel, "all") == 0) {
+		for (size_t i = 0; i < c->v->per_device_nodes.n; i++)
+			add_all_nodes(c, c->v->per_device_nodes.v[i]);
+		return 0;
+	}
+	copy = xstrdup(sel);
+	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) ||
+		    strlen(tok) > 9)
+			return oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
+		for (size_t i = 0; i < c->v->per_device_nodes.n; i++) {
+			_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL, *path = NULL;
+			split_pattern(c->v->per_device_nodes.v[i], &dir, &prefix, &suffix);
+			path = xasprintf("%s/%s%lu%s", strcmp(dir, "/") ? dir : "", prefix,
+					 strtoul(tok, NULL, 10), suffix);
+			add_existing(c, KIND_DEVICES, path);
+		}
+	}
+	return 0;
+}
+
+static char *read_version(const struct vendor *v)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[128];
+	ssize_t n;
+	size_t len;
+
+	if (v->version)
+		return xstrdup(v->version);
+	if (!v->version_file)
+		return NULL;
+	fd = open(v->version_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0) {
+		log_debug("%s: driver version unknown: %s: %s", v->name, v->version_file,
+			  fd < 0 ? strerror(errno) : "empty");
+		return NULL;
+	}
+	buf[n] = '\0';
+	len = strspn(buf, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-");
+	if (len == 0)
+		return NULL;
+	return xstrndup(buf, len);
+}
+
+int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
+		struct oerr *err)
+{
+	struct vctx c = { .v = v, .p = p, .rootfd = -1 };
+	bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
+	int r = -1;
+
+	if (vendor_select_features(v, sel->features, selected, err) < 0)
+		goto out;
+	c.rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c.rootfd < 0) {
+		/* A driver container that is not there yet has nothing to offer. */
+		log_debug("%s: driver_root %s: %s", v->name, v->driver_root, strerror(errno));
+		r = 0;
+		goto out;
+	}
+	c.version = read_version(v);
+	/* Devices first: the feature lists, then the selected per-device nodes. */
+	for (int k = 0; k < KIND_COUNT; k++) {
+		for (size_t f = 0; f < v->nfeatures; f++) {
+			if (!selected[f])
+				continue;
+			for (size_t i = 0; i < v->features[f].items[k].n; i++)
+				add_item(&c, (enum item_kind)k, v->features[f].items[k].v[i]);
+		}
+		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, err) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	if (c.rootfd >= 0)
+		close(c.rootfd);
+	if (c.cache_state == 1)
+		ldcache_free(&c.cache);
+	free(c.version);
+	free(selected);
+	return r;
+}
+
+void plan_free(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->items[i].path);
+		free(p->items[i].host);
+		free(p->items[i].target);
+		free(p->items[i].host_target);
+	}
+	free(p->items);
+	memset(p, 0, sizeof(*p));
+}

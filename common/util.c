@@ -1,0 +1,205 @@
+/* util.c: see util.h. */
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void oerr_vset(struct oerr *e, int code, int errnum, const char *fmt, va_list ap)
+{
+	int n;
+
+	e->code = code;
+	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	if (errnum && n >= 0 && (size_t)n < sizeof(e->msg))
+		snprintf(e->msg + n, sizeof(e->msg) - n, ": %s", strerror(errnum));
+}
+
+int oerr_set(struct oerr *e, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	oerr_vset(e, EXIT_FAIL, errnum, fmt, ap);
+	va_end(ap);
+	errno = errnum;
+	return -1;
+}
+
+int oerr_usage(struct oerr *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	oerr_vset(e, EXIT_USAGE, 0, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int oerr_prefix(struct oerr *e, const char *fmt, ...)
+{
+	char ctx[sizeof(e->msg)], both[2 * sizeof(e->msg) + 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	snprintf(both, sizeof(both), "%s: %s", ctx, e->msg);
+	memcpy(e->msg, both, sizeof(e->msg) - 1);
+	e->msg[sizeof(e->msg) - 1] = '\0';
+	return -1;
+}
+
+void cleanup_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+void cleanup_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static void *oom(void)
+{
+	static const char msg[] = "ocidec: fatal: out of memory\n";
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(EXIT_FAIL);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	return p ? p : oom();
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	return p ? p : oom();
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	return p ? p : oom();
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > (size_t)-1 / size)
+		return oom();
+	return xrealloc(p, n * size);
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	return p ? p : oom();
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	return p ? p : oom();
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	return n < 0 ? oom() : p;
+}
+
+void strv_push_owned(struct strv *s, char *str)
+{
+	if (s->n + 2 > s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = xreallocarray(s->v, s->cap, sizeof(*s->v));
+	}
+	s->v[s->n++] = str;
+	s->v[s->n] = NULL;
+}
+
+void strv_push(struct strv *s, const char *str)
+{
+	strv_push_owned(s, xstrdup(str));
+}
+
+bool strv_contains(const struct strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], str) == 0)
+			return true;
+	return false;
+}
+
+void strv_free(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
+
+int read_fd_all(int fd, size_t max, char **bufp, size_t *lenp, struct oerr *e)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = xmalloc(cap);
+
+	for (;;) {
+		ssize_t r;
+
+		if (len + 1 >= cap) {
+			if (cap > max) {
+				free(buf);
+				return oerr_set(e, EFBIG, "larger than %zu bytes", max);
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return oerr_set(e, errno, "read");
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len > max) {
+			free(buf);
+			return oerr_set(e, EFBIG, "larger than %zu bytes", max);
+		}
+	}
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+char *path_join_root(const char *root, const char *path)
+{
+	size_t rl = strlen(root);
+
+	while (rl > 0 && root[rl - 1] == '/')
+		rl--;
+	while (path[0] == '/' && path[1] == '/')
+		path++;
+	return xasprintf("%.*s%s%s", (int)rl, root, path[0] == '/' ? "" : "/", path);
+}

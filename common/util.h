@@ -1,0 +1,60 @@
+/* util.h: error object, cleanup helpers, allocation wrappers, string lists.
+ *
+ * Library code never prints or exits (allocation failure aside): it returns -1
+ * and fills a struct oerr; callers add context on the way up and only the
+ * applet's main prints, as "ocidec APPLET: message".
+ */
+#ifndef OCIDEC_UTIL_H
+#define OCIDEC_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Exit codes, SPEC section 2. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+struct oerr {
+	int code;       /* EXIT_FAIL or EXIT_USAGE (bad usage, invalid config) */
+	char msg[1024];
+};
+
+/* Set the error (errnum 0: no strerror suffix); return -1. */
+int oerr_set(struct oerr *e, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Same, with exit code EXIT_USAGE: bad usage or invalid config. */
+int oerr_usage(struct oerr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Put "CONTEXT: " in front of the message; return -1. */
+int oerr_prefix(struct oerr *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void cleanup_freep(void *p);
+void cleanup_closep(int *fd);
+#define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
+#define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
+
+/* Allocation failure ends the process: there is no sane way on. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable NULL-terminated list of owned strings. */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+void strv_push(struct strv *s, const char *str);
+void strv_push_owned(struct strv *s, char *str);
+bool strv_contains(const struct strv *s, const char *str);
+void strv_free(struct strv *s);
+
+/* Read a whole file from FD, at most MAX bytes (larger: EFBIG). NUL-terminated. */
+int read_fd_all(int fd, size_t max, char **buf, size_t *len, struct oerr *e);
+
+/* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */
+char *path_join_root(const char *root, const char *path);
+
+#endif

@@ -1,0 +1,131 @@
+/* ocidec: give containers the host's accelerators (multi-call binary).
+ *
+ * The applet runs by argv[0]'s basename ("list", "ocidec-list"), else by
+ * the first argument ("ocidec list"). --help and --version are handled here,
+ * once for every applet. Exit codes: 0 success, 1 failure, 2 bad usage or
+ * invalid config.
+ */
+#include "common/applet.h"
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sorted by name: looked up with bsearch. */
+const struct applet applets[] = {
+	{ "hook", hook_main, hook_usage },
+	{ "inject", inject_main, inject_usage },
+	{ "ldcache", ldcache_main, ldcache_usage },
+	{ "list", list_main, list_usage },
+	{ "relabel", relabel_main, relabel_usage },
+	{ "selinux-check", selinux_check_main, selinux_check_usage },
+};
+const unsigned napplets = sizeof(applets) / sizeof(*applets);
+const struct applet *current_applet;
+
+static const char main_usage[] =
+	"usage: ocidec APPLET [ARGS...]\n"
+	"       ocidec --list | --version | --help\n"
+	"\n"
+	"Gives containers the host's accelerators: device nodes, driver libraries,\n"
+	"binaries and IPC sockets, as vendor INI files in /etc/ocidec/ocidec.d say.\n"
+	"An applet also runs when ocidec is called by its name or as ocidec-APPLET.\n"
+	"`ocidec APPLET --help` describes one. Exit status: 0 success, 1 failure,\n"
+	"2 bad usage or an invalid config file.\n"
+	"\n"
+	"Applets:\n";
+
+static int cmp_applet(const void *key, const void *a)
+{
+	return strcmp(key, ((const struct applet *)a)->name);
+}
+
+static const struct applet *find_applet(const char *name)
+{
+	if (strncmp(name, "ocidec-", 7) == 0)
+		name += 7;
+	return bsearch(name, applets, napplets, sizeof(*applets), cmp_applet);
+}
+
+int applet_fail(const struct oerr *e)
+{
+	fprintf(stderr, "%s: %s\n", log_prog, e->msg);
+	return e->code ? e->code : EXIT_FAIL;
+}
+
+int applet_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", log_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see %s --help)\n", log_prog);
+	return EXIT_USAGE;
+}
+
+int applet_finish_stdout(int status)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	if (errno == EPIPE)
+		return status;  /* the reader is gone: `ocidec list | head` */
+	fprintf(stderr, "%s: write error: %s\n", log_prog, strerror(errno));
+	return EXIT_FAIL;
+}
+
+static int run(const struct applet *a, int argc, char **argv)
+{
+	static char prog[64];
+
+	current_applet = a;
+	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
+	log_prog = prog;
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		fputs(a->usage, stdout);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	return a->main(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	const struct applet *a;
+
+	base = base ? base + 1 : (argc > 0 ? argv[0] : "ocidec");
+	/* A closed stdout pipe is an EPIPE to handle, not a signal to die of. */
+	signal(SIGPIPE, SIG_IGN);
+	rootpath_init();
+
+	a = find_applet(base);
+	if (a)
+		return run(a, argc, argv);
+	if (argc < 2) {
+		fputs(main_usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		puts("ocidec " OCIDEC_VERSION);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	if (strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "--help") == 0) {
+		if (argv[1][2] == 'h')
+			fputs(main_usage, stdout);
+		for (unsigned i = 0; i < napplets; i++)
+			printf(argv[1][2] == 'h' ? "  %s\n" : "%s\n", applets[i].name);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	a = find_applet(argv[1]);
+	if (!a || strncmp(argv[1], "ocidec-", 7) == 0) {
+		fprintf(stderr, "ocidec: unknown applet '%s' (ocidec --list names them)\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	return run(a, argc - 1, argv + 1);
+}
