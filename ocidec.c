@@ -10,6 +10,7 @@
 #include "common/rootpath.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,6 +69,15 @@ int applet_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (see %s --help)\n", log_prog);
 	return EXIT_USAGE;
+}
+
+int applet_bad_option(int o, int argc, char **argv)
+{
+	const char *opt = optind - 1 < argc ? argv[optind - 1] : argv[argc - 1];
+
+	if (o == ':')
+		return applet_usage_error("option '%s' needs an argument", opt);
+	return applet_usage_error("unknown option '%s'", opt);
 }
 
 int applet_finish_stdout(int status)

@@ -78,8 +78,7 @@ APPLET_MAIN(ldcache)
 		case 'r': root = optarg; break;
 		case 'C': cache = optarg; break;
 		case 'f': case 'X': break;
-		case ':': return applet_usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default: return applet_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
 	if (print) {

@@ -59,8 +59,7 @@ APPLET_MAIN(list)
 		case 'c': dir = optarg; break;
 		case 'd': sel.devices = optarg; break;
 		case 'f': sel.features = optarg; break;
-		case ':': return applet_usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default: return applet_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
 	if (config_load(&cfg, dir, &err) < 0)

@@ -19,6 +19,8 @@ extern const struct applet *current_applet;
 int applet_fail(const struct oerr *e);
 /* A usage error: one line, then exit code 2. */
 int applet_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* getopt_long returned ':' or '?' (with opterr = 0): say which option. */
+int applet_bad_option(int o, int argc, char **argv);
 /* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
 int applet_finish_stdout(int status);
 

@@ -38,7 +38,10 @@ struct parse {
 	enum section sec;
 	struct feature *feat;       /* current [feature.X] */
 	struct strv seen;           /* keys seen in the current section */
-	char last_key[64];          /* key a continuation line belongs to */
+	struct strv *list;          /* the list being read, over continuation lines */
+	char list_key[64];
+	int list_line;              /* its last line so far */
+	bool need_item;             /* at its start, or after a comma */
 	struct oerr *err;
 	bool failed;
 };
@@ -141,16 +144,16 @@ static const char *item_problem(const char *key, const char *item)
 	return item[0] == '/' ? NULL : "must be an absolute path";
 }
 
-/* Split VALUE on spaces and commas into OUT. Empty items (",,", a leading
- * or trailing comma) make the list malformed. */
-static int parse_list(struct parse *p, int line, const char *key, const char *value,
-		      struct strv *out)
+/* Split one line of a list (VALUE) on spaces and commas into the list being
+ * read. Its lines read as one: "a," then "  b" is fine; empty items (",,",
+ * a comma first or last in the whole list) make it malformed. */
+static int parse_list(struct parse *p, int line, const char *value)
 {
-	const char *s = value;
-	bool need_item = true;  /* at start, and after a comma */
+	const char *s = value, *key = p->list_key;
+	struct strv *out = p->list;
+	bool need_item = p->need_item;
 
-	if (!*s)
-		return perr(p, line, "key '%s' has an empty list", key);
+	p->list_line = line;
 	while (*s) {
 		size_t n;
 		char *item;
@@ -182,9 +185,28 @@ static int parse_list(struct parse *p, int line, const char *key, const char *va
 		need_item = false;
 		s += n;
 	}
-	if (need_item)
-		return perr(p, line, "malformed list for '%s': empty item", key);
+	p->need_item = need_item;
 	return 1;
+}
+
+static int start_list(struct parse *p, struct strv *list, const char *key, int line,
+		      const char *value)
+{
+	if (!*value)
+		return perr(p, line, "key '%s' has an empty list", key);
+	p->list = list;
+	snprintf(p->list_key, sizeof(p->list_key), "%s", key);
+	p->need_item = true;
+	return parse_list(p, line, value);
+}
+
+/* The list read so far ends here: a comma may not be its last word. */
+static int end_list(struct parse *p)
+{
+	if (p->list && p->need_item)
+		perr(p, p->list_line, "malformed list for '%s': empty item", p->list_key);
+	p->list = NULL;
+	return p->failed ? 0 : 1;
 }
 
 static struct strv *list_key(struct parse *p, const char *key, int line)
@@ -255,8 +277,9 @@ static int on_section(struct parse *p, const char *section, int line)
 {
 	struct vendor *v = p->v;
 
+	if (!end_list(p))
+		return 0;
 	strv_free(&p->seen);
-	p->last_key[0] = '\0';
 	if (strcmp(section, "vendor") == 0) {
 		if (v->line)
 			return perr(p, line, "duplicate section [vendor]");
@@ -293,17 +316,18 @@ static int on_line(void *user, const char *section, const char *key, const char 
 	if (p->sec == SEC_NONE)
 		return perr(p, line, "key '%s' outside a section", key);
 	if (line_is_continuation(p, line)) {
-		list = list_key(p, key, line);
-		if (!list)
+		if (!p->list)
 			return perr(p, line, "key '%s' takes one value; only lists continue on indented lines", key);
-		return parse_list(p, line, key, value, list);
+		return parse_list(p, line, value);
 	}
+	if (!end_list(p))
+		return 0;
 	if (strv_contains(&p->seen, key))
 		return perr(p, line, "duplicate key '%s'", key);
 	strv_push(&p->seen, key);
 	list = list_key(p, key, line);
 	if (list)
-		return parse_list(p, line, key, value, list);
+		return start_list(p, list, key, line, value);
 	if (p->sec == SEC_VENDOR && (r = vendor_scalar(p, key, value, line)) >= 0)
 		return r;
 	if (p->sec == SEC_VENDOR)
@@ -406,7 +430,7 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 		perr(&p, r, "malformed line (expected [section] or key = value)");
 	else if (!p.failed && r < 0)
 		oerr_set(err, ENOMEM, "%s: parse", path), p.failed = true;
-	if (!p.failed)
+	if (!p.failed && end_list(&p))
 		vendor_check(&p);
 	strv_free(&p.seen);
 	if (p.failed) {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# The multi-call binary: applet selection, --help, --version, exit codes.
+
+load helpers
+
+setup() {
+	common_setup
+}
+
+@test "--version prints 'ocidec VERSION'" {
+	run ocidec --version
+	assert_success
+	assert_output "ocidec $(cat "$BATS_TEST_DIRNAME/../VERSION")"
+}
+
+@test "--list prints every applet, one per line" {
+	run ocidec --list
+	assert_success
+	assert_output "$(printf '%s\n' hook inject ldcache list relabel selinux-check)"
+}
+
+@test "--help prints usage and the applets to stdout" {
+	run --separate-stderr ocidec --help
+	assert_success
+	assert_line --index 0 --partial "usage: ocidec APPLET"
+	assert_line "  selinux-check"
+}
+
+@test "each applet's --help, through argv[0] APPLET, ocidec-APPLET and 'ocidec APPLET'" {
+	for a in hook inject ldcache list relabel selinux-check; do
+		for cmd in "$a" "ocidec-$a" "ocidec $a"; do
+			run --separate-stderr $cmd --help
+			assert_success
+			assert_line --index 0 --partial "usage: ocidec $a"
+			[ -z "$stderr" ]
+		done
+	done
+}
+
+@test "argv[0] dispatch reaches the applet, not the multi-call usage" {
+	run list -c /nonexistent
+	assert_failure 2
+	assert_output "ocidec list: config directory /nonexistent: No such file or directory"
+}
+
+@test "an unknown applet is a usage error, one line" {
+	run ocidec frobnicate
+	assert_failure 2
+	assert_output "ocidec: unknown applet 'frobnicate' (ocidec --list names them)"
+	run ocidec ocidec-list
+	assert_failure 2
+}
+
+@test "no arguments: usage on stderr, exit 2" {
+	run --separate-stderr ocidec
+	assert_failure 2
+	[ -z "$output" ]
+	[[ $stderr == usage:* ]]
+}
+
+@test "an unknown option is a usage error naming it, one line" {
+	run list --frobnicate
+	assert_failure 2
+	assert_output "ocidec list: unknown option '--frobnicate' (see ocidec list --help)"
+	run list -c
+	assert_failure 2
+	assert_output "ocidec list: option '-c' needs an argument (see ocidec list --help)"
+}
+
+@test "applets not built yet say so and exit 1" {
+	for a in hook inject relabel selinux-check; do
+		run "$a"
+		assert_failure 1
+		assert_output "ocidec $a: not implemented yet"
+	done
+}
+
+@test "the binary is static and stripped" {
+	is_static || skip "sanitizer build"
+	run file -L "$OCIDEC"
+	assert_output --partial "statically linked"
+	assert_output --partial "stripped"
+	refute_output --partial "interpreter"
+}
+
+@test "the binary runs alone in an empty chroot" {
+	is_static || skip "sanitizer build"
+	root=$BATS_TEST_TMPDIR/empty
+	mkdir "$root"
+	cp "$OCIDEC" "$root/ocidec"
+	run chroot "$root" /ocidec --version
+	assert_success
+	assert_output --partial "ocidec "
+	run chroot "$root" /ocidec --list
+	assert_success
+}

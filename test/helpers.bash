@@ -1,0 +1,47 @@
+# Shared setup for the suites: bats libraries, the binary under test reached
+# through symlinks named after its applets (so argv[0] dispatch always runs),
+# and small builders for config directories and driver roots.
+bats_require_minimum_version 1.5.0
+load /usr/lib/bats/bats-support/load.bash
+load /usr/lib/bats/bats-assert/load.bash
+load /usr/lib/bats/bats-file/load.bash
+
+FIXTURES=$BATS_TEST_DIRNAME/fixtures
+CONF=$BATS_TEST_DIRNAME/../conf
+
+common_setup() {
+	: "${OCIDEC:?set OCIDEC to the binary under test}"
+	BIN=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$BIN"
+	ln -s "$OCIDEC" "$BIN/ocidec"
+	for a in $("$OCIDEC" --list); do
+		ln -s "$OCIDEC" "$BIN/$a"
+		ln -s "$OCIDEC" "$BIN/ocidec-$a"
+	done
+	PATH=$BIN:$PATH
+	CFG=$BATS_TEST_TMPDIR/conf.d
+	mkdir -m 0755 "$CFG"
+}
+
+# is_static: the binary under test is the static build (not the sanitizer one)
+is_static() {
+	file -L "$OCIDEC" | grep -q 'statically linked'
+}
+
+# write_ini NAME: stdin becomes $CFG/NAME.ini, root-owned, mode 0644
+write_ini() {
+	cat >"$CFG/$1.ini"
+	chmod 0644 "$CFG/$1.ini"
+}
+
+# nvidia_ini ROOT: the shipped nvidia.ini pointed at a fake driver root
+nvidia_ini() {
+	sed "s|^driver_root = /\$|driver_root = $1|; s|^version_file.*|version = 550.54.15|" \
+		"$CONF/nvidia.ini" | write_ini nvidia
+}
+
+# driver_root: build the fake NVIDIA driver root once per file, in $DR
+driver_root() {
+	DR=$BATS_FILE_TMPDIR/dr
+	[ -d "$DR" ] || "$FIXTURES/driver-root.sh" "$DR" >/dev/null
+}
