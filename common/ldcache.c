@@ -93,7 +93,7 @@ static void parse_extensions(struct ldcache *c, size_t base, uint32_t ext_off,
 	(void)base;
 }
 
-int ldcache_parse(struct ldcache *c, char *buf, size_t size, struct oerr *err)
+static int parse(struct ldcache *c, char *buf, size_t size, struct oerr *err)
 {
 	size_t base = 0, n;
 	const char *hwcaps = NULL;
@@ -142,6 +142,14 @@ int ldcache_parse(struct ldcache *c, char *buf, size_t size, struct oerr *err)
 	}
 	c->n = n;
 	return 0;
+}
+
+int ldcache_parse(struct ldcache *c, char *buf, size_t size, struct oerr *err)
+{
+	if (parse(c, buf, size, err) == 0)
+		return 0;
+	ldcache_free(c);
+	return -1;
 }
 
 int ldcache_load_fd(struct ldcache *c, int fd, struct oerr *err)

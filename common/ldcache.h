@@ -43,7 +43,7 @@ struct ldcache {
 	size_t generator_len;
 };
 
-/* Parse BUF[SIZE] (taken over: freed by ldcache_free even on error). */
+/* Parse BUF[SIZE], which C takes over (on error it is freed at once). */
 int ldcache_parse(struct ldcache *c, char *buf, size_t size, struct oerr *err);
 /* Read and parse an open cache file. */
 int ldcache_load_fd(struct ldcache *c, int fd, struct oerr *err);

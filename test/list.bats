@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# `ocidec list` against fake driver roots: real device nodes (mknod),
+# gcc-built libraries with real SONAMEs, an ld.so.cache from glibc's
+# `ldconfig -r`, in standard and non-standard directories.
+
+load helpers
+
+setup() {
+	common_setup
+	driver_root
+	nvidia_ini "$DR"
+	ML=usr/lib/$(gcc -print-multiarch)
+}
+
+# The shipped nvidia.ini on the fake root, every feature: devices, per-device
+# nodes, binaries, libraries (symlink, then its target), files, IPC.
+expected_all() {
+	printf "$DR/%s\n" dev/nvidiactl dev/nvidia-uvm dev/nvidia0 dev/nvidia1 \
+		usr/bin/nvidia-smi \
+		"$ML/libnvidia-ml.so.1" "$ML/libnvidia-ml.so.550.54.15" \
+		opt/nvidia/lib/libcuda.so.1 opt/nvidia/lib/libcuda.so.550.54.15 \
+		"$ML/libnvidia-glcore.so.550.54.15" \
+		lib/firmware/nvidia/550.54.15/gsp_ga10x.bin lib/firmware/nvidia/550.54.15/gsp_tu10x.bin \
+		etc/OpenCL/vendors/nvidia.icd usr/share/vulkan/icd.d/nvidia_icd.json \
+		run/nvidia-persistenced/socket tmp/nvidia-mps
+}
+
+@test "every existing path, driver_root prefixed, in order, each once" {
+	run --separate-stderr list -c "$CFG"
+	assert_success
+	assert_output "$(expected_all)"
+	[ -z "$stderr" ]
+}
+
+@test "the same through the openat2 fallback resolver" {
+	OCIDEC_RESOLVE=fallback run --separate-stderr list -c "$CFG"
+	assert_success
+	assert_output "$(expected_all)"
+}
+
+@test "ocidec-list and 'ocidec list' give the same" {
+	a=$(list -c "$CFG")
+	b=$(ocidec-list -c "$CFG")
+	c=$(ocidec list -c "$CFG")
+	[ "$a" = "$b" ] && [ "$a" = "$c" ]
+}
+
+@test "libraries resolve to what ldconfig -p lists for the driver root" {
+	run list -c "$CFG" --features utility,compute
+	for lib in libnvidia-ml.so.1 libcuda.so.1; do
+		path=$(ldconfig -r "$DR" -p | awk -v l="$lib" '$1 == l { print $NF }')
+		[ -n "$path" ]
+		assert_line "$DR$path"
+	done
+}
+
+@test "a symlink is listed, then its target inside the driver root" {
+	run list -c "$CFG" --features utility
+	assert_success
+	assert_line --index 4 "$DR/$ML/libnvidia-ml.so.1"
+	assert_line --index 5 "$DR/$ML/libnvidia-ml.so.550.54.15"
+	[ -L "$DR/$ML/libnvidia-ml.so.1" ]
+}
+
+@test "--features selects, and include pulls in features" {
+	run list -c "$CFG" --features graphics
+	assert_success
+	assert_output "$(printf "$DR/%s\n" dev/nvidia0 dev/nvidia1 "$ML/libnvidia-glcore.so.550.54.15" usr/share/vulkan/icd.d/nvidia_icd.json)"
+	run list -c "$CFG" --features video
+	assert_success
+	assert_line "$DR/opt/nvidia/lib/libcuda.so.1"
+	refute_line "$DR/usr/bin/nvidia-smi"
+}
+
+@test "an unknown feature is a usage error" {
+	run list -c "$CFG" --features compute,teleport
+	assert_failure 2
+	assert_output "ocidec list: vendor nvidia has no feature 'teleport'"
+}
+
+@test "--devices: none, indices, all" {
+	run list -c "$CFG" --devices none
+	assert_success
+	refute_line "$DR/dev/nvidia0"
+	refute_line "$DR/dev/nvidia1"
+	assert_line "$DR/dev/nvidiactl"
+	run list -c "$CFG" --devices 1
+	refute_line "$DR/dev/nvidia0"
+	assert_line "$DR/dev/nvidia1"
+	run list -c "$CFG" --devices 0,1,7
+	assert_line "$DR/dev/nvidia0"
+	assert_line "$DR/dev/nvidia1"
+	refute_line --partial "nvidia7"
+	run list -c "$CFG" --devices all
+	assert_output "$(expected_all)"
+}
+
+@test "a per-device pattern matches digits only" {
+	run list -c "$CFG"
+	refute_line --partial "nvidia-uvmfoo"
+}
+
+@test "a bad device selection is a usage error" {
+	run list -c "$CFG" --devices 0,GPU-x
+	assert_failure 2
+	assert_output "ocidec list: invalid device selection 'GPU-x' (all, none or indices)"
+}
+
+@test "vendor names select vendors; an unknown one is a usage error" {
+	cp "$CONF/solarflare.ini" "$CFG/" && chmod 0644 "$CFG/solarflare.ini"
+	run list -c "$CFG" solarflare
+	assert_success
+	assert_output ""
+	run list -c "$CFG" nvidia
+	assert_output "$(expected_all)"
+	run list -c "$CFG" amd
+	assert_failure 2
+	assert_output "ocidec list: no vendor 'amd' in $CFG (see ocidec list --help)"
+}
+
+@test "a vendor with no existing files prints nothing and exits 0" {
+	sed "s|^driver_root = .*|driver_root = $BATS_TEST_TMPDIR/nothing|" "$CFG/nvidia.ini" >"$CFG/n2"
+	mv "$CFG/n2" "$CFG/nvidia.ini" && chmod 0644 "$CFG/nvidia.ini"
+	mkdir "$BATS_TEST_TMPDIR/nothing"
+	run --separate-stderr list -c "$CFG"
+	assert_success
+	assert_output ""
+}
+
+@test "\${version} paths are skipped when the version is unknown, with a debug line" {
+	sed -i 's/^version = .*//; s/^log_level = .*/log_level = debug/' "$CFG/nvidia.ini"
+	run --separate-stderr list -c "$CFG" --features utility
+	assert_success
+	refute_output --partial "gsp_"
+	[[ $stderr == *"debug: nvidia: skipped /lib/firmware/nvidia/\${version}/gsp*.bin: driver version unknown"* ]]
+}
+
+@test "version_file fills \${version}" {
+	echo 550.54.15 >"$BATS_TEST_TMPDIR/version"
+	sed -i "s|^version = .*|version_file = $BATS_TEST_TMPDIR/version|" "$CFG/nvidia.ini"
+	run list -c "$CFG" --features utility
+	assert_line "$DR/lib/firmware/nvidia/550.54.15/gsp_ga10x.bin"
+}
+
+@test "symlinks in the driver root never lead out of it" {
+	r=$BATS_TEST_TMPDIR/r
+	mkdir -p "$r/etc" "$r/lib"
+	ln -s /etc/passwd "$r/etc/abs"              # absolute: resolves inside r
+	ln -s ../../../../../../etc/passwd "$r/etc/rel"
+	ln -s /proc/self/root/etc/passwd "$r/etc/magic"
+	ln -s loop1 "$r/etc/loop2"; ln -s loop2 "$r/etc/loop1"
+	ln -s / "$r/lib/hostroot"
+	printf '%s\n' "[vendor]" "activation_flag = OCI_X" "driver_root = $r" "[feature.a]" \
+		"miscellaneous = /etc/abs /etc/rel /etc/magic /etc/loop1 /lib/hostroot/etc/passwd" | write_ini x
+	for mode in openat2 fallback; do
+		OCIDEC_RESOLVE=$mode run --separate-stderr list -c "$CFG" x
+		assert_success
+		assert_output ""
+	done
+	echo "inside" >"$r/etc/passwd"
+	run list -c "$CFG" x
+	assert_output "$(printf "$r/%s\n" etc/abs etc/passwd etc/rel lib/hostroot/etc/passwd)"
+}
+
+@test "a glob matches inside the driver root, sorted, no dot files" {
+	r=$BATS_TEST_TMPDIR/r
+	mkdir -p "$r/usr/lib64/nvidia"
+	touch "$r/usr/lib64/nvidia/"{libnvidia-b.so.1,libnvidia-a.so.1,.libnvidia-hidden.so.1,other.so}
+	printf '%s\n' "[vendor]" "activation_flag = OCI_X" "driver_root = $r" "[feature.a]" \
+		"libraries = /usr/lib64/*/libnvidia-*.so.*" | write_ini x
+	run list -c "$CFG" x
+	assert_success
+	assert_output "$(printf "$r/usr/lib64/nvidia/%s\n" libnvidia-a.so.1 libnvidia-b.so.1)"
+}
+
+@test "a path of the wrong kind is skipped with a warning" {
+	r=$BATS_TEST_TMPDIR/r
+	mkdir -p "$r/dev"
+	touch "$r/dev/notadevice"
+	printf '%s\n' "[vendor]" "activation_flag = OCI_X" "driver_root = $r" "[feature.a]" \
+		"devices = notadevice" | write_ini x
+	run --separate-stderr list -c "$CFG" x
+	assert_success
+	assert_output ""
+	[ "$stderr" = "ocidec list: warn: x: skipped /dev/notadevice: not of the kind 'devices' lists" ]
+}
+
+@test "a write error on stdout is exit 1; a closed pipe is not an error" {
+	run list -c "$CFG" >/dev/full
+	run bash -c "'$OCIDEC' list -c '$CFG' >/dev/full"
+	assert_failure 1
+	assert_output "ocidec list: write error: No space left on device"
+	run bash -c "'$OCIDEC' list -c '$CFG' | head -n 1; echo \"status \${PIPESTATUS[0]}\""
+	assert_output "$(printf '%s\nstatus 0' "$DR/dev/nvidiactl")"
+}
+
+@test "the output feeds a line reader such as restorecon -f -" {
+	n=0
+	while IFS= read -r path; do
+		[[ $path == /* ]]
+		[ -e "$path" ] || [ -L "$path" ]
+		n=$((n + 1))
+	done < <(list -c "$CFG")
+	[ "$n" -eq "$(expected_all | wc -l)" ]
+	# xargs -d '\n' is how restorecon-style tools take one path per line
+	list -c "$CFG" | xargs -d '\n' stat -c %n >"$BATS_TEST_TMPDIR/stat"
+	[ "$(cat "$BATS_TEST_TMPDIR/stat")" = "$(expected_all)" ]
+}
+
+@test "the shipped configs on this host exit 0" {
+	cp "$CONF"/*.ini "$CFG/" && chmod 0644 "$CFG"/*.ini
+	run list -c "$CFG"
+	assert_success
+}
