@@ -3,6 +3,8 @@
 #   make asan       build/ocidec-asan: glibc, -fsanitize=address,undefined
 #   make test       the bats suites against build/ocidec
 #   make test-asan  the bats suites against build/ocidec-asan
+#   make check      both, with one "N passed, N failed" line
+#   make demo       the demo (demo.sh)
 #   make install    DESTDIR, PREFIX honoured
 #   make clean
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
@@ -79,19 +81,23 @@ $(DEPS_SRCS):
 	@echo "dependency sources missing: run ./build.sh first" >&2; exit 1
 
 test: $(B)/ocidec
-	OCIDEC=$(CURDIR)/$(B)/ocidec test/run
+	test/run $(B)/ocidec
 
 test-asan: $(B)/ocidec-asan
-	OCIDEC=$(CURDIR)/$(B)/ocidec-asan test/run
+	test/run $(B)/ocidec-asan
+
+# Every suite against both builds, one summary line.
+check: $(B)/ocidec $(B)/ocidec-asan
+	test/run $(B)/ocidec $(B)/ocidec-asan
+
+demo: $(B)/ocidec
+	./demo.sh
 
 install: $(B)/ocidec
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d \
-		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d
 	install -m 0755 $(B)/ocidec $(DESTDIR)$(BINDIR)/ocidec
 	for a in $(APPLETS); do ln -sf ocidec $(DESTDIR)$(BINDIR)/ocidec-$$a; done
-	ln -sf ../../../bin/ocidec $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
 	install -m 0644 conf/*.ini $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/
-	install -m 0644 conf/hooks.d/ocidec.json $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d/ocidec.json
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec.1
 
@@ -101,4 +107,4 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan test test-asan install clean distclean
+.PHONY: all asan test test-asan check demo install clean distclean

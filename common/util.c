@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void oerr_vset(struct oerr *e, int code, int errnum, const char *fmt, va_list ap)
@@ -159,7 +160,13 @@ void strv_free(struct strv *s)
 int read_fd_all(int fd, size_t max, char **bufp, size_t *lenp, struct oerr *e)
 {
 	size_t len = 0, cap = 4096;
-	char *buf = xmalloc(cap);
+	struct stat st;
+	char *buf;
+
+	/* One allocation for a regular file; growth covers files that grow. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size < max)
+		cap = (size_t)st.st_size + 2;
+	buf = xmalloc(cap);
 
 	for (;;) {
 		ssize_t r;
