@@ -48,14 +48,14 @@ all: $(B)/ocidec
 # Third-party code: built with the same compiler, without our -Werror.
 $(B)/deps/musl/libdeps.a: $(DEPS_SRCS)
 	@mkdir -p $(@D)
-	$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
-	$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
 
 $(B)/deps/asan/libdeps.a: $(DEPS_SRCS)
 	@mkdir -p $(@D)
-	$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
-	$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
+	@$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	@$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
 
 $(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS)

@@ -19,7 +19,7 @@ top=$(pwd)
 CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
 INIH_VERSIONS="59-1"
 
-PACKAGES="gcc make musl-tools dpkg-dev file libc-bin bats bats-assert bats-support bats-file"
+PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file"
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { say "fatal: $*"; exit 1; }
