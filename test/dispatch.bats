@@ -94,3 +94,19 @@ setup() {
 	run chroot "$root" /ocidec --list
 	assert_success
 }
+
+@test "make install honours DESTDIR and PREFIX: binary, a symlink per applet, configs, man page" {
+	is_static || skip "installs the static build"
+	d=$BATS_TEST_TMPDIR/dest
+	run make -s -C "$BATS_TEST_DIRNAME/.." install DESTDIR="$d" PREFIX=/opt/oc
+	assert_success
+	assert_file_executable "$d/opt/oc/bin/ocidec"
+	for a in hook inject ldcache list relabel selinux-check; do
+		[ "$(readlink "$d/opt/oc/bin/ocidec-$a")" = ocidec ]
+	done
+	assert_file_exist "$d/etc/ocidec/ocidec.d/nvidia.ini"
+	assert_file_exist "$d/etc/ocidec/ocidec.d/solarflare.ini"
+	assert_file_exist "$d/opt/oc/share/man/man1/ocidec.1"
+	run "$d/opt/oc/bin/ocidec-list" -c "$d/etc/ocidec/ocidec.d"
+	assert_success
+}
