@@ -80,13 +80,30 @@ int applet_bad_option(int o, int argc, char **argv)
 	return applet_usage_error("unknown option '%s'", opt);
 }
 
+static int out_errno;
+
+int out(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (out_errno)
+		return -1;  /* stdout is gone: stop writing */
+	va_start(ap, fmt);
+	n = vprintf(fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		out_errno = errno ? errno : EIO;
+	return n;
+}
+
 int applet_finish_stdout(int status)
 {
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return status;
-	if (errno == EPIPE)
-		return status;  /* the reader is gone: `ocidec list | head` */
-	fprintf(stderr, "%s: write error: %s\n", log_prog, strerror(errno));
+	if (!out_errno && (fflush(stdout) != 0 || ferror(stdout)))
+		out_errno = errno ? errno : EIO;
+	if (!out_errno || out_errno == EPIPE)
+		return status;  /* EPIPE: the reader is gone, `ocidec list | head` */
+	fprintf(stderr, "%s: write error: %s\n", log_prog, strerror(out_errno));
 	return EXIT_FAIL;
 }
 
@@ -98,7 +115,7 @@ static int run(const struct applet *a, int argc, char **argv)
 	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
 	log_prog = prog;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		fputs(a->usage, stdout);
+		out("%s", a->usage);
 		return applet_finish_stdout(EXIT_OK);
 	}
 	return a->main(argc, argv);
@@ -122,14 +139,14 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
-		puts("ocidec " OCIDEC_VERSION);
+		out("ocidec %s\n", OCIDEC_VERSION);
 		return applet_finish_stdout(EXIT_OK);
 	}
 	if (strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "--help") == 0) {
 		if (argv[1][2] == 'h')
-			fputs(main_usage, stdout);
+			out("%s", main_usage);
 		for (unsigned i = 0; i < napplets; i++)
-			printf(argv[1][2] == 'h' ? "  %s\n" : "%s\n", applets[i].name);
+			out(argv[1][2] == 'h' ? "  %s\n" : "%s\n", applets[i].name);
 		return applet_finish_stdout(EXIT_OK);
 	}
 	a = find_applet(argv[1]);

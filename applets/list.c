@@ -34,7 +34,7 @@ static void print_once(struct strv *seen, const char *path)
 	if (strv_contains(seen, path))
 		return;
 	strv_push(seen, path);
-	puts(path);
+	out("%s\n", path);
 }
 
 APPLET_MAIN(list)

@@ -103,3 +103,11 @@ setup() {
 		[ "$status" -eq 0 ] || [ "$status" -eq 1 ] || { echo "status $status on round $i"; false; }
 	done
 }
+
+@test "a reader that goes away early is not an error; a full disk is" {
+	run bash -c "'$OCIDEC' ldcache -p | head -n 1 >/dev/null; echo \"status \${PIPESTATUS[0]}\""
+	assert_output "status 0"
+	run bash -c "'$OCIDEC' ldcache -p >/dev/full"
+	assert_failure 1
+	assert_output "ocidec ldcache: write error: No space left on device"
+}
