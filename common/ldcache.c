@@ -62,7 +62,7 @@ static const char *str_at(const struct ldcache *c, size_t base, uint32_t off)
 	return c->buf + pos;
 }
 
-static void parse_extensions(struct ldcache *c, size_t base, uint32_t ext_off,
+static void parse_extensions(struct ldcache *c, uint32_t ext_off,
 			     const char **hwcaps_off, size_t *nhwcaps)
 {
 	uint32_t count;
@@ -90,7 +90,6 @@ static void parse_extensions(struct ldcache *c, size_t base, uint32_t ext_off,
 			*nhwcaps = size / 4;
 		}
 	}
-	(void)base;
 }
 
 static int parse(struct ldcache *c, char *buf, size_t size, struct oerr *err)
@@ -120,7 +119,7 @@ static int parse(struct ldcache *c, char *buf, size_t size, struct oerr *err)
 		return oerr_set(err, 0, "cache is of the other byte order");
 	if (n > (size - base - HDR_NEW_SIZE) / ENTRY_NEW_SIZE)
 		return oerr_set(err, 0, "corrupt cache: %zu entries do not fit in %zu bytes", n, size);
-	parse_extensions(c, base, rd32(buf + base + 32), &hwcaps, &nhwcaps);
+	parse_extensions(c, rd32(buf + base + 32), &hwcaps, &nhwcaps);
 
 	c->e = xcalloc(n, sizeof(*c->e));
 	for (size_t i = 0; i < n; i++) {
