@@ -1,11 +1,13 @@
-/* ldcache: read (and, from issue 3 on, write) glibc's ld.so.cache.
+/* ldcache: read and rebuild glibc's ld.so.cache, like ldconfig(8).
  *
  * See: SPEC section 6; glibc's ldconfig(8). `-p` prints the cache exactly as
  * `ldconfig -p` does: a count line, one tab-indented line per entry in cache
- * order, and the generator line when the cache records one.
+ * order, and the generator line when the cache records one. `-r ROOT` rebuilds
+ * (common/ldconfig.c); `-a` is the hook's fast path.
  */
 #include "common/applet.h"
 #include "common/ldcache.h"
+#include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootpath.h"
 
@@ -18,7 +20,8 @@
 
 const char ldcache_usage[] =
 	"usage: ocidec ldcache -p [-r ROOT] [-C CACHE]\n"
-	"       ocidec ldcache -r ROOT [-C CACHE] [-f CONF] [-X] [DIR...]\n"
+	"       ocidec ldcache [-r ROOT] [-C CACHE] [-f CONF] [-X] [DIR...]\n"
+	"       ocidec ldcache -a [-r ROOT] [-C CACHE] [-X] DIR...\n"
 	"\n"
 	"Read or rebuild glibc's ld.so.cache, like ldconfig(8), without running any\n"
 	"program from ROOT; every path is resolved inside ROOT.\n"
@@ -27,7 +30,10 @@ const char ldcache_usage[] =
 	"  -r ROOT            the tree to work in (default /)\n"
 	"  -C CACHE           the cache file inside ROOT (default /etc/ld.so.cache)\n"
 	"  -f CONF            ld.so.conf inside ROOT (default /etc/ld.so.conf)\n"
-	"  -X                 do not create SONAME symlinks\n";
+	"  -X                 do not create SONAME symlinks\n"
+	"  -a, --add          add the DIRs to the existing cache without rescanning the\n"
+	"                     rest (the same entries as a rebuild); in a musl tree, add\n"
+	"                     them to /etc/ld-musl-ARCH.path\n";
 
 static int print_cache(const char *root, const char *cache_path)
 {
@@ -62,31 +68,57 @@ static int print_cache(const char *root, const char *cache_path)
 	return applet_finish_stdout(EXIT_OK);
 }
 
+static int open_root(const char *root, int *fd)
+{
+	struct oerr err;
+
+	*fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0) {
+		oerr_set(&err, errno, "%s", root);
+		return applet_fail(&err);
+	}
+	return EXIT_OK;
+}
+
 APPLET_MAIN(ldcache)
 {
 	static const struct option opts[] = {
 		{ "print-cache", no_argument, NULL, 'p' },
+		{ "add", no_argument, NULL, 'a' },
 		{ 0 },
 	};
-	const char *root = "/", *cache = "/etc/ld.so.cache";
-	bool print = false;
-	int o;
+	const char *root = "/";
+	struct ldconfig o = { .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache" };
+	_cleanup_close_ int rootfd = -1;
+	bool print = false, add = false;
+	struct oerr err;
+	int o_, r;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":pr:C:f:X", opts, NULL)) != -1) {
-		switch (o) {
+	while ((o_ = getopt_long(argc, argv, ":apr:C:f:X", opts, NULL)) != -1) {
+		switch (o_) {
+		case 'a': add = true; break;
 		case 'p': print = true; break;
 		case 'r': root = optarg; break;
-		case 'C': cache = optarg; break;
-		case 'f': case 'X': break;
-		default: return applet_bad_option(o, argc, argv);
+		case 'C': o.cache = optarg; break;
+		case 'f': o.conf = optarg; break;
+		case 'X': o.no_links = true; break;
+		default: return applet_bad_option(o_, argc, argv);
 		}
 	}
 	if (print) {
-		if (optind != argc)
+		if (optind != argc || add)
 			return applet_usage_error("-p takes no directories");
-		return print_cache(root, cache);
+		return print_cache(root, o.cache);
 	}
-	fprintf(stderr, "%s: rebuilding a cache is not implemented yet; only -p works\n", log_prog);
-	return EXIT_FAIL;
+	if (add && optind == argc)
+		return applet_usage_error("-a needs at least one directory");
+	o.dirs = argv + optind;
+	o.ndirs = (size_t)(argc - optind);
+	if ((r = open_root(root, &rootfd)) != EXIT_OK)
+		return r;
+	o.rootfd = rootfd;
+	if ((add ? ldconfig_add(&o, &err) : ldconfig_rebuild(&o, &err)) < 0)
+		return applet_fail(&err);
+	return EXIT_OK;
 }

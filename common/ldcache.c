@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,4 +197,275 @@ void ldcache_describe(const struct ldcache_entry *e, char *out, size_t outsz)
 		snprintf(out + n, outsz - n, ", hwcap: \"%s\"", e->hwcaps_subdir);
 	else if (e->hwcap)
 		snprintf(out + n, outsz - n, ", hwcap: %#.16" PRIx64, e->hwcap);
+}
+
+/* ---- writing ---- */
+
+struct ldcache_new_entry {
+	char *lib, *path;
+	int32_t flags;
+	unsigned isa_level;
+	uint64_t hwcap;
+	int hwcaps;          /* handle, or -1 */
+	int bits_hwcap;
+	size_t seq;
+	uint32_t lib_off, path_off;
+};
+
+struct ldcache_hwcaps_dir {
+	char *name;
+	bool used;
+	uint32_t index, off;
+};
+
+int ldcache_libcmp(const char *p1, const char *p2)
+{
+	while (*p1 != '\0') {
+		if (*p1 >= '0' && *p1 <= '9') {
+			if (*p2 >= '0' && *p2 <= '9') {
+				/* glibc uses int here; unsigned wraps the same way, without UB */
+				unsigned v1 = (unsigned)(*p1++ - '0'), v2 = (unsigned)(*p2++ - '0');
+				while (*p1 >= '0' && *p1 <= '9')
+					v1 = v1 * 10 + (unsigned)(*p1++ - '0');
+				while (*p2 >= '0' && *p2 <= '9')
+					v2 = v2 * 10 + (unsigned)(*p2++ - '0');
+				if (v1 != v2)
+					return (int)(v1 - v2);
+			} else {
+				return 1;
+			}
+		} else if (*p2 >= '0' && *p2 <= '9') {
+			return -1;
+		} else if (*p1 != *p2) {
+			return *p1 - *p2;
+		} else {
+			++p1;
+			++p2;
+		}
+	}
+	return *p1 - *p2;
+}
+
+int ldcache_builder_hwcaps(struct ldcache_builder *b, const char *name)
+{
+	for (size_t i = 0; i < b->nhw; i++)
+		if (strcmp(b->hw[i].name, name) == 0)
+			return (int)i;
+	if (b->nhw == b->hwcap_cap) {
+		b->hwcap_cap = b->hwcap_cap ? 2 * b->hwcap_cap : 8;
+		b->hw = xreallocarray(b->hw, b->hwcap_cap, sizeof(*b->hw));
+	}
+	b->hw[b->nhw] = (struct ldcache_hwcaps_dir){ .name = xstrdup(name) };
+	return (int)b->nhw++;
+}
+
+void ldcache_builder_add(struct ldcache_builder *b, const char *soname, const char *path,
+			 int32_t flags, unsigned isa_level, uint64_t hwcap, int hwcaps)
+{
+	struct ldcache_new_entry *e;
+
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 64;
+		b->e = xreallocarray(b->e, b->cap, sizeof(*b->e));
+	}
+	e = &b->e[b->n];
+	*e = (struct ldcache_new_entry){
+		.lib = xstrdup(soname), .path = xstrdup(path), .flags = flags,
+		.isa_level = isa_level, .hwcap = hwcaps >= 0 ? 0 : hwcap, .hwcaps = hwcaps,
+		.bits_hwcap = __builtin_popcountll(hwcaps >= 0 ? 0 : hwcap), .seq = b->n,
+	};
+	if (hwcaps >= 0)
+		b->hw[hwcaps].used = true;
+	b->n++;
+}
+
+void ldcache_builder_add_cache(struct ldcache_builder *b, const struct ldcache *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ldcache_entry *e = &c->e[i];
+		if (e->hwcaps_subdir)
+			ldcache_builder_add(b, e->key, e->value, e->flags,
+					    (unsigned)(e->hwcap >> 32) & 0x3ff, 0,
+					    ldcache_builder_hwcaps(b, e->hwcaps_subdir));
+		else
+			ldcache_builder_add(b, e->key, e->value, e->flags, 0, e->hwcap, -1);
+	}
+}
+
+void ldcache_builder_free(struct ldcache_builder *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->e[i].lib);
+		free(b->e[i].path);
+	}
+	for (size_t i = 0; i < b->nhw; i++)
+		free(b->hw[i].name);
+	free(b->e);
+	free(b->hw);
+	memset(b, 0, sizeof(*b));
+}
+
+/* elf/cache.c's compare, with the order of addition as the last key (glibc
+ * keeps a sorted list and inserts after equal entries). qsort has no
+ * context argument: the hwcaps names come through this. */
+static const struct ldcache_builder *sorting;
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct ldcache_new_entry *e1 = a, *e2 = b;
+	int res = ldcache_libcmp(e2->lib, e1->lib);
+
+	if (res != 0)
+		return res;
+	if (e1->flags != e2->flags)
+		return e1->flags < e2->flags ? 1 : -1;
+	if ((e1->hwcaps >= 0) != (e2->hwcaps >= 0))
+		return e1->hwcaps >= 0 ? -1 : 1;
+	if (e1->hwcaps >= 0 && (res = strcmp(sorting->hw[e1->hwcaps].name,
+					     sorting->hw[e2->hwcaps].name)) != 0)
+		return res;
+	if (e1->bits_hwcap != e2->bits_hwcap)
+		return e2->bits_hwcap > e1->bits_hwcap ? 1 : -1;
+	if (e1->hwcap != e2->hwcap)
+		return e2->hwcap > e1->hwcap ? 1 : -1;
+	return e1->seq < e2->seq ? -1 : e1->seq > e2->seq;
+}
+
+struct strref {
+	const char *s;
+	size_t len;
+	uint32_t *slot;
+};
+
+/* elf/stringtable.c's finalize_compare: reversed strings in descending
+ * order, a string before its own suffixes, so tails can be shared. */
+static int strref_cmp(const void *a, const void *b)
+{
+	const struct strref *l = a, *r = b;
+	size_t n = l->len < r->len ? l->len : r->len;
+
+	for (size_t i = 1; i <= n; i++) {
+		unsigned char lc = (unsigned char)l->s[l->len - i], rc = (unsigned char)r->s[r->len - i];
+		if (lc != rc)
+			return rc - lc;
+	}
+	if (l->len == r->len)
+		return 0;
+	return l->len < r->len ? 1 : -1;
+}
+
+static int hw_name_cmp(const void *a, const void *b)
+{
+	const struct ldcache_hwcaps_dir *const *l = a, *const *r = b;
+	return strcmp((*l)->name, (*r)->name);
+}
+
+static void put32(char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+#define GENERATOR_TAG 0
+#define HWCAPS_TAG 1
+
+int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, size_t *len,
+		  struct oerr *err)
+{
+	size_t nrefs = 2 * b->n + b->nhw, nused = 0, strsize = 0, ext_off, gen_len, total, prev;
+	struct strref *refs = xcalloc(nrefs ? nrefs : 1, sizeof(*refs));
+	struct ldcache_hwcaps_dir **used = xcalloc(b->nhw ? b->nhw : 1, sizeof(*used));
+	uint64_t entries_end = HDR_NEW_SIZE + (uint64_t)b->n * ENTRY_NEW_SIZE;
+	char *buf, *p;
+
+	sorting = b;
+	qsort(b->e, b->n, sizeof(*b->e), entry_cmp);
+	for (size_t i = 0; i < b->n; i++) {
+		refs[2 * i] = (struct strref){ b->e[i].lib, strlen(b->e[i].lib), &b->e[i].lib_off };
+		refs[2 * i + 1] = (struct strref){ b->e[i].path, strlen(b->e[i].path), &b->e[i].path_off };
+	}
+	for (size_t i = 0; i < b->nhw; i++)
+		refs[2 * b->n + i] = (struct strref){ b->hw[i].name, strlen(b->hw[i].name), &b->hw[i].off };
+
+	/* Offsets: equal strings share one, a suffix of the string before it
+	 * points into that one. */
+	qsort(refs, nrefs, sizeof(*refs), strref_cmp);
+	prev = SIZE_MAX;
+	for (size_t i = 0, off = 0; i < nrefs; i++) {
+		if (prev != SIZE_MAX && strref_cmp(&refs[prev], &refs[i]) == 0) {
+			*refs[i].slot = *refs[prev].slot;
+			continue;
+		}
+		if (prev == SIZE_MAX)
+			off = 0;
+		else if (refs[prev].len >= refs[i].len &&
+			 memcmp(refs[prev].s + refs[prev].len - refs[i].len, refs[i].s, refs[i].len) == 0)
+			off = *refs[prev].slot + refs[prev].len - refs[i].len;
+		else
+			off = *refs[prev].slot + refs[prev].len + 1;
+		if (off + refs[i].len + 1 > UINT32_MAX - entries_end) {
+			free(refs);
+			free(used);
+			return oerr_set(err, 0, "string table is too large");
+		}
+		*refs[i].slot = (uint32_t)off;
+		strsize = off + refs[i].len + 1;
+		prev = i;
+	}
+
+	for (size_t i = 0; i < b->nhw; i++)
+		if (b->hw[i].used)
+			used[nused++] = &b->hw[i];
+	qsort(used, nused, sizeof(*used), hw_name_cmp);
+	for (size_t i = 0; i < nused; i++)
+		used[i]->index = (uint32_t)i;
+
+	gen_len = strlen(generator);
+	ext_off = ((size_t)entries_end + strsize + 3) & ~(size_t)3;
+	total = ext_off + 8 + 16 * (nused ? 2 : 1) + 4 * nused + gen_len;
+	if (total > LDCACHE_MAX_SIZE) {
+		free(refs);
+		free(used);
+		return oerr_set(err, 0, "cache would be larger than %u bytes", LDCACHE_MAX_SIZE);
+	}
+	buf = xcalloc(1, total);
+
+	memcpy(buf, MAGIC_NEW, strlen(MAGIC_NEW));
+	put32(buf + 20, (uint32_t)b->n);
+	put32(buf + 24, (uint32_t)strsize);
+	buf[28] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 2 : 3;
+	put32(buf + 32, (uint32_t)ext_off);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct ldcache_new_entry *e = &b->e[i];
+		uint64_t hwcap = e->hwcaps < 0 ? e->hwcap
+			: LDC_HWCAP_EXTENSION | (uint64_t)(e->isa_level & 0x3ff) << 32 | b->hw[e->hwcaps].index;
+
+		p = buf + HDR_NEW_SIZE + i * ENTRY_NEW_SIZE;
+		put32(p, (uint32_t)e->flags);
+		put32(p + 4, (uint32_t)entries_end + e->lib_off);
+		put32(p + 8, (uint32_t)entries_end + e->path_off);
+		memcpy(p + 16, &hwcap, 8);
+	}
+	for (size_t i = 0; i < nrefs; i++)
+		memcpy(buf + entries_end + *refs[i].slot, refs[i].s, refs[i].len);
+
+	p = buf + ext_off;
+	put32(p, EXT_MAGIC);
+	put32(p + 4, nused ? 2 : 1);
+	put32(p + 8, GENERATOR_TAG);
+	put32(p + 16, (uint32_t)(ext_off + 8 + 16 * (nused ? 2 : 1) + 4 * nused));
+	put32(p + 20, (uint32_t)gen_len);
+	if (nused) {
+		put32(p + 24, HWCAPS_TAG);
+		put32(p + 32, (uint32_t)(ext_off + 40));
+		put32(p + 36, (uint32_t)(4 * nused));
+		for (size_t i = 0; i < nused; i++)
+			put32(p + 40 + 4 * i, (uint32_t)entries_end + used[i]->off);
+	}
+	memcpy(buf + total - gen_len, generator, gen_len);
+
+	free(refs);
+	free(used);
+	*out = buf;
+	*len = total;
+	return 0;
 }

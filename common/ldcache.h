@@ -1,4 +1,4 @@
-/* ldcache.h: glibc's ld.so.cache ("glibc-ld.so.cache1.1"), read side.
+/* ldcache.h: glibc's ld.so.cache ("glibc-ld.so.cache1.1"), read and written.
  *
  * Layout (all integers in host byte order, as glibc writes them):
  *   header, 48 bytes: magic "glibc-ld.so.cache" "1.1", nlibs, len_strings,
@@ -9,6 +9,12 @@
  *   optional extension directory at extension_offset (a file offset):
  *     generator string (tag 0), glibc-hwcaps subdirectory names (tag 1)
  * An old "ld.so-1.7.0" table may come first (compat format); it is skipped.
+ *
+ * The writer produces what glibc 2.36's ldconfig writes by default (the new
+ * format alone): entries in the order the loader's binary search needs
+ * (elf/cache.c's compare), the string table sorted and tail-merged as
+ * elf/stringtable.c does it, the extension directory after it. Given the same
+ * entries, the bytes are glibc's up to the generator string, which names us.
  */
 #ifndef OCIDEC_LDCACHE_H
 #define OCIDEC_LDCACHE_H
@@ -54,5 +60,31 @@ int32_t ldcache_host_flags(void);
 
 /* "libc6,x86-64" and the like, as ldconfig -p prints them (without parens). */
 void ldcache_describe(const struct ldcache_entry *e, char *out, size_t outsz);
+
+/* glibc's _dl_cache_libcmp: names compared with digit runs as numbers. */
+int ldcache_libcmp(const char *p1, const char *p2);
+
+/* Collects entries for a new cache; zero-initialise it. */
+struct ldcache_builder {
+	struct ldcache_new_entry *e;
+	size_t n, cap;
+	struct ldcache_hwcaps_dir *hw;
+	size_t nhw, hwcap_cap;
+};
+
+/* Register a glibc-hwcaps subdirectory name (its string goes into the table
+ * even when no library in it is added, as glibc's does); returns its handle. */
+int ldcache_builder_hwcaps(struct ldcache_builder *b, const char *name);
+/* Add an entry. HWCAPS is a handle from ldcache_builder_hwcaps or -1 (then
+ * HWCAP is the legacy hwcap mask of the directory, ISA_LEVEL unused). Entries
+ * that compare equal keep the order they were added in. */
+void ldcache_builder_add(struct ldcache_builder *b, const char *soname, const char *path,
+			 int32_t flags, unsigned isa_level, uint64_t hwcap, int hwcaps);
+/* Add every entry of an existing cache, after those already added. */
+void ldcache_builder_add_cache(struct ldcache_builder *b, const struct ldcache *c);
+/* The cache file's bytes. */
+int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, size_t *len,
+		  struct oerr *err);
+void ldcache_builder_free(struct ldcache_builder *b);
 
 #endif

@@ -278,3 +278,28 @@ void root_glob(int rootfd, const char *pattern, struct strv *out)
 	if (out->n > first)
 		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
 }
+
+int reopen_regular(int pathfd, int rootfd, const char *path, bool in_root, struct stat *st)
+{
+	char proc[64];
+	struct stat st2;
+	int fd;
+
+	if (fstat(pathfd, st) < 0)
+		return -1;
+	if (!S_ISREG(st->st_mode))
+		return -2;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT)
+		fd = in_root ? root_open(rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK)
+			     : openat(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino) {
+		close(fd);
+		errno = ESTALE;  /* swapped while we looked */
+		return -1;
+	}
+	return fd;
+}

@@ -12,6 +12,7 @@
 #define OCIDEC_ROOTPATH_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "common/util.h"
 
@@ -34,5 +35,13 @@ int root_realpath(int rootfd, const char *path, char **out);
 void root_glob(int rootfd, const char *pattern, struct strv *out);
 
 bool path_has_glob(const char *s);
+
+/* Open for reading the regular file PATHFD (an O_PATH descriptor) refers to,
+ * never anything else: a device node or FIFO planted where a file was
+ * expected is not opened. The reopen goes through /proc/self/fd; without
+ * /proc, PATH is opened again (inside ROOTFD when IN_ROOT, else relative to
+ * it, O_NOFOLLOW) and must be the same inode. ST gets the file's status.
+ * Returns the descriptor; -2 when it is not a regular file; -1 with errno. */
+int reopen_regular(int pathfd, int rootfd, const char *path, bool in_root, struct stat *st);
 
 #endif

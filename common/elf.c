@@ -1,0 +1,336 @@
+/* elf.c: see elf.h. The reading order and the decisions follow glibc 2.36's
+ * elf/readelflib.c; unlike it, nothing is read that was not bounds-checked. */
+#include "common/elf.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ET_DYN_ 3
+#define PT_LOAD_ 1
+#define PT_DYNAMIC_ 2
+#define PT_INTERP_ 3
+#define PT_GNU_PROPERTY_ 0x6474e553u
+#define DT_NULL_ 0
+#define DT_NEEDED_ 1
+#define DT_STRTAB_ 5
+#define DT_SONAME_ 14
+#define NT_GNU_PROPERTY_TYPE_0_ 5
+#define GNU_PROPERTY_X86_ISA_1_NEEDED_ 0xc0008002u
+#define NAME_MAX_LEN 4096
+#define WINDOW 8192
+
+/* The interpreters and libraries that tell glibc's ldconfig an object is
+ * for libc6 (readlib.c's tables, as built for this architecture). */
+static const char *const known_interp[] = {
+#if defined(__x86_64__) || defined(__i386__)
+	"/lib/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2",
+	"/libx32/ld-linux-x32.so.2", "/lib64/ld-linux-x86-64.so.2",
+#elif defined(__aarch64__)
+	"/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64_be.so.1",
+	"/lib/ld-linux-aarch64_ilp32.so.1", "/lib/ld-linux-aarch64_be_ilp32.so.1",
+	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3",
+#elif defined(__arm__)
+	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3",
+#endif
+};
+static const char *const known_libs[] = { "libc.so.6", "libm.so.6" };
+
+struct reader {
+	const struct elf_source *src;
+	unsigned char data;
+	uint64_t off;
+	size_t len;
+	unsigned char buf[WINDOW];
+};
+
+/* N bytes at OFF, or NULL when they are not all inside the file. */
+static const unsigned char *get(struct reader *r, uint64_t off, size_t n)
+{
+	uint64_t size = r->src->size;
+	size_t want, got = 0;
+
+	if (n > WINDOW || off > size || n > size - off)
+		return NULL;
+	if (r->src->mem)
+		return r->src->mem + off;
+	if (r->len && off >= r->off && off + n <= r->off + r->len)
+		return r->buf + (off - r->off);
+	want = size - off < WINDOW ? (size_t)(size - off) : WINDOW;
+	while (got < want) {
+		ssize_t k = pread(r->src->fd, r->buf + got, want - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;  /* the file shrank under us */
+		got += (size_t)k;
+	}
+	r->off = off;
+	r->len = got;
+	return got >= n ? r->buf : NULL;
+}
+
+static uint64_t rd(const struct reader *r, const unsigned char *p, unsigned bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < bytes; i++)
+		v |= (uint64_t)p[r->data == 2 ? bytes - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/* The NUL-terminated string at OFF (at most NAME_MAX_LEN bytes). */
+static char *get_str(struct reader *r, uint64_t off)
+{
+	char *s = NULL;
+	size_t len = 0;
+
+	for (;;) {
+		uint64_t left = off <= r->src->size ? r->src->size - off : 0;
+		size_t chunk = left < 256 ? (size_t)left : 256;
+		const unsigned char *p = chunk ? get(r, off, chunk) : NULL;
+		const unsigned char *nul;
+
+		if (!p || len + chunk > NAME_MAX_LEN + 256) {
+			free(s);
+			return NULL;
+		}
+		nul = memchr(p, '\0', chunk);
+		s = xrealloc(s, len + chunk + 1);
+		memcpy(s + len, p, nul ? (size_t)(nul - p) : chunk);
+		if (nul) {
+			s[len + (nul - p)] = '\0';
+			if (len + (nul - p) > NAME_MAX_LEN) {
+				free(s);
+				return NULL;
+			}
+			return s;
+		}
+		len += chunk;
+		off += chunk;
+	}
+}
+
+static bool in_table(const char *s, const char *const *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, t[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The x86 ISA level in a PT_GNU_PROPERTY segment, the way readelflib.c and
+ * sysdeps/x86's read_gnu_property find it; anything malformed just ends the
+ * search. */
+static unsigned isa_level(struct reader *r, uint64_t start, uint64_t size, uint64_t align)
+{
+	uint64_t addr = align;  /* == sizeof(ElfW(Addr)): the caller checked */
+	uint64_t pos = start;
+
+	if (size > r->src->size)
+		return 0;
+	while (pos - start + 12 < size) {
+		const unsigned char *n = get(r, pos, 16);
+		uint64_t namesz, descsz, ptr, end;
+		uint32_t last = 0;
+
+		if (!n)
+			return 0;
+		namesz = rd(r, n, 4);
+		descsz = rd(r, n + 4, 4);
+		if (namesz == 4 && rd(r, n + 8, 4) == NT_GNU_PROPERTY_TYPE_0_ &&
+		    memcmp(n + 12, "GNU", 4) == 0) {
+			if (descsz < 8 || descsz % addr)
+				return 0;
+			ptr = pos + 16;
+			end = ptr + descsz;
+			do {
+				const unsigned char *p = get(r, ptr, 8);
+				uint32_t type, datasz;
+
+				if (!p)
+					return 0;
+				type = (uint32_t)rd(r, p, 4);
+				datasz = (uint32_t)rd(r, p + 4, 4);
+				if (type < last)
+					return 0;
+				ptr += 8;
+				if (ptr + datasz > end)
+					return 0;
+				last = type;
+				if (type > GNU_PROPERTY_X86_ISA_1_NEEDED_)
+					return 0;
+				if (type == GNU_PROPERTY_X86_ISA_1_NEEDED_) {
+					uint32_t v;
+					if (datasz != 4 || !(p = get(r, ptr, 4)) || !(v = (uint32_t)rd(r, p, 4)))
+						return 0;
+					return 31u - (unsigned)__builtin_clz(v);
+				}
+				ptr += (datasz + addr - 1) / addr * addr;
+			} while (ptr <= end && end - ptr >= 8);
+			return 0;  /* only the first NT_GNU_PROPERTY_TYPE_0 note counts */
+		}
+		pos += ((12 + namesz + align - 1) / align * align + descsz + align - 1) / align * align;
+	}
+	return 0;
+}
+
+struct phdr {
+	uint64_t type, offset, vaddr, filesz, align;
+};
+
+/* Program header I (W: 4 or 8, the address size); -1 when outside the file. */
+static int read_phdr(struct reader *r, uint64_t phoff, unsigned phentsize, unsigned i,
+		     unsigned w, struct phdr *ph)
+{
+	const unsigned char *p = get(r, phoff + (uint64_t)i * phentsize, w == 8 ? 56 : 32);
+
+	if (!p)
+		return -1;
+	ph->type = rd(r, p, 4);
+	ph->offset = rd(r, p + (w == 8 ? 8 : 4), w);
+	ph->vaddr = rd(r, p + (w == 8 ? 16 : 8), w);
+	ph->filesz = rd(r, p + (w == 8 ? 32 : 16), w);
+	ph->align = rd(r, p + (w == 8 ? 48 : 28), w);
+	return 0;
+}
+
+/* Dynamic entry I of the section at OFF; -1 when outside the file. */
+static int read_dyn(struct reader *r, uint64_t off, uint64_t i, unsigned w, uint64_t *tag, uint64_t *val)
+{
+	const unsigned char *p = get(r, off + i * 2 * w, 2 * w);
+
+	if (!p)
+		return -1;
+	*tag = rd(r, p, w);
+	*val = rd(r, p + w, w);
+	return 0;
+}
+
+static enum elf_result bad(struct oerr *err, const char *what)
+{
+	oerr_set(err, 0, "%s", what);
+	return ELF_BAD;
+}
+
+enum elf_result elf_read(const struct elf_source *src, struct elf_info *info, struct oerr *err)
+{
+	struct reader r;
+	const unsigned char *h;
+	uint64_t phoff, dyn_off = 0, dyn_size = 0, strtab = 0;
+	unsigned phentsize, phnum, w;
+	bool have_strtab = false;
+
+	memset(info, 0, sizeof(*info));
+	memset(&r, 0, offsetof(struct reader, buf));
+	r.src = src;
+	if (!(h = get(&r, 0, 16)) || memcmp(h, "\177ELF", 4) != 0)
+		return ELF_NOT_ELF;
+	info->class = h[4];
+	info->data = r.data = h[5];
+	if (info->class != 1 && info->class != 2)
+		return bad(err, "unknown ELF class");
+	if (info->data != 1 && info->data != 2)
+		return bad(err, "unknown ELF byte order");
+	w = info->class == 2 ? 8 : 4;
+	if (!(h = get(&r, 0, info->class == 2 ? 64 : 52)))
+		return bad(err, "truncated ELF header");
+	info->type = (uint16_t)rd(&r, h + 16, 2);
+	info->machine = (uint16_t)rd(&r, h + 18, 2);
+	if (info->type != ET_DYN_)
+		return ELF_NOT_DSO;
+	info->eflags = (uint32_t)rd(&r, h + (w == 8 ? 48 : 36), 4);
+	phoff = rd(&r, h + (w == 8 ? 32 : 28), w);
+	phentsize = (unsigned)rd(&r, h + (w == 8 ? 54 : 42), 2);
+	phnum = (unsigned)rd(&r, h + (w == 8 ? 56 : 44), 2);
+	if (phnum && phentsize < (w == 8 ? 56u : 32u))
+		return bad(err, "impossible program header size");
+	if (phoff > src->size || (phnum && (uint64_t)phnum * phentsize > src->size - phoff))
+		return bad(err, "program headers outside the file");
+
+	info->libc = ELF_FLAG_ELF;
+	for (unsigned i = 0; i < phnum; i++) {
+		struct phdr ph;
+
+		if (read_phdr(&r, phoff, phentsize, i, w, &ph) < 0)
+			return bad(err, "truncated program header");
+		if (ph.type == PT_DYNAMIC_) {
+			dyn_off = ph.offset;
+			dyn_size = ph.filesz;
+		} else if (ph.type == PT_INTERP_) {
+			char *interp = get_str(&r, ph.offset);
+			if (!interp)
+				return bad(err, "PT_INTERP outside the file");
+			if (in_table(interp, known_interp, sizeof(known_interp) / sizeof(*known_interp)))
+				info->libc = ELF_FLAG_LIBC6;
+			free(interp);
+		} else if (ph.type == PT_GNU_PROPERTY_ && ph.align == w) {
+			info->isa_level = isa_level(&r, ph.offset, ph.filesz, ph.align);
+		}
+	}
+	if (dyn_size == 0)
+		return ELF_NOT_DSO;
+
+	/* The first DT_STRTAB, mapped to a file offset through its PT_LOAD. */
+	for (uint64_t i = 0;; i++) {
+		uint64_t tag, val, loadoff = 0;
+
+		if (read_dyn(&r, dyn_off, i, w, &tag, &val) < 0)
+			return bad(err, "dynamic section outside the file");
+		if (tag == DT_NULL_)
+			break;
+		if (tag != DT_STRTAB_)
+			continue;
+		for (unsigned j = 0; j < phnum; j++) {
+			struct phdr ph;
+			if (read_phdr(&r, phoff, phentsize, j, w, &ph) < 0)
+				return bad(err, "truncated program header");
+			if (ph.type == PT_LOAD_ && val >= ph.vaddr && val - ph.vaddr < ph.filesz) {
+				loadoff = ph.vaddr - ph.offset;
+				break;
+			}
+		}
+		strtab = val - loadoff;
+		if (strtab > src->size)
+			return bad(err, "dynamic string table outside the file");
+		have_strtab = true;
+		break;
+	}
+	if (!have_strtab)
+		return ELF_NOT_DSO;
+
+	/* DT_NEEDED and DT_SONAME, stopping where glibc stops. */
+	for (uint64_t i = 0;; i++) {
+		uint64_t tag, val;
+		char *name;
+
+		if (read_dyn(&r, dyn_off, i, w, &tag, &val) < 0)
+			return bad(err, "dynamic section outside the file");
+		if (tag == DT_NULL_)
+			break;
+		if (tag != DT_NEEDED_ && tag != DT_SONAME_)
+			continue;
+		if (strtab + val < strtab || !(name = get_str(&r, strtab + val)))
+			return bad(err, "dynamic string outside the file");
+		if (tag == DT_NEEDED_) {
+			if (info->libc == ELF_FLAG_ELF &&
+			    in_table(name, known_libs, sizeof(known_libs) / sizeof(*known_libs)))
+				info->libc = ELF_FLAG_LIBC6;
+			free(name);
+		} else {
+			free(info->soname);
+			info->soname = name;
+		}
+		if (info->soname && info->libc != ELF_FLAG_ELF)
+			break;
+	}
+	return ELF_OK;
+}
+
+void elf_info_free(struct elf_info *info)
+{
+	free(info->soname);
+	info->soname = NULL;
+}

@@ -1,0 +1,996 @@
+/* ldconfig.c: see ldconfig.h. The structure follows glibc 2.36's
+ * elf/ldconfig.c as Debian 12 builds it (the reference the tests compare
+ * with): add_dir_1, add_glibc_hwcaps_subdirectories, search_dir,
+ * create_links, parse_conf; the comments name where behaviour is glibc's on
+ * purpose and where it is ours (loops, hostile names, device nodes). */
+#include "common/ldconfig.h"
+
+#include "common/elf.h"
+#include "common/ldcache.h"
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Architecture: the Debian multiarch triplet, the directories an upstream
+ * (Fedora, RHEL, SUSE) glibc trusts, musl's loader name, the ld.so names
+ * whose SONAME links ldconfig leaves alone. */
+#if defined(__x86_64__) && defined(__ILP32__)
+#define TRIPLET "x86_64-linux-gnux32"
+#define MUSL_ARCH "x32"
+#define UPSTREAM_DIRS "/libx32", "/usr/libx32"
+#define LIB_SUFFIXES "64", "x32"
+#elif defined(__x86_64__)
+#define TRIPLET "x86_64-linux-gnu"
+#define MUSL_ARCH "x86_64"
+#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
+#define LIB_SUFFIXES "64", "x32"
+#elif defined(__i386__)
+#define TRIPLET "i386-linux-gnu"
+#define MUSL_ARCH "i386"
+#define UPSTREAM_DIRS "/lib", "/usr/lib"
+#elif defined(__aarch64__)
+#define TRIPLET "aarch64-linux-gnu"
+#define MUSL_ARCH "aarch64"
+#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
+#define LIB_SUFFIXES "64", "ilp32"
+#elif defined(__arm__) && defined(__ARM_PCS_VFP)
+#define TRIPLET "arm-linux-gnueabihf"
+#define MUSL_ARCH "armhf"
+#define UPSTREAM_DIRS "/lib", "/usr/lib"
+#elif defined(__arm__)
+#define TRIPLET "arm-linux-gnueabi"
+#define MUSL_ARCH "arm"
+#define UPSTREAM_DIRS "/lib", "/usr/lib"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TRIPLET "powerpc64le-linux-gnu"
+#define MUSL_ARCH "powerpc64le"
+#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
+#elif defined(__s390x__)
+#define TRIPLET "s390x-linux-gnu"
+#define MUSL_ARCH "s390x"
+#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define TRIPLET "riscv64-linux-gnu"
+#define MUSL_ARCH "riscv64"
+#define UPSTREAM_DIRS "/lib64/lp64d", "/usr/lib64/lp64d"
+#else
+#error "ocidec ldcache: add this architecture's trusted directories"
+#endif
+
+#define MAX_CONF_SIZE (1024 * 1024)
+#define MAX_INCLUDE_DEPTH 32
+#define FLAG_ANY (-1)
+#define FLAG_LIBC4 0x0000
+#define GENERATOR "ocidec " OCIDEC_VERSION
+
+/* Debian's local-ldconfig-ignore-ld.so.diff: an existing link named after a
+ * dynamic loader is not replaced. (The Debian list misses a comma after the
+ * riscv64 names, so it never matches ld-linux-x32.so.2; nor do we.) */
+static const char *const ld_sonames[] = {
+	"ld-kfreebsd-x86-64.so.1", "ld-linux-aarch64.so.1", "ld-linux-aarch64_be.so.1",
+	"ld-linux-armhf.so.3", "ld-linux-ia64.so.2", "ld-linux-mipsn8.so.1",
+	"ld-linux-x86-64.so.2", "ld-linux.so.2", "ld-linux.so.3", "ld.so.1",
+	"ld64.so.1", "ld64.so.2",
+};
+
+/* Legacy hwcap subdirectories (glibc 2.36: sysdeps/x86/dl-procinfo.c as
+ * ldconfig sees it, all of them "important"); bit numbers as path_hwcap
+ * gives them. Other architectures: "tls" only. */
+static const struct { const char *name; unsigned bit; } legacy_hwcaps[] = {
+#if defined(__x86_64__) || defined(__i386__)
+	{ "sse2", 0 }, { "x86_64", 1 }, { "avx512_1", 2 },
+	{ "i586", 48 }, { "i686", 49 }, { "haswell", 50 }, { "xeon_phi", 51 },
+#endif
+	{ "tls", 63 },
+};
+
+struct dir_entry {
+	char *path;      /* as configured, trailing slashes removed */
+	int flag;        /* FLAG_ANY, or a type from "DIR=libc6" */
+	dev_t dev;
+	ino_t ino;
+	int hwcaps;      /* builder handle of a glibc-hwcaps subdirectory, or -1 */
+};
+
+struct dlib {
+	char *name, *soname;
+	int flag;
+	bool is_link;
+	unsigned isa_level;
+};
+
+struct state {
+	const struct ldconfig *o;
+	struct dir_entry *d;
+	size_t nd, capd;
+	struct ldcache_builder b;
+	dev_t conf_dev[MAX_INCLUDE_DEPTH];
+	ino_t conf_ino[MAX_INCLUDE_DEPTH];
+	unsigned conf_depth;
+};
+
+static int legacy_bit(const char *name)
+{
+	for (size_t i = 0; i < sizeof(legacy_hwcaps) / sizeof(*legacy_hwcaps); i++)
+		if (strcmp(name, legacy_hwcaps[i].name) == 0)
+			return (int)legacy_hwcaps[i].bit;
+	return -1;
+}
+
+/* glibc's path_hwcap: the legacy hwcap bits named by the path's last components. */
+static uint64_t path_hwcap(const char *path)
+{
+	char *s = xstrdup(path), *p;
+	uint64_t hwcap = 0;
+	int bit;
+
+	while ((p = strrchr(s, '/')) && (bit = legacy_bit(p + 1)) >= 0) {
+		hwcap += 1ULL << bit;
+		*p = '\0';
+	}
+	free(s);
+	return hwcap;
+}
+
+/* glibc's _dl_is_dso. */
+static bool is_dso(const char *name)
+{
+	return ((strncmp(name, "lib", 3) == 0 || strncmp(name, "ld-", 3) == 0) &&
+		strstr(name, ".so") != NULL) ||
+	       strncmp(name, "ld.so.", 6) == 0 || strncmp(name, "ld64.so.", 8) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* A name a SONAME symlink or cache entry can safely be made from. */
+static bool safe_name(const char *s)
+{
+	return *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+static void free_dlibs(struct dlib *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].name);
+		free(l[i].soname);
+	}
+	free(l);
+}
+
+/* ---- the directory list ---- */
+
+/* glibc's add_single_dir: a directory seen before (same inode) keeps its
+ * place and takes the newer type. Takes PATH. */
+static bool add_single_dir(struct state *st, char *path, int flag, const struct stat *sb, int hwcaps)
+{
+	for (size_t i = 0; i < st->nd; i++) {
+		if (st->d[i].dev == sb->st_dev && st->d[i].ino == sb->st_ino) {
+			st->d[i].flag = flag;
+			free(path);
+			return false;
+		}
+	}
+	if (st->nd == st->capd) {
+		st->capd = st->capd ? 2 * st->capd : 32;
+		st->d = xreallocarray(st->d, st->capd, sizeof(*st->d));
+	}
+	st->d[st->nd++] = (struct dir_entry){ path, flag, sb->st_dev, sb->st_ino, hwcaps };
+	return true;
+}
+
+/* Stat PATH inside the tree, following symlinks there. */
+static int root_stat(const struct state *st, const char *path, struct stat *sb)
+{
+	int fd = root_open(st->o->rootfd, path, O_PATH);
+	int r;
+
+	if (fd < 0)
+		return -1;
+	r = fstat(fd, sb);
+	close(fd);
+	return r;
+}
+
+static void add_hwcaps_subdirs(struct state *st, const char *path, int flag)
+{
+	char *hw = xasprintf("%s/glibc-hwcaps", path);
+	int fd = root_open(st->o->rootfd, hw, O_RDONLY | O_DIRECTORY);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		free(hw);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		struct stat sb;
+		char *sub;
+
+		if (de->d_name[0] == '.' || de->d_type == DT_REG || strchr(de->d_name, ':'))
+			continue;
+		sub = xasprintf("%s/%s", hw, de->d_name);
+		if (root_stat(st, sub, &sb) == 0 && S_ISDIR(sb.st_mode))
+			add_single_dir(st, sub, flag, &sb, ldcache_builder_hwcaps(&st->b, de->d_name));
+		else
+			free(sub);
+	}
+	closedir(dir);
+	free(hw);
+}
+
+/* glibc's add_dir_1: "PATH" or "PATH=TYPE". */
+static void add_dir(struct state *st, const char *line, const char *from, unsigned lineno)
+{
+	static const struct { const char *name; int flag; } types[] = {
+		{ "libc4", FLAG_LIBC4 }, { "libc5", ELF_FLAG_LIBC5 },
+		{ "libc6", ELF_FLAG_LIBC6 }, { "glibc2", ELF_FLAG_LIBC6 },
+	};
+	char *path = xstrdup(line), *eq = strchr(path, '=');
+	int flag = FLAG_ANY;
+	size_t len;
+	struct stat sb;
+
+	if (eq) {
+		*eq++ = '\0';
+		for (size_t i = 0; i < sizeof(types) / sizeof(*types); i++)
+			if (strcmp(eq, types[i].name) == 0)
+				flag = types[i].flag;
+		if (flag == FLAG_ANY)
+			log_warn("%s:%u: %s is not a known library type", from, lineno, eq);
+	}
+	len = strlen(path);
+	while (len > 0 && isspace((unsigned char)path[len - 1]))
+		path[--len] = '\0';
+	while (len > 0 && path[len - 1] == '/')
+		path[--len] = '\0';
+	if (len == 0 || root_stat(st, path, &sb) < 0) {
+		free(path);
+		return;
+	}
+	if (add_single_dir(st, path, flag, &sb, -1))
+		add_hwcaps_subdirs(st, st->d[st->nd - 1].path, flag);
+}
+
+static void parse_conf(struct state *st, const char *file);
+
+static void parse_include(struct state *st, const char *file, unsigned lineno, const char *pattern)
+{
+	struct strv found = { 0 };
+	char *pat;
+
+	if (pattern[0] == '/') {
+		pat = xstrdup(pattern);
+	} else {  /* relative to the including file, as glibc does after chroot */
+		const char *slash = strrchr(file, '/');
+		pat = slash ? xasprintf("%.*s/%s", (int)(slash - file), file, pattern)
+			    : xasprintf("/%s", pattern);
+	}
+	root_glob(st->o->rootfd, pat, &found);
+	for (size_t i = 0; i < found.n; i++)
+		parse_conf(st, found.v[i]);
+	(void)lineno;
+	strv_free(&found);
+	free(pat);
+}
+
+/* glibc's parse_conf, reading FILE inside the tree. */
+static void parse_conf(struct state *st, const char *file)
+{
+	_cleanup_close_ int pfd = -1, fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat sb;
+	struct oerr err;
+	size_t len;
+	unsigned lineno = 0;
+	char *line, *next;
+
+	pfd = root_open(st->o->rootfd, file, O_PATH);
+	if (pfd < 0) {
+		if (errno != ENOENT)
+			log_warn("ignoring configuration file that cannot be opened: %s: %s", file,
+				 strerror(errno));
+		return;
+	}
+	fd = reopen_regular(pfd, st->o->rootfd, file, true, &sb);
+	if (fd == -2)
+		return;  /* a directory matched by an include glob: glibc reads nothing either */
+	if (fd < 0) {
+		log_warn("ignoring configuration file that cannot be opened: %s: %s", file, strerror(errno));
+		return;
+	}
+	for (unsigned i = 0; i < st->conf_depth; i++) {
+		if (st->conf_dev[i] == sb.st_dev && st->conf_ino[i] == sb.st_ino) {
+			log_warn("%s includes itself; the inner include is ignored", file);
+			return;
+		}
+	}
+	if (st->conf_depth == MAX_INCLUDE_DEPTH) {
+		log_warn("%s: includes nested more than %d deep; ignored", file, MAX_INCLUDE_DEPTH);
+		return;
+	}
+	if (read_fd_all(fd, MAX_CONF_SIZE, &buf, &len, &err) < 0) {
+		log_warn("ignoring configuration file %s: %s", file, err.msg);
+		return;
+	}
+	st->conf_dev[st->conf_depth] = sb.st_dev;
+	st->conf_ino[st->conf_depth++] = sb.st_ino;
+	for (line = buf; line && line < buf + len; line = next) {
+		char *cp, *word;
+
+		next = memchr(line, '\n', (size_t)(buf + len - line));
+		if (next)
+			*next++ = '\0';
+		++lineno;
+		*strchrnul(line, '#') = '\0';
+		for (cp = line; isspace((unsigned char)*cp); cp++)
+			;
+		if (!*cp)
+			continue;
+		if (strncmp(cp, "include", 7) == 0 && isblank((unsigned char)cp[7])) {
+			cp += 8;
+			while ((word = strsep(&cp, " \t")))
+				if (*word)
+					parse_include(st, file, lineno, word);
+		} else if (strncasecmp(cp, "hwcap", 5) == 0 && isblank((unsigned char)cp[5])) {
+			log_warn("%s:%u: hwcap directive ignored", file, lineno);
+		} else {
+			add_dir(st, cp, file, lineno);
+		}
+	}
+	st->conf_depth--;
+}
+
+static bool is_dir(const struct state *st, const char *path)
+{
+	struct stat sb;
+	return root_stat(st, path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* glibc's add_system_dir for this architecture: x86-64's "/lib64" also
+ * brings "/lib" and "/libx32", and so on. */
+static void add_system_dir(struct state *st, const char *dir)
+{
+#ifdef LIB_SUFFIXES
+	static const char *const suffixes[] = { LIB_SUFFIXES };
+	char *path = xstrdup(dir);
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+		size_t sl = strlen(suffixes[i]);
+		if (len >= 4 + sl && strncmp(path + len - 4 - sl, "/lib", 4) == 0 &&
+		    strcmp(path + len - sl, suffixes[i]) == 0) {
+			path[len -= sl] = '\0';
+			break;
+		}
+	}
+	add_dir(st, path, "<builtin>", 0);
+	if (ends_with(path, "/lib")) {
+		for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+			char *p = xasprintf("%s%s", path, suffixes[i]);
+			add_dir(st, p, "<builtin>", 0);
+			free(p);
+		}
+	}
+	free(path);
+#else
+	add_dir(st, dir, "<builtin>", 0);
+#endif
+}
+
+/* The trusted directories. A Debian-style tree (it has the multiarch
+ * directory) gets Debian's list, which has no lib64; any other gets
+ * upstream glibc's. */
+static void add_trusted_dirs(struct state *st)
+{
+	static const char *const upstream[] = { UPSTREAM_DIRS };
+
+	if (is_dir(st, "/lib/" TRIPLET) || is_dir(st, "/usr/lib/" TRIPLET)) {
+		add_dir(st, "/lib/" TRIPLET, "<builtin>", 0);
+		add_dir(st, "/usr/lib/" TRIPLET, "<builtin>", 0);
+		add_dir(st, "/lib", "<builtin>", 0);
+		add_dir(st, "/usr/lib", "<builtin>", 0);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(upstream) / sizeof(*upstream); i++)
+		add_system_dir(st, upstream[i]);
+}
+
+/* ---- scanning a directory ---- */
+
+static bool is_ld_soname(const char *s)
+{
+	for (size_t i = 0; i < sizeof(ld_sonames) / sizeof(*ld_sonames); i++)
+		if (strcmp(s, ld_sonames[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A temporary name in a directory: hidden, so no scan ever takes it for a library. */
+static char *temp_name(const char *base)
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r;
+	return xasprintf(".%s.ocidec-%016llx", base, (unsigned long long)r);
+}
+
+/* glibc's create_links: make SONAME -> LIBNAME in the directory, unless a
+ * correct link is there, or SONAME is a file, or it is a loader's name. */
+static void create_link(struct state *st, int dirfd, const char *path, const char *libname,
+			const char *soname)
+{
+	char *full_so = xasprintf("%s/%s", path, soname), *full_lib = xasprintf("%s/%s", path, libname);
+	struct stat so, lib, lso;
+
+	if (root_stat(st, full_so, &so) == 0) {
+		if (root_stat(st, full_lib, &lib) < 0) {
+			log_warn("can't stat %s", full_lib);
+			goto out;
+		}
+		if (is_ld_soname(soname) || (so.st_dev == lib.st_dev && so.st_ino == lib.st_ino))
+			goto out;
+		if (fstatat(dirfd, soname, &lso, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(lso.st_mode)) {
+			log_warn("%s is not a symbolic link", full_so);
+			goto out;
+		}
+	}
+	for (int tries = 0; tries < 16; tries++) {
+		char *tmp = temp_name(soname);
+		if (symlinkat(libname, dirfd, tmp) == 0) {
+			if (renameat(dirfd, tmp, dirfd, soname) < 0) {
+				log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
+				unlinkat(dirfd, tmp, 0);
+			}
+			free(tmp);
+			break;
+		}
+		free(tmp);
+		if (errno != EEXIST) {
+			log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
+			break;
+		}
+	}
+out:
+	free(full_so);
+	free(full_lib);
+}
+
+/* glibc's process_file: classify one file. 0 with FLAG and SONAME (maybe
+ * NULL) set; -1 to skip it. FD is open for reading, SB its status. */
+static int process_file(int fd, const struct stat *sb, const char *file, const char *name,
+			int *flag, unsigned *isa_level, char **soname)
+{
+	unsigned char head[512];
+	ssize_t n;
+	struct elf_source src = { .fd = fd, .size = (uint64_t)sb->st_size };
+	struct elf_info info;
+	struct oerr err;
+	enum elf_result r;
+
+	*soname = NULL;
+	*isa_level = 0;
+	n = pread(fd, head, sizeof(head), 0);
+	if (n < 0) {
+		log_warn("cannot read %s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (sb->st_size < 64) {  /* sizeof(Elf64_Ehdr), as the 64-bit ldconfig checks */
+		if (sb->st_size == 0)
+			log_warn("file %s is empty, not checked", file);
+		else if (memcmp(head, "\177ELF", n < 4 ? (size_t)n : 4) == 0)
+			log_warn("file %s is too small, not checked", file);
+		return -1;
+	}
+	/* a.out (ZMAGIC, QMAGIC): libc4, the name up to the major number */
+	if (((head[0] | head[1] << 8) == 0413) || ((head[0] | head[1] << 8) == 0314)) {
+		char *major, *dot;
+		*soname = xstrdup(name);
+		if ((major = strstr(*soname, ".so.")) && (dot = strchr(major + 4, '.')))
+			*dot = '\0';
+		*flag = FLAG_LIBC4;
+		return 0;
+	}
+	r = elf_read(&src, &info, &err);
+	if (r == ELF_NOT_ELF) {
+		if (!memmem(head, (size_t)n, "GROUP", 5) && !memmem(head, (size_t)n, "GNU ld script", 13) &&
+		    !ends_with(file, "-gdb.py"))
+			log_warn("%s is not an ELF file - it has the wrong magic bytes at the start", file);
+		elf_info_free(&info);
+		return -1;
+	}
+	if (r == ELF_BAD) {
+		log_warn("%s: %s; skipped", file, err.msg);
+		elf_info_free(&info);
+		return -1;
+	}
+	if (r == ELF_NOT_DSO) {
+		elf_info_free(&info);
+		return -1;
+	}
+	if (info.data != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2)) {
+		log_warn("%s is for the other byte order; skipped", file);
+		elf_info_free(&info);
+		return -1;
+	}
+	*flag = info.libc;
+#if defined(__x86_64__) || defined(__i386__)
+	if (info.machine == 62 /* EM_X86_64 */)
+		*flag = (info.class == 2 ? 0x0300 : 0x0800) | ELF_FLAG_LIBC6;
+	else if (!(info.machine == 3 /* EM_386 */ && info.class == 1)) {
+		log_warn("%s is for unknown machine %u", file, info.machine);
+		elf_info_free(&info);
+		return -1;
+	}
+	*isa_level = info.isa_level;
+#elif defined(__aarch64__)
+	if (info.class == 2) {
+		*flag = 0x0a00 | ELF_FLAG_LIBC6;
+	} else if ((info.eflags & 0xff000000u) == 0x05000000u) {  /* EABI version 5 */
+		if (info.eflags & 0x400)
+			*flag = 0x0900 | ELF_FLAG_LIBC6;  /* hard-float */
+		else if (info.eflags & 0x200)
+			*flag = 0x0b00 | ELF_FLAG_LIBC6;  /* soft-float */
+		else
+			*flag = ELF_FLAG_LIBC6;
+	}
+#endif
+	*soname = info.soname;
+	info.soname = NULL;
+	elf_info_free(&info);
+	return 0;
+}
+
+/* glibc's search_dir, for the directory at index IDX of the list. */
+static void search_dir(struct state *st, size_t idx)
+{
+	const struct ldconfig *o = st->o;
+	char *path = xstrdup(st->d[idx].path);
+	int dflag = st->d[idx].flag, hwcaps = st->d[idx].hwcaps;
+	uint64_t hwcap = hwcaps < 0 ? path_hwcap(path) : 0;
+	int dfd = root_open(o->rootfd, path, O_RDONLY | O_DIRECTORY);
+	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dlib *libs = NULL;
+	size_t nlibs = 0, caplibs = 0;
+	struct dirent *de;
+
+	if (!dir) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			log_warn("can't open directory %s: %s", path, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		free(path);
+		return;
+	}
+	dfd = dirfd(dir);
+	while ((de = readdir(dir))) {
+		const char *name = de->d_name;
+		size_t len = strlen(name);
+		bool is_link, isdir;
+		struct stat lsb, sb;
+		int pfd, fd, flag;
+		unsigned isa_level;
+		char *file, *soname;
+		struct dlib *l;
+
+		if (de->d_type != DT_UNKNOWN && de->d_type != DT_LNK && de->d_type != DT_REG &&
+		    de->d_type != DT_DIR)
+			continue;
+		if (!is_dso(name) &&
+		    (de->d_type == DT_REG || (hwcaps < 0 && legacy_bit(name) < 0)))
+			continue;
+		if (ends_with(name, ".#prelink#") ||
+		    (len >= 17 && memcmp(name + len - 17, ".#prelink#.", 11) == 0))
+			continue;
+		if (fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
+			log_warn("cannot lstat %s/%s: %s", path, name, strerror(errno));
+			continue;
+		}
+		file = xasprintf("%s/%s", path, name);
+		is_link = S_ISLNK(lsb.st_mode);
+		if (is_link) {
+			pfd = root_open(o->rootfd, file, O_PATH);
+			if (pfd < 0 || fstat(pfd, &sb) < 0) {
+				/* a stale link (or one leaving the tree): glibc removes *.so.* ones */
+				if (pfd >= 0)
+					close(pfd);
+				if (!o->no_links && strstr(name, ".so."))
+					unlinkat(dfd, name, 0);
+				free(file);
+				continue;
+			}
+			isdir = S_ISDIR(sb.st_mode);
+			lsb.st_dev = sb.st_dev;
+			lsb.st_ino = sb.st_ino;
+		} else {
+			pfd = -1;
+			isdir = S_ISDIR(lsb.st_mode);
+		}
+		if (hwcaps < 0 && isdir && legacy_bit(name) >= 0) {
+			if (pfd >= 0)
+				close(pfd);
+			add_single_dir(st, file, dflag, &lsb, -1);  /* scanned later */
+			continue;
+		}
+		if (!S_ISREG(lsb.st_mode) && !is_link) {
+			free(file);
+			continue;
+		}
+		if (pfd < 0)
+			pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = pfd < 0 ? -1 : reopen_regular(pfd, is_link ? o->rootfd : dfd, is_link ? file : name,
+						   is_link, &sb);
+		if (pfd >= 0)
+			close(pfd);
+		if (fd < 0) {
+			if (fd == -1 && !(is_link && errno == ENOENT && strstr(file, ".so")))
+				log_warn("cannot open %s: %s", file, strerror(errno));
+			else if (fd == -2 && !isdir)
+				log_warn("%s is not a regular file; skipped", file);
+			free(file);
+			continue;
+		}
+		flag = FLAG_ANY;
+		if (process_file(fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
+			close(fd);
+			free(file);
+			continue;
+		}
+		close(fd);
+		if (!soname)
+			soname = xstrdup(name);
+		if (!safe_name(soname)) {
+			log_warn("%s: SONAME \"%s\" is not a file name; skipped", file, soname);
+			free(soname);
+			free(file);
+			continue;
+		}
+		free(file);
+		/* A link counts as itself only when it is the SONAME link or the
+		 * development link ("libfoo.so" -> the SONAME); else it is an
+		 * implementation file like any other. */
+		if (is_link && strcmp(name, soname) != 0 &&
+		    (!ends_with(name, ".so") || strncmp(name, soname, len) != 0))
+			is_link = false;
+		if (is_link) {
+			free(soname);
+			soname = xstrdup(name);
+		}
+		if (flag == ELF_FLAG_ELF && (dflag == ELF_FLAG_LIBC5 || dflag == ELF_FLAG_LIBC6))
+			flag = dflag;
+
+		/* One entry per SONAME: a file beats a link, else the newer name wins. */
+		for (l = libs; l < libs + nlibs; l++)
+			if (strcmp(l->soname, soname) == 0)
+				break;
+		if (l < libs + nlibs) {
+			if ((!is_link && l->is_link) ||
+			    (is_link == l->is_link && ldcache_libcmp(l->name, name) < 0)) {
+				if (l->flag != flag) {
+					if (l->flag == ELF_FLAG_ELF &&
+					    (flag == ELF_FLAG_LIBC5 || flag == ELF_FLAG_LIBC6))
+						l->flag = flag;
+					else if ((l->flag == ELF_FLAG_LIBC5 || l->flag == ELF_FLAG_LIBC6) &&
+						 flag == ELF_FLAG_ELF)
+						l->flag = flag;
+					else
+						log_warn("libraries %s and %s in directory %s have same soname but different type",
+							 l->name, name, path);
+				}
+				free(l->name);
+				l->name = xstrdup(name);
+				l->is_link = is_link;
+				l->isa_level = isa_level;
+			}
+			free(soname);
+			continue;
+		}
+		if (nlibs == caplibs) {
+			caplibs = caplibs ? 2 * caplibs : 32;
+			libs = xreallocarray(libs, caplibs, sizeof(*libs));
+		}
+		libs[nlibs++] = (struct dlib){ xstrdup(name), soname, flag, is_link, isa_level };
+	}
+
+	/* glibc keeps the list newest first: walk it backwards. */
+	for (size_t i = nlibs; i-- > 0;) {
+		struct dlib *l = &libs[i];
+		const char *filename = l->name;
+		char *full;
+
+		if (hwcaps < 0) {
+			if (!l->is_link && !o->no_links)
+				create_link(st, dfd, path, l->name, l->soname);
+			filename = l->soname;
+		}
+		full = xasprintf("%s/%s", path, filename);
+		ldcache_builder_add(&st->b, l->soname, full, l->flag, l->isa_level, hwcap, hwcaps);
+		free(full);
+	}
+	free_dlibs(libs, nlibs);
+	closedir(dir);
+	free(path);
+}
+
+/* ---- writing ---- */
+
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, struct oerr *err)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
+	const char *base = slash ? slash + 1 : path;
+	_cleanup_close_ int dfd = -1;
+	char *tmp = NULL;
+	int fd = -1;
+	size_t done = 0;
+
+	if (!*base || !safe_name(base))
+		return oerr_set(err, 0, "%s: not a file name", path);
+	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return oerr_set(err, errno, "%s", dir);
+	for (int tries = 0; tries < 16 && fd < 0; tries++) {
+		free(tmp);
+		tmp = temp_name(base);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		oerr_set(err, errno, "%s: can't create a temporary file", dir);
+		free(tmp);
+		return -1;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		done += (size_t)n;
+	}
+	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (renameat(dfd, tmp, dfd, base) < 0)
+		goto fail;
+	fsync(dfd);
+	free(tmp);
+	return 0;
+fail:
+	oerr_set(err, errno ? errno : EIO, "%s", path);
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+	free(tmp);
+	return -1;
+}
+
+static int write_cache(struct state *st, struct oerr *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	if (ldcache_build(&st->b, GENERATOR, &buf, &len, err) < 0)
+		return -1;
+	return root_write_atomic(st->o->rootfd, st->o->cache, buf, len, err);
+}
+
+static void state_free(struct state *st)
+{
+	for (size_t i = 0; i < st->nd; i++)
+		free(st->d[i].path);
+	free(st->d);
+	ldcache_builder_free(&st->b);
+}
+
+static int check_dirs(const struct ldconfig *o, struct oerr *err)
+{
+	for (size_t i = 0; i < o->ndirs; i++)
+		if (o->dirs[i][0] != '/')
+			return oerr_usage(err, "relative path `%s' used to build cache", o->dirs[i]);
+	return 0;
+}
+
+static void add_cmdline_dirs(struct state *st)
+{
+	for (size_t i = 0; i < st->o->ndirs; i++)
+		add_dir(st, st->o->dirs[i], "<cmdline>", 0);
+}
+
+static void search_all(struct state *st, size_t from)
+{
+	for (size_t i = from; i < st->nd; i++)  /* the list grows as legacy subdirectories turn up */
+		search_dir(st, i);
+}
+
+int ldconfig_rebuild(const struct ldconfig *o, struct oerr *err)
+{
+	struct state st = { .o = o };
+	int r;
+
+	if (check_dirs(o, err) < 0)
+		return -1;
+	add_cmdline_dirs(&st);
+	parse_conf(&st, o->conf);
+	add_trusted_dirs(&st);
+	search_all(&st, 0);
+	r = write_cache(&st, err);
+	state_free(&st);
+	return r;
+}
+
+/* ---- the fast path ---- */
+
+static int load_cache(const struct ldconfig *o, struct ldcache *c, bool *missing, struct oerr *err)
+{
+	_cleanup_close_ int pfd = -1, fd = -1;
+	struct stat sb;
+
+	*missing = false;
+	pfd = root_open(o->rootfd, o->cache, O_PATH);
+	if (pfd < 0) {
+		*missing = errno == ENOENT;
+		return oerr_set(err, errno, "%s", o->cache);
+	}
+	fd = reopen_regular(pfd, o->rootfd, o->cache, true, &sb);
+	if (fd == -2)
+		return oerr_set(err, 0, "%s: not a regular file", o->cache);
+	if (fd < 0)
+		return oerr_set(err, errno, "%s", o->cache);
+	if (ldcache_load_fd(c, fd, err) < 0)
+		return oerr_prefix(err, "%s", o->cache);
+	return 0;
+}
+
+struct dir_id {
+	char *dir;
+	bool scanned;  /* one of the directories just scanned (same inode) */
+};
+
+/* Was the directory holding PATH one of those just scanned? Answers are
+ * kept per directory: a cache names few of them. */
+static bool in_scanned_dir(struct state *st, struct dir_id **ids, size_t *nids, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) : 0;
+	struct stat sb;
+	bool scanned = false;
+	char *dir;
+
+	for (size_t i = 0; i < *nids; i++)
+		if (strlen((*ids)[i].dir) == dlen && strncmp((*ids)[i].dir, path, dlen) == 0)
+			return (*ids)[i].scanned;
+	dir = xstrndup(path, dlen);
+	if (root_stat(st, dlen ? dir : "/", &sb) == 0)
+		for (size_t i = 0; i < st->nd && !scanned; i++)
+			scanned = st->d[i].dev == sb.st_dev && st->d[i].ino == sb.st_ino;
+	*ids = xreallocarray(*ids, *nids + 1, sizeof(**ids));
+	(*ids)[(*nids)++] = (struct dir_id){ dir, scanned };
+	return scanned;
+}
+
+int ldconfig_add(const struct ldconfig *o, struct oerr *err)
+{
+	struct state st = { .o = o };
+	struct ldcache old;
+	struct oerr lerr;
+	struct dir_id *ids = NULL;
+	size_t nids = 0;
+	bool missing;
+	int musl, r;
+
+	if (check_dirs(o, err) < 0)
+		return -1;
+	musl = ldconfig_musl_path(o, err);
+	if (musl < 0)
+		return -1;
+	if (load_cache(o, &old, &missing, &lerr) < 0) {
+		if (musl && missing)
+			return 0;  /* a musl tree without glibc's cache: the path file is all */
+		if (!missing)
+			log_warn("%s; rebuilding it", lerr.msg);
+		return ldconfig_rebuild(o, err);
+	}
+	add_cmdline_dirs(&st);
+	search_all(&st, 0);
+	/* The old entries after the new: on equal keys, DIRs come first, as in
+	 * a rebuild with DIRs on the command line; those from a directory just
+	 * scanned are replaced. */
+	for (size_t i = 0; i < old.n; i++) {
+		const struct ldcache_entry *e = &old.e[i];
+		if (in_scanned_dir(&st, &ids, &nids, e->value))
+			continue;
+		if (e->hwcaps_subdir)
+			ldcache_builder_add(&st.b, e->key, e->value, e->flags,
+					    (unsigned)(e->hwcap >> 32) & 0x3ff, 0,
+					    ldcache_builder_hwcaps(&st.b, e->hwcaps_subdir));
+		else
+			ldcache_builder_add(&st.b, e->key, e->value, e->flags, 0, e->hwcap, -1);
+	}
+	for (size_t i = 0; i < nids; i++)
+		free(ids[i].dir);
+	free(ids);
+	ldcache_free(&old);
+	r = write_cache(&st, err);
+	state_free(&st);
+	return r;
+}
+
+/* ---- musl ---- */
+
+int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
+{
+	static const char loader[] = "/lib/ld-musl-" MUSL_ARCH ".so.1";
+	static const char pathfile[] = "/etc/ld-musl-" MUSL_ARCH ".path";
+	_cleanup_close_ int lfd = -1, pfd = -1, fd = -1;
+	_cleanup_free_ char *old = NULL;
+	struct strv dirs = { 0 };
+	struct stat sb;
+	size_t len = 0, n0;
+	char *text, *tok, *save = NULL;
+	int r = 1;
+
+	lfd = root_open(o->rootfd, loader, O_PATH | O_NOFOLLOW);
+	if (lfd < 0)
+		return 0;
+	pfd = root_open(o->rootfd, pathfile, O_PATH);
+	if (pfd >= 0) {
+		fd = reopen_regular(pfd, o->rootfd, pathfile, true, &sb);
+		if (fd < 0)
+			return oerr_set(err, fd == -2 ? 0 : errno, "%s%s", pathfile,
+					fd == -2 ? ": not a regular file" : "");
+		if (read_fd_all(fd, 64 * 1024, &old, &len, err) < 0)
+			return oerr_prefix(err, "%s", pathfile);
+		for (tok = strtok_r(old, ":\n", &save); tok; tok = strtok_r(NULL, ":\n", &save))
+			strv_push(&dirs, tok);
+	} else if (errno == ENOENT) {
+		/* musl's built-in path, which a path file replaces */
+		strv_push(&dirs, "/lib");
+		strv_push(&dirs, "/usr/local/lib");
+		strv_push(&dirs, "/usr/lib");
+	} else {
+		return oerr_set(err, errno, "%s", pathfile);
+	}
+	n0 = dirs.n;
+	for (size_t i = 0; i < o->ndirs; i++)
+		if (!strv_contains(&dirs, o->dirs[i]))
+			strv_push(&dirs, o->dirs[i]);
+	if (dirs.n > n0) {
+		size_t total = 1;
+		for (size_t i = 0; i < dirs.n; i++)
+			total += strlen(dirs.v[i]) + 1;
+		text = xmalloc(total);
+		text[0] = '\0';
+		for (size_t i = 0, off = 0; i < dirs.n; i++)
+			off += (size_t)sprintf(text + off, "%s\n", dirs.v[i]);
+		if (root_write_atomic(o->rootfd, pathfile, text, strlen(text), err) < 0)
+			r = -1;
+		free(text);
+	}
+	strv_free(&dirs);
+	return r;
+}
