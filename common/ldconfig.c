@@ -523,12 +523,12 @@ static int process_file(int fd, const struct stat *sb, const char *file, const c
 		elf_info_free(&info);
 		return -1;
 	}
-	if (r == ELF_NOT_DSO) {
+	if (info.data != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2)) {
+		log_warn("%s is for the other byte order; skipped", file);
 		elf_info_free(&info);
 		return -1;
 	}
-	if (info.data != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 2)) {
-		log_warn("%s is for the other byte order; skipped", file);
+	if (r == ELF_NOT_DSO) {
 		elf_info_free(&info);
 		return -1;
 	}
