@@ -20,27 +20,14 @@ sed "s|^driver_root = /\$|driver_root = $work/dr|; s|^version_file.*|version = 5
 	conf/nvidia.ini >"$work/fake/nvidia.ini"
 chmod 0644 "$work/fake/nvidia.ini"
 
-# median_ms CMD...: median over R rounds of the wall time of N runs, in ms
-median_ms() {
-	local times=() t0 t1
-	for ((r = 0; r < R; r++)); do
-		t0=$(date +%s%N)
-		for ((i = 0; i < N; i++)); do "$@" >/dev/null; done
-		t1=$(date +%s%N)
-		times+=($(( (t1 - t0) / 1000000 )))
-	done
-	printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (R + 1) / 2 ))p"
-}
+. bench/lib.sh
 
 ref=$(median_ms ldconfig -p)
 floor=$(median_ms "$bin" --version)
 a=$(median_ms "$bin" list -c "$work/shipped")
 b=$(median_ms "$bin" list -c "$work/fake")
 echo "runs per round: $N, rounds: $R (medians; per run = total / $N)"
-printf '%-44s %8s ms  %7.3f ms/run\n' "ldconfig -p (reference)" "$ref" "$(bc -l <<<"$ref / $N")"
-printf '%-44s %8s ms  %7.3f ms/run  ratio %.2f\n' "ocidec --version (exec floor)" "$floor" \
-	"$(bc -l <<<"$floor / $N")" "$(bc -l <<<"$floor / $ref")"
-printf '%-44s %8s ms  %7.3f ms/run  ratio %.2f\n' "ocidec list, shipped configs, this host" "$a" \
-	"$(bc -l <<<"$a / $N")" "$(bc -l <<<"$a / $ref")"
-printf '%-44s %8s ms  %7.3f ms/run  ratio %.2f\n' "ocidec list, nvidia.ini on fake driver root" "$b" \
-	"$(bc -l <<<"$b / $N")" "$(bc -l <<<"$b / $ref")"
+row "ldconfig -p (reference)" "$ref"
+row "ocidec --version (exec floor)" "$floor" "$ref"
+row "ocidec list, shipped configs, this host" "$a" "$ref"
+row "ocidec list, nvidia.ini on fake driver root" "$b" "$ref"

@@ -38,12 +38,21 @@ static const char *const known_interp[] = {
 };
 static const char *const known_libs[] = { "libc.so.6", "libm.so.6" };
 
+/* Two windows on the file: the dynamic section and the string table it
+ * points into usually lie apart, and the SONAME search alternates between
+ * them. */
+struct window {
+	uint64_t off;
+	size_t len;
+	unsigned long used;
+	unsigned char buf[WINDOW];
+};
+
 struct reader {
 	const struct elf_source *src;
 	unsigned char data;
-	uint64_t off;
-	size_t len;
-	unsigned char buf[WINDOW];
+	unsigned long clock;
+	struct window w[2];
 };
 
 /* N bytes at OFF, or NULL when they are not all inside the file. */
@@ -51,25 +60,33 @@ static const unsigned char *get(struct reader *r, uint64_t off, size_t n)
 {
 	uint64_t size = r->src->size;
 	size_t want, got = 0;
+	struct window *w;
 
 	if (n > WINDOW || off > size || n > size - off)
 		return NULL;
 	if (r->src->mem)
 		return r->src->mem + off;
-	if (r->len && off >= r->off && off + n <= r->off + r->len)
-		return r->buf + (off - r->off);
+	for (int i = 0; i < 2; i++) {
+		w = &r->w[i];
+		if (w->len && off >= w->off && off + n <= w->off + w->len) {
+			w->used = ++r->clock;
+			return w->buf + (off - w->off);
+		}
+	}
+	w = &r->w[r->w[0].used <= r->w[1].used ? 0 : 1];  /* the least recently used */
 	want = size - off < WINDOW ? (size_t)(size - off) : WINDOW;
 	while (got < want) {
-		ssize_t k = pread(r->src->fd, r->buf + got, want - got, (off_t)(off + got));
+		ssize_t k = pread(r->src->fd, w->buf + got, want - got, (off_t)(off + got));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			break;  /* the file shrank under us */
 		got += (size_t)k;
 	}
-	r->off = off;
-	r->len = got;
-	return got >= n ? r->buf : NULL;
+	w->off = off;
+	w->len = got;
+	w->used = ++r->clock;
+	return got >= n ? w->buf : NULL;
 }
 
 static uint64_t rd(const struct reader *r, const unsigned char *p, unsigned bytes)
@@ -224,8 +241,11 @@ enum elf_result elf_read(const struct elf_source *src, struct elf_info *info, st
 	bool have_strtab = false;
 
 	memset(info, 0, sizeof(*info));
-	memset(&r, 0, offsetof(struct reader, buf));
 	r.src = src;
+	r.data = 0;
+	r.clock = 0;
+	r.w[0].len = r.w[1].len = 0;
+	r.w[0].used = r.w[1].used = 0;
 	if (!(h = get(&r, 0, 16)) || memcmp(h, "\177ELF", 4) != 0)
 		return ELF_NOT_ELF;
 	info->class = h[4];

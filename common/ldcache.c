@@ -378,7 +378,8 @@ int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, 
 	char *buf, *p;
 
 	sorting = b;
-	qsort(b->e, b->n, sizeof(*b->e), entry_cmp);
+	if (b->n)
+		qsort(b->e, b->n, sizeof(*b->e), entry_cmp);
 	for (size_t i = 0; i < b->n; i++) {
 		refs[2 * i] = (struct strref){ b->e[i].lib, strlen(b->e[i].lib), &b->e[i].lib_off };
 		refs[2 * i + 1] = (struct strref){ b->e[i].path, strlen(b->e[i].path), &b->e[i].path_off };
@@ -388,7 +389,8 @@ int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, 
 
 	/* Offsets: equal strings share one, a suffix of the string before it
 	 * points into that one. */
-	qsort(refs, nrefs, sizeof(*refs), strref_cmp);
+	if (nrefs)
+		qsort(refs, nrefs, sizeof(*refs), strref_cmp);
 	prev = SIZE_MAX;
 	for (size_t i = 0, off = 0; i < nrefs; i++) {
 		if (prev != SIZE_MAX && strref_cmp(&refs[prev], &refs[i]) == 0) {
@@ -415,7 +417,8 @@ int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, 
 	for (size_t i = 0; i < b->nhw; i++)
 		if (b->hw[i].used)
 			used[nused++] = &b->hw[i];
-	qsort(used, nused, sizeof(*used), hw_name_cmp);
+	if (nused)
+		qsort(used, nused, sizeof(*used), hw_name_cmp);
 	for (size_t i = 0; i < nused; i++)
 		used[i]->index = (uint32_t)i;
 

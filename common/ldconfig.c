@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,33 +490,33 @@ static int process_file(int fd, const struct stat *sb, const char *file, const c
 
 	*soname = NULL;
 	*isa_level = 0;
-	n = pread(fd, head, sizeof(head), 0);
-	if (n < 0) {
-		log_warn("cannot read %s: %s", file, strerror(errno));
-		return -1;
-	}
 	if (sb->st_size < 64) {  /* sizeof(Elf64_Ehdr), as the 64-bit ldconfig checks */
+		n = pread(fd, head, 4, 0);
 		if (sb->st_size == 0)
 			log_warn("file %s is empty, not checked", file);
-		else if (memcmp(head, "\177ELF", n < 4 ? (size_t)n : 4) == 0)
+		else if (n > 0 && memcmp(head, "\177ELF", (size_t)n) == 0)
 			log_warn("file %s is too small, not checked", file);
 		return -1;
 	}
-	/* a.out (ZMAGIC, QMAGIC): libc4, the name up to the major number */
-	if (((head[0] | head[1] << 8) == 0413) || ((head[0] | head[1] << 8) == 0314)) {
-		char *major, *dot;
-		*soname = xstrdup(name);
-		if ((major = strstr(*soname, ".so.")) && (dot = strchr(major + 4, '.')))
-			*dot = '\0';
-		*flag = FLAG_LIBC4;
-		return 0;
-	}
 	r = elf_read(&src, &info, &err);
 	if (r == ELF_NOT_ELF) {
+		elf_info_free(&info);
+		if ((n = pread(fd, head, sizeof(head), 0)) < 0) {
+			log_warn("cannot read %s: %s", file, strerror(errno));
+			return -1;
+		}
+		/* a.out (ZMAGIC, QMAGIC): libc4, the name up to the major number */
+		if (n >= 2 && ((head[0] | head[1] << 8) == 0413 || (head[0] | head[1] << 8) == 0314)) {
+			char *major, *dot;
+			*soname = xstrdup(name);
+			if ((major = strstr(*soname, ".so.")) && (dot = strchr(major + 4, '.')))
+				*dot = '\0';
+			*flag = FLAG_LIBC4;
+			return 0;
+		}
 		if (!memmem(head, (size_t)n, "GROUP", 5) && !memmem(head, (size_t)n, "GNU ld script", 13) &&
 		    !ends_with(file, "-gdb.py"))
 			log_warn("%s is not an ELF file - it has the wrong magic bytes at the start", file);
-		elf_info_free(&info);
 		return -1;
 	}
 	if (r == ELF_BAD) {
@@ -589,7 +590,7 @@ static void search_dir(struct state *st, size_t idx)
 		struct stat lsb, sb;
 		int pfd, fd, flag;
 		unsigned isa_level;
-		char *file, *soname;
+		char file[PATH_MAX], *soname;
 		struct dlib *l;
 
 		if (de->d_type != DT_UNKNOWN && de->d_type != DT_LNK && de->d_type != DT_REG &&
@@ -601,12 +602,22 @@ static void search_dir(struct state *st, size_t idx)
 		if (ends_with(name, ".#prelink#") ||
 		    (len >= 17 && memcmp(name + len - 17, ".#prelink#.", 11) == 0))
 			continue;
-		if (fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
-			log_warn("cannot lstat %s/%s: %s", path, name, strerror(errno));
+		/* d_type where the file system gives it, as glibc does: one
+		 * syscall less per file */
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
+				log_warn("cannot lstat %s/%s: %s", path, name, strerror(errno));
+				continue;
+			}
+		} else {
+			lsb.st_mode = DTTOIF(de->d_type);
+		}
+		if ((size_t)snprintf(file, sizeof(file), "%s/%s", path, name) >= sizeof(file)) {
+			log_warn("%s/%s: name too long; skipped", path, name);
 			continue;
 		}
-		file = xasprintf("%s/%s", path, name);
 		is_link = S_ISLNK(lsb.st_mode);
+		pfd = -1;
 		if (is_link) {
 			pfd = root_open(o->rootfd, file, O_PATH);
 			if (pfd < 0 || fstat(pfd, &sb) < 0) {
@@ -615,24 +626,24 @@ static void search_dir(struct state *st, size_t idx)
 					close(pfd);
 				if (!o->no_links && strstr(name, ".so."))
 					unlinkat(dfd, name, 0);
-				free(file);
 				continue;
 			}
 			isdir = S_ISDIR(sb.st_mode);
 			lsb.st_dev = sb.st_dev;
 			lsb.st_ino = sb.st_ino;
 		} else {
-			pfd = -1;
 			isdir = S_ISDIR(lsb.st_mode);
 		}
 		if (hwcaps < 0 && isdir && legacy_bit(name) >= 0) {
 			if (pfd >= 0)
 				close(pfd);
-			add_single_dir(st, file, dflag, &lsb, -1);  /* scanned later */
+			if (!is_link && fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
+				continue;
+			}
+			add_single_dir(st, xstrdup(file), dflag, &lsb, -1);  /* scanned later */
 			continue;
 		}
 		if (!S_ISREG(lsb.st_mode) && !is_link) {
-			free(file);
 			continue;
 		}
 		if (pfd < 0)
@@ -646,13 +657,11 @@ static void search_dir(struct state *st, size_t idx)
 				log_warn("cannot open %s: %s", file, strerror(errno));
 			else if (fd == -2 && !isdir)
 				log_warn("%s is not a regular file; skipped", file);
-			free(file);
 			continue;
 		}
 		flag = FLAG_ANY;
 		if (process_file(fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
 			close(fd);
-			free(file);
 			continue;
 		}
 		close(fd);
@@ -661,10 +670,8 @@ static void search_dir(struct state *st, size_t idx)
 		if (!safe_name(soname)) {
 			log_warn("%s: SONAME \"%s\" is not a file name; skipped", file, soname);
 			free(soname);
-			free(file);
 			continue;
 		}
-		free(file);
 		/* A link counts as itself only when it is the SONAME link or the
 		 * development link ("libfoo.so" -> the SONAME); else it is an
 		 * implementation file like any other. */

@@ -290,10 +290,12 @@ int reopen_regular(int pathfd, int rootfd, const char *path, bool in_root, struc
 	if (!S_ISREG(st->st_mode))
 		return -2;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
-	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
-		fd = in_root ? root_open(rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK)
-			     : openat(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
+	fd = openat(AT_FDCWD, proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;  /* the same inode, by construction */
+	fd = in_root ? root_open(rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK)
+		     : openat(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino) {
