@@ -4,6 +4,7 @@
 #   make test       the bats suites against build/ocidec
 #   make test-asan  the bats suites against build/ocidec-asan
 #   make check      both, with one "N passed, N failed" line
+#   make fuzz       the libFuzzer targets, FUZZ_RUNS inputs each (test/fuzz/run.sh)
 #   make demo       the demo (demo.sh)
 #   make install    DESTDIR, PREFIX honoured
 #   make clean
@@ -90,6 +91,11 @@ test-asan: $(B)/ocidec-asan
 check: $(B)/ocidec $(B)/ocidec-asan
 	test/run $(B)/ocidec $(B)/ocidec-asan
 
+FUZZ_RUNS    ?= 1000000
+FUZZ_SECONDS ?= 1800
+fuzz:
+	test/fuzz/run.sh $(FUZZ_RUNS) $(FUZZ_SECONDS)
+
 demo: $(B)/ocidec
 	./demo.sh
 
@@ -107,4 +113,4 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan test test-asan check demo install clean distclean
+.PHONY: all asan test test-asan check fuzz demo install clean distclean

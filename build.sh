@@ -19,7 +19,9 @@ top=$(pwd)
 CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
 INIH_VERSIONS="59-1"
 
-PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file"
+# clang and its runtime: the libFuzzer targets in test/fuzz; util-linux: setpriv
+PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file
+	clang libclang-rt-dev util-linux"
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { say "fatal: $*"; exit 1; }

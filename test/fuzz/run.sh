@@ -1,11 +1,14 @@
 #!/bin/bash
-# test/fuzz/run.sh RUNS [SECONDS]: build the libFuzzer targets (clang,
+# test/fuzz/run.sh RUNS [SECONDS [TARGET...]]: build the libFuzzer targets (clang,
 # -fsanitize=fuzzer,address,undefined) into build/fuzz, seed them from this
 # machine (its ld.so.cache, caches and libraries the ldtree fixture makes,
 # some system libraries) and run each for RUNS inputs or SECONDS, whichever
-# ends first. Exit 0 when no target found a crash.
+# ends first (targets: ldcache elf; default both). Exit 0 when no target
+# found a crash; a crash's input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
+shift $(( $# < 2 ? $# : 2 ))
+targets=${*:-ldcache elf}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -30,7 +33,7 @@ if [ ! -d "$seeds/ldcache" ]; then
 	rm -rf "$tree"
 fi
 status=0
-for t in ldcache elf; do
+for t in $targets; do
 	mkdir -p "$out/corpus-$t"
 	echo "# fuzz $t: up to $runs inputs or ${secs}s"
 	if ! (cd "$out" && "./$t" -runs="$runs" -max_total_time="$secs" -max_len=65536 \
