@@ -22,21 +22,8 @@
 #define NAME_MAX_LEN 4096
 #define WINDOW 8192
 
-/* The interpreters and libraries that tell glibc's ldconfig an object is
- * for libc6 (readlib.c's tables, as built for this architecture). */
-static const char *const known_interp[] = {
-#if defined(__x86_64__) || defined(__i386__)
-	"/lib/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2",
-	"/libx32/ld-linux-x32.so.2", "/lib64/ld-linux-x86-64.so.2",
-#elif defined(__aarch64__)
-	"/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64_be.so.1",
-	"/lib/ld-linux-aarch64_ilp32.so.1", "/lib/ld-linux-aarch64_be_ilp32.so.1",
-	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3",
-#elif defined(__arm__)
-	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3",
-#endif
-};
-static const char *const known_libs[] = { "libc.so.6", "libm.so.6" };
+/* The libraries that tell glibc's ldconfig an object is for libc6. */
+static const char *const known_libs[] = { "libc.so.6", "libm.so.6", NULL };
 
 /* Two windows on the file: the dynamic section and the string table it
  * points into usually lie apart, and the SONAME search alternates between
@@ -130,10 +117,11 @@ static char *get_str(struct reader *r, uint64_t off)
 	}
 }
 
-static bool in_table(const char *s, const char *const *t, size_t n)
+/* Is S in the NULL-terminated list T? */
+static bool in_list(const char *s, const char *const *t)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, t[i]) == 0)
+	for (; t && *t; t++)
+		if (strcmp(s, *t) == 0)
 			return true;
 	return false;
 }
@@ -232,7 +220,8 @@ static enum elf_result bad(struct oerr *err, const char *what)
 	return ELF_BAD;
 }
 
-enum elf_result elf_read(const struct elf_source *src, struct elf_info *info, struct oerr *err)
+enum elf_result elf_read(const struct elf_source *src, const char *const *interps,
+			 struct elf_info *info, struct oerr *err)
 {
 	struct reader r;
 	const unsigned char *h;
@@ -283,7 +272,7 @@ enum elf_result elf_read(const struct elf_source *src, struct elf_info *info, st
 			char *interp = get_str(&r, ph.offset);
 			if (!interp)
 				return bad(err, "PT_INTERP outside the file");
-			if (in_table(interp, known_interp, sizeof(known_interp) / sizeof(*known_interp)))
+			if (in_list(interp, interps))
 				info->libc = ELF_FLAG_LIBC6;
 			free(interp);
 		} else if (ph.type == PT_GNU_PROPERTY_ && ph.align == w) {
@@ -336,7 +325,7 @@ enum elf_result elf_read(const struct elf_source *src, struct elf_info *info, st
 			return bad(err, "dynamic string outside the file");
 		if (tag == DT_NEEDED_) {
 			if (info->libc == ELF_FLAG_ELF &&
-			    in_table(name, known_libs, sizeof(known_libs) / sizeof(*known_libs)))
+			    in_list(name, known_libs))
 				info->libc = ELF_FLAG_LIBC6;
 			free(name);
 		} else {

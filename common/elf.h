@@ -47,9 +47,12 @@ struct elf_info {
 	unsigned isa_level;    /* x86: highest bit of GNU_PROPERTY_X86_ISA_1_NEEDED */
 };
 
-/* Read SRC. On ELF_BAD, ERR holds a reason (no file name). INFO is filled as
- * far as it got; free it with elf_info_free in every case. */
-enum elf_result elf_read(const struct elf_source *src, struct elf_info *info, struct oerr *err);
+/* Read SRC. INTERPS (NULL-terminated) are the program interpreters that
+ * mark an object as libc6 for the architecture ldconfig works for. On
+ * ELF_BAD, ERR holds a reason (no file name). INFO is filled as far as it
+ * got; free it with elf_info_free in every case. */
+enum elf_result elf_read(const struct elf_source *src, const char *const *interps,
+			 struct elf_info *info, struct oerr *err);
 void elf_info_free(struct elf_info *info);
 
 #endif

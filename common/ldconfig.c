@@ -25,51 +25,83 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Architecture: the Debian multiarch triplet, the directories an upstream
- * (Fedora, RHEL, SUSE) glibc trusts, musl's loader name, the ld.so names
- * whose SONAME links ldconfig leaves alone. */
+/* What ldconfig does differently per architecture (glibc 2.36's
+ * sysdeps/unix/sysv/linux/ARCH/{readelflib.c,dl-cache.h,ldconfig.h}): the
+ * Debian multiarch triplet, the directories an upstream build (Fedora, RHEL,
+ * SUSE) trusts and the siblings its add_system_dir adds to a ".../lib",
+ * musl's loader name, the interpreters that mark libc6 objects, and how a
+ * library's flags are found. The build's own architecture is the default;
+ * OCIDEC_LDCACHE_ARCH picks another (for tests: trees of another
+ * architecture's libraries can be made here by patching headers). */
+enum classify { CL_X86, CL_AARCH64, CL_ARM, CL_LIB64 };
+
+struct ldarch {
+	const char *name, *triplet, *musl;
+	const char *upstream[2];
+	const char *siblings[3];
+	enum classify classify;
+	int lib64_flag;            /* CL_LIB64: the flag of 64-bit objects */
+	const char *const *interps;
+};
+
+static const char *const x86_interps[] = {
+	"/lib/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2", "/libx32/ld-linux-x32.so.2",
+	"/lib64/ld-linux-x86-64.so.2", NULL,
+};
+static const char *const arm_interps[] = {
+	"/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64_be.so.1",
+	"/lib/ld-linux-aarch64_ilp32.so.1", "/lib/ld-linux-aarch64_be_ilp32.so.1",
+	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3", NULL,
+};
+
+static const struct ldarch arches[] = {
+	{ "x86_64", "x86_64-linux-gnu", "x86_64", { "/lib64", "/usr/lib64" }, { "64", "x32" },
+	  CL_X86, 0, x86_interps },
+	{ "x32", "x86_64-linux-gnux32", "x32", { "/libx32", "/usr/libx32" }, { "64", "x32" },
+	  CL_X86, 0, x86_interps },
+	{ "i386", "i386-linux-gnu", "i386", { "/lib", "/usr/lib" }, { 0 }, CL_X86, 0, x86_interps },
+	{ "aarch64", "aarch64-linux-gnu", "aarch64", { "/lib64", "/usr/lib64" }, { "64", "ilp32" },
+	  CL_AARCH64, 0, arm_interps },
+	{ "armhf", "arm-linux-gnueabihf", "armhf", { "/lib", "/usr/lib" }, { 0 }, CL_ARM, 0, arm_interps },
+	{ "ppc64le", "powerpc64le-linux-gnu", "powerpc64le", { "/lib64", "/usr/lib64" }, { 0 },
+	  CL_LIB64, 0x0500, NULL },
+	{ "s390x", "s390x-linux-gnu", "s390x", { "/lib64", "/usr/lib64" }, { 0 }, CL_LIB64, 0x0400, NULL },
+	{ "riscv64", "riscv64-linux-gnu", "riscv64", { "/lib64/lp64d", "/usr/lib64/lp64d" }, { 0 },
+	  CL_LIB64, 0x1000, NULL },
+};
+
 #if defined(__x86_64__) && defined(__ILP32__)
-#define TRIPLET "x86_64-linux-gnux32"
-#define MUSL_ARCH "x32"
-#define UPSTREAM_DIRS "/libx32", "/usr/libx32"
-#define LIB_SUFFIXES "64", "x32"
+#define BUILD_ARCH "x32"
 #elif defined(__x86_64__)
-#define TRIPLET "x86_64-linux-gnu"
-#define MUSL_ARCH "x86_64"
-#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
-#define LIB_SUFFIXES "64", "x32"
+#define BUILD_ARCH "x86_64"
 #elif defined(__i386__)
-#define TRIPLET "i386-linux-gnu"
-#define MUSL_ARCH "i386"
-#define UPSTREAM_DIRS "/lib", "/usr/lib"
+#define BUILD_ARCH "i386"
 #elif defined(__aarch64__)
-#define TRIPLET "aarch64-linux-gnu"
-#define MUSL_ARCH "aarch64"
-#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
-#define LIB_SUFFIXES "64", "ilp32"
+#define BUILD_ARCH "aarch64"
 #elif defined(__arm__) && defined(__ARM_PCS_VFP)
-#define TRIPLET "arm-linux-gnueabihf"
-#define MUSL_ARCH "armhf"
-#define UPSTREAM_DIRS "/lib", "/usr/lib"
-#elif defined(__arm__)
-#define TRIPLET "arm-linux-gnueabi"
-#define MUSL_ARCH "arm"
-#define UPSTREAM_DIRS "/lib", "/usr/lib"
+#define BUILD_ARCH "armhf"
 #elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define TRIPLET "powerpc64le-linux-gnu"
-#define MUSL_ARCH "powerpc64le"
-#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
+#define BUILD_ARCH "ppc64le"
 #elif defined(__s390x__)
-#define TRIPLET "s390x-linux-gnu"
-#define MUSL_ARCH "s390x"
-#define UPSTREAM_DIRS "/lib64", "/usr/lib64"
+#define BUILD_ARCH "s390x"
 #elif defined(__riscv) && __riscv_xlen == 64
-#define TRIPLET "riscv64-linux-gnu"
-#define MUSL_ARCH "riscv64"
-#define UPSTREAM_DIRS "/lib64/lp64d", "/usr/lib64/lp64d"
+#define BUILD_ARCH "riscv64"
 #else
-#error "ocidec ldcache: add this architecture's trusted directories"
+#error "ocidec ldcache: add this architecture to arches[]"
 #endif
+
+static const struct ldarch *ldarch_get(struct oerr *err)
+{
+	const char *want = getenv("OCIDEC_LDCACHE_ARCH");
+
+	if (!want || !*want)
+		want = BUILD_ARCH;
+	for (size_t i = 0; i < sizeof(arches) / sizeof(*arches); i++)
+		if (strcmp(arches[i].name, want) == 0)
+			return &arches[i];
+	oerr_usage(err, "OCIDEC_LDCACHE_ARCH=%s: not an architecture ldcache knows", want);
+	return NULL;
+}
 
 #define MAX_CONF_SIZE (1024 * 1024)
 #define MAX_INCLUDE_DEPTH 32
@@ -90,12 +122,10 @@ static const char *const ld_sonames[] = {
 /* Legacy hwcap subdirectories (glibc 2.36: sysdeps/x86/dl-procinfo.c as
  * ldconfig sees it, all of them "important"); bit numbers as path_hwcap
  * gives them. Other architectures: "tls" only. */
-static const struct { const char *name; unsigned bit; } legacy_hwcaps[] = {
-#if defined(__x86_64__) || defined(__i386__)
-	{ "sse2", 0 }, { "x86_64", 1 }, { "avx512_1", 2 },
-	{ "i586", 48 }, { "i686", 49 }, { "haswell", 50 }, { "xeon_phi", 51 },
-#endif
-	{ "tls", 63 },
+static const struct { const char *name; unsigned bit; bool x86; } legacy_hwcaps[] = {
+	{ "sse2", 0, true }, { "x86_64", 1, true }, { "avx512_1", 2, true },
+	{ "i586", 48, true }, { "i686", 49, true }, { "haswell", 50, true }, { "xeon_phi", 51, true },
+	{ "tls", 63, false },
 };
 
 struct dir_entry {
@@ -115,6 +145,7 @@ struct dlib {
 
 struct state {
 	const struct ldconfig *o;
+	const struct ldarch *arch;
 	struct dir_entry *d;
 	size_t nd, capd;
 	struct ldcache_builder b;
@@ -123,22 +154,23 @@ struct state {
 	unsigned conf_depth;
 };
 
-static int legacy_bit(const char *name)
+static int legacy_bit(const struct state *st, const char *name)
 {
 	for (size_t i = 0; i < sizeof(legacy_hwcaps) / sizeof(*legacy_hwcaps); i++)
-		if (strcmp(name, legacy_hwcaps[i].name) == 0)
+		if ((!legacy_hwcaps[i].x86 || st->arch->classify == CL_X86) &&
+		    strcmp(name, legacy_hwcaps[i].name) == 0)
 			return (int)legacy_hwcaps[i].bit;
 	return -1;
 }
 
 /* glibc's path_hwcap: the legacy hwcap bits named by the path's last components. */
-static uint64_t path_hwcap(const char *path)
+static uint64_t path_hwcap(const struct state *st, const char *path)
 {
 	char *s = xstrdup(path), *p;
 	uint64_t hwcap = 0;
 	int bit;
 
-	while ((p = strrchr(s, '/')) && (bit = legacy_bit(p + 1)) >= 0) {
+	while ((p = strrchr(s, '/')) && (bit = legacy_bit(st, p + 1)) >= 0) {
 		hwcap += 1ULL << bit;
 		*p = '\0';
 	}
@@ -370,31 +402,27 @@ static bool is_dir(const struct state *st, const char *path)
  * brings "/lib" and "/libx32", and so on. */
 static void add_system_dir(struct state *st, const char *dir)
 {
-#ifdef LIB_SUFFIXES
-	static const char *const suffixes[] = { LIB_SUFFIXES };
+	const char *const *sib = st->arch->siblings;
 	char *path = xstrdup(dir);
 	size_t len = strlen(path);
 
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
-		size_t sl = strlen(suffixes[i]);
+	for (size_t i = 0; sib[i]; i++) {
+		size_t sl = strlen(sib[i]);
 		if (len >= 4 + sl && strncmp(path + len - 4 - sl, "/lib", 4) == 0 &&
-		    strcmp(path + len - sl, suffixes[i]) == 0) {
+		    strcmp(path + len - sl, sib[i]) == 0) {
 			path[len -= sl] = '\0';
 			break;
 		}
 	}
 	add_dir(st, path, "<builtin>", 0);
 	if (ends_with(path, "/lib")) {
-		for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
-			char *p = xasprintf("%s%s", path, suffixes[i]);
+		for (size_t i = 0; sib[i]; i++) {
+			char *p = xasprintf("%s%s", path, sib[i]);
 			add_dir(st, p, "<builtin>", 0);
 			free(p);
 		}
 	}
 	free(path);
-#else
-	add_dir(st, dir, "<builtin>", 0);
-#endif
 }
 
 /* The trusted directories. A Debian-style tree (it has the multiarch
@@ -402,17 +430,20 @@ static void add_system_dir(struct state *st, const char *dir)
  * upstream glibc's. */
 static void add_trusted_dirs(struct state *st)
 {
-	static const char *const upstream[] = { UPSTREAM_DIRS };
+	char *ma = xasprintf("/lib/%s", st->arch->triplet);
+	char *uma = xasprintf("/usr/lib/%s", st->arch->triplet);
 
-	if (is_dir(st, "/lib/" TRIPLET) || is_dir(st, "/usr/lib/" TRIPLET)) {
-		add_dir(st, "/lib/" TRIPLET, "<builtin>", 0);
-		add_dir(st, "/usr/lib/" TRIPLET, "<builtin>", 0);
+	if (is_dir(st, ma) || is_dir(st, uma)) {
+		add_dir(st, ma, "<builtin>", 0);
+		add_dir(st, uma, "<builtin>", 0);
 		add_dir(st, "/lib", "<builtin>", 0);
 		add_dir(st, "/usr/lib", "<builtin>", 0);
-		return;
+	} else {
+		for (size_t i = 0; i < 2; i++)
+			add_system_dir(st, st->arch->upstream[i]);
 	}
-	for (size_t i = 0; i < sizeof(upstream) / sizeof(*upstream); i++)
-		add_system_dir(st, upstream[i]);
+	free(ma);
+	free(uma);
 }
 
 /* ---- scanning a directory ---- */
@@ -478,8 +509,8 @@ out:
 
 /* glibc's process_file: classify one file. 0 with FLAG and SONAME (maybe
  * NULL) set; -1 to skip it. FD is open for reading, SB its status. */
-static int process_file(int fd, const struct stat *sb, const char *file, const char *name,
-			int *flag, unsigned *isa_level, char **soname)
+static int process_file(const struct state *st, int fd, const struct stat *sb, const char *file,
+			const char *name, int *flag, unsigned *isa_level, char **soname)
 {
 	unsigned char head[512];
 	ssize_t n;
@@ -498,7 +529,7 @@ static int process_file(int fd, const struct stat *sb, const char *file, const c
 			log_warn("file %s is too small, not checked", file);
 		return -1;
 	}
-	r = elf_read(&src, &info, &err);
+	r = elf_read(&src, st->arch->interps, &info, &err);
 	if (r == ELF_NOT_ELF) {
 		elf_info_free(&info);
 		if ((n = pread(fd, head, sizeof(head), 0)) < 0) {
@@ -534,27 +565,35 @@ static int process_file(int fd, const struct stat *sb, const char *file, const c
 		return -1;
 	}
 	*flag = info.libc;
-#if defined(__x86_64__) || defined(__i386__)
-	if (info.machine == 62 /* EM_X86_64 */)
-		*flag = (info.class == 2 ? 0x0300 : 0x0800) | ELF_FLAG_LIBC6;
-	else if (!(info.machine == 3 /* EM_386 */ && info.class == 1)) {
-		log_warn("%s is for unknown machine %u", file, info.machine);
-		elf_info_free(&info);
-		return -1;
+	switch (st->arch->classify) {
+	case CL_X86:
+		if (info.machine == 62 /* EM_X86_64 */)
+			*flag = (info.class == 2 ? 0x0300 : 0x0800) | ELF_FLAG_LIBC6;
+		else if (!(info.machine == 3 /* EM_386 */ && info.class == 1)) {
+			log_warn("%s is for unknown machine %u", file, info.machine);
+			elf_info_free(&info);
+			return -1;
+		}
+		*isa_level = info.isa_level;
+		break;
+	case CL_AARCH64:
+	case CL_ARM:
+		if (info.class == 2 && st->arch->classify == CL_AARCH64) {
+			*flag = 0x0a00 | ELF_FLAG_LIBC6;
+		} else if (info.class == 1 && (info.eflags & 0xff000000u) == 0x05000000u) {  /* EABI 5 */
+			if (info.eflags & 0x400)
+				*flag = 0x0900 | ELF_FLAG_LIBC6;  /* hard-float */
+			else if (info.eflags & 0x200)
+				*flag = 0x0b00 | ELF_FLAG_LIBC6;  /* soft-float */
+			else
+				*flag = ELF_FLAG_LIBC6;
+		}
+		break;
+	case CL_LIB64:
+		if (info.class == 2)
+			*flag = st->arch->lib64_flag | ELF_FLAG_LIBC6;
+		break;
 	}
-	*isa_level = info.isa_level;
-#elif defined(__aarch64__)
-	if (info.class == 2) {
-		*flag = 0x0a00 | ELF_FLAG_LIBC6;
-	} else if ((info.eflags & 0xff000000u) == 0x05000000u) {  /* EABI version 5 */
-		if (info.eflags & 0x400)
-			*flag = 0x0900 | ELF_FLAG_LIBC6;  /* hard-float */
-		else if (info.eflags & 0x200)
-			*flag = 0x0b00 | ELF_FLAG_LIBC6;  /* soft-float */
-		else
-			*flag = ELF_FLAG_LIBC6;
-	}
-#endif
 	*soname = info.soname;
 	info.soname = NULL;
 	elf_info_free(&info);
@@ -567,7 +606,7 @@ static void search_dir(struct state *st, size_t idx)
 	const struct ldconfig *o = st->o;
 	char *path = xstrdup(st->d[idx].path);
 	int dflag = st->d[idx].flag, hwcaps = st->d[idx].hwcaps;
-	uint64_t hwcap = hwcaps < 0 ? path_hwcap(path) : 0;
+	uint64_t hwcap = hwcaps < 0 ? path_hwcap(st, path) : 0;
 	int dfd = root_open(o->rootfd, path, O_RDONLY | O_DIRECTORY);
 	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dlib *libs = NULL;
@@ -597,7 +636,7 @@ static void search_dir(struct state *st, size_t idx)
 		    de->d_type != DT_DIR)
 			continue;
 		if (!is_dso(name) &&
-		    (de->d_type == DT_REG || (hwcaps < 0 && legacy_bit(name) < 0)))
+		    (de->d_type == DT_REG || (hwcaps < 0 && legacy_bit(st, name) < 0)))
 			continue;
 		if (ends_with(name, ".#prelink#") ||
 		    (len >= 17 && memcmp(name + len - 17, ".#prelink#.", 11) == 0))
@@ -634,7 +673,7 @@ static void search_dir(struct state *st, size_t idx)
 		} else {
 			isdir = S_ISDIR(lsb.st_mode);
 		}
-		if (hwcaps < 0 && isdir && legacy_bit(name) >= 0) {
+		if (hwcaps < 0 && isdir && legacy_bit(st, name) >= 0) {
 			if (pfd >= 0)
 				close(pfd);
 			if (!is_link && fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -660,7 +699,7 @@ static void search_dir(struct state *st, size_t idx)
 			continue;
 		}
 		flag = FLAG_ANY;
-		if (process_file(fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
+		if (process_file(st, fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
 			close(fd);
 			continue;
 		}
@@ -839,7 +878,7 @@ int ldconfig_rebuild(const struct ldconfig *o, struct oerr *err)
 	struct state st = { .o = o };
 	int r;
 
-	if (check_dirs(o, err) < 0)
+	if (check_dirs(o, err) < 0 || !(st.arch = ldarch_get(err)))
 		return -1;
 	add_cmdline_dirs(&st);
 	parse_conf(&st, o->conf);
@@ -910,7 +949,7 @@ int ldconfig_add(const struct ldconfig *o, struct oerr *err)
 	bool missing;
 	int musl, r;
 
-	if (check_dirs(o, err) < 0)
+	if (check_dirs(o, err) < 0 || !(st.arch = ldarch_get(err)))
 		return -1;
 	musl = ldconfig_musl_path(o, err);
 	if (musl < 0)
@@ -951,16 +990,19 @@ int ldconfig_add(const struct ldconfig *o, struct oerr *err)
 
 int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
 {
-	static const char loader[] = "/lib/ld-musl-" MUSL_ARCH ".so.1";
-	static const char pathfile[] = "/etc/ld-musl-" MUSL_ARCH ".path";
+	const struct ldarch *arch = ldarch_get(err);
 	_cleanup_close_ int lfd = -1, pfd = -1, fd = -1;
-	_cleanup_free_ char *old = NULL;
+	_cleanup_free_ char *old = NULL, *loader = NULL, *pathfile = NULL;
 	struct strv dirs = { 0 };
 	struct stat sb;
 	size_t len = 0, n0;
 	char *text, *tok, *save = NULL;
 	int r = 1;
 
+	if (!arch)
+		return -1;
+	loader = xasprintf("/lib/ld-musl-%s.so.1", arch->musl);
+	pathfile = xasprintf("/etc/ld-musl-%s.path", arch->musl);
 	lfd = root_open(o->rootfd, loader, O_PATH | O_NOFOLLOW);
 	if (lfd < 0)
 		return 0;

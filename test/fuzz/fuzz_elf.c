@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		src.mem = data + 1;
 	}
 	src.size = size - 1;
-	if (elf_read(&src, &info, &err) == ELF_OK && info.soname && !info.soname[0] && info.libc > 3)
+	static const char *const interps[] = { "/lib64/ld-linux-x86-64.so.2", NULL };
+	if (elf_read(&src, interps, &info, &err) == ELF_OK && info.soname && !info.soname[0] && info.libc > 3)
 		abort();
 	elf_info_free(&info);
 	return 0;
