@@ -56,6 +56,7 @@ static const struct applet *find_applet(const char *name)
 int applet_fail(const struct oerr *e)
 {
 	fprintf(stderr, "%s: %s\n", log_prog, e->msg);
+	log_file_only("error: %s", e->msg);
 	return e->code ? e->code : EXIT_FAIL;
 }
 

@@ -1,16 +1,122 @@
-/* hook: not built yet; the applet exists so the table is complete.
- * See: SPEC sections 5 and 6. */
+/* hook: the OCI runtime hook (prestart, createRuntime).
+ *
+ * See: SPEC sections 4 and 5; oci-hooks(5). Parse (state on stdin, the
+ * bundle's config.json, the vendor configs), decide (activate.c), plan
+ * (plan.c), apply (inject.c). No active vendor: exit 0 having changed
+ * nothing. The hook's own environment is what the hooks.d file gives it; the
+ * container's env is only read as data.
+ */
+#include "common/activate.h"
 #include "common/applet.h"
+#include "common/config.h"
+#include "common/inject.h"
 #include "common/log.h"
+#include "common/oci.h"
+#include "common/plan.h"
 
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-const char hook_usage[] = "usage: ocidec hook [--dry-run] [STAGE] < STATE\\n\\nAn OCI runtime hook (prestart, createRuntime): reads the container state on\\nstdin and injects the active vendors into the container.\\n";
+const char hook_usage[] =
+	"usage: ocidec hook [-c DIR] [--log FILE] [--dry-run] [STAGE] < STATE\n"
+	"\n"
+	"An OCI runtime hook: reads the container state on stdin and BUNDLE/config.json,\n"
+	"and injects the vendors the container activates. Works at prestart (the\n"
+	"default) and createRuntime; other stages do nothing.\n"
+	"\n"
+	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"  -l, --log FILE        also append messages to FILE\n"
+	"  -n, --dry-run         print what would be done (mounts, device rules, cache\n"
+	"                        directories), change nothing\n";
 
 APPLET_MAIN(hook)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "%s: not implemented yet\n", log_prog);
-	return EXIT_FAIL;
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ 0 },
+	};
+	const char *dir = CONFIG_DIR_DEFAULT, *stage = "prestart";
+	struct oci_state st;
+	struct oci_config oc;
+	struct config cfg;
+	struct activation *act = NULL;
+	struct inject_opts io = { 0 };
+	struct oerr err;
+	char *buf = NULL;
+	size_t len;
+	int o, nact, status = EXIT_FAIL;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:l:n", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': dir = optarg; break;
+		case 'l':
+			if (log_open_file(optarg) < 0)
+				log_warn("%s: cannot open the log file: %s", optarg, strerror(errno));
+			break;
+		case 'n': io.dry_run = true; break;
+		default: return applet_bad_option(o, argc, argv);
+		}
+	}
+	if (optind < argc)
+		stage = argv[optind++];
+	if (optind < argc)
+		return applet_usage_error("one STAGE at most");
+	if (strcmp(stage, "poststart") == 0 || strcmp(stage, "poststop") == 0 ||
+	    strcmp(stage, "startContainer") == 0)
+		return EXIT_OK;
+	if (strcmp(stage, "prestart") != 0 && strcmp(stage, "createRuntime") != 0 &&
+	    strcmp(stage, "createContainer") != 0)
+		return applet_usage_error("unknown stage '%s'", stage);
+
+	if (read_fd_all(STDIN_FILENO, OCI_STATE_MAX, &buf, &len, &err) < 0) {
+		oerr_prefix(&err, "container state on stdin");
+		return applet_fail(&err);
+	}
+	if (oci_state_parse(buf, len, &st, &err) < 0) {
+		free(buf);
+		return applet_fail(&err);
+	}
+	free(buf);
+	if (oci_config_load(st.bundle, &oc, &err) < 0) {
+		oci_state_free(&st);
+		return applet_fail(&err);
+	}
+	if (config_load(&cfg, dir, &err) < 0) {
+		oci_config_free(&oc);
+		oci_state_free(&st);
+		return applet_fail(&err);
+	}
+	act = xcalloc(cfg.n ? cfg.n : 1, sizeof(*act));
+	nact = activate(&cfg, &oc, &st.ann, act, &err);
+	if (nact < 0) {
+		status = applet_fail(&err);
+	} else if (nact == 0) {
+		status = EXIT_OK;
+	} else if (st.pid <= 0 && !io.dry_run) {
+		oerr_set(&err, 0, "container state: no \"pid\"");
+		status = applet_fail(&err);
+	} else {
+		io.pid = st.pid;
+		io.rootfs = oc.root;
+		io.userns = oc.userns;
+		if (inject_activations(act, nact, &io, &err) < 0) {
+			oerr_prefix(&err, "container %s", st.id);
+			status = applet_fail(&err);
+		} else {
+			status = EXIT_OK;
+		}
+	}
+	activation_free(act, nact > 0 ? (size_t)nact : 0);
+	free(act);
+	config_free(&cfg);
+	oci_config_free(&oc);
+	oci_state_free(&st);
+	return io.dry_run ? applet_finish_stdout(status) : status;
 }

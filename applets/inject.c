@@ -1,16 +1,108 @@
-/* inject: not built yet; the applet exists so the table is complete.
- * See: SPEC sections 5 and 6. */
+/* inject: the hook's injection, driven from the command line.
+ *
+ * See: SPEC section 6. HPC engines (Sarus and the like) call it with the
+ * devices the workload manager granted: `ocidec inject --pid PID VENDOR...`.
+ * Without --rootfs the rootfs is "/" of the process's mount namespace.
+ */
+#include "common/activate.h"
 #include "common/applet.h"
+#include "common/config.h"
+#include "common/inject.h"
 #include "common/log.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
-const char inject_usage[] = "usage: ocidec inject [-c DIR] --pid PID [--rootfs DIR] [--devices SEL]\\n                     [--features LIST] [--dry-run] VENDOR...\\n\\nInject VENDORs into the mount namespace of process PID.\\n";
+const char inject_usage[] =
+	"usage: ocidec inject [-c DIR] --pid PID [--rootfs DIR] [--devices SEL]\n"
+	"                     [--features LIST] [--dry-run] VENDOR...\n"
+	"\n"
+	"Inject VENDORs into the mount namespace of process PID, as the hook does.\n"
+	"\n"
+	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"  -p, --pid PID         the container's process\n"
+	"  -r, --rootfs DIR      its rootfs, as seen in its mount namespace (default /)\n"
+	"  -d, --devices SEL     all (default), none, or indices/UUIDs such as 0,2\n"
+	"  -f, --features LIST   features, comma separated, or all (default: each\n"
+	"                        vendor's driver_feature)\n"
+	"  -n, --dry-run         print what would be done, change nothing\n";
+
+/* Is PID in another user namespace than ours? */
+static bool other_userns(int pid)
+{
+	char p[64];
+	struct stat a, b;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/user", pid);
+	return stat(p, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_ino != b.st_ino;
+}
 
 APPLET_MAIN(inject)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "%s: not implemented yet\n", log_prog);
-	return EXIT_FAIL;
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rootfs", required_argument, NULL, 'r' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "features", required_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ 0 },
+	};
+	const char *dir = CONFIG_DIR_DEFAULT, *devices = "all", *features = NULL;
+	struct inject_opts io = { .rootfs = "/" };
+	struct activation *act;
+	struct config cfg;
+	struct oerr err;
+	char *end;
+	long pid = 0;
+	int o, n = 0, status;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:n", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': dir = optarg; break;
+		case 'p':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (*end || errno || pid <= 0 || pid > 4194304)
+				return applet_usage_error("--pid %s: not a process id", optarg);
+			break;
+		case 'r': io.rootfs = optarg; break;
+		case 'd': devices = optarg; break;
+		case 'f': features = optarg; break;
+		case 'n': io.dry_run = true; break;
+		default: return applet_bad_option(o, argc, argv);
+		}
+	}
+	if (!pid)
+		return applet_usage_error("--pid is required");
+	if (optind == argc)
+		return applet_usage_error("name at least one VENDOR");
+	if (config_load(&cfg, dir, &err) < 0)
+		return applet_fail(&err);
+	act = xcalloc((size_t)(argc - optind), sizeof(*act));
+	for (int i = optind; i < argc; i++) {
+		const struct vendor *v = config_vendor(&cfg, argv[i]);
+		if (!v) {
+			activation_free(act, (size_t)n);
+			free(act);
+			config_free(&cfg);
+			return applet_usage_error("no vendor '%s' in %s", argv[i], dir);
+		}
+		act[n++] = (struct activation){ .v = v, .devices = xstrdup(devices),
+						.features = features ? xstrdup(features) : NULL,
+						.source = xstrdup("command line") };
+	}
+	io.pid = (int)pid;
+	io.userns = other_userns(io.pid);
+	status = inject_activations(act, n, &io, &err) < 0 ? applet_fail(&err) : EXIT_OK;
+	activation_free(act, (size_t)n);
+	free(act);
+	config_free(&cfg);
+	return io.dry_run ? applet_finish_stdout(status) : status;
 }

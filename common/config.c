@@ -227,6 +227,8 @@ static struct strv *list_key(struct parse *p, const char *key, int line)
 	}
 	if (strcmp(key, "per_device_nodes") == 0)
 		return &p->v->per_device_nodes;
+	if (strcmp(key, "activation_aliases") == 0)
+		return &p->v->activation_aliases;
 	return NULL;
 }
 
@@ -262,6 +264,31 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 			n--;
 		free(v->driver_root);
 		v->driver_root = xstrndup(value, n);
+	} else if (strcmp(key, "annotation") == 0) {
+		if (!*value || strpbrk(value, " \t"))
+			return perr(p, line, "annotation must be one key without spaces");
+		free(v->annotation);
+		v->annotation = xstrdup(value);
+	} else if (strcmp(key, "feature_env") == 0) {
+		if (!valid_env_name(value))
+			return perr(p, line, "feature_env '%s' is not an environment variable name", value);
+		v->feature_env = xstrdup(value);
+	} else if (strcmp(key, "env_needs_cap_sys_admin") == 0 || strcmp(key, "cgroup_devices") == 0) {
+		bool b;
+		if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
+			b = true;
+		else if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0)
+			b = false;
+		else
+			return perr(p, line, "%s must be true or false", key);
+		if (key[0] == 'e')
+			v->env_needs_cap_sys_admin = b;
+		else
+			v->cgroup_devices = b;
+	} else if (strcmp(key, "device_uuids") == 0) {
+		if (value[0] != '/' || has_dot_component(value))
+			return perr(p, line, "device_uuids must be an absolute path (glob)");
+		v->device_uuids = xstrdup(value);
 	} else if (strcmp(key, "log_level") == 0) {
 		int l = log_level_parse(value);
 		if (l < 0)
@@ -345,6 +372,10 @@ static void vendor_free(struct vendor *v)
 	strv_free(&v->driver_feature);
 	free(v->driver_root);
 	strv_free(&v->per_device_nodes);
+	strv_free(&v->activation_aliases);
+	free(v->annotation);
+	free(v->feature_env);
+	free(v->device_uuids);
 	for (size_t i = 0; i < v->nfeatures; i++) {
 		free(v->features[i].name);
 		for (int k = 0; k < KIND_COUNT; k++)
@@ -381,6 +412,10 @@ static int vendor_check(struct parse *p)
 			if (!vendor_feature(v, v->features[f].include.v[i]))
 				return perr(p, v->features[f].include_line,
 					    "include names unknown feature '%s'", v->features[f].include.v[i]);
+	for (size_t i = 0; i < v->activation_aliases.n; i++)
+		if (!valid_env_name(v->activation_aliases.v[i]))
+			return perr(p, v->line, "activation_aliases: '%s' is not an environment variable name",
+				    v->activation_aliases.v[i]);
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
 	return 1;
@@ -404,7 +439,7 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	struct parse p = { .file = path, .err = err };
-	struct vendor v = { .log_level = LOG_WARN };
+	struct vendor v = { .log_level = LOG_WARN, .cgroup_devices = true };
 	struct stat st;
 	size_t len;
 	int r;
@@ -448,6 +483,8 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 			return -1;
 		}
 	}
+	if (!v.annotation)
+		v.annotation = xasprintf("ocidec.io/%s", v.name);
 	for (size_t i = 0; i < cfg->n; i++) {
 		if (strcmp(cfg->vendors[i].name, v.name) == 0) {
 			oerr_usage(err, "%s:%d: vendor '%s' is already defined in %s", path,

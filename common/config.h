@@ -3,6 +3,8 @@
 #ifndef OCIDEC_CONFIG_H
 #define OCIDEC_CONFIG_H
 
+#include <stdbool.h>
+
 #include "common/util.h"
 
 #define CONFIG_DIR_DEFAULT "/etc/ocidec/ocidec.d"
@@ -40,6 +42,12 @@ struct vendor {
 	char *driver_root;          /* "/" unless set; no trailing slash except "/" */
 	int log_level;
 	struct strv per_device_nodes; /* patterns with one %u, e.g. "nvidia%u" */
+	struct strv activation_aliases; /* more env vars that activate, after activation_flag */
+	char *annotation;           /* activates and selects, wins over env; default ocidec.io/NAME */
+	char *feature_env;          /* env var naming the features ("all" allowed) */
+	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
+	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
+	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
 	struct feature *features;
 	size_t nfeatures;
 };

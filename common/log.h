@@ -1,5 +1,6 @@
-/* log.h: leveled messages to stderr ("ocidec APPLET: LEVEL: ...").
- * Issue 4 adds the optional log file; stdout is never used for logging. */
+/* log.h: leveled messages to stderr ("ocidec APPLET: LEVEL: ...") and,
+ * when one is opened, a log file (appended, one write per line, with a
+ * timestamp and the pid). stdout is never used for logging. */
 #ifndef OCIDEC_LOG_H
 #define OCIDEC_LOG_H
 
@@ -9,6 +10,10 @@ extern const char *log_prog;  /* "ocidec APPLET", set by the dispatcher */
 extern int log_threshold;
 
 int log_level_parse(const char *s);  /* -1 when not a level name */
+/* Also append to PATH: O_APPEND, O_NOFOLLOW (a symlink is refused), 0600. */
+int log_open_file(const char *path);
+/* A line for the log file only (the caller printed it to stderr already). */
+void log_file_only(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_debug(...) do { if (log_threshold >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)

@@ -1,0 +1,426 @@
+/* inject.c: see inject.h. */
+#include "common/inject.h"
+
+#include "common/ldconfig.h"
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#define OPEN_TREE_CLONE_ 1
+#define MOVE_MOUNT_F_EMPTY_PATH_ 0x04
+#define MOVE_MOUNT_T_EMPTY_PATH_ 0x40
+#define MOUNT_ATTR_RDONLY_ 0x01
+#define MOUNT_ATTR_NOSUID_ 0x02
+#define MOUNT_ATTR_NODEV_ 0x04
+#define MOUNT_ATTR_NOEXEC_ 0x08
+#define MS_PRIVATE_ (1 << 18)
+
+struct mount_attr_ {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* One mount to make: SRC (host) onto CPATH (container). */
+struct job {
+	const struct plan_item *it;
+	const char *cpath;      /* container path */
+	const char *host;       /* host path of the file mounted */
+	unsigned attrs;
+	int tree;               /* detached mount, or -1 */
+	int src;                /* O_PATH of the source (fallback, idempotency) */
+	struct stat st;
+	char *link;             /* the item is a symlink: its text, made at it->path */
+};
+
+static const char *attr_names(unsigned a)
+{
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "%s%s%s%s", a & MOUNT_ATTR_RDONLY_ ? "ro" : "rw",
+		 a & MOUNT_ATTR_NOSUID_ ? ",nosuid" : "", a & MOUNT_ATTR_NODEV_ ? ",nodev" : "",
+		 a & MOUNT_ATTR_NOEXEC_ ? ",noexec" : "");
+	return buf;
+}
+
+static unsigned attrs_for(enum item_kind k)
+{
+	switch (k) {
+	case KIND_DEVICES:
+		return MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NOEXEC_;
+	case KIND_IPC:
+		return MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_ | MOUNT_ATTR_NOEXEC_;
+	default:
+		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_;
+	}
+}
+
+static bool new_api_missing;
+
+static int prepare(struct job *j, struct oerr *err)
+{
+	struct mount_attr_ ma = { .attr_set = j->attrs, .propagation = MS_PRIVATE_ };
+
+	j->tree = -1;
+	j->src = open(j->host, O_PATH | O_CLOEXEC);
+	if (j->src < 0 || fstat(j->src, &j->st) < 0)
+		return oerr_set(err, errno, "%s", j->host);
+	if (new_api_missing)
+		return 0;
+	j->tree = (int)syscall(SYS_open_tree, j->src, "", OPEN_TREE_CLONE_ | O_CLOEXEC | AT_EMPTY_PATH);
+	if (j->tree < 0 && (errno == ENOSYS || errno == EPERM)) {
+		new_api_missing = true;
+		return 0;
+	}
+	if (j->tree < 0)
+		return oerr_set(err, errno, "%s: open_tree", j->host);
+	if (syscall(SYS_mount_setattr, j->tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+		return oerr_set(err, errno, "%s: mount_setattr %s", j->host, attr_names(j->attrs));
+	return 0;
+}
+
+/* Open DIR inside ROOTFD, creating the missing components (0755). */
+static int mkdir_in_root(int rootfd, const char *dir, struct oerr *err)
+{
+	char *path = xstrdup(dir);
+	int fd = -1;
+
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+		*p = '\0';
+		fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
+		if (fd < 0 && errno == ENOENT) {
+			char *slash = strrchr(path, '/');
+			int parent;
+			*slash = '\0';
+			parent = root_open(rootfd, *path ? path : "/", O_PATH | O_DIRECTORY);
+			*slash = '/';
+			if (parent < 0 || (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST)) {
+				oerr_set(err, errno, "%s: mkdir", path);
+				if (parent >= 0)
+					close(parent);
+				free(path);
+				return -1;
+			}
+			close(parent);
+			fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
+		}
+		if (fd < 0) {
+			oerr_set(err, errno, "%s", path);
+			free(path);
+			return -1;
+		}
+		*p = c;
+		if (!c)
+			break;
+		close(fd);
+	}
+	free(path);
+	return fd;
+}
+
+/* The target CPATH inside ROOTFD, made if missing (a directory for
+ * directories, else an empty file), as an O_PATH descriptor of the thing
+ * itself. A symlink in the way is replaced: nothing is mounted through one. */
+static int make_target(int rootfd, const char *cpath, bool dir, struct oerr *err)
+{
+	_cleanup_free_ char *parent = xstrdup(cpath);
+	char *slash = strrchr(parent, '/');
+	const char *name = slash + 1;
+	_cleanup_close_ int pfd = -1;
+	struct stat st;
+	int fd;
+
+	if (slash == parent)
+		parent[1] = '\0', name = cpath + 1;
+	else
+		*slash = '\0';
+	pfd = mkdir_in_root(rootfd, parent, err);
+	if (pfd < 0)
+		return -1;
+	for (int tries = 0; tries < 4; tries++) {
+		fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0) {
+			if (fstat(fd, &st) < 0) {
+				close(fd);
+				return oerr_set(err, errno, "%s", cpath);
+			}
+			if (S_ISLNK(st.st_mode)) {
+				close(fd);
+				log_info("%s: a symlink in the image; replaced", cpath);
+				if (unlinkat(pfd, name, 0) < 0)
+					return oerr_set(err, errno, "%s: unlink", cpath);
+				continue;
+			}
+			if (dir != !!S_ISDIR(st.st_mode)) {
+				close(fd);
+				return oerr_set(err, 0, "%s: exists and is %sa directory", cpath, dir ? "not " : "");
+			}
+			return fd;
+		}
+		if (errno != ENOENT)
+			return oerr_set(err, errno, "%s", cpath);
+		if (dir) {
+			if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+				return oerr_set(err, errno, "%s: mkdir", cpath);
+		} else {
+			int nfd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (nfd < 0 && errno != EEXIST)
+				return oerr_set(err, errno, "%s: create", cpath);
+			if (nfd >= 0)
+				close(nfd);
+		}
+	}
+	return oerr_set(err, ELOOP, "%s: keeps changing", cpath);
+}
+
+static int attach(struct job *j, int tgt, struct oerr *err)
+{
+	char src[64], dst[64];
+
+	if (j->tree >= 0) {
+		if (syscall(SYS_move_mount, j->tree, "", tgt, "",
+			    MOVE_MOUNT_F_EMPTY_PATH_ | MOVE_MOUNT_T_EMPTY_PATH_) < 0)
+			return oerr_set(err, errno, "%s: move_mount", j->cpath);
+		return 0;
+	}
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", j->src);
+	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", tgt);
+	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+		return oerr_set(err, errno, "%s: bind mount", j->cpath);
+	if (mount(NULL, dst, NULL, MS_PRIVATE, NULL) < 0 ||
+	    mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT |
+		  (j->attrs & MOUNT_ATTR_RDONLY_ ? MS_RDONLY : 0) |
+		  (j->attrs & MOUNT_ATTR_NOSUID_ ? MS_NOSUID : 0) |
+		  (j->attrs & MOUNT_ATTR_NODEV_ ? MS_NODEV : 0) |
+		  (j->attrs & MOUNT_ATTR_NOEXEC_ ? MS_NOEXEC : 0), NULL) < 0)
+		return oerr_set(err, errno, "%s: remount %s", j->cpath, attr_names(j->attrs));
+	return 0;
+}
+
+/* cgroup v1: the container's devices cgroup, from /proc/PID/cgroup. */
+static int cgroup_v1_allow(int pid, const struct job *jobs, size_t n, bool dry_run, struct oerr *err)
+{
+	char path[64], *buf = NULL, *line, *save = NULL, *dir = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, err) < 0)
+		return fd < 0 ? oerr_set(err, errno, "%s", path) : -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		for (char *ctl = strtok(c1 + 1, ","); ctl; ctl = strtok(NULL, ","))
+			if (strcmp(ctl, "devices") == 0)
+				dir = c2 + 1;
+		if (dir)
+			break;
+	}
+	if (!dir) {  /* no v1 devices controller: v2 is issue 4's next step */
+		log_info("no cgroup v1 devices controller for pid %d; device cgroup left alone", pid);
+		free(buf);
+		return 0;
+	}
+	char *allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", dir);
+	free(buf);
+	for (size_t i = 0; i < n; i++) {
+		const struct job *j = &jobs[i];
+		char rule[64];
+		int afd;
+
+		if (!S_ISCHR(j->st.st_mode) && !S_ISBLK(j->st.st_mode))
+			continue;
+		if (!j->it->vendor->cgroup_devices)
+			continue;
+		snprintf(rule, sizeof(rule), "%c %u:%u rwm", S_ISCHR(j->st.st_mode) ? 'c' : 'b',
+			 major(j->st.st_rdev), minor(j->st.st_rdev));
+		if (dry_run) {
+			printf("cgroup %s %s\n", allow, rule);
+			continue;
+		}
+		afd = open(allow, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (afd < 0 || write(afd, rule, strlen(rule)) < 0) {
+			oerr_set(err, errno, "%s: %s", allow, rule);
+			if (afd >= 0)
+				close(afd);
+			free(allow);
+			return -1;
+		}
+		close(afd);
+		log_info("cgroup: allowed %s", rule);
+	}
+	free(allow);
+	return 0;
+}
+
+static void jobs_free(struct job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i].tree >= 0)
+			close(jobs[i].tree);
+		if (jobs[i].src >= 0)
+			close(jobs[i].src);
+		free(jobs[i].link);
+	}
+	free(jobs);
+}
+
+int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
+{
+	struct job *jobs = xcalloc(p->n ? p->n : 1, sizeof(*jobs));
+	struct strv libdirs = { 0 };
+	_cleanup_close_ int nsfd = -1, rootfd = -1;
+	size_t n = 0;
+	char nspath[64];
+	int r = -1;
+
+	/* On the host: sources, detached mounts, cgroup. */
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_item *it = &p->items[i];
+		struct job *j = &jobs[n];
+		bool dup = false;
+
+		j->tree = j->src = -1;
+		j->it = it;
+		j->cpath = it->target ? it->target : it->path;
+		j->host = it->target ? it->host_target : it->host;
+		j->attrs = attrs_for(it->kind);
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = strcmp(jobs[k].cpath, j->cpath) == 0;
+		if (dup)
+			continue;
+		if (it->target) {
+			char text[PATH_MAX];
+			ssize_t l = readlink(it->host, text, sizeof(text) - 1);
+			if (l > 0) {
+				text[l] = '\0';
+				j->link = xstrdup(text);
+			}
+		}
+		if (it->kind == KIND_LIBRARIES) {
+			char *d = xstrndup(j->cpath, (size_t)(strrchr(j->cpath, '/') - j->cpath));
+			if (!strv_contains(&libdirs, *d ? d : "/"))
+				strv_push(&libdirs, *d ? d : "/");
+			free(d);
+		}
+		n++;
+		if (o->dry_run) {
+			if (stat(j->host, &j->st) < 0)
+				memset(&j->st, 0, sizeof(j->st));
+			printf("mount %s %s %s\n", j->host, j->cpath, attr_names(j->attrs));
+			if (j->link)
+				printf("symlink %s %s\n", it->path, j->link);
+			continue;
+		}
+		if (prepare(j, err) < 0)
+			goto out;
+	}
+	if (!o->userns && cgroup_v1_allow(o->pid, jobs, n, o->dry_run, err) < 0)
+		goto out;
+	if (o->dry_run) {
+		for (size_t i = 0; i < libdirs.n; i++)
+			printf("ldcache %s\n", libdirs.v[i]);
+		r = 0;
+		goto out;
+	}
+
+	/* In the container's mount namespace. */
+	snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", o->pid);
+	nsfd = open(nspath, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNS) < 0) {
+		oerr_set(err, errno, "%s: enter the mount namespace", nspath);
+		goto out;
+	}
+	rootfd = open(o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &jobs[i];
+		_cleanup_close_ int tgt = -1, cur = -1;
+		struct stat st;
+
+		if (j->link) {  /* the driver's symlink, made as it is on the host */
+			_cleanup_close_ int pfd = -1;
+			char *slash = strrchr(j->it->path, '/');
+			char *parent = xstrndup(j->it->path, (size_t)(slash - j->it->path));
+			pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
+			free(parent);
+			if (pfd < 0)
+				goto out;
+			if (symlinkat(j->link, pfd, slash + 1) < 0 && errno != EEXIST)
+				log_warn("%s: symlink: %s", j->it->path, strerror(errno));
+		}
+		/* Already there (a second run)? Then leave it. */
+		cur = root_open(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
+		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->st.st_dev && st.st_ino == j->st.st_ino) {
+			log_debug("%s: already mounted", j->cpath);
+			continue;
+		}
+		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->st.st_mode), err);
+		if (tgt < 0 || attach(j, tgt, err) < 0)
+			goto out;
+		log_info("mounted %s on %s (%s)", j->host, j->cpath, attr_names(j->attrs));
+	}
+	if (libdirs.n) {
+		struct ldconfig lc = {
+			.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
+			.dirs = libdirs.v, .ndirs = libdirs.n,
+		};
+		if (ldconfig_add(&lc, err) < 0) {
+			oerr_prefix(err, "the container's ld.so.cache");
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	strv_free(&libdirs);
+	jobs_free(jobs, n);
+	return r;
+}
+
+int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
+		       struct oerr *err)
+{
+	struct plan plan = { 0 };
+	int r = 0;
+
+	for (int i = 0; i < n && r == 0; i++) {
+		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices };
+		if (act[i].v->log_level > log_threshold)
+			log_threshold = act[i].v->log_level;
+		log_info("%s: active (%s), devices %s, features %s", act[i].v->name, act[i].source,
+			 act[i].devices, act[i].features ? act[i].features : "(driver_feature)");
+		r = plan_vendor(&plan, act[i].v, &sel, err);
+	}
+	if (r == 0)
+		r = inject(&plan, o, err);
+	plan_free(&plan);
+	return r;
+}

@@ -1,0 +1,37 @@
+/* inject.h: apply a plan to a container (SPEC section 5).
+ *
+ * On the host: every source is opened and cloned as a detached mount
+ * (open_tree), its flags set (mount_setattr: files ro,nosuid,nodev; devices
+ * nosuid,noexec; sockets nosuid,nodev,noexec; propagation private), and the
+ * device cgroup (v1) opened to the injected devices. Then the process enters
+ * the container's mount namespace, opens the rootfs once, creates what is
+ * missing (directories 0755, empty files 0644, with O_EXCL/O_NOFOLLOW-style
+ * calls in directories resolved inside the rootfs) and attaches each mount to
+ * a target it holds as a descriptor (move_mount), never by path. A target
+ * already carrying the same file is left alone, so a second run changes
+ * nothing. Last, the rootfs's ld.so.cache gets the library directories
+ * (ldconfig_add). Kernels without the new mount API get bind mounts between
+ * /proc/self/fd paths instead.
+ */
+#ifndef OCIDEC_INJECT_H
+#define OCIDEC_INJECT_H
+
+#include <stdbool.h>
+
+#include "common/activate.h"
+#include "common/plan.h"
+
+struct inject_opts {
+	int pid;             /* whose mount namespace (and cgroup) */
+	const char *rootfs;  /* the rootfs as seen in that namespace */
+	bool userns;         /* container in a user namespace: no device cgroup */
+	bool dry_run;        /* print what would be done, change nothing */
+};
+
+int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err);
+
+/* Plan the N activations (their devices and features) and inject them. */
+int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
+		       struct oerr *err);
+
+#endif

@@ -1,0 +1,216 @@
+/* oci.c: see oci.h. */
+#include "common/oci.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cJSON.h"
+
+static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err)
+{
+	const char *end = NULL;
+
+	*out = cJSON_ParseWithLengthOpts(buf, len, &end, false);
+	if (!*out) {
+		size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
+		return oerr_set(err, 0, "invalid JSON at byte %zu", at);
+	}
+	if (!cJSON_IsObject(*out)) {
+		cJSON_Delete(*out);
+		return oerr_set(err, 0, "not a JSON object");
+	}
+	return 0;
+}
+
+/* A string member, or NULL; present but not a string is an error. */
+static int get_str(const cJSON *o, const char *key, const char **out, struct oerr *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return oerr_set(err, 0, "\"%s\" is not a string", key);
+	*out = v->valuestring;
+	return 0;
+}
+
+static int get_annotations(const cJSON *o, struct strv *ann, struct oerr *err)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "annotations"), *e;
+
+	if (!a || cJSON_IsNull(a))
+		return 0;
+	if (!cJSON_IsObject(a))
+		return oerr_set(err, 0, "\"annotations\" is not an object");
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsString(e))
+			return oerr_set(err, 0, "annotation \"%s\" is not a string", e->string);
+		strv_push(ann, e->string);
+		strv_push(ann, e->valuestring);
+	}
+	return 0;
+}
+
+int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err)
+{
+	cJSON *j;
+	const cJSON *pid;
+	const char *s;
+	int r = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (parse_json(buf, len, &j, err) < 0)
+		return oerr_prefix(err, "container state");
+	if (get_str(j, "id", &s, err) < 0)
+		goto out;
+	st->id = xstrdup(s ? s : "");
+	if (get_str(j, "bundle", &s, err) < 0)
+		goto out;
+	if (!s && get_str(j, "bundlePath", &s, err) < 0)
+		goto out;
+	if (!s || !*s) {
+		oerr_set(err, 0, "no \"bundle\"");
+		goto out;
+	}
+	if (s[0] != '/') {
+		oerr_set(err, 0, "\"bundle\" is not an absolute path: %s", s);
+		goto out;
+	}
+	st->bundle = xstrdup(s);
+	pid = cJSON_GetObjectItemCaseSensitive(j, "pid");
+	if (pid && !cJSON_IsNull(pid)) {
+		if (!cJSON_IsNumber(pid) || pid->valuedouble < 0 || pid->valuedouble > INT_MAX ||
+		    pid->valuedouble != (double)(int)pid->valuedouble) {
+			oerr_set(err, 0, "\"pid\" is not a process id");
+			goto out;
+		}
+		st->pid = (int)pid->valuedouble;
+	}
+	if (get_annotations(j, &st->ann, err) < 0)
+		goto out;
+	r = 0;
+out:
+	cJSON_Delete(j);
+	if (r < 0)
+		oerr_prefix(err, "container state");
+	return r;
+}
+
+static const cJSON *get_obj(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
+int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
+		     struct oerr *err)
+{
+	const cJSON *root, *process, *linux_, *a, *e;
+	cJSON *j;
+	const char *path;
+	int r = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (parse_json(buf, len, &j, err) < 0)
+		return -1;
+	root = get_obj(j, "root");
+	if (root && get_str(root, "path", &path, err) < 0)
+		goto out;
+	if (!root || !path || !*path) {
+		oerr_set(err, 0, "no \"root\".\"path\"");
+		goto out;
+	}
+	c->root = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", bundle, path);
+	if (strcmp(c->root, "/") == 0 || strspn(c->root, "/") == strlen(c->root)) {
+		oerr_set(err, 0, "\"root\".\"path\" is the host's /");
+		goto out;
+	}
+	process = get_obj(j, "process");
+	a = process ? cJSON_GetObjectItemCaseSensitive(process, "env") : NULL;
+	if (a && !cJSON_IsArray(a)) {
+		oerr_set(err, 0, "\"process\".\"env\" is not an array");
+		goto out;
+	}
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsString(e)) {
+			oerr_set(err, 0, "\"process\".\"env\" holds a non-string");
+			goto out;
+		}
+		strv_push(&c->env, e->valuestring);
+	}
+	a = process ? get_obj(process, "capabilities") : NULL;
+	a = a ? cJSON_GetObjectItemCaseSensitive(a, "bounding") : NULL;
+	cJSON_ArrayForEach(e, a)
+		if (cJSON_IsString(e) && strcmp(e->valuestring, "CAP_SYS_ADMIN") == 0)
+			c->cap_sys_admin = true;
+	linux_ = get_obj(j, "linux");
+	a = linux_ ? cJSON_GetObjectItemCaseSensitive(linux_, "namespaces") : NULL;
+	cJSON_ArrayForEach(e, a) {
+		const char *type = NULL;
+		if (cJSON_IsObject(e) && get_str(e, "type", &type, err) == 0 && type &&
+		    strcmp(type, "user") == 0)
+			c->userns = true;
+	}
+	if (get_annotations(j, &c->ann, err) < 0)
+		goto out;
+	r = 0;
+out:
+	cJSON_Delete(j);
+	return r;
+}
+
+int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err)
+{
+	_cleanup_free_ char *path = xasprintf("%s/config.json", bundle), *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	memset(c, 0, sizeof(*c));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return oerr_set(err, errno, "%s", path);
+	if (read_fd_all(fd, OCI_CONFIG_MAX, &buf, &len, err) < 0 ||
+	    oci_config_parse(buf, len, bundle, c, err) < 0)
+		return oerr_prefix(err, "%s", path);
+	return 0;
+}
+
+void oci_state_free(struct oci_state *st)
+{
+	free(st->id);
+	free(st->bundle);
+	strv_free(&st->ann);
+	memset(st, 0, sizeof(*st));
+}
+
+void oci_config_free(struct oci_config *c)
+{
+	free(c->root);
+	strv_free(&c->env);
+	strv_free(&c->ann);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *oci_env(const struct strv *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=')
+			return env->v[i] + n + 1;
+	return NULL;
+}
+
+const char *oci_annotation(const struct strv *ann, const char *key)
+{
+	for (size_t i = 0; i + 1 < ann->n; i += 2)
+		if (strcmp(ann->v[i], key) == 0)
+			return ann->v[i + 1];
+	return NULL;
+}

@@ -1,0 +1,42 @@
+/* oci.h: what the hook reads from the runtime: the container state on stdin
+ * (runtime-spec "state") and the bundle's config.json, both bounded in size
+ * and parsed with cJSON. Only the fields ocidec uses are kept. */
+#ifndef OCIDEC_OCI_H
+#define OCIDEC_OCI_H
+
+#include <stdbool.h>
+
+#include "common/util.h"
+
+#define OCI_STATE_MAX (1024 * 1024)
+#define OCI_CONFIG_MAX (8 * 1024 * 1024)
+
+struct oci_state {
+	char *id;
+	int pid;
+	char *bundle;         /* "bundle", or the old "bundlePath" */
+	struct strv ann;      /* annotations: key, value, key, value, ... */
+};
+
+struct oci_config {
+	char *root;           /* root.path joined to the bundle when relative */
+	struct strv env;      /* process.env, "NAME=value" */
+	struct strv ann;      /* annotations: key, value, ... */
+	bool userns;          /* linux.namespaces has a user namespace */
+	bool cap_sys_admin;   /* CAP_SYS_ADMIN in process.capabilities.bounding */
+};
+
+int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err);
+/* Read BUNDLE/config.json. */
+int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err);
+int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
+		     struct oerr *err);
+void oci_state_free(struct oci_state *st);
+void oci_config_free(struct oci_config *c);
+
+/* The value of NAME in ENV (the first "NAME=" entry, as getenv finds it), or NULL. */
+const char *oci_env(const struct strv *env, const char *name);
+/* The value of annotation KEY in the list, or NULL. */
+const char *oci_annotation(const struct strv *ann, const char *key);
+
+#endif
