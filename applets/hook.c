@@ -105,6 +105,7 @@ APPLET_MAIN(hook)
 	} else {
 		io.pid = st.pid;
 		io.rootfs = oc.root;
+		io.rootfs_is_host_path = true;
 		io.userns = oc.userns;
 		if (inject_activations(act, nact, &io, &err) < 0) {
 			oerr_prefix(&err, "container %s", st.id);

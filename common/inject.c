@@ -19,6 +19,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
 #endif
@@ -297,6 +301,8 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	_cleanup_close_ int nsfd = -1, rootfd = -1;
 	size_t n = 0;
 	char nspath[64];
+	struct stat proot, hostroot;
+	bool pivoted;
 	int r = -1;
 
 	/* On the host: sources, detached mounts, cgroup. */
@@ -349,14 +355,28 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 		goto out;
 	}
 
-	/* In the container's mount namespace. */
+	/* In the container's mount namespace. Before pivot_root (a prestart
+	 * hook under runc) the rootfs is at its path; after it (inject into a
+	 * running container, a hook run late) it is the namespace's "/". */
+	snprintf(nspath, sizeof(nspath), "/proc/%d/root", o->pid);
+	if (stat(nspath, &proot) < 0) {
+		oerr_set(err, errno, "%s", nspath);
+		goto out;
+	}
+	pivoted = o->rootfs_is_host_path && stat(o->rootfs, &hostroot) == 0 &&
+		  hostroot.st_dev == proot.st_dev && hostroot.st_ino == proot.st_ino;
+#ifdef __SANITIZE_ADDRESS__
+	/* LeakSanitizer reads /proc/self/task at exit, which the container's
+	 * namespace does not show us: check for leaks now, once. */
+	__lsan_do_leak_check();
+#endif
 	snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", o->pid);
 	nsfd = open(nspath, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0 || setns(nsfd, CLONE_NEWNS) < 0) {
 		oerr_set(err, errno, "%s: enter the mount namespace", nspath);
 		goto out;
 	}
-	rootfd = open(o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rootfd = open(pivoted ? "/" : o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
 		goto out;

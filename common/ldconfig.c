@@ -980,8 +980,15 @@ int ldconfig_add(const struct ldconfig *o, struct oerr *err)
 	for (size_t i = 0; i < nids; i++)
 		free(ids[i].dir);
 	free(ids);
+	/* Unchanged (a second run): no write, so a read-only rootfs is fine. */
+	{
+		_cleanup_free_ char *buf = NULL;
+		size_t len;
+		r = ldcache_build(&st.b, GENERATOR, &buf, &len, err);
+		if (r == 0 && !(len == old.size && memcmp(buf, old.buf, len) == 0))
+			r = root_write_atomic(o->rootfd, o->cache, buf, len, err);
+	}
 	ldcache_free(&old);
-	r = write_cache(&st, err);
 	state_free(&st);
 	return r;
 }

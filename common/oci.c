@@ -97,8 +97,10 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oe
 	r = 0;
 out:
 	cJSON_Delete(j);
-	if (r < 0)
+	if (r < 0) {
+		oci_state_free(st);
 		oerr_prefix(err, "container state");
+	}
 	return r;
 }
 
@@ -162,6 +164,8 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 	r = 0;
 out:
 	cJSON_Delete(j);
+	if (r < 0)
+		oci_config_free(c);
 	return r;
 }
 

@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# The hook under runc: real bundles, a demo vendor (test/fixtures/demo-vendor.sh),
+# the container's own view checked from inside it.
+
+load helpers
+
+setup_file() {
+	export DR=$BATS_FILE_TMPDIR/dr
+	"$BATS_TEST_DIRNAME/fixtures/demo-vendor.sh" "$DR" "$BATS_FILE_TMPDIR/cfg0" >/dev/null
+}
+
+setup() {
+	common_setup
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	B=$BATS_TEST_TMPDIR/bundle
+	ID=ocidec-test-$$-$BATS_TEST_NUMBER
+}
+
+teardown() {
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+}
+
+# bundle [KEY=VALUE...] [-- ARGS...]: the test's bundle, with the hook
+bundle() {
+	rm -rf "$B"
+	HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" "$@"
+}
+
+# in_container SCRIPT [KEY=VALUE...]: run SCRIPT in a fresh container
+in_container() {
+	local script=$1
+	shift
+	bundle "$@" -- sh -c "$script" >/dev/null
+	(cd "$B" && runc run "$ID")
+}
+
+@test "activated: device, library, program, file and directory are there, read-only, and the program runs" {
+	run in_container 'grep -E " /(dev/democtl|dev/demo[01]|usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool; readlink /opt/demo/lib/libdemo.so.1; cat /etc/demo/demo.conf; echo x >/etc/demo/demo.conf; cat /usr/share/demo/README' OCI_DEMO=all
+	assert_success
+	assert_line "/dev/democtl rw,nosuid,noexec,relatime"
+	assert_line "/dev/demo0 rw,nosuid,noexec,relatime"
+	assert_line "/dev/demo1 rw,nosuid,noexec,relatime"
+	assert_line "/usr/bin/demo-tool ro,nosuid,nodev,relatime"
+	assert_line "/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime"
+	assert_line "/etc/demo/demo.conf ro,nosuid,nodev,relatime"
+	assert_line "/usr/share/demo ro,nosuid,nodev,relatime"
+	assert_line "demo-tool: the answer is 42"
+	assert_line "libdemo.so.1.0"
+	assert_line "answer = 42"
+	assert_line --partial "Read-only file system"
+	assert_line "demo data"
+}
+
+@test "not activated (unset, empty, void): the rootfs is left as it was" {
+	for env in OTHER=1 OCI_DEMO= OCI_DEMO=void; do
+		bundle "$env" -- sh -c 'grep -c demo /proc/self/mountinfo; true' >/dev/null
+		before=$(cd "$B/rootfs" && find . -printf '%p %y %s %m\n' | sort)
+		run bash -c "cd '$B' && runc run '$ID'"
+		assert_success
+		assert_output 0
+		assert_equal "$(cd "$B/rootfs" && find . -printf '%p %y %s %m\n' | sort)" "$before"
+		runc delete -f "$ID" >/dev/null 2>&1 || true
+	done
+}
+
+@test "none gives the files but no per-device node; an index list gives exactly those" {
+	run in_container 'ls /dev | grep demo; demo-tool' OCI_DEMO=none
+	assert_success
+	assert_output $'democtl\ndemo-tool: the answer is 42'
+	runc delete -f "$ID"
+	run in_container 'ls /dev | grep demo' OCI_DEMO=1
+	assert_output $'demo1\ndemoctl'
+}
+
+@test "the annotation wins over env, both ways" {
+	ANNOTATIONS=ocidec.io/demo=none run in_container 'ls /dev | grep demo' OCI_DEMO=all
+	assert_output democtl
+	runc delete -f "$ID"
+	ANNOTATIONS=ocidec.io/demo=void run in_container 'ls /dev | grep -c demo; true' OCI_DEMO=all
+	assert_output 0
+	runc delete -f "$ID"
+	ANNOTATIONS=ocidec.io/demo=0 run in_container 'ls /dev | grep demo'
+	assert_output $'demo0\ndemoctl'
+}
+
+@test "the features the container names are what it gets" {
+	run in_container 'grep -E " /(run/demo|usr/bin/demo-tool) " /proc/self/mountinfo | cut -d" " -f5,6' OCI_DEMO=all DEMO_FEATURES=ipc
+	assert_success
+	assert_output "/run/demo rw,nosuid,nodev,noexec,relatime"
+	runc delete -f "$ID"
+	run in_container 'test -e /run/demo || echo no-ipc; demo-tool' OCI_DEMO=all DEMO_FEATURES=bogus
+	assert_output $'no-ipc\ndemo-tool: the answer is 42'
+}
+
+@test "a broken vendor config stops the container start, with the message" {
+	printf '[vendor]\nactivation_flag = OCI_X\nbogus = 1\n' >"$CFG/bad.ini"
+	chmod 0644 "$CFG/bad.ini"
+	run in_container 'echo started' OCI_DEMO=all
+	assert_failure
+	refute_output --partial started
+	assert_output --partial "ocidec hook: $CFG/bad.ini:3: unknown key 'bogus' in [vendor]"
+}
+
+@test "cgroup v1: the 10:237 device opens only with cgroup control on" {
+	run in_container 'cat /dev/democtl </dev/null' OCI_DEMO=all
+	assert_output "cat: read error: Invalid argument"     # opened: the loop-control ioctl device
+	runc delete -f "$ID"
+	EXTRA='cgroup_devices = false' "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	run in_container 'cat /dev/democtl </dev/null' OCI_DEMO=all
+	assert_output "cat: can't open '/dev/democtl': Operation not permitted"
+}
+
+@test "a second run on the same container changes nothing; --dry-run prints the plan" {
+	bundle OCI_DEMO=all >/dev/null
+	(cd "$B" && runc create "$ID")         # the first run: the prestart hook
+	pid=$(runc state "$ID" | perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{pid}')
+	state="{\"ociVersion\": \"1.0.2\", \"id\": \"$ID\", \"pid\": $pid, \"status\": \"created\", \"bundle\": \"$B\"}"
+	mounts() { grep -c "$DR" "/proc/$pid/mountinfo"; }
+	before=$(mounts)
+	cache=$(cksum <"$B/rootfs/etc/ld.so.cache")
+	[ "$before" -eq 7 ]
+	run "$OCIDEC" hook -c "$CFG" prestart <<<"$state"
+	assert_success
+	assert_equal "$(mounts)" "$before"
+	assert_equal "$(cksum <"$B/rootfs/etc/ld.so.cache")" "$cache"
+	run "$OCIDEC" hook -c "$CFG" --dry-run <<<"$state"
+	assert_success
+	assert_line "mount $DR/opt/demo/lib/libdemo.so.1.0 /opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev"
+	assert_line "symlink /opt/demo/lib/libdemo.so.1 libdemo.so.1.0"
+	assert_line "mount $DR/dev/democtl /dev/democtl rw,nosuid,noexec"
+	assert_line --regexp "^cgroup /sys/fs/cgroup/devices/.*/devices.allow c 10:237 rwm$"
+	assert_line "ldcache /opt/demo/lib"
+	assert_equal "$(mounts)" "$before"
+}
+
+@test "inject --pid puts a vendor into a running container" {
+	RW=1 bundle -- sleep 100 >/dev/null
+	(cd "$B" && runc run -d "$ID" >/dev/null 2>&1 </dev/null)
+	pid=$(runc state "$ID" | perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{pid}')
+	run -127 runc exec "$ID" sh -c 'demo-tool'
+	run inject -c "$CFG" --pid "$pid" demo
+	assert_success
+	run runc exec "$ID" demo-tool
+	assert_success
+	assert_output "demo-tool: the answer is 42"
+	run inject -c "$CFG" --pid "$pid" demo       # again: nothing stacks
+	assert_success
+	run runc exec "$ID" sh -c 'grep -c " /usr/bin/demo-tool " /proc/self/mountinfo'
+	assert_output 1
+}
+
+@test "malformed state or config.json: exit 1, one line" {
+	mkdir -p "$B/rootfs"
+	run hook -c "$CFG" <<<'{"bundle": '
+	assert_failure 1
+	assert_output "ocidec hook: container state: invalid JSON at byte 11"
+	run hook -c "$CFG" <<<'[1]'
+	assert_output "ocidec hook: container state: not a JSON object"
+	run hook -c "$CFG" <<<'{"id": "x"}'
+	assert_output "ocidec hook: container state: no \"bundle\""
+	run hook -c "$CFG" <<<'{"id": "x", "pid": -4, "bundle": "/tmp"}'
+	assert_output "ocidec hook: container state: \"pid\" is not a process id"
+	printf '{"root": {"path": "/"}}' >"$B/config.json"
+	run hook -c "$CFG" <<<"{\"bundlePath\": \"$B\", \"pid\": 1}"
+	assert_failure 1
+	assert_output "ocidec hook: $B/config.json: \"root\".\"path\" is the host's /"
+	printf '{"root": {"path": "rootfs"}, "process": {"env": "OCI_DEMO=all"}}' >"$B/config.json"
+	run hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": 1}"
+	assert_output "ocidec hook: $B/config.json: \"process\".\"env\" is not an array"
+	head -c 100000000 /dev/zero | tr '\0' ' ' >"$B/config.json"
+	run hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": 1}"
+	assert_failure 1
+	assert_output "ocidec hook: $B/config.json: larger than 8388608 bytes: File too large"
+	run hook -c "$CFG" poststop </dev/null
+	assert_success
+}
