@@ -14,6 +14,8 @@ BINDIR    ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
 SYSCONFDIR ?= /etc
 MANDIR    ?= $(PREFIX)/share/man
+# podman and CRI-O read oci-hooks(5) files here
+HOOKSDIR  ?= $(PREFIX)/share/containers/oci/hooks.d
 DESTDIR   ?=
 
 B         := build
@@ -106,6 +108,9 @@ install: $(B)/ocidec
 	install -m 0644 conf/*.ini $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec.1
+	install -d $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(HOOKSDIR)
+	ln -sf $(BINDIR)/ocidec $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
+	install -m 0644 conf/hooks.d/ocidec.json $(DESTDIR)$(HOOKSDIR)/ocidec.json
 
 clean:
 	rm -rf $(B)/musl $(B)/asan $(B)/deps/musl $(B)/deps/asan $(B)/ocidec $(B)/ocidec-asan

@@ -1,28 +1,39 @@
 #!/bin/sh
-# demo.sh: ocidec on a fake NVIDIA driver root made here (device nodes,
-# gcc-built libraries, an ld.so.cache from glibc's ldconfig, a binary, an
-# IPC socket), with the shipped conf/nvidia.ini pointed at it.
-# Until the hook lands (issue 4) the demo shows what would be injected:
-# `ocidec list` (the restorecon inventory) and the ld.so.cache it read.
+# demo.sh: a real container gets a device, a library and a program injected.
+#
+# A demo vendor (test/fixtures/demo-vendor.sh): a driver root with a char
+# device node (10:237, which runc's default device rules deny), a library in
+# a non-standard directory (/opt/demo/lib) and a program linked against it,
+# and its INI file. A runc bundle: Debian's busybox-static plus glibc's loader
+# and libc, `OCI_DEMO=all` in its env, ocidec's hook as its prestart hook.
+# Inside, the program runs through the ld.so.cache the hook updated, the
+# device opens, and /proc/self/mountinfo shows the read-only bind mounts.
 set -eu
 cd "$(dirname "$0")"
 [ -x build/ocidec ] || ./build.sh
 work=$(mktemp -d /tmp/ocidec-demo.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-test/fixtures/driver-root.sh "$work/driver" >/dev/null
-mkdir -m 0755 "$work/conf.d"
-sed "s|^driver_root = /\$|driver_root = $work/driver|; s|^version_file.*|version = 550.54.15|" \
-	conf/nvidia.ini >"$work/conf.d/nvidia.ini"
-chmod 0644 "$work/conf.d/nvidia.ini"
+id=ocidec-demo-$$
+trap 'runc delete -f "$id" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+top=$(pwd)
 
-echo "== ocidec list -c $work/conf.d   (what a container asking OCI_NVIDIA=all gets)"
-build/ocidec list -c "$work/conf.d"
-echo
-echo "== ocidec list --features compute --devices 1"
-build/ocidec list -c "$work/conf.d" --features compute --devices 1
-echo
-echo "== ocidec ldcache -p -r $work/driver   (the driver root's ld.so.cache)"
-build/ocidec ldcache -p -r "$work/driver"
+test/fixtures/demo-vendor.sh "$work/driver" "$work/conf.d" >/dev/null
+echo "== the vendor config ($work/conf.d/demo.ini)"
+sed -n '/^\[/,$p' "$work/conf.d/demo.ini"
+HOOK="$top/build/ocidec ocidec-hook -c $work/conf.d prestart" \
+	test/fixtures/bundle.sh "$work/bundle" OCI_DEMO=all -- sh /inside.sh
+cat >"$work/bundle/rootfs/inside.sh" <<'INSIDE'
+echo "== inside the container: demo-tool (found through /etc/ld.so.cache)"
+demo-tool
+echo "== the injected device: 10:237 is denied by runc's default rules; a read error means it opened"
+ls -l /dev/democtl
+cat /dev/democtl </dev/null || true
+echo "== the injected mounts in /proc/self/mountinfo"
+grep -E " /(dev/democtl|dev/demo[0-9]|usr/bin/demo-tool|opt/demo/lib/[^ ]*|etc/demo/demo.conf|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f4-6
+INSIDE
+echo "== runc run (hook: build/ocidec, as ocidec-hook prestart)"
+(cd "$work/bundle" && runc run "$id")
+echo "== ocidec ldcache -p -r <rootfs>: the container's cache, written by the hook"
+build/ocidec ldcache -p -r "$work/bundle/rootfs"
 echo
 echo "== the binary"
 ls -l build/ocidec

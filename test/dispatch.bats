@@ -95,7 +95,7 @@ setup() {
 	assert_success
 }
 
-@test "make install honours DESTDIR and PREFIX: binary, a symlink per applet, configs, man page" {
+@test "make install honours DESTDIR and PREFIX: binary, a symlink per applet, configs, man page, hook" {
 	is_static || skip "installs the static build"
 	d=$BATS_TEST_TMPDIR/dest
 	run make -s -C "$BATS_TEST_DIRNAME/.." install DESTDIR="$d" PREFIX=/opt/oc
@@ -107,6 +107,8 @@ setup() {
 	assert_file_exist "$d/etc/ocidec/ocidec.d/nvidia.ini"
 	assert_file_exist "$d/etc/ocidec/ocidec.d/solarflare.ini"
 	assert_file_exist "$d/opt/oc/share/man/man1/ocidec.1"
+	[ "$(readlink "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = /opt/oc/bin/ocidec ]
+	assert_file_exist "$d/opt/oc/share/containers/oci/hooks.d/ocidec.json"
 	run "$d/opt/oc/bin/ocidec-list" -c "$d/etc/ocidec/ocidec.d"
 	assert_success
 }
