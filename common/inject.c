@@ -102,11 +102,14 @@ static int prepare(struct job *j, struct oerr *err)
 	return 0;
 }
 
-/* Open DIR inside ROOTFD, creating the missing components (0755). */
+/* Open DIR inside ROOTFD, creating the missing components (0755). A
+ * component that is a dangling symlink is followed inside the root: what it
+ * names is created (every open goes through root_open, so no text in a link
+ * can lead outside). */
 static int mkdir_in_root(int rootfd, const char *dir, struct oerr *err)
 {
 	char *path = xstrdup(dir);
-	int fd = -1;
+	int fd = -1, links = 0;
 
 	for (char *p = path + 1;; p++) {
 		if (*p != '/' && *p)
@@ -115,11 +118,31 @@ static int mkdir_in_root(int rootfd, const char *dir, struct oerr *err)
 		*p = '\0';
 		fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
 		if (fd < 0 && errno == ENOENT) {
-			char *slash = strrchr(path, '/');
+			char *slash = strrchr(path, '/'), text[PATH_MAX];
+			struct stat st;
+			ssize_t l;
 			int parent;
+
 			*slash = '\0';
 			parent = root_open(rootfd, *path ? path : "/", O_PATH | O_DIRECTORY);
 			*slash = '/';
+			if (parent >= 0 && fstatat(parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode) && ++links <= 40 &&
+			    (l = readlinkat(parent, slash + 1, text, sizeof(text) - 1)) > 0) {
+				/* dangling: continue at what it names */
+				char *np;
+				text[l] = '\0';
+				*p = c;
+				if (text[0] == '/')
+					np = xasprintf("%s%s", text, p);
+				else
+					np = xasprintf("%.*s/%s%s", (int)(slash - path), path, text, p);
+				close(parent);
+				free(path);
+				path = np;
+				p = path;
+				continue;
+			}
 			if (parent < 0 || (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST)) {
 				oerr_set(err, errno, "%s: mkdir", path);
 				if (parent >= 0)
