@@ -126,6 +126,8 @@ static const char *item_problem(const char *key, const char *item)
 		return "has a '.' or '..' component";
 	if (strcmp(key, "include") == 0 || strcmp(key, "driver_feature") == 0)
 		return valid_name(item) ? NULL : "is not a feature name";
+	if (strcmp(key, "activation_aliases") == 0)
+		return valid_env_name(item) ? NULL : "is not an environment variable name";
 	if (strcmp(key, "per_device_nodes") == 0) {
 		const char *pct = strchr(item, '%');
 		if (!pct || pct[1] != 'u' || strchr(pct + 1, '%'))
@@ -412,10 +414,6 @@ static int vendor_check(struct parse *p)
 			if (!vendor_feature(v, v->features[f].include.v[i]))
 				return perr(p, v->features[f].include_line,
 					    "include names unknown feature '%s'", v->features[f].include.v[i]);
-	for (size_t i = 0; i < v->activation_aliases.n; i++)
-		if (!valid_env_name(v->activation_aliases.v[i]))
-			return perr(p, v->line, "activation_aliases: '%s' is not an environment variable name",
-				    v->activation_aliases.v[i]);
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
 	return 1;

@@ -174,3 +174,62 @@ in_container() {
 	run hook -c "$CFG" poststop </dev/null
 	assert_success
 }
+
+# dry STATE-ENV...: the hook's --dry-run on a config.json with these env
+# entries (and $CAPS as the bounding set, $ANN as annotations JSON)
+dry() {
+	mkdir -p "$B/rootfs"
+	ENVS=$(printf '%s\037' "$@") perl -MJSON::PP -e '
+		my @env = grep { length } split /\037/, $ENV{ENVS};
+		my @caps = split / /, ($ENV{CAPS} // "");
+		print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" },
+			process => { env => \@env, capabilities => { bounding => \@caps } },
+			annotations => decode_json($ENV{ANN} // "{}") });' >"$B/config.json"
+	"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": $$}"
+}
+
+@test "activation aliases, UUIDs from information files, features from the env" {
+	mkdir -p "$BATS_TEST_TMPDIR/gpus/0000:01:00.0" "$BATS_TEST_TMPDIR/gpus/0000:02:00.0"
+	printf 'Model: Demo\nDevice Minor: 0\nGPU UUID: GPU-aaaa\n' >"$BATS_TEST_TMPDIR/gpus/0000:01:00.0/information"
+	printf 'Model: Demo\nDevice Minor: 1\nGPU UUID: GPU-bbbb\n' >"$BATS_TEST_TMPDIR/gpus/0000:02:00.0/information"
+	EXTRA="activation_aliases = DEMO_VISIBLE_DEVICES
+device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	run dry DEMO_VISIBLE_DEVICES=GPU-bbbb
+	assert_success
+	assert_line "mount $DR/dev/demo1 /dev/demo1 rw,nosuid,noexec"
+	refute_line --partial /dev/demo0
+	run dry OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1      # the flag comes before the alias
+	assert_line --partial /dev/demo0
+	refute_line --partial /dev/demo1
+	run dry OCI_DEMO=GPU-cccc
+	assert_failure 1
+	assert_output "ocidec hook: demo: no device 'GPU-cccc'"
+	run dry OCI_DEMO=all DEMO_FEATURES=ipc,nosuch
+	assert_success
+	assert_line "ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
+	assert_line "mount $DR/run/demo /run/demo rw,nosuid,nodev,noexec"
+	refute_line --partial demo-tool
+}
+
+@test "env_needs_cap_sys_admin: env requests from unprivileged containers are refused, annotations are not" {
+	EXTRA='env_needs_cap_sys_admin = true' "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	CAPS="CAP_CHOWN CAP_KILL" run dry OCI_DEMO=all
+	assert_success
+	assert_output "ocidec hook: warn: demo: OCI_DEMO=all ignored: the container has no CAP_SYS_ADMIN, and env requests need it (use the annotation ocidec.io/demo)"
+	CAPS="CAP_CHOWN CAP_SYS_ADMIN" run dry OCI_DEMO=all
+	assert_line --partial "/usr/bin/demo-tool"
+	CAPS="CAP_CHOWN" ANN='{"ocidec.io/demo": "1"}' run dry
+	assert_line --partial "/dev/demo1"
+}
+
+@test "--log appends to a file, and refuses a symlink there" {
+	LOG=$BATS_TEST_TMPDIR/hook.log run dry OCI_DEMO=all DEMO_FEATURES=nosuch
+	assert_success
+	run cat "$BATS_TEST_TMPDIR/hook.log"
+	assert_output --regexp "^[0-9-]+T[0-9:]+Z \[[0-9]+\] ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored$"
+	ln -s "$BATS_TEST_TMPDIR/victim" "$BATS_TEST_TMPDIR/link.log"
+	LOG=$BATS_TEST_TMPDIR/link.log run dry OCI_DEMO=all
+	assert_success
+	assert_line --partial "link.log: cannot open the log file"
+	assert_not_exist "$BATS_TEST_TMPDIR/victim"
+}
