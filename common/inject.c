@@ -1,6 +1,7 @@
 /* inject.c: see inject.h. */
 #include "common/inject.h"
 
+#include "common/devcg.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootpath.h"
@@ -246,63 +247,22 @@ static int attach(struct job *j, int tgt, struct oerr *err)
 	return 0;
 }
 
-/* cgroup v1: the container's devices cgroup, from /proc/PID/cgroup. */
-static int cgroup_v1_allow(int pid, const struct job *jobs, size_t n, bool dry_run, struct oerr *err)
+/* The device cgroup rules for the injected device nodes. */
+static int cgroup_allow(int pid, const struct job *jobs, size_t n, bool dry_run, struct oerr *err)
 {
-	char path[64], *buf = NULL, *line, *save = NULL, *dir = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len;
+	struct devcg_rule *rules = xcalloc(n ? n : 1, sizeof(*rules));
+	size_t k = 0;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, err) < 0)
-		return fd < 0 ? oerr_set(err, errno, "%s", path) : -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		for (char *ctl = strtok(c1 + 1, ","); ctl; ctl = strtok(NULL, ","))
-			if (strcmp(ctl, "devices") == 0)
-				dir = c2 + 1;
-		if (dir)
-			break;
-	}
-	if (!dir) {  /* no v1 devices controller: v2 is issue 4's next step */
-		log_info("no cgroup v1 devices controller for pid %d; device cgroup left alone", pid);
-		free(buf);
-		return 0;
-	}
-	char *allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", dir);
-	free(buf);
 	for (size_t i = 0; i < n; i++) {
 		const struct job *j = &jobs[i];
-		char rule[64];
-		int afd;
-
-		if (!S_ISCHR(j->st.st_mode) && !S_ISBLK(j->st.st_mode))
-			continue;
-		if (!j->it->vendor->cgroup_devices)
-			continue;
-		snprintf(rule, sizeof(rule), "%c %u:%u rwm", S_ISCHR(j->st.st_mode) ? 'c' : 'b',
-			 major(j->st.st_rdev), minor(j->st.st_rdev));
-		if (dry_run) {
-			printf("cgroup %s %s\n", allow, rule);
-			continue;
-		}
-		afd = open(allow, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (afd < 0 || write(afd, rule, strlen(rule)) < 0) {
-			oerr_set(err, errno, "%s: %s", allow, rule);
-			if (afd >= 0)
-				close(afd);
-			free(allow);
-			return -1;
-		}
-		close(afd);
-		log_info("cgroup: allowed %s", rule);
+		if ((S_ISCHR(j->st.st_mode) || S_ISBLK(j->st.st_mode)) && j->it->vendor->cgroup_devices)
+			rules[k++] = (struct devcg_rule){ S_ISCHR(j->st.st_mode) ? 'c' : 'b',
+							  major(j->st.st_rdev), minor(j->st.st_rdev) };
 	}
-	free(allow);
-	return 0;
+	r = devcg_allow(pid, rules, k, dry_run, err);
+	free(rules);
+	return r;
 }
 
 static void jobs_free(struct job *jobs, size_t n)
@@ -369,7 +329,7 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 		if (prepare(j, err) < 0)
 			goto out;
 	}
-	if (!o->userns && cgroup_v1_allow(o->pid, jobs, n, o->dry_run, err) < 0)
+	if (!o->userns && cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
 		goto out;
 	if (o->dry_run) {
 		for (size_t i = 0; i < libdirs.n; i++)

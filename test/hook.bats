@@ -18,6 +18,11 @@ setup() {
 
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
+	if [ -n "${SPID:-}" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; fi
+	if [ -n "${CG:-}" ] && [ -d "$CG" ]; then
+		while read -r p; do echo "$p" >"$(dirname "$CG")/cgroup.procs"; done <"$CG/cgroup.procs"
+		rmdir "$CG"
+	fi
 }
 
 # bundle [KEY=VALUE...] [-- ARGS...]: the test's bundle, with the hook
@@ -232,4 +237,37 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_success
 	assert_line --partial "link.log: cannot open the log file"
 	assert_not_exist "$BATS_TEST_TMPDIR/victim"
+}
+
+@test "cgroup v2: a device the runtime's program denies opens after inject, the runtime's rules kept" {
+	mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$mnt" ] || skip "no cgroup2 hierarchy mounted"
+	CG=$mnt/ocidec-test-$$-$BATS_TEST_NUMBER
+	mkdir "$CG"
+	gcc -o "$BATS_TEST_TMPDIR/devcg-deny" "$FIXTURES/devcg-deny.c"
+	"$BATS_TEST_TMPDIR/devcg-deny" "$CG"
+	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
+	unshare -m --propagation private sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
+	SPID=$!
+	for i in $(seq 50); do grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	# in_cg CMD: run CMD inside the test cgroup
+	in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
+	run in_cg "cat $DR/dev/democtl </dev/null"
+	assert_output --partial "Operation not permitted"
+	run in_cg "cat /dev/null"
+	assert_success
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --dry-run demo
+	assert_line "cgroup2 $CG c 10:237 rwm"
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" demo
+	assert_success
+	run in_cg "cat $DR/dev/democtl </dev/null"
+	assert_output --partial "democtl: Invalid argument"      # it opened (loop-control has no read)
+	run in_cg "cat $DR/dev/demo0 </dev/null"
+	assert_success                                          # 1:3, allowed by both
+	run in_cg "head -c1 /dev/vda"
+	assert_output --partial "Operation not permitted"       # the runtime's denial stands
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" demo   # again
+	assert_success
+	run in_cg "cat $DR/dev/democtl </dev/null"
+	assert_output --partial "democtl: Invalid argument"
 }

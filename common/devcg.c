@@ -1,0 +1,345 @@
+/* devcg.c: see devcg.h. */
+#include "common/devcg.h"
+
+#include "common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The bits of linux/bpf.h used here (musl's headers have none of it). */
+#define BPF_PROG_LOAD_ 5
+#define BPF_PROG_ATTACH_ 8
+#define BPF_PROG_GET_FD_BY_ID_ 13
+#define BPF_OBJ_GET_INFO_BY_FD_ 15
+#define BPF_PROG_QUERY_ 16
+#define BPF_PROG_TYPE_CGROUP_DEVICE_ 15
+#define BPF_CGROUP_DEVICE_ 6
+#define BPF_F_ALLOW_MULTI_ 2u
+#define BPF_F_REPLACE_ 4u
+#define DEVCG_DEV_BLOCK 1
+#define DEVCG_DEV_CHAR 2
+#define MARKER 0x0c1dec00  /* "ocidec": the first instruction of our prefix */
+#define MAX_INSNS 65536
+
+struct insn {
+	uint8_t code;
+	uint8_t regs;    /* dst in the low nibble, src in the high */
+	int16_t off;
+	int32_t imm;
+};
+
+union attr {
+	struct {
+		uint32_t prog_type, insn_cnt;
+		uint64_t insns, license;
+		uint32_t log_level, log_size;
+		uint64_t log_buf;
+		uint32_t kern_version, prog_flags;
+		char prog_name[16];
+		uint32_t prog_ifindex, expected_attach_type;
+	} load;
+	struct {
+		uint32_t target_fd, attach_bpf_fd, attach_type, attach_flags, replace_bpf_fd;
+	} attach;
+	struct {
+		uint32_t target_fd, attach_type, query_flags, attach_flags;
+		uint64_t prog_ids;
+		uint32_t prog_cnt;
+	} query;
+	struct {
+		uint32_t prog_id, next_id, open_flags;
+	} getid;
+	struct {
+		uint32_t bpf_fd, info_len;
+		uint64_t info;
+	} info;
+	char pad[128];
+};
+
+struct prog_info {
+	uint32_t type, id;
+	uint8_t tag[8];
+	uint32_t jited_prog_len, xlated_prog_len;
+	uint64_t jited_prog_insns, xlated_prog_insns;
+	char rest[256];
+};
+
+static long bpf(int cmd, union attr *a)
+{
+	return syscall(SYS_bpf, cmd, a, sizeof(*a));
+}
+
+static struct insn ins(uint8_t code, int dst, int src, int16_t off, int32_t imm)
+{
+	return (struct insn){ code, (uint8_t)(dst | src << 4), off, imm };
+}
+
+#define LDX_W(dst, src, off) ins(0x61, dst, src, off, 0)
+#define AND_K(dst, imm) ins(0x54, dst, 0, 0, imm)
+#define MOV64_K(dst, imm) ins(0xb7, dst, 0, 0, imm)
+#define JNE_K(dst, imm, off) ins(0x55, dst, 0, off, imm)
+#define EXIT() ins(0x95, 0, 0, 0, 0)
+
+/* Our prefix: marker, count, the context loads, 5 instructions per rule. */
+static size_t prefix_len(size_t n)
+{
+	return 6 + 5 * n;
+}
+
+static void make_prefix(struct insn *p, const struct devcg_rule *r, size_t n)
+{
+	size_t k = 0;
+
+	p[k++] = MOV64_K(3, MARKER);
+	p[k++] = MOV64_K(3, (int32_t)n);
+	p[k++] = LDX_W(2, 1, 0);          /* access_type */
+	p[k++] = AND_K(2, 0xffff);        /* the device type */
+	p[k++] = LDX_W(4, 1, 4);          /* major */
+	p[k++] = LDX_W(5, 1, 8);          /* minor */
+	for (size_t i = 0; i < n; i++) {
+		p[k++] = JNE_K(2, r[i].type == 'b' ? DEVCG_DEV_BLOCK : DEVCG_DEV_CHAR, 4);
+		p[k++] = JNE_K(4, (int32_t)r[i].major, 3);
+		p[k++] = JNE_K(5, (int32_t)r[i].minor, 2);
+		p[k++] = MOV64_K(0, 1);
+		p[k++] = EXIT();
+	}
+}
+
+/* The rules of an existing prefix of ours at the start of P[N], or -1. */
+static long read_prefix(const struct insn *p, size_t n, struct devcg_rule **out)
+{
+	size_t cnt;
+
+	if (n < 2 || p[0].code != 0xb7 || p[0].imm != MARKER || p[1].code != 0xb7)
+		return -1;
+	cnt = (size_t)p[1].imm;
+	if (cnt > 4096 || prefix_len(cnt) > n)
+		return -1;
+	*out = xcalloc(cnt ? cnt : 1, sizeof(**out));
+	for (size_t i = 0; i < cnt; i++) {
+		const struct insn *q = p + 6 + 5 * i;
+		(*out)[i] = (struct devcg_rule){ q[0].imm == DEVCG_DEV_BLOCK ? 'b' : 'c',
+						 (unsigned)q[1].imm, (unsigned)q[2].imm };
+	}
+	return (long)cnt;
+}
+
+static bool has_rule(const struct devcg_rule *r, size_t n, const struct devcg_rule *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].type == x->type && r[i].major == x->major && r[i].minor == x->minor)
+			return true;
+	return false;
+}
+
+/* Put the rules in front of the program PROG_ID attached to CGFD. */
+static int patch_prog(int cgfd, uint32_t prog_id, const struct devcg_rule *rules, size_t n,
+		      const char *dir, struct oerr *err)
+{
+	union attr a;
+	struct prog_info info;
+	struct insn *old = NULL, *new = NULL;
+	struct devcg_rule *have = NULL, *all = NULL;
+	size_t nold, body, nall = 0;
+	long nhave;
+	int pfd, nfd = -1, r = -1;
+	char log[4096] = "";
+
+	memset(&a, 0, sizeof(a));
+	a.getid.prog_id = prog_id;
+	pfd = (int)bpf(BPF_PROG_GET_FD_BY_ID_, &a);
+	if (pfd < 0)
+		return oerr_set(err, errno, "%s: device program %u", dir, prog_id);
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)pfd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0 || info.xlated_prog_len == 0 ||
+	    info.xlated_prog_len > MAX_INSNS * sizeof(struct insn)) {
+		oerr_set(err, errno, "%s: reading device program %u", dir, prog_id);
+		goto out;
+	}
+	nold = info.xlated_prog_len / sizeof(struct insn);
+	old = xcalloc(nold, sizeof(*old));
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	info.xlated_prog_len = (uint32_t)(nold * sizeof(struct insn));
+	info.xlated_prog_insns = (uint64_t)(uintptr_t)old;
+	a.info.bpf_fd = (uint32_t)pfd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0) {
+		oerr_set(err, errno, "%s: reading device program %u", dir, prog_id);
+		goto out;
+	}
+
+	/* A prefix of ours already there: merge, and stop if nothing is new. */
+	nhave = read_prefix(old, nold, &have);
+	body = nhave < 0 ? 0 : prefix_len((size_t)nhave);
+	all = xcalloc(n + (nhave > 0 ? (size_t)nhave : 0) + 1, sizeof(*all));
+	for (long i = 0; i < nhave; i++)
+		all[nall++] = have[i];
+	for (size_t i = 0; i < n; i++)
+		if (!has_rule(all, nall, &rules[i]))
+			all[nall++] = rules[i];
+	if (nhave >= 0 && (size_t)nhave == nall) {
+		log_debug("%s: device program %u allows the devices already", dir, prog_id);
+		r = 0;
+		goto out;
+	}
+	new = xcalloc(prefix_len(nall) + nold - body, sizeof(*new));
+	make_prefix(new, all, nall);
+	memcpy(new + prefix_len(nall), old + body, (nold - body) * sizeof(*new));
+
+	memset(&a, 0, sizeof(a));
+	a.load.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE_;
+	a.load.insn_cnt = (uint32_t)(prefix_len(nall) + nold - body);
+	a.load.insns = (uint64_t)(uintptr_t)new;
+	a.load.license = (uint64_t)(uintptr_t)"Apache";
+	a.load.log_level = 1;
+	a.load.log_size = sizeof(log);
+	a.load.log_buf = (uint64_t)(uintptr_t)log;
+	snprintf(a.load.prog_name, sizeof(a.load.prog_name), "ocidec_devices");
+	nfd = (int)bpf(BPF_PROG_LOAD_, &a);
+	if (nfd < 0) {
+		char *nl = strchr(log, '\n');
+		if (nl)
+			*nl = '\0';
+		oerr_set(err, errno, "%s: loading the device program%s%s", dir, *log ? ": " : "", log);
+		goto out;
+	}
+	memset(&a, 0, sizeof(a));
+	a.attach.target_fd = (uint32_t)cgfd;
+	a.attach.attach_bpf_fd = (uint32_t)nfd;
+	a.attach.attach_type = BPF_CGROUP_DEVICE_;
+	a.attach.attach_flags = BPF_F_ALLOW_MULTI_ | BPF_F_REPLACE_;
+	a.attach.replace_bpf_fd = (uint32_t)pfd;
+	if (bpf(BPF_PROG_ATTACH_, &a) < 0) {
+		oerr_set(err, errno, "%s: replacing device program %u", dir, prog_id);
+		goto out;
+	}
+	log_info("%s: device program %u replaced, %zu devices allowed in front of it", dir, prog_id, nall);
+	r = 0;
+out:
+	if (nfd >= 0)
+		close(nfd);
+	close(pfd);
+	free(old);
+	free(new);
+	free(have);
+	free(all);
+	return r;
+}
+
+/* Where cgroup2 is mounted (pure v2: /sys/fs/cgroup; hybrid: .../unified). */
+static char *cgroup2_mount(void)
+{
+	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct oerr err;
+	size_t len;
+	char *save = NULL;
+
+	if (fd < 0 || read_fd_all(fd, 4 * 1024 * 1024, &buf, &len, &err) < 0)
+		return NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sep = strstr(line, " - "), *f[5] = { 0 };
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+			continue;
+		f[0] = strtok(line, " ");
+		for (int i = 1; i < 5 && f[i - 1]; i++)
+			f[i] = strtok(NULL, " ");
+		return f[4] ? xstrdup(f[4]) : NULL;
+	}
+	return NULL;
+}
+
+int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err)
+{
+	char path[64], *buf = NULL, *save = NULL, *v1 = NULL, *v2 = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return oerr_set(err, errno, "%s", path);
+	if (read_fd_all(fd, 64 * 1024, &buf, &len, err) < 0)
+		return oerr_prefix(err, "%s", path);
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *s2 = NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
+			v2 = c2 + 1;
+		for (char *ctl = strtok_r(c1 + 1, ",", &s2); ctl; ctl = strtok_r(NULL, ",", &s2))
+			if (strcmp(ctl, "devices") == 0)
+				v1 = c2 + 1;
+	}
+
+	/* v1: the root cgroup allows everything and takes no rules */
+	if (v1 && strcmp(v1, "/") != 0) {
+		char *allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", v1);
+		for (size_t i = 0; i < n && r == 0; i++) {
+			char rule[64];
+			int afd;
+			snprintf(rule, sizeof(rule), "%c %u:%u rwm", rules[i].type, rules[i].major, rules[i].minor);
+			if (dry_run) {
+				printf("cgroup %s %s\n", allow, rule);
+				continue;
+			}
+			afd = open(allow, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (afd < 0 || write(afd, rule, strlen(rule)) < 0)
+				r = oerr_set(err, errno, "%s: %s", allow, rule);
+			else
+				log_info("cgroup: allowed %s", rule);
+			if (afd >= 0)
+				close(afd);
+		}
+		free(allow);
+	}
+
+	/* v2: the device programs attached to the container's cgroup */
+	if (r == 0 && v2) {
+		char *mnt = cgroup2_mount(), *dir = mnt ? xasprintf("%s%s", mnt, v2) : NULL;
+		int cgfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		uint32_t ids[64];
+		union attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.query.target_fd = (uint32_t)cgfd;
+		a.query.attach_type = BPF_CGROUP_DEVICE_;
+		a.query.prog_ids = (uint64_t)(uintptr_t)ids;
+		a.query.prog_cnt = 64;
+		if (cgfd >= 0 && bpf(BPF_PROG_QUERY_, &a) == 0) {
+			for (uint32_t i = 0; i < a.query.prog_cnt && i < 64 && r == 0; i++) {
+				if (dry_run) {
+					for (size_t k = 0; k < n; k++)
+						printf("cgroup2 %s %c %u:%u rwm\n", dir, rules[k].type,
+						       rules[k].major, rules[k].minor);
+					continue;
+				}
+				r = patch_prog(cgfd, ids[i], rules, n, dir, err);
+			}
+		} else if (cgfd >= 0) {
+			log_debug("%s: no device programs to query: %s", dir, strerror(errno));
+		}
+		if (cgfd >= 0)
+			close(cgfd);
+		free(dir);
+		free(mnt);
+	}
+	free(buf);
+	return r;
+}
