@@ -85,8 +85,18 @@ APPLET_MAIN(hook)
 	}
 	free(buf);
 	if (oci_config_load(st.bundle, &oc, &err) < 0) {
-		oci_state_free(&st);
-		return applet_fail(&err);
+		/* crun's state carries the rootfs: with a bundle we may not read
+		 * (podman --userns nomap), annotations can still activate */
+		if (!(errno == EACCES && st.root)) {
+			oci_state_free(&st);
+			return applet_fail(&err);
+		}
+		log_info("%s; going on with the state's root and annotations", err.msg);
+		memset(&oc, 0, sizeof(oc));
+		oc.root = xstrdup(st.root);
+	} else if (st.root) {
+		free(oc.root);
+		oc.root = xstrdup(st.root);
 	}
 	if (config_load(&cfg, dir, &err) < 0) {
 		oci_config_free(&oc);

@@ -2,6 +2,7 @@
 #include "common/inject.h"
 
 #include "common/devcg.h"
+#include "common/elf.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootpath.h"
@@ -80,6 +81,14 @@ static unsigned attrs_for(enum item_kind k)
 }
 
 static bool new_api_missing;
+
+/* OCIDEC_MOUNT_API=legacy (tests) takes the path of kernels before 5.2. */
+static void mount_api_init(void)
+{
+	const char *e = getenv("OCIDEC_MOUNT_API");
+	if (e && strcmp(e, "legacy") == 0)
+		new_api_missing = true;
+}
 
 static int prepare(struct job *j, struct oerr *err)
 {
@@ -223,7 +232,7 @@ static int make_target(int rootfd, const char *cpath, bool dir, struct oerr *err
 	return oerr_set(err, ELOOP, "%s: keeps changing", cpath);
 }
 
-static int attach(struct job *j, int tgt, struct oerr *err)
+static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 {
 	char src[64], dst[64];
 
@@ -233,10 +242,25 @@ static int attach(struct job *j, int tgt, struct oerr *err)
 			return oerr_set(err, errno, "%s: move_mount", j->cpath);
 		return 0;
 	}
-	snprintf(src, sizeof(src), "/proc/self/fd/%d", j->src);
+	/* A bind mount's source must be in our (now the container's) mount
+	 * namespace: before pivot_root the host's tree is still there, so the
+	 * source is opened again by its path and must be the same inode. */
+	_cleanup_close_ int here = open(j->host, O_PATH | O_CLOEXEC);
+	struct stat st;
+
+	if (here < 0 || fstat(here, &st) < 0 || st.st_dev != j->st.st_dev || st.st_ino != j->st.st_ino)
+		return oerr_set(err, here < 0 ? errno : ESTALE,
+				"%s: not reachable from the container's mount namespace (without open_tree, "
+				"inject only before pivot_root)", j->host);
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", here);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", tgt);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return oerr_set(err, errno, "%s: bind mount", j->cpath);
+	/* TGT is the file under the new mount: the remount needs the mount */
+	_cleanup_close_ int top = root_open(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
+	if (top < 0 || fstat(top, &st) < 0 || st.st_dev != j->st.st_dev || st.st_ino != j->st.st_ino)
+		return oerr_set(err, top < 0 ? errno : ESTALE, "%s: the new mount is not there", j->cpath);
+	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", top);
 	if (mount(NULL, dst, NULL, MS_PRIVATE, NULL) < 0 ||
 	    mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT |
 		  (j->attrs & MOUNT_ATTR_RDONLY_ ? MS_RDONLY : 0) |
@@ -265,6 +289,24 @@ static int cgroup_allow(int pid, const struct job *jobs, size_t n, bool dry_run,
 	return r;
 }
 
+/* Dry run: the cache entry a library gives ("ldcache-entry SONAME PATH"):
+ * the SONAME link the cache points at, as ldconfig makes it. */
+static void print_cache_entry(const struct job *j)
+{
+	_cleanup_close_ int fd = open(j->host, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct elf_source src = { .fd = fd, .size = (uint64_t)j->st.st_size };
+	struct elf_info info;
+	struct oerr err;
+	const char *slash = strrchr(j->cpath, '/');
+
+	if (fd < 0 || !S_ISREG(j->st.st_mode))
+		return;
+	if (elf_read(&src, NULL, &info, &err) == ELF_OK)
+		printf("ldcache-entry %s %.*s/%s\n", info.soname ? info.soname : slash + 1,
+		       (int)(slash - j->cpath), j->cpath, info.soname ? info.soname : slash + 1);
+	elf_info_free(&info);
+}
+
 static void jobs_free(struct job *jobs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -288,6 +330,7 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	bool pivoted;
 	int r = -1;
 
+	mount_api_init();
 	/* On the host: sources, detached mounts, cgroup. */
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_item *it = &p->items[i];
@@ -334,6 +377,9 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	if (o->dry_run) {
 		for (size_t i = 0; i < libdirs.n; i++)
 			printf("ldcache %s\n", libdirs.v[i]);
+		for (size_t i = 0; i < n; i++)
+			if (jobs[i].it->kind == KIND_LIBRARIES)
+				print_cache_entry(&jobs[i]);
 		r = 0;
 		goto out;
 	}
@@ -387,7 +433,7 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 			continue;
 		}
 		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->st.st_mode), err);
-		if (tgt < 0 || attach(j, tgt, err) < 0)
+		if (tgt < 0 || attach(j, rootfd, tgt, err) < 0)
 			goto out;
 		log_info("mounted %s on %s (%s)", j->host, j->cpath, attr_names(j->attrs));
 	}

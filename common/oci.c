@@ -83,6 +83,15 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oe
 		goto out;
 	}
 	st->bundle = xstrdup(s);
+	if (get_str(j, "root", &s, err) < 0)
+		goto out;
+	if (s && *s) {
+		st->root = s[0] == '/' ? xstrdup(s) : xasprintf("%s/%s", st->bundle, s);
+		if (strspn(st->root, "/") == strlen(st->root)) {
+			oerr_set(err, 0, "\"root\" is the host's /");
+			goto out;
+		}
+	}
 	pid = cJSON_GetObjectItemCaseSensitive(j, "pid");
 	if (pid && !cJSON_IsNull(pid)) {
 		if (!cJSON_IsNumber(pid) || pid->valuedouble < 0 || pid->valuedouble > INT_MAX ||
@@ -177,8 +186,12 @@ int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err)
 
 	memset(c, 0, sizeof(*c));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return oerr_set(err, errno, "%s", path);
+	if (fd < 0) {
+		int e = errno;
+		oerr_set(err, e, "%s", path);
+		errno = e;  /* the hook looks at it */
+		return -1;
+	}
 	if (read_fd_all(fd, OCI_CONFIG_MAX, &buf, &len, err) < 0 ||
 	    oci_config_parse(buf, len, bundle, c, err) < 0)
 		return oerr_prefix(err, "%s", path);
@@ -189,6 +202,7 @@ void oci_state_free(struct oci_state *st)
 {
 	free(st->id);
 	free(st->bundle);
+	free(st->root);
 	strv_free(&st->ann);
 	memset(st, 0, sizeof(*st));
 }

@@ -15,6 +15,7 @@ struct oci_state {
 	char *id;
 	int pid;
 	char *bundle;         /* "bundle", or the old "bundlePath" */
+	char *root;           /* crun's extra "root" (config.json's root.path), or NULL */
 	struct strv ann;      /* annotations: key, value, key, value, ... */
 };
 

@@ -19,10 +19,11 @@ setup() {
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 	if [ -n "${SPID:-}" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; fi
-	if [ -n "${CG:-}" ] && [ -d "$CG" ]; then
-		while read -r p; do echo "$p" >"$(dirname "$CG")/cgroup.procs"; done <"$CG/cgroup.procs"
-		rmdir "$CG"
-	fi
+	for cg in "${CG:-}" "${CG1:-}"; do
+		[ -n "$cg" ] && [ -d "$cg" ] || continue
+		while read -r p; do echo "$p" >"$(dirname "$cg")/cgroup.procs"; done <"$cg/cgroup.procs"
+		rmdir "$cg"
+	done
 }
 
 # bundle [KEY=VALUE...] [-- ARGS...]: the test's bundle, with the hook
@@ -135,6 +136,7 @@ in_container() {
 	assert_line "mount $DR/dev/democtl /dev/democtl rw,nosuid,noexec"
 	assert_line --regexp "^cgroup /sys/fs/cgroup/devices/.*/devices.allow c 10:237 rwm$"
 	assert_line "ldcache /opt/demo/lib"
+	assert_line "ldcache-entry libdemo.so.1 /opt/demo/lib/libdemo.so.1"
 	assert_equal "$(mounts)" "$before"
 }
 
@@ -176,6 +178,9 @@ in_container() {
 	run hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": 1}"
 	assert_failure 1
 	assert_output "ocidec hook: $B/config.json: larger than 8388608 bytes: File too large"
+	run hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": 1, \"root\": \"/\"}"
+	assert_failure 1
+	assert_output "ocidec hook: container state: \"root\" is the host's /"
 	run hook -c "$CFG" poststop </dev/null
 	assert_success
 }
@@ -189,8 +194,9 @@ dry() {
 		my @caps = split / /, ($ENV{CAPS} // "");
 		print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" },
 			process => { env => \@env, capabilities => { bounding => \@caps } },
+			linux => { namespaces => [ { type => "mount" }, ($ENV{USERNS} ? { type => "user" } : ()) ] },
 			annotations => decode_json($ENV{ANN} // "{}") });' >"$B/config.json"
-	"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": $$}"
+	"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": ${DRYPID:-$$}}"
 }
 
 @test "activation aliases, UUIDs from information files, features from the env" {
@@ -270,4 +276,32 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_success
 	run in_cg "cat $DR/dev/democtl </dev/null"
 	assert_output --partial "democtl: Invalid argument"
+}
+
+@test "in a user namespace the device cgroup is left alone" {
+	# a process in a devices cgroup of its own (v1), so there are rules to print
+	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
+	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
+	mkdir "$CG1"
+	sh -c "echo \$\$ >'$CG1/cgroup.procs'; exec sleep 300" &
+	SPID=$!
+	for i in $(seq 50); do grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	export DRYPID=$SPID
+	run dry OCI_DEMO=all
+	assert_line --regexp "^cgroup2? "
+	USERNS=1 run dry OCI_DEMO=all
+	assert_success
+	assert_line --partial "mount $DR/dev/democtl"
+	refute_line --regexp "^cgroup2? "
+}
+
+@test "kernels without the new mount API: bind mounts between /proc/self/fd paths, same result" {
+	HOOK_ENV=OCIDEC_MOUNT_API=legacy bundle OCI_DEMO=all -- sh -c 'grep -E " /(dev/democtl|usr/bin/demo-tool|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool' >/dev/null
+	grep -q OCIDEC_MOUNT_API=legacy "$B/config.json"
+	run bash -c "cd '$B' && runc run '$ID'"
+	assert_success
+	assert_line "/dev/democtl rw,nosuid,noexec,relatime"
+	assert_line "/usr/bin/demo-tool ro,nosuid,nodev,relatime"
+	assert_line "/usr/share/demo ro,nosuid,nodev,relatime"
+	assert_line "demo-tool: the answer is 42"
 }
