@@ -20,9 +20,12 @@ CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
 INIH_VERSIONS="59-1"
 
 # clang and its runtime: the libFuzzer targets in test/fuzz; util-linux:
-# setpriv, nsenter; runc, busybox-static, podman: the demo and hook tests
+# setpriv, nsenter; runc, busybox-static, podman: the demo and hook tests;
+# the selinux-policy and setools packages: the policy module test
 PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file
-	clang libclang-rt-dev util-linux runc busybox-static podman"
+	clang libclang-rt-dev util-linux runc busybox-static podman
+	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
+	semodule-utils checkpolicy zstd"
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { say "fatal: $*"; exit 1; }
