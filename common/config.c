@@ -85,6 +85,22 @@ static bool valid_env_name(const char *s)
 	return true;
 }
 
+/* user:role:type[:level[:categories]] with the characters policies use. */
+static bool valid_context(const char *s)
+{
+	int colons = 0;
+
+	if (!*s || strlen(s) > 255)
+		return false;
+	for (; *s; s++) {
+		if (*s == ':')
+			colons++;
+		else if (!isalnum((unsigned char)*s) && !strchr("_.,-", *s))
+			return false;
+	}
+	return colons >= 2;
+}
+
 /* A path component ".." anywhere, or "." components, make a path malformed:
  * configs name places plainly. */
 static bool has_dot_component(const char *s)
@@ -287,6 +303,13 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 			v->env_needs_cap_sys_admin = b;
 		else
 			v->cgroup_devices = b;
+	} else if (strcmp(key, "selinux_device_context") == 0 || strcmp(key, "selinux_file_context") == 0) {
+		if (!valid_context(value))
+			return perr(p, line, "%s '%s' is not an SELinux context (user:role:type:level)", key, value);
+		if (key[8] == 'd')
+			v->selinux_device_context = xstrdup(value);
+		else
+			v->selinux_file_context = xstrdup(value);
 	} else if (strcmp(key, "device_uuids") == 0) {
 		if (value[0] != '/' || has_dot_component(value))
 			return perr(p, line, "device_uuids must be an absolute path (glob)");
@@ -378,6 +401,8 @@ static void vendor_free(struct vendor *v)
 	free(v->annotation);
 	free(v->feature_env);
 	free(v->device_uuids);
+	free(v->selinux_device_context);
+	free(v->selinux_file_context);
 	for (size_t i = 0; i < v->nfeatures; i++) {
 		free(v->features[i].name);
 		for (int k = 0; k < KIND_COUNT; k++)

@@ -48,6 +48,8 @@ struct vendor {
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
+	char *selinux_device_context; /* relabel: for device nodes (NULL: leave them) */
+	char *selinux_file_context;   /* relabel: for everything else (NULL: leave it) */
 	struct feature *features;
 	size_t nfeatures;
 };
