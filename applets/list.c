@@ -62,23 +62,14 @@ APPLET_MAIN(list)
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (config_load(&cfg, dir, &err) < 0)
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	for (int i = optind; i < argc; i++) {
-		if (!config_vendor(&cfg, argv[i])) {
-			config_free(&cfg);
-			return applet_usage_error("no vendor '%s' in %s", argv[i], dir);
-		}
-	}
 	for (size_t i = 0; i < cfg.n; i++)
 		if (cfg.vendors[i].log_level > log_threshold)
 			log_threshold = cfg.vendors[i].log_level;
 
 	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
-		bool wanted = optind == argc;
-		for (int a = optind; a < argc && !wanted; a++)
-			wanted = strcmp(argv[a], cfg.vendors[i].name) == 0;
-		if (wanted && plan_vendor(&plan, &cfg.vendors[i], &sel, &err) < 0)
+		if (vendor_named(&cfg.vendors[i], argv + optind, argc - optind) && plan_vendor(&plan, &cfg.vendors[i], &sel, &err) < 0)
 			status = applet_fail(&err);
 	}
 	if (status == EXIT_OK) {

@@ -87,22 +87,12 @@ APPLET_MAIN(relabel)
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (config_load(&cfg, dir, &err) < 0)
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	for (int i = optind; i < argc; i++) {
-		if (!config_vendor(&cfg, argv[i])) {
-			config_free(&cfg);
-			return applet_usage_error("no vendor '%s' in %s", argv[i], dir);
-		}
-	}
 	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
 		const struct vendor *v = &cfg.vendors[i];
 		struct plan plan = { 0 };
-		bool wanted = optind == argc;
-
-		for (int a = optind; a < argc && !wanted; a++)
-			wanted = strcmp(argv[a], v->name) == 0;
-		if (!wanted || (!v->selinux_device_context && !v->selinux_file_context))
+		if (!vendor_named(v, argv + optind, argc - optind) || (!v->selinux_device_context && !v->selinux_file_context))
 			continue;
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {
 			status = applet_fail(&err);

@@ -413,6 +413,28 @@ static void vendor_free(struct vendor *v)
 	memset(v, 0, sizeof(*v));
 }
 
+int config_load_named(struct config *cfg, const char *dir, char *const *names, int n,
+		      struct oerr *err)
+{
+	if (config_load(cfg, dir, err) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!config_vendor(cfg, names[i])) {
+			config_free(cfg);
+			return oerr_usage(err, "no vendor '%s' in %s (see %s --help)", names[i], dir, log_prog);
+		}
+	}
+	return 0;
+}
+
+bool vendor_named(const struct vendor *v, char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], v->name) == 0)
+			return true;
+	return n == 0;
+}
+
 struct feature *vendor_feature(const struct vendor *v, const char *name)
 {
 	for (size_t i = 0; i < v->nfeatures; i++)

@@ -66,6 +66,13 @@ int config_load(struct config *cfg, const char *dir, struct oerr *err);
 void config_free(struct config *cfg);
 
 struct vendor *config_vendor(const struct config *cfg, const char *name);
+
+/* Load DIR, then check that every one of the N vendor NAMES exists (an
+ * unknown one is a usage error). The applets' common first step. */
+int config_load_named(struct config *cfg, const char *dir, char *const *names, int n,
+		      struct oerr *err);
+/* Is V among the N NAMES? No names: every vendor is. */
+bool vendor_named(const struct vendor *v, char *const *names, int n);
 struct feature *vendor_feature(const struct vendor *v, const char *name);
 
 /* Mark the features LIST names ("all", or names separated by commas or

@@ -238,28 +238,6 @@ out:
 	return r;
 }
 
-/* Where cgroup2 is mounted (pure v2: /sys/fs/cgroup; hybrid: .../unified). */
-static char *cgroup2_mount(void)
-{
-	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL;
-	struct oerr err;
-	size_t len;
-	char *save = NULL;
-
-	if (fd < 0 || read_fd_all(fd, 4 * 1024 * 1024, &buf, &len, &err) < 0)
-		return NULL;
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sep = strstr(line, " - "), *f[5] = { 0 };
-		if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-			continue;
-		f[0] = strtok(line, " ");
-		for (int i = 1; i < 5 && f[i - 1]; i++)
-			f[i] = strtok(NULL, " ");
-		return f[4] ? xstrdup(f[4]) : NULL;
-	}
-	return NULL;
-}
 
 int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err)
 {
@@ -312,7 +290,7 @@ int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run,
 
 	/* v2: the device programs attached to the container's cgroup */
 	if (r == 0 && v2) {
-		char *mnt = cgroup2_mount(), *dir = mnt ? xasprintf("%s%s", mnt, v2) : NULL;
+		char *mnt = mountinfo_find("cgroup2"), *dir = mnt ? xasprintf("%s%s", mnt, v2) : NULL;
 		int cgfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 		uint32_t ids[64];
 		union attr a;

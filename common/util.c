@@ -2,6 +2,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,4 +210,26 @@ char *path_join_root(const char *root, const char *path)
 	while (path[0] == '/' && path[1] == '/')
 		path++;
 	return xasprintf("%.*s%s%s", (int)rl, root, path[0] == '/' ? "" : "/", path);
+}
+
+char *mountinfo_find(const char *fstype)
+{
+	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct oerr err;
+	size_t len, tl = strlen(fstype);
+	char *save = NULL;
+
+	if (fd < 0 || read_fd_all(fd, 4 * 1024 * 1024, &buf, &len, &err) < 0)
+		return NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sep = strstr(line, " - "), *f[5] = { 0 }, *s2 = NULL;
+		if (!sep || strncmp(sep + 3, fstype, tl) != 0 || sep[3 + tl] != ' ')
+			continue;
+		f[0] = strtok_r(line, " ", &s2);
+		for (int i = 1; i < 5 && f[i - 1]; i++)
+			f[i] = strtok_r(NULL, " ", &s2);
+		return f[4] ? xstrdup(f[4]) : NULL;
+	}
+	return NULL;
 }

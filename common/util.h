@@ -54,6 +54,10 @@ void strv_free(struct strv *s);
 /* Read a whole file from FD, at most MAX bytes (larger: EFBIG). NUL-terminated. */
 int read_fd_all(int fd, size_t max, char **buf, size_t *len, struct oerr *e);
 
+/* The mount point of the first file system of type FSTYPE in
+ * /proc/self/mountinfo, or NULL. */
+char *mountinfo_find(const char *fstype);
+
 /* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */
 char *path_join_root(const char *root, const char *path);
 

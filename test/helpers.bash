@@ -45,3 +45,13 @@ driver_root() {
 	DR=$BATS_FILE_TMPDIR/dr
 	[ -d "$DR" ] || "$FIXTURES/driver-root.sh" "$DR" >/dev/null
 }
+
+# SELinux contexts the relabel and selinux-check suites expect, and the demo
+# vendor (in $DR, its INI in $CFG) naming them
+DEVCTX=system_u:object_r:xserver_misc_device_t:s0
+FILECTX=system_u:object_r:container_ro_file_t:s0
+demo_vendor_with_contexts() {
+	DR=$BATS_TEST_TMPDIR/dr
+	EXTRA="selinux_device_context = $DEVCTX
+selinux_file_context = $FILECTX" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+}

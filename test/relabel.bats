@@ -5,9 +5,6 @@
 
 load helpers
 
-DEVCTX=system_u:object_r:xserver_misc_device_t:s0
-FILECTX=system_u:object_r:container_ro_file_t:s0
-
 setup() {
 	common_setup
 	DR=$BATS_TEST_TMPDIR/dr
@@ -19,10 +16,8 @@ teardown() {
 	done
 }
 
-# vendor: the demo vendor, with contexts to set
 vendor() {
-	EXTRA="selinux_device_context = $DEVCTX
-selinux_file_context = $FILECTX" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor_with_contexts
 }
 
 ctx() {
