@@ -47,11 +47,13 @@ driver_root() {
 }
 
 # SELinux contexts the relabel and selinux-check suites expect, and the demo
-# vendor (in $DR, its INI in $CFG) naming them
+# vendor naming them: demo_vendor_with_contexts [DIR] (default: $DR set to
+# $BATS_TEST_TMPDIR/dr), its INI in $CFG
 DEVCTX=system_u:object_r:xserver_misc_device_t:s0
 FILECTX=system_u:object_r:container_ro_file_t:s0
 demo_vendor_with_contexts() {
-	DR=$BATS_TEST_TMPDIR/dr
+	local dir=${1:-$BATS_TEST_TMPDIR/dr}
+	[ $# -gt 0 ] || DR=$dir
 	EXTRA="selinux_device_context = $DEVCTX
-selinux_file_context = $FILECTX" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+selinux_file_context = $FILECTX" "$FIXTURES/demo-vendor.sh" "$dir" "$CFG" >/dev/null
 }

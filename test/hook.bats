@@ -264,7 +264,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_success
 	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --dry-run demo
 	assert_line "cgroup2 $CG c 10:237 rwm"
-	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" demo
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --devices 0 demo
 	assert_success
 	run in_cg "cat $DR/dev/democtl </dev/null"
 	assert_output --partial "democtl: Invalid argument"      # it opened (loop-control has no read)
@@ -272,8 +272,18 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_success                                          # 1:3, allowed by both
 	run in_cg "head -c1 /dev/vda"
 	assert_output --partial "Operation not permitted"       # the runtime's denial stands
-	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" demo   # again
+	# one program attached, ours in front: a second run merges, it does not stack
+	progs() { bpftool -j cgroup show "$CG" | perl -MJSON::PP -e 'local $/; my $p = decode_json(<STDIN>); print scalar(grep { $_->{attach_type} eq "cgroup_device" } @$p), " ", join(",", map { $_->{name} } @$p), "\n"'; }
+	insns() { bpftool prog dump xlated id "$(bpftool -j cgroup show "$CG" | perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->[0]{id}')" | grep -c '^ *[0-9]*:'; }
+	assert_equal "$(progs)" "1 ocidec_devices"
+	first=$(insns)
+	[ "$first" -eq $((11 + 6 + 5 * 2)) ]    # the runtime's 11, our prefix for democtl, demo0
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" demo   # all: demo1 too
 	assert_success
+	assert_equal "$(progs)" "1 ocidec_devices"
+	assert_equal "$(insns)" $((first + 5))   # one rule more, the old prefix not kept
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" demo   # again: nothing
+	assert_equal "$(insns)" $((first + 5))
 	run in_cg "cat $DR/dev/democtl </dev/null"
 	assert_output --partial "democtl: Invalid argument"
 }

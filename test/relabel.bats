@@ -99,3 +99,17 @@ ctx() {
 	assert_failure 2
 	assert_output "ocidec relabel: $CFG/x.ini:4: selinux_file_context 'not a context' is not an SELinux context (user:role:type:level)"
 }
+
+@test "a driver root on overlay (a driver container's rootfs) keeps the labels in its upper layer" {
+	lower=$BATS_TEST_TMPDIR/lower upper=$BATS_TEST_TMPDIR/upper work=$BATS_TEST_TMPDIR/work
+	mkdir -p "$lower" "$upper" "$work" "$BATS_TEST_TMPDIR/dr"
+	demo_vendor_with_contexts "$lower"
+	DR=$BATS_TEST_TMPDIR/dr
+	sed -i "s|^driver_root = .*|driver_root = $DR|" "$CFG/demo.ini"
+	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$upper,workdir=$work" "$DR"
+	run relabel -c "$CFG"
+	assert_success
+	assert_equal "$(ctx "$DR/usr/bin/demo-tool")" "$FILECTX"
+	assert_equal "$(ctx "$DR/dev/democtl")" "$DEVCTX"
+	assert_equal "$(ctx "$lower/usr/bin/demo-tool")" ""          # the lower layer is left alone
+}
