@@ -44,6 +44,8 @@ struct parse {
 	bool need_item;             /* at its start, or after a comma */
 	struct oerr *err;
 	bool failed;
+	int at_line;                /* line_is_continuation's cursor: at_ptr starts line at_line */
+	const char *at_ptr;
 };
 
 static int perr(struct parse *p, int line, const char *fmt, ...)
@@ -120,16 +122,20 @@ static bool has_dot_component(const char *s)
 	return false;
 }
 
-static bool line_is_continuation(const struct parse *p, int lineno)
+static bool line_is_continuation(struct parse *p, int lineno)
 {
-	const char *s = p->buf;
-
-	for (int l = 1; l < lineno && s; l++) {
-		s = strchr(s, '\n');
-		if (s)
-			s++;
+	/* inih reports lines in order: walk on from the last one asked about
+	 * (the hook loads every config for every container) */
+	if (!p->at_ptr || lineno < p->at_line) {
+		p->at_line = 1;
+		p->at_ptr = p->buf;
 	}
-	return s && (*s == ' ' || *s == '\t');
+	for (; p->at_line < lineno && p->at_ptr; p->at_line++) {
+		p->at_ptr = strchr(p->at_ptr, '\n');
+		if (p->at_ptr)
+			p->at_ptr++;
+	}
+	return p->at_ptr && (*p->at_ptr == ' ' || *p->at_ptr == '\t');
 }
 
 /* Check one list item for KEY; return an error text or NULL. */
