@@ -279,17 +279,19 @@ void ldcache_builder_add(struct ldcache_builder *b, const char *soname, const ch
 	b->n++;
 }
 
+void ldcache_builder_add_entry(struct ldcache_builder *b, const struct ldcache_entry *e)
+{
+	if (e->hwcaps_subdir)
+		ldcache_builder_add(b, e->key, e->value, e->flags, (unsigned)(e->hwcap >> 32) & 0x3ff, 0,
+				    ldcache_builder_hwcaps(b, e->hwcaps_subdir));
+	else
+		ldcache_builder_add(b, e->key, e->value, e->flags, 0, e->hwcap, -1);
+}
+
 void ldcache_builder_add_cache(struct ldcache_builder *b, const struct ldcache *c)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		const struct ldcache_entry *e = &c->e[i];
-		if (e->hwcaps_subdir)
-			ldcache_builder_add(b, e->key, e->value, e->flags,
-					    (unsigned)(e->hwcap >> 32) & 0x3ff, 0,
-					    ldcache_builder_hwcaps(b, e->hwcaps_subdir));
-		else
-			ldcache_builder_add(b, e->key, e->value, e->flags, 0, e->hwcap, -1);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		ldcache_builder_add_entry(b, &c->e[i]);
 }
 
 void ldcache_builder_free(struct ldcache_builder *b)

@@ -80,6 +80,9 @@ int ldcache_builder_hwcaps(struct ldcache_builder *b, const char *name);
  * that compare equal keep the order they were added in. */
 void ldcache_builder_add(struct ldcache_builder *b, const char *soname, const char *path,
 			 int32_t flags, unsigned isa_level, uint64_t hwcap, int hwcaps);
+/* Add an entry read from an existing cache (its hwcaps subdirectory and ISA
+ * level kept), after those already added. */
+void ldcache_builder_add_entry(struct ldcache_builder *b, const struct ldcache_entry *e);
 /* Add every entry of an existing cache, after those already added. */
 void ldcache_builder_add_cache(struct ldcache_builder *b, const struct ldcache *c);
 /* The cache file's bytes. */

@@ -835,13 +835,17 @@ fail:
 	return -1;
 }
 
-static int write_cache(struct state *st, struct oerr *err)
+/* Write the cache, unless it would be the bytes of OLD (a second run:
+ * nothing is written, so a read-only rootfs is fine). */
+static int write_cache(struct state *st, const struct ldcache *old, struct oerr *err)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 
 	if (ldcache_build(&st->b, GENERATOR, &buf, &len, err) < 0)
 		return -1;
+	if (old && len == old->size && memcmp(buf, old->buf, len) == 0)
+		return 0;
 	return root_write_atomic(st->o->rootfd, st->o->cache, buf, len, err);
 }
 
@@ -884,7 +888,7 @@ int ldconfig_rebuild(const struct ldconfig *o, struct oerr *err)
 	parse_conf(&st, o->conf);
 	add_trusted_dirs(&st);
 	search_all(&st, 0);
-	r = write_cache(&st, err);
+	r = write_cache(&st, NULL, err);
 	state_free(&st);
 	return r;
 }
@@ -966,28 +970,13 @@ int ldconfig_add(const struct ldconfig *o, struct oerr *err)
 	/* The old entries after the new: on equal keys, DIRs come first, as in
 	 * a rebuild with DIRs on the command line; those from a directory just
 	 * scanned are replaced. */
-	for (size_t i = 0; i < old.n; i++) {
-		const struct ldcache_entry *e = &old.e[i];
-		if (in_scanned_dir(&st, &ids, &nids, e->value))
-			continue;
-		if (e->hwcaps_subdir)
-			ldcache_builder_add(&st.b, e->key, e->value, e->flags,
-					    (unsigned)(e->hwcap >> 32) & 0x3ff, 0,
-					    ldcache_builder_hwcaps(&st.b, e->hwcaps_subdir));
-		else
-			ldcache_builder_add(&st.b, e->key, e->value, e->flags, 0, e->hwcap, -1);
-	}
+	for (size_t i = 0; i < old.n; i++)
+		if (!in_scanned_dir(&st, &ids, &nids, old.e[i].value))
+			ldcache_builder_add_entry(&st.b, &old.e[i]);
 	for (size_t i = 0; i < nids; i++)
 		free(ids[i].dir);
 	free(ids);
-	/* Unchanged (a second run): no write, so a read-only rootfs is fine. */
-	{
-		_cleanup_free_ char *buf = NULL;
-		size_t len;
-		r = ldcache_build(&st.b, GENERATOR, &buf, &len, err);
-		if (r == 0 && !(len == old.size && memcmp(buf, old.buf, len) == 0))
-			r = root_write_atomic(o->rootfd, o->cache, buf, len, err);
-	}
+	r = write_cache(&st, &old, err);
 	ldcache_free(&old);
 	state_free(&st);
 	return r;
