@@ -7,6 +7,8 @@
  */
 #include "common/applet.h"
 #include "common/log.h"
+#include "common/inject.h"
+#include "common/ldconfig.h"
 #include "common/rootpath.h"
 
 #include <errno.h>
@@ -55,7 +57,10 @@ static const struct applet *find_applet(const char *name)
 
 int applet_fail(const struct oerr *e)
 {
-	fprintf(stderr, "%s: %s\n", log_prog, e->msg);
+	char line[4200];
+
+	escape_line(e->msg, line, sizeof(line), "");
+	fprintf(stderr, "%s\n", line);
 	log_file_only("error: %s", e->msg);
 	return e->code ? e->code : EXIT_FAIL;
 }
@@ -108,11 +113,26 @@ int applet_finish_stdout(int status)
 	return EXIT_FAIL;
 }
 
+/* The test switches OCIDEC_RESOLVE, OCIDEC_MOUNT_API and OCIDEC_LDCACHE_ARCH
+ * are read for every applet but the hook: a runtime may hand a hook the
+ * container's environment (a hook entry without "env", a createContainer
+ * hook), and nothing an image sets may change what the hook does. The hook
+ * takes the same switches as options, which only the hook's entry sets. */
+static void env_switches(const struct applet *a)
+{
+	if (strcmp(a->name, "hook") == 0)
+		return;
+	rootpath_init(getenv("OCIDEC_RESOLVE"));
+	inject_mount_api(getenv("OCIDEC_MOUNT_API"));
+	ldconfig_arch = getenv("OCIDEC_LDCACHE_ARCH");
+}
+
 static int run(const struct applet *a, int argc, char **argv)
 {
 	static char prog[64];
 
 	current_applet = a;
+	env_switches(a);
 	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
 	log_prog = prog;
 	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
@@ -130,7 +150,7 @@ int main(int argc, char **argv)
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "ocidec");
 	/* A closed stdout pipe is an EPIPE to handle, not a signal to die of. */
 	signal(SIGPIPE, SIG_IGN);
-	rootpath_init();
+	rootpath_init(NULL);  /* the host's /proc, before anything else */
 
 	a = find_applet(base);
 	if (a)

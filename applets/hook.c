@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/oci.h"
 #include "common/plan.h"
+#include "common/rootpath.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -31,7 +32,12 @@ const char hook_usage[] =
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -l, --log FILE        also append messages to FILE\n"
 	"  -n, --dry-run         print what would be done (mounts, device rules, cache\n"
-	"                        directories), change nothing\n";
+	"                        directories), change nothing\n"
+	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n"
+	"      --resolver fallback, --mount-api legacy\n"
+	"                        tests: the code paths of older kernels\n"
+	"\n"
+	"The hook reads no environment variable: a runtime may hand it the container's.\n";
 
 APPLET_MAIN(hook)
 {
@@ -39,6 +45,9 @@ APPLET_MAIN(hook)
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "resolver", required_argument, NULL, 'R' },
+		{ "mount-api", required_argument, NULL, 'M' },
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT, *stage = "prestart";
@@ -53,7 +62,8 @@ APPLET_MAIN(hook)
 	int o, nact, status = EXIT_FAIL;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:l:n", opts, NULL)) != -1) {
+	deadline_arm(XSTR(TIMEOUT_DEFAULT));
+	while ((o = getopt_long(argc, argv, ":c:l:nt:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'l':
@@ -61,6 +71,12 @@ APPLET_MAIN(hook)
 				log_warn("%s: cannot open the log file: %s", optarg, strerror(errno));
 			break;
 		case 'n': io.dry_run = true; break;
+		case 't':
+			if (deadline_arm(optarg) < 0)
+				return applet_usage_error("--timeout %s: not a number of seconds (0 to 3600)", optarg);
+			break;
+		case 'R': rootpath_init(optarg); break;
+		case 'M': inject_mount_api(optarg); break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}

@@ -30,7 +30,8 @@ const char inject_usage[] =
 	"  -d, --devices SEL     all (default), none, or indices/UUIDs such as 0,2\n"
 	"  -f, --features LIST   features, comma separated, or all (default: each\n"
 	"                        vendor's driver_feature)\n"
-	"  -n, --dry-run         print what would be done, change nothing\n";
+	"  -n, --dry-run         print what would be done, change nothing\n"
+	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n";
 
 /* Is PID in another user namespace than ours? */
 static bool other_userns(int pid)
@@ -51,6 +52,7 @@ APPLET_MAIN(inject)
 		{ "devices", required_argument, NULL, 'd' },
 		{ "features", required_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT, *devices = "all", *features = NULL;
@@ -63,7 +65,8 @@ APPLET_MAIN(inject)
 	int o, n = 0, status;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:n", opts, NULL)) != -1) {
+	deadline_arm(XSTR(TIMEOUT_DEFAULT));
+	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:nt:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'p':
@@ -76,6 +79,10 @@ APPLET_MAIN(inject)
 		case 'd': devices = optarg; break;
 		case 'f': features = optarg; break;
 		case 'n': io.dry_run = true; break;
+		case 't':
+			if (deadline_arm(optarg) < 0)
+				return applet_usage_error("--timeout %s: not a number of seconds (0 to 3600)", optarg);
+			break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 
 const char relabel_usage[] =
 	"usage: ocidec relabel [-c DIR] [-n] [-v] [VENDOR...]\n"
@@ -34,11 +33,13 @@ const char relabel_usage[] =
 
 #define XATTR "security.selinux"
 
-/* Label PATH with CTX; 0 done or nothing to do, -1 failed (reported). */
-static int label(const char *path, const char *ctx, bool dry, bool verbose)
+/* Label the item (the symlink itself when LINK; PATH names it for people)
+ * with CTX; 0 done or nothing to do, -1 failed (reported). */
+static int label(const struct plan_item *it, bool link, const char *path, const char *ctx, bool dry,
+		 bool verbose)
 {
 	char cur[256] = "";
-	ssize_t n = lgetxattr(path, XATTR, cur, sizeof(cur) - 1);
+	ssize_t n = plan_getxattr(it, link, XATTR, cur, sizeof(cur) - 1);
 
 	if (n < 0 && errno != ENODATA && errno != ENOTSUP) {
 		fprintf(stderr, "%s: %s: reading its context: %s\n", log_prog, path, strerror(errno));
@@ -53,7 +54,7 @@ static int label(const char *path, const char *ctx, bool dry, bool verbose)
 		out("Would relabel %s from %s to %s\n", path, n > 0 ? cur : "<no context>", ctx);
 		return 0;
 	}
-	if (lsetxattr(path, XATTR, ctx, strlen(ctx) + 1, 0) < 0) {
+	if (plan_setxattr(it, link, XATTR, ctx, strlen(ctx) + 1) < 0) {
 		fprintf(stderr, "%s: %s: setting %s: %s\n", log_prog, path, ctx, strerror(errno));
 		return -1;
 	}
@@ -99,22 +100,18 @@ APPLET_MAIN(relabel)
 			break;
 		}
 		for (size_t k = 0; k < plan.n; k++) {
-			const char *paths[2] = { plan.items[k].host, plan.items[k].host_target };
+			const struct plan_item *it = &plan.items[k];
+			const char *paths[2] = { it->host, it->host_target };
 			for (int p = 0; p < 2; p++) {
-				struct stat st;
+				bool link = p == 0 && it->link_dirfd >= 0;
 				const char *ctx;
 
 				if (!paths[p] || strv_contains(&seen, paths[p]))
 					continue;
 				strv_push(&seen, paths[p]);
-				if (lstat(paths[p], &st) < 0) {
-					fprintf(stderr, "%s: %s: %s\n", log_prog, paths[p], strerror(errno));
-					failed++;
-					continue;
-				}
-				ctx = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? v->selinux_device_context
-										  : v->selinux_file_context;
-				if (ctx && label(paths[p], ctx, dry, verbose) < 0)
+				ctx = !link && (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
+					      ? v->selinux_device_context : v->selinux_file_context;
+				if (ctx && label(it, link, paths[p], ctx, dry, verbose) < 0)
 					failed++;
 			}
 		}

@@ -128,22 +128,23 @@ static void check_labels(struct report *r, const struct config *cfg, int argc, c
 			break;
 		}
 		for (size_t k = 0; k < plan.n; k++) {
-			const char *paths[2] = { plan.items[k].host, plan.items[k].host_target };
+			const struct plan_item *it = &plan.items[k];
+			const char *paths[2] = { it->host, it->host_target };
 			for (int p = 0; p < 2; p++) {
+				bool link = p == 0 && it->link_dirfd >= 0;
 				char cur[256] = "", fix[512];
 				const char *want;
-				struct stat st;
 				ssize_t n;
 
-				if (!paths[p] || strv_contains(&seen, paths[p]) || lstat(paths[p], &st) < 0)
+				if (!paths[p] || strv_contains(&seen, paths[p]))
 					continue;
 				strv_push(&seen, paths[p]);
-				want = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? v->selinux_device_context
-										   : v->selinux_file_context;
+				want = !link && (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
+					       ? v->selinux_device_context : v->selinux_file_context;
 				if (!want)
 					continue;
 				(*checked)++;
-				n = lgetxattr(paths[p], "security.selinux", cur, sizeof(cur) - 1);
+				n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
 				cur[n > 0 ? n : 0] = '\0';
 				if (r->json) {
 					cJSON *o = cJSON_CreateObject();

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -42,20 +43,20 @@
 #define MOUNT_ATTR_NODEV_ 0x04
 #define MOUNT_ATTR_NOEXEC_ 0x08
 #define MS_PRIVATE_ (1 << 18)
+#define TMPFS_MAGIC_ 0x01021994
 
 struct mount_attr_ {
 	uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
 
-/* One mount to make: SRC (host) onto CPATH (container). */
+/* One mount to make: the item's descriptor onto CPATH (container). */
 struct job {
 	const struct plan_item *it;
 	const char *cpath;      /* container path */
-	const char *host;       /* host path of the file mounted */
+	const char *host;       /* the canonical host path (messages; legacy bind) */
 	unsigned attrs;
 	int tree;               /* detached mount, or -1 */
-	int src;                /* O_PATH of the source (fallback, idempotency) */
-	struct stat st;
+	struct stat st;         /* of the item's descriptor */
 	char *link;             /* the item is a symlink: its text, made at it->path */
 };
 
@@ -68,13 +69,16 @@ static const char *attr_names(unsigned a)
 	return buf;
 }
 
+/* Every mount is read-only: a device node's metadata (chmod inside the
+ * container) and an IPC directory's entries are the host's; reading and
+ * writing a device, and connecting to a socket, work on a read-only mount. */
 static unsigned attrs_for(enum item_kind k)
 {
 	switch (k) {
 	case KIND_DEVICES:
-		return MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NOEXEC_;
+		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NOEXEC_;
 	case KIND_IPC:
-		return MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_ | MOUNT_ATTR_NOEXEC_;
+		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_ | MOUNT_ATTR_NOEXEC_;
 	default:
 		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_;
 	}
@@ -82,12 +86,10 @@ static unsigned attrs_for(enum item_kind k)
 
 static bool new_api_missing;
 
-/* OCIDEC_MOUNT_API=legacy (tests) takes the path of kernels before 5.2. */
-static void mount_api_init(void)
+/* "legacy" (tests) takes the path of kernels before 5.2. */
+void inject_mount_api(const char *mode)
 {
-	const char *e = getenv("OCIDEC_MOUNT_API");
-	if (e && strcmp(e, "legacy") == 0)
-		new_api_missing = true;
+	new_api_missing = mode && strcmp(mode, "legacy") == 0;
 }
 
 static int prepare(struct job *j, struct oerr *err)
@@ -95,12 +97,9 @@ static int prepare(struct job *j, struct oerr *err)
 	struct mount_attr_ ma = { .attr_set = j->attrs, .propagation = MS_PRIVATE_ };
 
 	j->tree = -1;
-	j->src = open(j->host, O_PATH | O_CLOEXEC);
-	if (j->src < 0 || fstat(j->src, &j->st) < 0)
-		return oerr_set(err, errno, "%s", j->host);
 	if (new_api_missing)
 		return 0;
-	j->tree = (int)syscall(SYS_open_tree, j->src, "", OPEN_TREE_CLONE_ | O_CLOEXEC | AT_EMPTY_PATH);
+	j->tree = (int)syscall(SYS_open_tree, j->it->fd, "", OPEN_TREE_CLONE_ | O_CLOEXEC | AT_EMPTY_PATH);
 	if (j->tree < 0 && (errno == ENOSYS || errno == EPERM)) {
 		new_api_missing = true;
 		return 0;
@@ -235,11 +234,14 @@ static int make_target(int rootfd, const char *cpath, bool dir, struct oerr *err
 static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 {
 	char src[64], dst[64];
+	uint64_t id;
 
 	if (j->tree >= 0) {
 		if (syscall(SYS_move_mount, j->tree, "", tgt, "",
 			    MOVE_MOUNT_F_EMPTY_PATH_ | MOVE_MOUNT_T_EMPTY_PATH_) < 0)
 			return oerr_set(err, errno, "%s: move_mount", j->cpath);
+		if (fd_mnt_id(j->tree, &id) == 0)
+			root_confine_allow(rootfd, id);  /* the cache reads what it mounted */
 		return 0;
 	}
 	/* A bind mount's source must be in our (now the container's) mount
@@ -256,10 +258,13 @@ static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", tgt);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return oerr_set(err, errno, "%s: bind mount", j->cpath);
-	/* TGT is the file under the new mount: the remount needs the mount */
-	_cleanup_close_ int top = root_open(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
+	/* TGT is the file under the new mount: the remount needs the mount
+	 * (found unconfined: it is not on an allowed mount yet) */
+	_cleanup_close_ int top = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
 	if (top < 0 || fstat(top, &st) < 0 || st.st_dev != j->st.st_dev || st.st_ino != j->st.st_ino)
 		return oerr_set(err, top < 0 ? errno : ESTALE, "%s: the new mount is not there", j->cpath);
+	if (fd_mnt_id(top, &id) == 0)
+		root_confine_allow(rootfd, id);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", top);
 	if (mount(NULL, dst, NULL, MS_PRIVATE, NULL) < 0 ||
 	    mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT |
@@ -293,13 +298,14 @@ static int cgroup_allow(int pid, const struct job *jobs, size_t n, bool dry_run,
  * the SONAME link the cache points at, as ldconfig makes it. */
 static void print_cache_entry(const struct job *j)
 {
-	_cleanup_close_ int fd = open(j->host, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct elf_source src = { .fd = fd, .size = (uint64_t)j->st.st_size };
+	struct stat st;
+	_cleanup_close_ int fd = reopen_regular(AT_FDCWD, j->it->fd, &st);
+	struct elf_source src = { .fd = fd, .size = (uint64_t)st.st_size };
 	struct elf_info info;
 	struct oerr err;
 	const char *slash = strrchr(j->cpath, '/');
 
-	if (fd < 0 || !S_ISREG(j->st.st_mode))
+	if (fd < 0)
 		return;
 	if (elf_read(&src, NULL, &info, &err) == ELF_OK)
 		printf("ldcache-entry %s %.*s/%s\n", info.soname ? info.soname : slash + 1,
@@ -312,11 +318,155 @@ static void jobs_free(struct job *jobs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (jobs[i].tree >= 0)
 			close(jobs[i].tree);
-		if (jobs[i].src >= 0)
-			close(jobs[i].src);
 		free(jobs[i].link);
 	}
 	free(jobs);
+}
+
+/* Is mount ID (in the namespace the process is in now) shared, i.e. would a
+ * mount made below it propagate to a peer in another namespace? From
+ * "self/mountinfo" through the host's /proc, which shows the namespace
+ * entered. Unknown (no /proc) counts as shared: refused. */
+static bool mount_is_shared(uint64_t id)
+{
+	_cleanup_close_ int fd = proc_fd >= 0 ? openat(proc_fd, "self/mountinfo", O_RDONLY | O_CLOEXEC) : -1;
+	_cleanup_free_ char *buf = NULL;
+	struct oerr err;
+	size_t len;
+
+	if (fd < 0 || read_fd_all(fd, 64 * 1024 * 1024, &buf, &len, &err) < 0)
+		return true;
+	for (char *line = buf, *next; line && *line; line = next) {
+		char *dash, *sp;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strtoull(line, NULL, 10) != id)
+			continue;
+		/* "ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - ..." */
+		dash = strstr(line, " - ");
+		if (dash)
+			*dash = '\0';
+		sp = line;
+		for (int f = 0; f < 6 && sp; f++)
+			sp = strchr(sp + 1, ' ');
+		return sp && strstr(sp, " shared:") != NULL;
+	}
+	return true;
+}
+
+/* Confine ROOTFD: its own mount, and the runtime's /dev when that is a tmpfs
+ * of the container's (not the host's devtmpfs, not a volume). Refuses a root
+ * or /dev whose mount is shared: the hook's mounts would show up elsewhere. */
+static int confine_rootfs(int rootfd, const char *rootfs, struct oerr *err)
+{
+	_cleanup_close_ int dev = root_open_any(rootfd, "/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	uint64_t rid, did;
+	struct statfs sfs;
+
+	if (fd_mnt_id(rootfd, &rid) < 0)
+		return oerr_set(err, errno, "%s: its mount", rootfs);
+	if (mount_is_shared(rid))
+		return oerr_set(err, 0, "%s: the container's root is a shared mount: mounts made in it would "
+				"propagate to other mount namespaces; refused", rootfs);
+	root_confine(rootfd);
+	if (dev >= 0 && fd_mnt_id(dev, &did) == 0 && did != rid && fstatfs(dev, &sfs) == 0 &&
+	    sfs.f_type == TMPFS_MAGIC_) {
+		if (mount_is_shared(did))
+			return oerr_set(err, 0, "%s/dev: a shared mount: mounts made in it would propagate to "
+					"other mount namespaces; refused", rootfs);
+		root_confine_allow(rootfd, did);
+	}
+	return 0;
+}
+
+/* The host side: each item's descriptor cloned as a detached mount. */
+static size_t jobs_prepare(const struct plan *p, const struct inject_opts *o, struct job *jobs,
+			   struct strv *libdirs, struct oerr *err, int *r)
+{
+	size_t n = 0;
+
+	*r = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_item *it = &p->items[i];
+		struct job *j = &jobs[n];
+		bool dup = false;
+
+		j->tree = -1;
+		j->it = it;
+		j->cpath = it->target ? it->target : it->path;
+		j->host = it->target ? it->host_target : it->host;
+		j->attrs = attrs_for(it->kind);
+		j->st = it->st;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = strcmp(jobs[k].cpath, j->cpath) == 0;
+		if (dup)
+			continue;
+		if (it->link_dirfd >= 0) {
+			char text[PATH_MAX];
+			ssize_t l = readlinkat(it->link_dirfd, it->link_name, text, sizeof(text) - 1);
+			if (l > 0) {
+				text[l] = '\0';
+				j->link = xstrdup(text);
+			}
+		}
+		if (it->kind == KIND_LIBRARIES) {
+			char *d = xstrndup(j->cpath, (size_t)(strrchr(j->cpath, '/') - j->cpath));
+			if (!strv_contains(libdirs, *d ? d : "/"))
+				strv_push(libdirs, *d ? d : "/");
+			free(d);
+		}
+		n++;
+		if (o->dry_run) {
+			printf("mount %s %s %s\n", j->host, j->cpath, attr_names(j->attrs));
+			if (j->link)
+				printf("symlink %s %s\n", it->path, j->link);
+			continue;
+		}
+		if (prepare(j, err) < 0) {
+			*r = -1;
+			break;
+		}
+	}
+	return n;
+}
+
+/* In the container's mount namespace: targets made and mounts attached. */
+static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &jobs[i];
+		_cleanup_close_ int tgt = -1, cur = -1;
+		struct stat st;
+
+		if (deadline_passed())
+			return oerr_set(err, 0, "%s: not mounted: the deadline (--timeout) passed", j->cpath);
+		if (j->link) {  /* the driver's symlink, made as it is on the host */
+			_cleanup_close_ int pfd = -1;
+			char *slash = strrchr(j->it->path, '/');
+			char *parent = xstrndup(j->it->path, (size_t)(slash - j->it->path));
+			pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
+			free(parent);
+			if (pfd < 0)
+				return -1;
+			if (symlinkat(j->link, pfd, slash + 1) < 0 && errno != EEXIST)
+				log_warn("%s: symlink: %s", j->it->path, strerror(errno));
+		}
+		/* Already there (a second run)? Then leave it. */
+		cur = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
+		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->st.st_dev && st.st_ino == j->st.st_ino) {
+			uint64_t id;
+			if (fd_mnt_id(cur, &id) == 0)
+				root_confine_allow(rootfd, id);
+			log_debug("%s: already mounted", j->cpath);
+			continue;
+		}
+		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->st.st_mode), err);
+		if (tgt < 0 || attach(j, rootfd, tgt, err) < 0)
+			return -1;
+		log_info("mounted %s on %s (%s)", j->host, j->cpath, attr_names(j->attrs));
+	}
+	return 0;
 }
 
 int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
@@ -328,50 +478,12 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	char nspath[64];
 	struct stat proot, hostroot;
 	bool pivoted;
-	int r = -1;
+	int r = -1, pr;
 
-	mount_api_init();
 	/* On the host: sources, detached mounts, cgroup. */
-	for (size_t i = 0; i < p->n; i++) {
-		const struct plan_item *it = &p->items[i];
-		struct job *j = &jobs[n];
-		bool dup = false;
-
-		j->tree = j->src = -1;
-		j->it = it;
-		j->cpath = it->target ? it->target : it->path;
-		j->host = it->target ? it->host_target : it->host;
-		j->attrs = attrs_for(it->kind);
-		for (size_t k = 0; k < n && !dup; k++)
-			dup = strcmp(jobs[k].cpath, j->cpath) == 0;
-		if (dup)
-			continue;
-		if (it->target) {
-			char text[PATH_MAX];
-			ssize_t l = readlink(it->host, text, sizeof(text) - 1);
-			if (l > 0) {
-				text[l] = '\0';
-				j->link = xstrdup(text);
-			}
-		}
-		if (it->kind == KIND_LIBRARIES) {
-			char *d = xstrndup(j->cpath, (size_t)(strrchr(j->cpath, '/') - j->cpath));
-			if (!strv_contains(&libdirs, *d ? d : "/"))
-				strv_push(&libdirs, *d ? d : "/");
-			free(d);
-		}
-		n++;
-		if (o->dry_run) {
-			if (stat(j->host, &j->st) < 0)
-				memset(&j->st, 0, sizeof(j->st));
-			printf("mount %s %s %s\n", j->host, j->cpath, attr_names(j->attrs));
-			if (j->link)
-				printf("symlink %s %s\n", it->path, j->link);
-			continue;
-		}
-		if (prepare(j, err) < 0)
-			goto out;
-	}
+	n = jobs_prepare(p, o, jobs, &libdirs, err, &pr);
+	if (pr < 0)
+		goto out;
 	if (!o->userns && cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
 		goto out;
 	if (o->dry_run) {
@@ -410,33 +522,8 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 		oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct job *j = &jobs[i];
-		_cleanup_close_ int tgt = -1, cur = -1;
-		struct stat st;
-
-		if (j->link) {  /* the driver's symlink, made as it is on the host */
-			_cleanup_close_ int pfd = -1;
-			char *slash = strrchr(j->it->path, '/');
-			char *parent = xstrndup(j->it->path, (size_t)(slash - j->it->path));
-			pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
-			free(parent);
-			if (pfd < 0)
-				goto out;
-			if (symlinkat(j->link, pfd, slash + 1) < 0 && errno != EEXIST)
-				log_warn("%s: symlink: %s", j->it->path, strerror(errno));
-		}
-		/* Already there (a second run)? Then leave it. */
-		cur = root_open(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
-		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->st.st_dev && st.st_ino == j->st.st_ino) {
-			log_debug("%s: already mounted", j->cpath);
-			continue;
-		}
-		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->st.st_mode), err);
-		if (tgt < 0 || attach(j, rootfd, tgt, err) < 0)
-			goto out;
-		log_info("mounted %s on %s (%s)", j->host, j->cpath, attr_names(j->attrs));
-	}
+	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, n, rootfd, err) < 0)
+		goto out;
 	if (libdirs.n) {
 		struct ldconfig lc = {
 			.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
@@ -449,6 +536,8 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	}
 	r = 0;
 out:
+	if (rootfd >= 0)
+		root_unconfine(rootfd);
 	strv_free(&libdirs);
 	jobs_free(jobs, n);
 	return r;

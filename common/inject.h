@@ -31,6 +31,11 @@ struct inject_opts {
 	bool dry_run;        /* print what would be done, change nothing */
 };
 
+/* "legacy" (the hook's --mount-api, OCIDEC_MOUNT_API elsewhere): bind
+ * mounts as on kernels before 5.2, for tests; NULL or anything else: the
+ * new mount API where the kernel has it. */
+void inject_mount_api(const char *mode);
+
 int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err);
 
 /* Plan the N activations (their devices and features) and inject them. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -90,9 +91,11 @@ static const struct ldarch arches[] = {
 #error "ocidec ldcache: add this architecture to arches[]"
 #endif
 
+const char *ldconfig_arch;
+
 static const struct ldarch *ldarch_get(struct oerr *err)
 {
-	const char *want = getenv("OCIDEC_LDCACHE_ARCH");
+	const char *want = ldconfig_arch;
 
 	if (!want || !*want)
 		want = BUILD_ARCH;
@@ -103,7 +106,13 @@ static const struct ldarch *ldarch_get(struct oerr *err)
 	return NULL;
 }
 
-#define MAX_CONF_SIZE (1024 * 1024)
+/* Bounds on what one ld.so.conf tree may make ocidec do (ocidec(1), SECURITY):
+ * past one, a warning and the rest is ignored. */
+#define MAX_CONF_SIZE (1024 * 1024)   /* bytes, all configuration files together */
+#define MAX_CONF_FILES 256            /* configuration files read */
+#define MAX_INCLUDES 1024             /* include patterns followed */
+#define MAX_GLOB 256                  /* files one include pattern may match */
+#define MAX_DIRS 4096                 /* directories in the list */
 #define MAX_INCLUDE_DEPTH 32
 #define FLAG_ANY (-1)
 #define FLAG_LIBC4 0x0000
@@ -152,7 +161,28 @@ struct state {
 	dev_t conf_dev[MAX_INCLUDE_DEPTH];
 	ino_t conf_ino[MAX_INCLUDE_DEPTH];
 	unsigned conf_depth;
+	size_t conf_files, conf_bytes, includes;
+	bool conf_cut;            /* a bound was reached (warned once) */
+	bool late;                /* the deadline passed */
 };
+
+/* Past a bound: say so once, and ignore the rest. */
+static bool conf_bound(struct state *st, bool over, const char *file, const char *what)
+{
+	if (!over)
+		return false;
+	if (!st->conf_cut)
+		log_warn("%s: %s; the rest of the configuration is ignored", file, what);
+	st->conf_cut = true;
+	return true;
+}
+
+static bool too_late(struct state *st)
+{
+	if (!st->late && deadline_passed())
+		st->late = true;
+	return st->late;
+}
 
 static int legacy_bit(const struct state *st, const char *name)
 {
@@ -219,6 +249,13 @@ static bool add_single_dir(struct state *st, char *path, int flag, const struct 
 			free(path);
 			return false;
 		}
+	}
+	if (st->nd >= MAX_DIRS) {
+		if (!st->conf_cut)
+			log_warn("%s: more than %d library directories; the rest are ignored", path, MAX_DIRS);
+		st->conf_cut = true;
+		free(path);
+		return false;
 	}
 	if (st->nd == st->capd) {
 		st->capd = st->capd ? 2 * st->capd : 32;
@@ -291,6 +328,11 @@ static void add_dir(struct state *st, const char *line, const char *from, unsign
 			log_warn("%s:%u: %s is not a known library type", from, lineno, eq);
 	}
 	len = strlen(path);
+	if (len >= PATH_MAX) {
+		log_warn("%s:%u: a path longer than %d bytes; ignored", from, lineno, PATH_MAX);
+		free(path);
+		return;
+	}
 	while (len > 0 && isspace((unsigned char)path[len - 1]))
 		path[--len] = '\0';
 	while (len > 0 && path[len - 1] == '/')
@@ -310,6 +352,10 @@ static void parse_include(struct state *st, const char *file, unsigned lineno, c
 	struct strv found = { 0 };
 	char *pat;
 
+	if (conf_bound(st, ++st->includes > MAX_INCLUDES, file, "more than 1024 include patterns") ||
+	    conf_bound(st, strlen(pattern) >= PATH_MAX, file, "an include pattern longer than PATH_MAX") ||
+	    too_late(st))
+		return;
 	if (pattern[0] == '/') {
 		pat = xstrdup(pattern);
 	} else {  /* relative to the including file, as glibc does after chroot */
@@ -317,10 +363,11 @@ static void parse_include(struct state *st, const char *file, unsigned lineno, c
 		pat = slash ? xasprintf("%.*s/%s", (int)(slash - file), file, pattern)
 			    : xasprintf("/%s", pattern);
 	}
-	root_glob(st->o->rootfd, pat, &found);
-	for (size_t i = 0; i < found.n; i++)
+	if (root_glob(st->o->rootfd, pat, &found, MAX_GLOB) < 0 && !deadline_passed())
+		log_warn("%s:%u: include %s: more than %d matches or too much to search; the rest ignored",
+			 file, lineno, pattern, MAX_GLOB);
+	for (size_t i = 0; i < found.n && !st->conf_cut && !too_late(st); i++)
 		parse_conf(st, found.v[i]);
-	(void)lineno;
 	strv_free(&found);
 	free(pat);
 }
@@ -336,6 +383,9 @@ static void parse_conf(struct state *st, const char *file)
 	unsigned lineno = 0;
 	char *line, *next;
 
+	if (conf_bound(st, st->conf_files >= MAX_CONF_FILES, file, "more than 256 configuration files") ||
+	    too_late(st))
+		return;
 	pfd = root_open(st->o->rootfd, file, O_PATH);
 	if (pfd < 0) {
 		if (errno != ENOENT)
@@ -343,7 +393,7 @@ static void parse_conf(struct state *st, const char *file)
 				 strerror(errno));
 		return;
 	}
-	fd = reopen_regular(pfd, st->o->rootfd, file, true, &sb);
+	fd = reopen_regular(st->o->rootfd, pfd, &sb);
 	if (fd == -2)
 		return;  /* a directory matched by an include glob: glibc reads nothing either */
 	if (fd < 0) {
@@ -360,13 +410,15 @@ static void parse_conf(struct state *st, const char *file)
 		log_warn("%s: includes nested more than %d deep; ignored", file, MAX_INCLUDE_DEPTH);
 		return;
 	}
-	if (read_fd_all(fd, MAX_CONF_SIZE, &buf, &len, &err) < 0) {
-		log_warn("ignoring configuration file %s: %s", file, err.msg);
+	st->conf_files++;
+	if (read_fd_all(fd, MAX_CONF_SIZE - st->conf_bytes, &buf, &len, &err) < 0) {
+		conf_bound(st, true, file, "configuration files larger than 1 MiB together");
 		return;
 	}
+	st->conf_bytes += len;
 	st->conf_dev[st->conf_depth] = sb.st_dev;
 	st->conf_ino[st->conf_depth++] = sb.st_ino;
-	for (line = buf; line && line < buf + len; line = next) {
+	for (line = buf; line && line < buf + len && !st->conf_cut && !too_late(st); line = next) {
 		char *cp, *word;
 
 		next = memchr(line, '\n', (size_t)(buf + len - line));
@@ -464,6 +516,46 @@ static char *temp_name(const char *base)
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r;
 	return xasprintf(".%s.ocidec-%016llx", base, (unsigned long long)r);
+}
+
+/* Is NAME one of temp_name's? */
+static bool is_temp_name(const char *name)
+{
+	const char *m = strstr(name, ".ocidec-");
+
+	return name[0] == '.' && m && strlen(m + 8) == 16 && strspn(m + 8, "0123456789abcdef") == 16;
+}
+
+/* The writers' lock on a directory (flock on DFD, an O_RDONLY descriptor;
+ * closing it releases the lock), and the sweep it allows: a temporary name
+ * of ours still there while we hold the lock was left by a writer that was
+ * killed, so it goes. A lock held by someone else for ~200 ms (a container
+ * keeping it) means no sweep this time. */
+static void dir_lock_sweep(int dfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, tries = 0;
+
+	while (flock(dfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK || ++tries > 40 || deadline_passed())
+			return;
+		usleep(5000);
+	}
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat sb;
+		if (is_temp_name(de->d_name) && fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISLNK(sb.st_mode) || S_ISREG(sb.st_mode)))
+			unlinkat(dfd, de->d_name, 0);
+	}
+	closedir(d);
 }
 
 /* glibc's create_links: make SONAME -> LIBNAME in the directory, unless a
@@ -622,7 +714,7 @@ static void search_dir(struct state *st, size_t idx)
 		return;
 	}
 	dfd = dirfd(dir);
-	while ((de = readdir(dir))) {
+	while (!too_late(st) && (de = readdir(dir))) {
 		const char *name = de->d_name;
 		size_t len = strlen(name);
 		bool is_link, isdir;
@@ -687,8 +779,7 @@ static void search_dir(struct state *st, size_t idx)
 		}
 		if (pfd < 0)
 			pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		fd = pfd < 0 ? -1 : reopen_regular(pfd, is_link ? o->rootfd : dfd, is_link ? file : name,
-						   is_link, &sb);
+		fd = pfd < 0 ? -1 : reopen_regular(o->rootfd, pfd, &sb);
 		if (pfd >= 0)
 			close(pfd);
 		if (fd < 0) {
@@ -757,6 +848,8 @@ static void search_dir(struct state *st, size_t idx)
 		libs[nlibs++] = (struct dlib){ xstrdup(name), soname, flag, is_link, isa_level };
 	}
 
+	if (nlibs && hwcaps < 0 && !o->no_links)
+		dir_lock_sweep(dfd);
 	/* glibc keeps the list newest first: walk it backwards. */
 	for (size_t i = nlibs; i-- > 0;) {
 		struct dlib *l = &libs[i];
@@ -794,6 +887,7 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return oerr_set(err, errno, "%s", dir);
+	dir_lock_sweep(dfd);
 	for (int tries = 0; tries < 16 && fd < 0; tries++) {
 		free(tmp);
 		tmp = temp_name(base);
@@ -888,7 +982,7 @@ int ldconfig_rebuild(const struct ldconfig *o, struct oerr *err)
 	parse_conf(&st, o->conf);
 	add_trusted_dirs(&st);
 	search_all(&st, 0);
-	r = write_cache(&st, NULL, err);
+	r = st.late ? oerr_set(err, 0, "%s: not written: the deadline (--timeout) passed", o->cache) : write_cache(&st, NULL, err);
 	state_free(&st);
 	return r;
 }
@@ -906,7 +1000,7 @@ static int load_cache(const struct ldconfig *o, struct ldcache *c, bool *missing
 		*missing = errno == ENOENT;
 		return oerr_set(err, errno, "%s", o->cache);
 	}
-	fd = reopen_regular(pfd, o->rootfd, o->cache, true, &sb);
+	fd = reopen_regular(o->rootfd, pfd, &sb);
 	if (fd == -2)
 		return oerr_set(err, 0, "%s: not a regular file", o->cache);
 	if (fd < 0)
@@ -967,6 +1061,11 @@ int ldconfig_add(const struct ldconfig *o, struct oerr *err)
 	}
 	add_cmdline_dirs(&st);
 	search_all(&st, 0);
+	if (st.late) {
+		ldcache_free(&old);
+		state_free(&st);
+		return oerr_set(err, 0, "%s: not written: the deadline (--timeout) passed", o->cache);
+	}
 	/* The old entries after the new: on equal keys, DIRs come first, as in
 	 * a rebuild with DIRs on the command line; those from a directory just
 	 * scanned are replaced. */
@@ -984,6 +1083,27 @@ int ldconfig_add(const struct ldconfig *o, struct oerr *err)
 
 /* ---- musl ---- */
 
+/* The path file's old directories, kept only where they are absolute paths
+ * of directories that exist in the tree: what is written back is a list the
+ * hook made, never the bytes of whatever file the image put there. */
+static void musl_keep_dirs(const struct ldconfig *o, char *text, struct strv *dirs)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(text, ":\n", &save); tok && dirs->n < 256; tok = strtok_r(NULL, ":\n", &save)) {
+		int fd;
+		if (tok[0] != '/' || strlen(tok) >= PATH_MAX || strv_contains(dirs, tok))
+			continue;
+		fd = root_open(o->rootfd, tok, O_PATH | O_DIRECTORY);
+		if (fd < 0) {
+			log_debug("%s in the musl path file: %s; dropped", tok, strerror(errno));
+			continue;
+		}
+		close(fd);
+		strv_push(dirs, tok);
+	}
+}
+
 int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
 {
 	const struct ldarch *arch = ldarch_get(err);
@@ -992,7 +1112,7 @@ int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
 	struct strv dirs = { 0 };
 	struct stat sb;
 	size_t len = 0, n0;
-	char *text, *tok, *save = NULL;
+	char *text;
 	int r = 1;
 
 	if (!arch)
@@ -1004,14 +1124,13 @@ int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
 		return 0;
 	pfd = root_open(o->rootfd, pathfile, O_PATH);
 	if (pfd >= 0) {
-		fd = reopen_regular(pfd, o->rootfd, pathfile, true, &sb);
+		fd = reopen_regular(o->rootfd, pfd, &sb);
 		if (fd < 0)
 			return oerr_set(err, fd == -2 ? 0 : errno, "%s%s", pathfile,
 					fd == -2 ? ": not a regular file" : "");
 		if (read_fd_all(fd, 64 * 1024, &old, &len, err) < 0)
 			return oerr_prefix(err, "%s", pathfile);
-		for (tok = strtok_r(old, ":\n", &save); tok; tok = strtok_r(NULL, ":\n", &save))
-			strv_push(&dirs, tok);
+		musl_keep_dirs(o, old, &dirs);
 	} else if (errno == ENOENT) {
 		/* musl's built-in path, which a path file replaces */
 		strv_push(&dirs, "/lib");

@@ -28,6 +28,9 @@ struct ldconfig {
 	size_t ndirs;
 };
 
+/* OCIDEC_LDCACHE_ARCH (tests; never read by the hook), or NULL: the build's. */
+extern const char *ldconfig_arch;
+
 /* A full rebuild, like `ldconfig -r ROOT DIR...`. */
 int ldconfig_rebuild(const struct ldconfig *o, struct oerr *err);
 

@@ -1,11 +1,13 @@
 /* log.c: see log.h. */
 #include "common/log.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,10 +15,23 @@ const char *log_prog = "ocidec";
 int log_threshold = LOG_WARN;
 static int log_fd = -1;
 
+/* Non-blocking, so a FIFO planted at PATH cannot hold the hook (and the
+ * container's creation) forever; then it must be a regular file. */
 int log_open_file(const char *path)
 {
-	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
-	return log_fd < 0 ? -1 : 0;
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		      0600);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;  /* "not a regular file" */
+		return -1;
+	}
+	log_fd = fd;
+	return 0;
 }
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
@@ -31,7 +46,7 @@ int log_level_parse(const char *s)
 
 static void write_file_line(const char *line)
 {
-	char stamped[2200];
+	char stamped[4400];
 	struct timespec ts;
 	struct tm tm;
 	int saved = errno, k;
@@ -50,31 +65,39 @@ static void write_file_line(const char *line)
 
 void log_file_only(const char *fmt, ...)
 {
-	char line[2048];
+	char msg[2048], line[4200];
 	va_list ap;
-	int n;
 
 	if (log_fd < 0)
 		return;
-	n = snprintf(line, sizeof(line), "%s: ", log_prog);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	escape_line(msg, line, sizeof(line), "");
 	write_file_line(line);
+}
+
+void escape_line(const char *msg, char *line, size_t n, const char *level)
+{
+	int k = snprintf(line, n, "%s: %s%s", log_prog, level, *level ? ": " : "");
+
+	if (k > 0 && (size_t)k < n)
+		escape_bytes(msg, line + k, n - (size_t)k);
 }
 
 void log_msg(int level, const char *fmt, ...)
 {
-	char line[2048];
+	char msg[2048], line[4200];
 	va_list ap;
-	int n;
 
 	if (level > log_threshold)
 		return;
-	n = snprintf(line, sizeof(line), "%s: %s: ", log_prog, level_names[level]);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Every byte a container could have chosen is escaped here, once for
+	 * every message: no forged line, no terminal escape. */
+	escape_line(msg, line, sizeof(line), level_names[level]);
 	/* One write per line, so lines from concurrent hooks do not interleave. */
 	fprintf(stderr, "%s\n", line);
 	write_file_line(line);

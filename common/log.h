@@ -4,16 +4,22 @@
 #ifndef OCIDEC_LOG_H
 #define OCIDEC_LOG_H
 
+#include <stddef.h>
+
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern const char *log_prog;  /* "ocidec APPLET", set by the dispatcher */
 extern int log_threshold;
 
 int log_level_parse(const char *s);  /* -1 when not a level name */
-/* Also append to PATH: O_APPEND, O_NOFOLLOW (a symlink is refused), 0600. */
+/* Also append to PATH: O_APPEND, O_NOFOLLOW (a symlink is refused),
+ * O_NONBLOCK, 0600; anything but a regular file is refused (EINVAL). */
 int log_open_file(const char *path);
 /* A line for the log file only (the caller printed it to stderr already). */
 void log_file_only(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: LEVEL: MSG" into LINE (size N) with MSG escaped (escape_bytes):
+ * every line ocidec prints or logs goes through here. */
+void escape_line(const char *msg, char *line, size_t n, const char *level);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_debug(...) do { if (log_threshold >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)

@@ -10,10 +10,30 @@
 
 #include "cJSON.h"
 
+/* Does the JSON text hold a string that C cannot hold: a NUL byte, or
+ * the escape \u0000? ("all\u0000..." would be "all" to ocidec and the
+ * whole string to the runtime.) Escapes are taken pairwise, so "\\u0000"
+ * (a backslash, then text) is not one. */
+static bool has_nul(const char *buf, size_t len)
+{
+	if (memchr(buf, '\0', len))
+		return true;
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (buf[i] != '\\')
+			continue;
+		if (buf[i + 1] == 'u' && i + 5 < len && strncmp(buf + i + 2, "0000", 4) == 0)
+			return true;
+		i++;  /* the escaped character */
+	}
+	return false;
+}
+
 static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err)
 {
 	const char *end = NULL;
 
+	if (has_nul(buf, len))
+		return oerr_set(err, 0, "a string holds a NUL character (\\u0000), which ocidec refuses");
 	*out = cJSON_ParseWithLengthOpts(buf, len, &end, false);
 	if (!*out) {
 		size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
@@ -86,9 +106,9 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oe
 	if (get_str(j, "root", &s, err) < 0)
 		goto out;
 	if (s && *s) {
-		st->root = s[0] == '/' ? xstrdup(s) : xasprintf("%s/%s", st->bundle, s);
-		if (strspn(st->root, "/") == strlen(st->root)) {
-			oerr_set(err, 0, "\"root\" is the host's /");
+		st->root = path_clean_join(st->bundle, s);
+		if (strcmp(st->root, "/") == 0) {
+			oerr_set(err, 0, "\"root\" is the host's / (%s)", s);
 			goto out;
 		}
 	}
@@ -137,9 +157,11 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 		oerr_set(err, 0, "no \"root\".\"path\"");
 		goto out;
 	}
-	c->root = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", bundle, path);
-	if (strcmp(c->root, "/") == 0 || strspn(c->root, "/") == strlen(c->root)) {
-		oerr_set(err, 0, "\"root\".\"path\" is the host's /");
+	/* as runc reads it: joined to the bundle and cleaned lexically, so
+	 * "x/.." is the bundle whatever symlink x is */
+	c->root = path_clean_join(bundle, path);
+	if (strcmp(c->root, "/") == 0) {
+		oerr_set(err, 0, "\"root\".\"path\" is the host's / (%s)", path);
 		goto out;
 	}
 	process = get_obj(j, "process");

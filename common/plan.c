@@ -11,12 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 const char *const plan_binary_dirs[] = {
 	"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL,
 };
+
+static void plan_free_items(struct plan *p);
 
 /* State while planning one vendor. */
 struct vctx {
@@ -28,16 +32,14 @@ struct vctx {
 	int cache_state;       /* 0 not loaded, 1 loaded, -1 unavailable */
 };
 
-static void plan_push(struct vctx *c, enum item_kind kind, const char *path,
-		      const char *target, const struct stat *st)
+static void plan_push(struct vctx *c, struct plan_item *n)
 {
 	struct plan *p = c->p;
-	char *host = path_join_root(c->v->driver_root, path);
-	struct plan_item *it;
 
 	for (size_t i = 0; i < p->n; i++) {
-		if (strcmp(p->items[i].host, host) == 0) {
-			free(host);
+		if (strcmp(p->items[i].host, n->host) == 0) {
+			struct plan seen = { n, 1, 1 };
+			plan_free_items(&seen);
 			return;
 		}
 	}
@@ -45,18 +47,7 @@ static void plan_push(struct vctx *c, enum item_kind kind, const char *path,
 		p->cap = p->cap ? p->cap * 2 : 32;
 		p->items = xreallocarray(p->items, p->cap, sizeof(*p->items));
 	}
-	it = &p->items[p->n++];
-	memset(it, 0, sizeof(*it));
-	it->kind = kind;
-	it->vendor = c->v;
-	it->path = xstrdup(path);
-	it->host = host;
-	if (target) {
-		it->target = xstrdup(target);
-		it->host_target = path_join_root(c->v->driver_root, target);
-	}
-	it->mode = st->st_mode;
-	it->rdev = st->st_rdev;
+	p->items[p->n++] = *n;
 }
 
 static bool kind_accepts(enum item_kind kind, mode_t m)
@@ -77,31 +68,51 @@ static bool kind_accepts(enum item_kind kind, mode_t m)
  * resolved target when it is a symlink. */
 static void add_existing(struct vctx *c, enum item_kind kind, const char *path)
 {
-	_cleanup_free_ char *target = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
+	_cleanup_free_ char *parent = NULL, *cparent = NULL;
+	struct plan_item it = { .kind = kind, .vendor = c->v, .fd = -1, .link_dirfd = -1 };
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	char *canon;
 
-	fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	it.fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
+	if (it.fd < 0 || fstat(it.fd, &it.st) < 0) {
 		log_debug("%s: skipped %s: %s", c->v->name, path, strerror(errno));
-		return;
+		goto drop;
 	}
-	if (S_ISLNK(st.st_mode)) {
-		close(fd);
-		fd = -1;
-		if (root_realpath(c->rootfd, path, &target) < 0 ||
-		    (fd = root_open(c->rootfd, target, O_PATH)) < 0 || fstat(fd, &st) < 0) {
+	/* the item's own canonical name: its directory resolved, its name kept */
+	parent = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
+	    root_realpath(c->rootfd, parent, &cparent) < 0) {
+		log_debug("%s: skipped %s: not a plain path", c->v->name, path);
+		goto drop;
+	}
+	canon = xasprintf("%s/%s", strcmp(cparent, "/") ? cparent : "", base);
+	it.host = path_join_root(c->v->driver_root, canon);
+	free(canon);
+	if (S_ISLNK(it.st.st_mode)) {
+		close(it.fd);
+		it.link_dirfd = root_open(c->rootfd, cparent, O_PATH | O_DIRECTORY);
+		it.link_name = xstrdup(base);
+		if (it.link_dirfd < 0 || root_realpath(c->rootfd, path, &it.target) < 0 ||
+		    (it.fd = root_open(c->rootfd, it.target, O_PATH)) < 0 || fstat(it.fd, &it.st) < 0) {
 			log_debug("%s: skipped %s: symlink does not resolve: %s", c->v->name, path,
 				  strerror(errno));
-			return;
+			goto drop;
 		}
+		it.host_target = path_join_root(c->v->driver_root, it.target);
 	}
-	if (!kind_accepts(kind, st.st_mode)) {
+	if (!kind_accepts(kind, it.st.st_mode)) {
 		log_warn("%s: skipped %s: not of the kind '%s' lists", c->v->name, path,
 			 item_kind_key[kind]);
-		return;
+		goto drop;
 	}
-	plan_push(c, kind, path, target, &st);
+	it.path = xstrdup(path);
+	plan_push(c, &it);
+	return;
+drop:
+	{
+		struct plan one = { &it, 1, 1 };
+		plan_free_items(&one);
+	}
 }
 
 static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
@@ -112,7 +123,7 @@ static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
 		add_existing(c, kind, path);
 		return;
 	}
-	root_glob(c->rootfd, path, &found);
+	root_glob(c->rootfd, path, &found, 65536);
 	if (!found.n)
 		log_debug("%s: skipped %s: no match", c->v->name, path);
 	for (size_t i = 0; i < found.n; i++)
@@ -122,13 +133,17 @@ static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
 
 static int load_cache(struct vctx *c)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, pfd = -1;
+	struct stat st;
 	struct oerr err;
 
 	if (c->cache_state)
 		return c->cache_state;
 	c->cache_state = -1;
-	fd = root_open(c->rootfd, "/etc/ld.so.cache", O_RDONLY);
+	pfd = root_open(c->rootfd, "/etc/ld.so.cache", O_PATH);
+	fd = pfd < 0 ? -1 : reopen_regular(c->rootfd, pfd, &st);
+	if (fd == -2)
+		errno = EINVAL;
 	if (fd < 0) {
 		log_warn("%s: libraries skipped: %s/etc/ld.so.cache: %s", c->v->name,
 			 strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", strerror(errno));
@@ -371,14 +386,49 @@ out:
 	return r;
 }
 
-void plan_free(struct plan *p)
+static void plan_free_items(struct plan *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		free(p->items[i].path);
-		free(p->items[i].host);
-		free(p->items[i].target);
-		free(p->items[i].host_target);
+		struct plan_item *it = &p->items[i];
+		free(it->path);
+		free(it->host);
+		free(it->target);
+		free(it->host_target);
+		free(it->link_name);
+		if (it->fd >= 0)
+			close(it->fd);
+		if (it->link_dirfd >= 0)
+			close(it->link_dirfd);
 	}
+}
+
+void plan_free(struct plan *p)
+{
+	plan_free_items(p);
 	free(p->items);
 	memset(p, 0, sizeof(*p));
+}
+
+static void fd_path(const struct plan_item *it, bool link, char *buf, size_t n)
+{
+	if (link)
+		snprintf(buf, n, "/proc/self/fd/%d/%s", it->link_dirfd, it->link_name);
+	else
+		snprintf(buf, n, "/proc/self/fd/%d", it->fd);
+}
+
+ssize_t plan_getxattr(const struct plan_item *it, bool link, const char *name, char *buf, size_t n)
+{
+	char p[PATH_MAX];
+
+	fd_path(it, link, p, sizeof(p));
+	return link ? lgetxattr(p, name, buf, n) : getxattr(p, name, buf, n);
+}
+
+int plan_setxattr(const struct plan_item *it, bool link, const char *name, const char *value, size_t n)
+{
+	char p[PATH_MAX];
+
+	fd_path(it, link, p, sizeof(p));
+	return link ? lsetxattr(p, name, value, n, 0) : setxattr(p, name, value, n, 0);
 }

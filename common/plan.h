@@ -9,19 +9,28 @@
 #ifndef OCIDEC_PLAN_H
 #define OCIDEC_PLAN_H
 
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/config.h"
 
+/* Every path is resolved once, inside the driver root, and held as a
+ * descriptor: that descriptor is what is cloned into a container, fstat'ed
+ * for the device cgroup rule, labelled and checked. The host strings are
+ * for people (list, logs): driver_root + the canonical path inside it, so a
+ * symlink in the driver root (dev -> /x) never names a host path outside. */
 struct plan_item {
 	enum item_kind kind;
 	const struct vendor *vendor;
-	char *path;        /* as seen inside the driver root; also the container path */
-	char *host;        /* driver_root + path */
-	char *target;      /* path is a symlink: where it resolves (driver-root view) */
+	char *path;        /* as configured (globs expanded): the container path */
+	char *host;        /* driver_root + canonical path of the item itself */
+	char *target;      /* path is a symlink: its canonical target (driver-root view) */
 	char *host_target; /* driver_root + target */
-	mode_t mode;       /* of the file finally opened (after symlinks) */
-	dev_t rdev;
+	int fd;            /* O_PATH: what is injected (a symlink: its target) */
+	int link_dirfd;    /* a symlink: O_PATH of its directory, else -1 */
+	char *link_name;   /* a symlink: its name there */
+	struct stat st;    /* of fd */
 };
 
 struct plan {
@@ -39,6 +48,12 @@ struct plan_select {
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err);
 void plan_free(struct plan *p);
+
+/* The item's SELinux attribute (or any xattr) through its descriptors: the
+ * symlink itself when LINK (lgetxattr on its directory's descriptor + name),
+ * else what fd is. */
+ssize_t plan_getxattr(const struct plan_item *it, bool link, const char *name, char *buf, size_t n);
+int plan_setxattr(const struct plan_item *it, bool link, const char *name, const char *value, size_t n);
 
 /* Directories searched for bare binary names, in order. */
 extern const char *const plan_binary_dirs[];

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #ifndef SYS_openat2
@@ -29,13 +30,156 @@ struct open_how_ {
 	uint64_t resolve;
 };
 
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+
 bool rootpath_force_fallback;
+int proc_fd = -1;
 static bool openat2_missing;
 
-void rootpath_init(void)
+void rootpath_init(const char *resolver)
 {
-	const char *e = getenv("OCIDEC_RESOLVE");
-	rootpath_force_fallback = e && strcmp(e, "fallback") == 0;
+	rootpath_force_fallback = resolver && strcmp(resolver, "fallback") == 0;
+	if (proc_fd < 0) {
+		struct statfs sfs;
+		proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (proc_fd >= 0 && (fstatfs(proc_fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC_)) {
+			close(proc_fd);  /* not procfs: nothing to trust there */
+			proc_fd = -1;
+		}
+	}
+}
+
+/* ---- mounts ---- */
+
+static int fdinfo_mnt_id(int fd, uint64_t *id)
+{
+	char path[64], buf[512];
+	ssize_t n;
+	int f;
+	char *p;
+
+	if (proc_fd < 0) {
+		errno = ENOSYS;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "self/fdinfo/%d", fd);
+	f = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "mnt_id:");
+	if (!p) {
+		errno = ENOSYS;
+		return -1;
+	}
+	*id = strtoull(p + 7, NULL, 10);
+	return 0;
+}
+
+/* struct statx as far as stx_mnt_id (musl 1.2.3 has no statx wrapper). */
+struct statx_ {
+	uint32_t stx_mask, stx_blksize;
+	uint64_t stx_attributes;
+	uint32_t stx_nlink, stx_uid, stx_gid;
+	uint16_t stx_mode, spare0;
+	uint64_t stx_ino, stx_size, stx_blocks, stx_attributes_mask;
+	struct { int64_t sec; uint32_t nsec; int32_t reserved; } ts[4];
+	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+	uint64_t stx_mnt_id;
+	uint64_t spare[18];
+};
+
+int fd_mnt_id(int fd, uint64_t *id)
+{
+	struct statx_ stx;
+
+	if (!rootpath_force_fallback &&
+	    syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID)) {
+		*id = stx.stx_mnt_id;
+		return 0;
+	}
+	return fdinfo_mnt_id(fd, id);
+}
+
+/* The confined roots: few (one per rootfs the process works in). */
+struct confine {
+	int rootfd;
+	uint64_t *ids;
+	size_t n;
+};
+static struct confine confined[4];
+
+static struct confine *confine_of(int rootfd)
+{
+	for (size_t i = 0; i < sizeof(confined) / sizeof(*confined); i++)
+		if (confined[i].ids && confined[i].rootfd == rootfd)
+			return &confined[i];
+	return NULL;
+}
+
+void root_confine(int rootfd)
+{
+	uint64_t id;
+
+	for (size_t i = 0; i < sizeof(confined) / sizeof(*confined); i++) {
+		if (!confined[i].ids) {
+			confined[i] = (struct confine){ rootfd, xmalloc(sizeof(uint64_t)), 0 };
+			if (fd_mnt_id(rootfd, &id) == 0)
+				confined[i].ids[confined[i].n++] = id;
+			return;
+		}
+	}
+	abort();  /* more roots at once than any caller has */
+}
+
+void root_confine_allow(int rootfd, uint64_t id)
+{
+	struct confine *c = confine_of(rootfd);
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->ids[i] == id)
+			return;
+	c->ids = xreallocarray(c->ids, c->n + 1, sizeof(*c->ids));
+	c->ids[c->n++] = id;
+}
+
+void root_unconfine(int rootfd)
+{
+	struct confine *c = confine_of(rootfd);
+
+	if (c) {
+		free(c->ids);
+		memset(c, 0, sizeof(*c));
+	}
+}
+
+bool root_confined(int rootfd)
+{
+	return confine_of(rootfd) != NULL;
+}
+
+int root_check_mount(int rootfd, int fd)
+{
+	struct confine *c = confine_of(rootfd);
+	uint64_t id;
+
+	if (!c)
+		return 0;
+	if (fd_mnt_id(fd, &id) == 0)
+		for (size_t i = 0; i < c->n; i++)
+			if (c->ids[i] == id)
+				return 0;
+	errno = EXDEV;
+	return -1;
 }
 
 bool path_has_glob(const char *s)
@@ -168,10 +312,12 @@ static bool fd_under_root(int rootfd, int fd)
 	char p1[64], p2[64], root[PATH_MAX], got[PATH_MAX];
 	ssize_t a, b;
 
-	snprintf(p1, sizeof(p1), "/proc/self/fd/%d", rootfd);
-	snprintf(p2, sizeof(p2), "/proc/self/fd/%d", fd);
-	a = readlink(p1, root, sizeof(root) - 1);
-	b = readlink(p2, got, sizeof(got) - 1);
+	if (proc_fd < 0)
+		return true;
+	snprintf(p1, sizeof(p1), "self/fd/%d", rootfd);
+	snprintf(p2, sizeof(p2), "self/fd/%d", fd);
+	a = readlinkat(proc_fd, p1, root, sizeof(root) - 1);
+	b = readlinkat(proc_fd, p2, got, sizeof(got) - 1);
 	if (a < 0 || b < 0)
 		return true;
 	root[a] = got[b] = '\0';
@@ -180,7 +326,7 @@ static bool fd_under_root(int rootfd, int fd)
 	return strncmp(got, root, a) == 0 && (got[a] == '\0' || got[a] == '/');
 }
 
-int root_open(int rootfd, const char *path, int flags)
+static int root_open_(int rootfd, const char *path, int flags, bool any_mount)
 {
 	int fd;
 
@@ -195,7 +341,7 @@ int root_open(int rootfd, const char *path, int flags)
 				break;
 		}
 		if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != E2BIG))
-			return fd;
+			goto check;
 		openat2_missing = true;  /* old kernel, or a seccomp filter */
 	}
 	fd = walk(rootfd, path, flags, NULL);
@@ -204,7 +350,23 @@ int root_open(int rootfd, const char *path, int flags)
 		errno = EXDEV;
 		return -1;
 	}
+check:
+	if (fd >= 0 && !any_mount && root_check_mount(rootfd, fd) < 0) {
+		close(fd);
+		errno = EXDEV;
+		return -1;
+	}
 	return fd;
+}
+
+int root_open(int rootfd, const char *path, int flags)
+{
+	return root_open_(rootfd, path, flags, false);
+}
+
+int root_open_any(int rootfd, const char *path, int flags)
+{
+	return root_open_(rootfd, path, flags, true);
 }
 
 int root_realpath(int rootfd, const char *path, char **out)
@@ -217,7 +379,14 @@ int root_realpath(int rootfd, const char *path, char **out)
 	return 0;
 }
 
-static void glob_walk(int rootfd, const char *prefix, const char *rest, struct strv *out)
+struct glob_state {
+	int rootfd;
+	struct strv *out;
+	size_t max, entries;
+	bool cut;
+};
+
+static void glob_walk(struct glob_state *g, const char *prefix, const char *rest)
 {
 	char *comp, *slash, *after;
 	DIR *d;
@@ -226,11 +395,16 @@ static void glob_walk(int rootfd, const char *prefix, const char *rest, struct s
 
 	while (*rest == '/')
 		rest++;
+	if (g->cut || g->out->n >= g->max || strlen(prefix) + strlen(rest) >= PATH_MAX ||
+	    deadline_passed()) {
+		g->cut = true;
+		return;
+	}
 	if (!*rest) {
-		fd = root_open(rootfd, *prefix ? prefix : "/", O_PATH | O_NOFOLLOW);
+		fd = root_open(g->rootfd, *prefix ? prefix : "/", O_PATH | O_NOFOLLOW);
 		if (fd >= 0) {
 			close(fd);
-			strv_push(out, *prefix ? prefix : "/");
+			strv_push(g->out, *prefix ? prefix : "/");
 		}
 		return;
 	}
@@ -239,12 +413,12 @@ static void glob_walk(int rootfd, const char *prefix, const char *rest, struct s
 	after = slash ? slash : "";
 	if (!path_has_glob(comp)) {
 		char *np = xasprintf("%s/%s", prefix, comp);
-		glob_walk(rootfd, np, after, out);
+		glob_walk(g, np, after);
 		free(np);
 		free(comp);
 		return;
 	}
-	fd = root_open(rootfd, *prefix ? prefix : "/", O_RDONLY | O_DIRECTORY);
+	fd = root_open(g->rootfd, *prefix ? prefix : "/", O_RDONLY | O_DIRECTORY);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
@@ -252,12 +426,16 @@ static void glob_walk(int rootfd, const char *prefix, const char *rest, struct s
 		free(comp);
 		return;
 	}
-	while ((de = readdir(d))) {
+	while (!g->cut && (de = readdir(d))) {
+		if (++g->entries > g->max * 64) {
+			g->cut = true;
+			break;
+		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (fnmatch(comp, de->d_name, FNM_PERIOD) == 0) {
 			char *np = xasprintf("%s/%s", prefix, de->d_name);
-			glob_walk(rootfd, np, after, out);
+			glob_walk(g, np, after);
 			free(np);
 		}
 	}
@@ -270,38 +448,39 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void root_glob(int rootfd, const char *pattern, struct strv *out)
+int root_glob(int rootfd, const char *pattern, struct strv *out, size_t max)
 {
+	struct glob_state g = { .rootfd = rootfd, .out = out, .max = out->n + max };
 	size_t first = out->n;
 
-	glob_walk(rootfd, "", pattern, out);
+	if (strlen(pattern) >= PATH_MAX)
+		return -1;
+	glob_walk(&g, "", pattern);
 	if (out->n > first)
 		qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+	return g.cut ? -1 : 0;
 }
 
-int reopen_regular(int pathfd, int rootfd, const char *path, bool in_root, struct stat *st)
+int reopen_regular(int rootfd, int pathfd, struct stat *st)
 {
 	char proc[64];
-	struct stat st2;
-	int fd;
 
 	if (fstat(pathfd, st) < 0)
 		return -1;
 	if (!S_ISREG(st->st_mode))
 		return -2;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
-	/* openat, not open: musl's open adds an fcntl for O_CLOEXEC */
-	fd = openat(AT_FDCWD, proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd >= 0 || errno != ENOENT)
-		return fd;  /* the same inode, by construction */
-	fd = in_root ? root_open(rootfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK)
-		     : openat(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino) {
-		close(fd);
-		errno = ESTALE;  /* swapped while we looked */
+	if (root_confined(rootfd)) {
+		if (root_check_mount(rootfd, pathfd) < 0)
+			return -1;
+		if (!(st->st_mode & S_IROTH)) {
+			errno = EACCES;  /* not everyone may read it: its bytes stay where they are */
+			return -1;
+		}
+	}
+	if (proc_fd < 0) {
+		errno = ENOSYS;  /* no /proc: nothing opens a file by its path again */
 		return -1;
 	}
-	return fd;
+	snprintf(proc, sizeof(proc), "self/fd/%d", pathfd);
+	return openat(proc_fd, proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }

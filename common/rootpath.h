@@ -12,18 +12,46 @@
 #define OCIDEC_ROOTPATH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "common/util.h"
 
-/* Tests set OCIDEC_RESOLVE=fallback to run the walk even where openat2 works. */
+/* "fallback" (tests: OCIDEC_RESOLVE for most applets, --resolver for the
+ * hook) runs the walk even where openat2 works, and reads mount ids from
+ * /proc fdinfo instead of statx: the code paths of kernels before 5.6/5.8. */
 extern bool rootpath_force_fallback;
-void rootpath_init(void);
+/* The host's /proc, opened once at start, before any setns: a descriptor is
+ * reopened through it ("self/fd/N") whatever mount namespace the process has
+ * entered since, and whatever the container's /proc shows. -1 without /proc. */
+extern int proc_fd;
+void rootpath_init(const char *resolver);
+
+/* The id of the mount FD is on (statx STATX_MNT_ID, else /proc fdinfo). */
+int fd_mnt_id(int fd, uint64_t *id);
+
+/* Confinement (the hook, in a container's rootfs). Once ROOTFD is confined,
+ * every descriptor root_open returns for it, and every file reopen_regular
+ * reads for it, must lie on one of the mounts allowed for ROOTFD (the rootfs's
+ * own mount, the runtime's /dev, the hook's own mounts), or the call fails
+ * with EXDEV: nothing is read, made or removed in a volume, procfs, sysfs or
+ * devtmpfs that a symlink in the image points into. A file read for a
+ * confined root must also be readable by everyone (else EACCES), so nothing
+ * reaches the hook's output that the container's user could not read. */
+void root_confine(int rootfd);
+void root_confine_allow(int rootfd, uint64_t mnt_id);
+void root_unconfine(int rootfd);
+bool root_confined(int rootfd);
+/* 0 when FD may be used for ROOTFD (always, unconfined); -1 with EXDEV. */
+int root_check_mount(int rootfd, int fd);
 
 /* Open PATH inside ROOTFD with open(2) FLAGS (O_PATH, O_RDONLY, O_DIRECTORY,
  * O_NOFOLLOW: the last component itself when it is a symlink). Returns a
  * descriptor, or -1 with errno set. */
 int root_open(int rootfd, const char *path, int flags);
+/* The same, on any mount even for a confined ROOTFD (the hook, finding the
+ * mount it has just made, or the runtime's /dev before allowing it). */
+int root_open_any(int rootfd, const char *path, int flags);
 
 /* The canonical absolute path of PATH inside ROOTFD, every symlink followed
  * (the last one too); -1 with errno set when it does not resolve. */
@@ -31,17 +59,21 @@ int root_realpath(int rootfd, const char *path, char **out);
 
 /* Append to OUT, sorted, every existing path inside ROOTFD matching the
  * absolute shell PATTERN (wildcards * ? [ ] in any component, which never
- * match a leading dot). Unreadable directories match nothing. */
-void root_glob(int rootfd, const char *pattern, struct strv *out);
+ * match a leading dot). Unreadable directories match nothing. Bounded: at
+ * most MAX results, MAX * 64 directory entries looked at, PATH_MAX bytes of
+ * pattern or path; returns -1 (what was found kept) when a bound or the
+ * deadline cut it short, else 0. */
+int root_glob(int rootfd, const char *pattern, struct strv *out, size_t max);
 
 bool path_has_glob(const char *s);
 
-/* Open for reading the regular file PATHFD (an O_PATH descriptor) refers to,
- * never anything else: a device node or FIFO planted where a file was
- * expected is not opened. The reopen goes through /proc/self/fd; without
- * /proc, PATH is opened again (inside ROOTFD when IN_ROOT, else relative to
- * it, O_NOFOLLOW) and must be the same inode. ST gets the file's status.
- * Returns the descriptor; -2 when it is not a regular file; -1 with errno. */
-int reopen_regular(int pathfd, int rootfd, const char *path, bool in_root, struct stat *st);
+/* Open for reading the regular file PATHFD (an O_PATH descriptor found in
+ * ROOTFD) refers to, never anything else: a device node or FIFO planted where
+ * a file was expected is not opened, and no path is looked up again. The
+ * reopen goes through proc_fd ("self/fd/N"); without /proc it fails (ENOSYS).
+ * For a confined ROOTFD the mount and mode rules above apply. ST gets the
+ * file's status. Returns the descriptor; -2 when it is not a regular file;
+ * -1 with errno. */
+int reopen_regular(int rootfd, int pathfd, struct stat *st);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +17,13 @@ static void oerr_vset(struct oerr *e, int code, int errnum, const char *fmt, va_
 
 	e->code = code;
 	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	/* EXDEV is what every lookup that would leave its root, or the mounts
+	 * allowed there, fails with (rootpath.h) */
 	if (errnum && n >= 0 && (size_t)n < sizeof(e->msg))
-		snprintf(e->msg + n, sizeof(e->msg) - n, ": %s", strerror(errnum));
+		snprintf(e->msg + n, sizeof(e->msg) - n, ": %s",
+			 errnum == EXDEV ? "leads out of the root file system or into another mount "
+					   "(a volume, /proc, /sys); refused"
+					 : strerror(errnum));
 }
 
 int oerr_set(struct oerr *e, int errnum, const char *fmt, ...)
@@ -232,4 +239,122 @@ char *mountinfo_find(const char *fstype)
 		return f[4] ? xstrdup(f[4]) : NULL;
 	}
 	return NULL;
+}
+
+static struct timespec deadline_ts;
+static bool deadline_on;
+
+void deadline_set(unsigned ms)
+{
+	deadline_on = ms > 0;
+	if (!deadline_on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &deadline_ts);
+	deadline_ts.tv_sec += ms / 1000;
+	deadline_ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (deadline_ts.tv_nsec >= 1000000000L) {
+		deadline_ts.tv_sec++;
+		deadline_ts.tv_nsec -= 1000000000L;
+	}
+}
+
+bool deadline_passed(void)
+{
+	struct timespec now;
+
+	if (!deadline_on)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline_ts.tv_sec ||
+	       (now.tv_sec == deadline_ts.tv_sec && now.tv_nsec >= deadline_ts.tv_nsec);
+}
+
+char *path_clean_join(const char *base, const char *path)
+{
+	char *in = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", base, path);
+	char *out = xmalloc(strlen(in) + 2);
+	size_t o = 0;
+
+	for (char *p = in; *p;) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (len == 0)
+			break;
+		if (len == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;  /* the slash */
+		} else {
+			out[o++] = '/';
+			memcpy(out + o, p, len);
+			o += len;
+		}
+		p += len;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	free(in);
+	return out;
+}
+
+void escape_bytes(const char *s, char *out, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (n == 0)
+		return;
+	for (; *s && o + 1 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			out[o++] = (char)c;
+		} else if (c == '\\') {
+			if (o + 2 >= n)
+				break;
+			out[o++] = '\\';
+			out[o++] = '\\';
+		} else {
+			if (o + 4 >= n)
+				break;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "ocidec: still running 5 s past the deadline (--timeout); gave up\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(EXIT_FAIL);
+	_exit(EXIT_FAIL);
+}
+
+int deadline_arm(const char *s)
+{
+	char *end;
+	unsigned long sec = strtoul(s, &end, 10);
+
+	if (!*s || *end || sec > 3600)
+		return -1;
+	deadline_set((unsigned)sec * 1000);
+	if (sec) {
+		signal(SIGALRM, on_alarm);
+		alarm((unsigned)sec + 5);
+	} else {
+		alarm(0);
+	}
+	return 0;
 }

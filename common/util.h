@@ -58,6 +58,28 @@ int read_fd_all(int fd, size_t max, char **buf, size_t *len, struct oerr *e);
  * /proc/self/mountinfo, or NULL. */
 char *mountinfo_find(const char *fstype);
 
+/* The wall-clock deadline of the whole run (the hook's --timeout): set once,
+ * checked in every loop whose length an input decides. 0 ms: none. */
+void deadline_set(unsigned ms);
+bool deadline_passed(void);
+/* The hook's and inject's --timeout SECONDS (default 10, 0: none): the
+ * deadline, and SIGALRM 5 s after it as a backstop (one line, exit 1).
+ * -1 when S is not a number from 0 to 3600. */
+#define TIMEOUT_DEFAULT 10
+#define XSTR_(x) #x
+#define XSTR(x) XSTR_(x)
+int deadline_arm(const char *s);
+
+/* PATH made absolute against BASE (when relative) and cleaned lexically, as
+ * Go's filepath.Join/Clean do it (the runtime's reading of root.path): no
+ * ".", "..", or repeated "/"; ".." at "/" stays at "/". */
+char *path_clean_join(const char *base, const char *path);
+
+/* S with every byte that is not printable ASCII written as \xNN, and "\"
+ * as "\\": a value from a container can forge no line and no terminal
+ * escape. Into OUT (size N), truncated. */
+void escape_bytes(const char *s, char *out, size_t n);
+
 /* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */
 char *path_join_root(const char *root, const char *path);
 

@@ -29,7 +29,7 @@ teardown() {
 # bundle [KEY=VALUE...] [-- ARGS...]: the test's bundle, with the hook
 bundle() {
 	rm -rf "$B"
-	HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" "$@"
+	HOOK="$OCIDEC ocidec-hook -c $CFG ${HOOK_ARGS:-}prestart" "$FIXTURES/bundle.sh" "$B" "$@"
 }
 
 # in_container SCRIPT [KEY=VALUE...]: run SCRIPT in a fresh container
@@ -43,9 +43,9 @@ in_container() {
 @test "activated: device, library, program, file and directory are there, read-only, and the program runs" {
 	run in_container 'grep -E " /(dev/democtl|dev/demo[01]|usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool; readlink /opt/demo/lib/libdemo.so.1; cat /etc/demo/demo.conf; echo x >/etc/demo/demo.conf; cat /usr/share/demo/README' OCI_DEMO=all
 	assert_success
-	assert_line "/dev/democtl rw,nosuid,noexec,relatime"
-	assert_line "/dev/demo0 rw,nosuid,noexec,relatime"
-	assert_line "/dev/demo1 rw,nosuid,noexec,relatime"
+	assert_line "/dev/democtl ro,nosuid,noexec,relatime"
+	assert_line "/dev/demo0 ro,nosuid,noexec,relatime"
+	assert_line "/dev/demo1 ro,nosuid,noexec,relatime"
 	assert_line "/usr/bin/demo-tool ro,nosuid,nodev,relatime"
 	assert_line "/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime"
 	assert_line "/etc/demo/demo.conf ro,nosuid,nodev,relatime"
@@ -92,7 +92,7 @@ in_container() {
 @test "the features the container names are what it gets" {
 	run in_container 'grep -E " /(run/demo|usr/bin/demo-tool) " /proc/self/mountinfo | cut -d" " -f5,6' OCI_DEMO=all DEMO_FEATURES=ipc
 	assert_success
-	assert_output "/run/demo rw,nosuid,nodev,noexec,relatime"
+	assert_output "/run/demo ro,nosuid,nodev,noexec,relatime"
 	runc delete -f "$ID"
 	run in_container 'test -e /run/demo || echo no-ipc; demo-tool' OCI_DEMO=all DEMO_FEATURES=bogus
 	assert_output $'no-ipc\ndemo-tool: the answer is 42'
@@ -133,7 +133,7 @@ in_container() {
 	assert_success
 	assert_line "mount $DR/opt/demo/lib/libdemo.so.1.0 /opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev"
 	assert_line "symlink /opt/demo/lib/libdemo.so.1 libdemo.so.1.0"
-	assert_line "mount $DR/dev/democtl /dev/democtl rw,nosuid,noexec"
+	assert_line "mount $DR/dev/democtl /dev/democtl ro,nosuid,noexec"
 	assert_line --regexp "^cgroup /sys/fs/cgroup/devices/.*/devices.allow c 10:237 rwm$"
 	assert_line "ldcache /opt/demo/lib"
 	assert_line "ldcache-entry libdemo.so.1 /opt/demo/lib/libdemo.so.1"
@@ -170,7 +170,7 @@ in_container() {
 	printf '{"root": {"path": "/"}}' >"$B/config.json"
 	run hook -c "$CFG" <<<"{\"bundlePath\": \"$B\", \"pid\": 1}"
 	assert_failure 1
-	assert_output "ocidec hook: $B/config.json: \"root\".\"path\" is the host's /"
+	assert_output "ocidec hook: $B/config.json: \"root\".\"path\" is the host's / (/)"
 	printf '{"root": {"path": "rootfs"}, "process": {"env": "OCI_DEMO=all"}}' >"$B/config.json"
 	run hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": 1}"
 	assert_output "ocidec hook: $B/config.json: \"process\".\"env\" is not an array"
@@ -207,7 +207,7 @@ dry() {
 device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
 	run dry DEMO_VISIBLE_DEVICES=GPU-bbbb
 	assert_success
-	assert_line "mount $DR/dev/demo1 /dev/demo1 rw,nosuid,noexec"
+	assert_line "mount $DR/dev/demo1 /dev/demo1 ro,nosuid,noexec"
 	refute_line --partial /dev/demo0
 	run dry OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1      # the flag comes before the alias
 	assert_line --partial /dev/demo0
@@ -218,7 +218,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	run dry OCI_DEMO=all DEMO_FEATURES=ipc,nosuch
 	assert_success
 	assert_line "ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
-	assert_line "mount $DR/run/demo /run/demo rw,nosuid,nodev,noexec"
+	assert_line "mount $DR/run/demo /run/demo ro,nosuid,nodev,noexec"
 	refute_line --partial demo-tool
 }
 
@@ -306,11 +306,11 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 }
 
 @test "kernels without the new mount API: bind mounts between /proc/self/fd paths, same result" {
-	HOOK_ENV=OCIDEC_MOUNT_API=legacy bundle OCI_DEMO=all -- sh -c 'grep -E " /(dev/democtl|usr/bin/demo-tool|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool' >/dev/null
-	grep -q OCIDEC_MOUNT_API=legacy "$B/config.json"
+	HOOK_ARGS="--mount-api legacy " bundle OCI_DEMO=all -- sh -c 'grep -E " /(dev/democtl|usr/bin/demo-tool|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool' >/dev/null
+	grep -q '"legacy"' "$B/config.json"
 	run bash -c "cd '$B' && runc run '$ID'"
 	assert_success
-	assert_line "/dev/democtl rw,nosuid,noexec,relatime"
+	assert_line "/dev/democtl ro,nosuid,noexec,relatime"
 	assert_line "/usr/bin/demo-tool ro,nosuid,nodev,relatime"
 	assert_line "/usr/share/demo ro,nosuid,nodev,relatime"
 	assert_line "demo-tool: the answer is 42"

@@ -471,8 +471,10 @@ teardown() {
 	ldcache -a -r "$r" /opt/demo/lib
 	assert_equal "$(cat "$r/etc/ld-musl-x86_64.path")" $'/lib\n/usr/local/lib\n/usr/lib\n/opt/demo/lib'
 	assert_not_exist "$r/etc/ld.so.cache"
-	# an existing path file is extended, not replaced
-	printf '/lib:/usr/lib\n' >"$r/etc/ld-musl-x86_64.path"
+	# an existing path file is extended, not replaced; of its old text only
+	# directories that exist are written back (never bytes of another file)
+	mkdir -p "$r/usr/lib"
+	printf '/lib:/usr/lib:/no/such\nroot:x:0:0\n' >"$r/etc/ld-musl-x86_64.path"
 	ldcache -a -r "$r" /opt/x
 	assert_equal "$(cat "$r/etc/ld-musl-x86_64.path")" $'/lib\n/usr/lib\n/opt/x'
 }
