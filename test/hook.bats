@@ -180,7 +180,7 @@ in_container() {
 	assert_output "ocidec hook: $B/config.json: larger than 8388608 bytes: File too large"
 	run hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": 1, \"root\": \"/\"}"
 	assert_failure 1
-	assert_output "ocidec hook: container state: \"root\" is the host's /"
+	assert_output "ocidec hook: container state: \"root\" is the host's / (/)"
 	run hook -c "$CFG" poststop </dev/null
 	assert_success
 }
