@@ -107,6 +107,79 @@ static char *filter_features(const struct vendor *v, const char *value, const ch
 	return res;
 }
 
+/* The device list a device plugin mounted: every mount destination
+ * DIR/ID (NVIDIA's volume-mounts strategy), IDs joined by commas; NULL
+ * when there is none. */
+static char *mounted_devices(const struct vendor *v, const struct strv *mounts)
+{
+	size_t dl = strlen(v->device_list_dir), cap = 1, len = 0;
+	char *res = NULL;
+
+	for (size_t i = 0; i < mounts->n; i++) {
+		const char *d = mounts->v[i], *id = d + dl + 1;
+		if (strncmp(d, v->device_list_dir, dl) != 0 || d[dl] != '/' || !*id || strchr(id, '/'))
+			continue;
+		cap += strlen(id) + 1;
+		res = xrealloc(res, cap);
+		len += (size_t)sprintf(res + len, "%s%s", len ? "," : "", id);
+	}
+	return res;
+}
+
+/* Drop the features an unprivileged container may not ask for. */
+static char *allowed_features(const struct vendor *v, char *feat)
+{
+	_cleanup_free_ char *copy = feat;
+	size_t len = 0;
+	char *res, *save = NULL;
+
+	if (!feat || !v->unprivileged_features.n || strv_contains(&v->unprivileged_features, "all"))
+		return (copy = NULL, feat);
+	if (strcmp(feat, "all") == 0) {
+		log_warn("%s: features 'all' asked for; a container without CAP_SYS_ADMIN gets the allowed ones only (unprivileged_features)",
+			 v->name);
+		res = xmalloc(1);
+		res[0] = '\0';
+		for (size_t i = 0; i < v->unprivileged_features.n; i++) {
+			char *n = xasprintf("%s%s%s", res, *res ? "," : "", v->unprivileged_features.v[i]);
+			free(res);
+			res = n;
+		}
+		return res;
+	}
+	res = xmalloc(strlen(feat) + 1);
+	res[0] = '\0';
+	for (char *tok = strtok_r(feat, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strv_contains(&v->unprivileged_features, tok)) {
+			log_warn("%s: feature '%s' dropped: a container without CAP_SYS_ADMIN may not ask for it (unprivileged_features)",
+				 v->name, tok);
+			continue;
+		}
+		len += (size_t)sprintf(res + len, "%s%s", len ? "," : "", tok);
+	}
+	if (!len) {
+		free(res);
+		return NULL;
+	}
+	return res;
+}
+
+static const char *source_name(unsigned s)
+{
+	return s == SRC_MOUNTS ? "mounts" : s == SRC_ANNOTATION ? "annotation" : "env";
+}
+
+/* A request from source S that this container may not use: said, ignored. */
+static bool refused(const struct vendor *v, unsigned allowed, unsigned s, const char *what, bool privileged)
+{
+	if (allowed & s)
+		return false;
+	log_warn("%s: %s ignored: the vendor does not take '%s' from %s containers (%s)", v->name, what,
+		 source_name(s), privileged ? "any" : "unprivileged (no CAP_SYS_ADMIN)",
+		 privileged || !(v->selection & s) ? "selection" : "unprivileged_selection");
+	return true;
+}
+
 int activate(const struct config *cfg, const struct oci_config *oc, const struct strv *state_ann,
 	     struct activation *act, struct oerr *err)
 {
@@ -114,30 +187,49 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 
 	for (size_t i = 0; i < cfg->n; i++) {
 		const struct vendor *v = &cfg->vendors[i];
-		const char *val, *src = NULL, *var = NULL, *feat;
-		bool from_env = false;
+		unsigned allowed = oc->cap_sys_admin ? v->selection : v->unprivileged_selection;
+		const char *val = NULL, *ann, *env = NULL, *var = NULL, *feat;
+		_cleanup_free_ char *mounted = mounted_devices(v, &oc->mounts), *what = NULL;
+		unsigned src = 0;
 
-		val = oci_annotation(&oc->ann, v->annotation);
-		if (!val)
-			val = oci_annotation(state_ann, v->annotation);
-		if (val) {
-			src = "annotation";
-			var = v->annotation;
-		} else {
-			val = oci_env(&oc->env, v->activation_flag);
+		/* the device plugin's mounts, then the annotation, then env */
+		if (mounted) {
+			what = xasprintf("the device list mounted in %s", v->device_list_dir);
+			if (!refused(v, allowed, SRC_MOUNTS, what, oc->cap_sys_admin)) {
+				val = mounted;
+				src = SRC_MOUNTS;
+				var = v->device_list_dir;
+			}
+			free(what);
+			what = NULL;
+		}
+		ann = oci_annotation(&oc->ann, v->annotation);
+		if (!ann)
+			ann = oci_annotation(state_ann, v->annotation);
+		if (!val && ann && *ann) {
+			what = xasprintf("annotation %s", v->annotation);
+			if (!refused(v, allowed, SRC_ANNOTATION, what, oc->cap_sys_admin)) {
+				val = ann;
+				src = SRC_ANNOTATION;
+				var = v->annotation;
+			}
+		}
+		if (!val) {
 			var = v->activation_flag;
-			for (size_t k = 0; !val && k < v->activation_aliases.n; k++)
-				val = oci_env(&oc->env, var = v->activation_aliases.v[k]);
-			src = "env";
-			from_env = true;
+			env = oci_env(&oc->env, var);
+			for (size_t k = 0; !env && k < v->activation_aliases.n; k++)
+				env = oci_env(&oc->env, var = v->activation_aliases.v[k]);
+			if (env && *env && strcmp(env, "void") != 0) {
+				free(what);
+				what = xasprintf("%s=%s", var, env);
+				if (!refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin)) {
+					val = env;
+					src = SRC_ENV;
+				}
+			}
 		}
 		if (!val || !*val || strcmp(val, "void") == 0)
 			continue;
-		if (from_env && v->env_needs_cap_sys_admin && !oc->cap_sys_admin) {
-			log_warn("%s: %s=%s ignored: the container has no CAP_SYS_ADMIN, and env requests need it (use the annotation %s)",
-				 v->name, var, val, v->annotation);
-			continue;
-		}
 		act[n] = (struct activation){ .v = v };
 		if (strcmp(val, "all") == 0 || strcmp(val, "none") == 0)
 			act[n].devices = xstrdup(val);
@@ -148,7 +240,9 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		feat = v->feature_env ? oci_env(&oc->env, v->feature_env) : NULL;
 		if (feat && *feat)
 			act[n].features = filter_features(v, feat, v->feature_env);
-		act[n].source = xasprintf("%s %s", src, var);
+		if (!oc->cap_sys_admin)
+			act[n].features = allowed_features(v, act[n].features);
+		act[n].source = xasprintf("%s %s", source_name(src), var);
 		n++;
 	}
 	return n;

@@ -150,6 +150,12 @@ static const char *item_problem(const char *key, const char *item)
 		return valid_name(item) ? NULL : "is not a feature name";
 	if (strcmp(key, "activation_aliases") == 0)
 		return valid_env_name(item) ? NULL : "is not an environment variable name";
+	if (strcmp(key, "selection") == 0 || strcmp(key, "unprivileged_selection") == 0)
+		return strcmp(item, "env") == 0 || strcmp(item, "annotation") == 0 ||
+				       strcmp(item, "mounts") == 0 || strcmp(item, "none") == 0
+			       ? NULL : "is not a selection source (env, annotation, mounts, none)";
+	if (strcmp(key, "unprivileged_features") == 0)
+		return strcmp(item, "all") == 0 || valid_name(item) ? NULL : "is not a feature name";
 	if (strcmp(key, "per_device_nodes") == 0) {
 		const char *pct = strchr(item, '%');
 		if (!pct || pct[1] != 'u' || strchr(pct + 1, '%'))
@@ -253,6 +259,18 @@ static struct strv *list_key(struct parse *p, const char *key, int line)
 		return &p->v->per_device_nodes;
 	if (strcmp(key, "activation_aliases") == 0)
 		return &p->v->activation_aliases;
+	if (strcmp(key, "selection") == 0) {
+		p->v->selection_line = line;
+		return &p->v->selection_list;
+	}
+	if (strcmp(key, "unprivileged_selection") == 0) {
+		p->v->unprivileged_line = line;
+		return &p->v->unprivileged_list;
+	}
+	if (strcmp(key, "unprivileged_features") == 0) {
+		p->v->unprivileged_features_line = line;
+		return &p->v->unprivileged_features;
+	}
 	return NULL;
 }
 
@@ -316,6 +334,11 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 			v->selinux_device_context = xstrdup(value);
 		else
 			v->selinux_file_context = xstrdup(value);
+	} else if (strcmp(key, "device_list_dir") == 0) {
+		if (value[0] != '/' || has_dot_component(value) || strlen(value) < 2)
+			return perr(p, line, "device_list_dir must be an absolute path below /");
+		free(v->device_list_dir);
+		v->device_list_dir = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
 	} else if (strcmp(key, "device_uuids") == 0) {
 		if (value[0] != '/' || has_dot_component(value))
 			return perr(p, line, "device_uuids must be an absolute path (glob)");
@@ -407,6 +430,10 @@ static void vendor_free(struct vendor *v)
 	free(v->annotation);
 	free(v->feature_env);
 	free(v->device_uuids);
+	strv_free(&v->selection_list);
+	strv_free(&v->unprivileged_list);
+	strv_free(&v->unprivileged_features);
+	free(v->device_list_dir);
 	free(v->selinux_device_context);
 	free(v->selinux_file_context);
 	for (size_t i = 0; i < v->nfeatures; i++) {
@@ -449,6 +476,17 @@ struct feature *vendor_feature(const struct vendor *v, const char *name)
 	return NULL;
 }
 
+static unsigned sources_of(const struct strv *l)
+{
+	unsigned m = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		m |= strcmp(l->v[i], "env") == 0 ? SRC_ENV
+		     : strcmp(l->v[i], "annotation") == 0 ? SRC_ANNOTATION
+		     : strcmp(l->v[i], "mounts") == 0 ? SRC_MOUNTS : 0;
+	return m;
+}
+
 /* Whole-file checks, once inih is through. */
 static int vendor_check(struct parse *p)
 {
@@ -467,8 +505,21 @@ static int vendor_check(struct parse *p)
 			if (!vendor_feature(v, v->features[f].include.v[i]))
 				return perr(p, v->features[f].include_line,
 					    "include names unknown feature '%s'", v->features[f].include.v[i]);
+	for (size_t i = 0; i < v->unprivileged_features.n; i++)
+		if (strcmp(v->unprivileged_features.v[i], "all") != 0 &&
+		    !vendor_feature(v, v->unprivileged_features.v[i]))
+			return perr(p, v->unprivileged_features_line,
+				    "unprivileged_features names unknown feature '%s'", v->unprivileged_features.v[i]);
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
+	/* the tenant policy: default env and annotation, for everyone */
+	v->selection = v->selection_line ? sources_of(&v->selection_list) : SRC_ENV | SRC_ANNOTATION;
+	v->unprivileged_selection = v->unprivileged_line ? sources_of(&v->unprivileged_list) : v->selection;
+	if (v->env_needs_cap_sys_admin)
+		v->unprivileged_selection &= ~(unsigned)SRC_ENV;
+	if (v->unprivileged_selection & ~v->selection)
+		return perr(p, v->unprivileged_line,
+			    "unprivileged_selection names a source that selection does not");
 	return 1;
 }
 
@@ -536,6 +587,8 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	}
 	if (!v.annotation)
 		v.annotation = xasprintf("ocidec.io/%s", v.name);
+	if (!v.device_list_dir)
+		v.device_list_dir = xasprintf("/var/run/ocidec-devices/%s", v.name);
 	for (size_t i = 0; i < cfg->n; i++) {
 		if (strcmp(cfg->vendors[i].name, v.name) == 0) {
 			oerr_usage(err, "%s:%d: vendor '%s' is already defined in %s", path,

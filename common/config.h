@@ -21,6 +21,9 @@ enum item_kind {
 };
 extern const char *const item_kind_key[KIND_COUNT];
 
+/* Selection sources (the keys selection and unprivileged_selection). */
+enum { SRC_ENV = 1, SRC_ANNOTATION = 2, SRC_MOUNTS = 4 };
+
 struct feature {
 	char *name;
 	int line;
@@ -48,6 +51,16 @@ struct vendor {
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
+	/* Tenant policy: which sources may select devices (SRC_* bits), for a
+	 * container with CAP_SYS_ADMIN in its bounding set and for one without;
+	 * the features the latter may ask for (NULL: all); where a device plugin
+	 * mounts its device list (mounts source). */
+	unsigned selection, unprivileged_selection;
+	struct strv selection_list, unprivileged_list;
+	int selection_line, unprivileged_line;
+	struct strv unprivileged_features;   /* empty: all */
+	int unprivileged_features_line;
+	char *device_list_dir;
 	char *selinux_device_context; /* relabel: for device nodes (NULL: leave them) */
 	char *selinux_file_context;   /* relabel: for everything else (NULL: leave it) */
 	struct feature *features;

@@ -182,6 +182,12 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 	cJSON_ArrayForEach(e, a)
 		if (cJSON_IsString(e) && strcmp(e->valuestring, "CAP_SYS_ADMIN") == 0)
 			c->cap_sys_admin = true;
+	a = cJSON_GetObjectItemCaseSensitive(j, "mounts");
+	cJSON_ArrayForEach(e, a) {
+		const char *dst = NULL;
+		if (cJSON_IsObject(e) && get_str(e, "destination", &dst, err) == 0 && dst)
+			strv_push(&c->mounts, dst);
+	}
 	linux_ = get_obj(j, "linux");
 	a = linux_ ? cJSON_GetObjectItemCaseSensitive(linux_, "namespaces") : NULL;
 	cJSON_ArrayForEach(e, a) {
@@ -234,6 +240,7 @@ void oci_config_free(struct oci_config *c)
 	free(c->root);
 	strv_free(&c->env);
 	strv_free(&c->ann);
+	strv_free(&c->mounts);
 	memset(c, 0, sizeof(*c));
 }
 
