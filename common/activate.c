@@ -174,9 +174,12 @@ static bool refused(const struct vendor *v, unsigned allowed, unsigned s, const 
 {
 	if (allowed & s)
 		return false;
-	log_warn("%s: %s ignored: the vendor does not take '%s' from %s containers (%s)", v->name, what,
-		 source_name(s), privileged ? "any" : "unprivileged (no CAP_SYS_ADMIN)",
-		 privileged || !(v->selection & s) ? "selection" : "unprivileged_selection");
+	if (privileged || !(v->selection & s))
+		log_warn("%s: %s ignored: the vendor takes no device selection from '%s' (selection)", v->name,
+			 what, source_name(s));
+	else
+		log_warn("%s: %s ignored: the vendor takes no device selection from '%s' for a container without CAP_SYS_ADMIN (unprivileged_selection)",
+			 v->name, what, source_name(s));
 	return true;
 }
 

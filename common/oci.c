@@ -33,7 +33,7 @@ static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err
 	const char *end = NULL;
 
 	if (has_nul(buf, len))
-		return oerr_set(err, 0, "a string holds a NUL character (\\u0000), which ocidec refuses");
+		return oerr_set(err, 0, "a string holds a NUL character (U+0000), which ocidec refuses");
 	*out = cJSON_ParseWithLengthOpts(buf, len, &end, false);
 	if (!*out) {
 		size_t at = end && end >= buf ? (size_t)(end - buf) : 0;

@@ -226,7 +226,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	EXTRA='env_needs_cap_sys_admin = true' "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
 	CAPS="CAP_CHOWN CAP_KILL" run dry OCI_DEMO=all
 	assert_success
-	assert_output "ocidec hook: warn: demo: OCI_DEMO=all ignored: the vendor does not take 'env' from unprivileged (no CAP_SYS_ADMIN) containers (unprivileged_selection)"
+	assert_output "ocidec hook: warn: demo: OCI_DEMO=all ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN (unprivileged_selection)"
 	CAPS="CAP_CHOWN CAP_SYS_ADMIN" run dry OCI_DEMO=all
 	assert_line --partial "/usr/bin/demo-tool"
 	CAPS="CAP_CHOWN" ANN='{"ocidec.io/demo": "1"}' run dry

@@ -20,24 +20,37 @@ setup() {
 
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
+	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount "$HOST/shared"; fi
 }
 
 fingerprint() {
 	(cd "$1" && find . -printf '%p %y %l %s %m\n' | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort)
 }
 
+# the host's mount points under this test's own directory
 host_mounts() {
-	cut -d' ' -f5 /proc/1/mountinfo | LC_ALL=C sort
+	cut -d' ' -f5 /proc/1/mountinfo | grep -F "$BATS_TEST_TMPDIR" | LC_ALL=C sort
+}
+
+# edit_config PERL: run PERL on the bundle's config.json, decoded as $c
+edit_config() {
+	(cd "$B" && CODE=$1 perl -MJSON::PP -e '
+		local $/; open my $f, "<", "config.json" or die; my $c = decode_json(<$f>); close $f;
+		eval $ENV{CODE}; die $@ if $@;
+		open $f, ">", "config.json" or die; print $f JSON::PP->new->canonical->pretty->encode($c);')
 }
 
 # attack MODE PREPARE [SCRIPT]: a fresh bundle, PREPARE run in its rootfs
-# (cwd), the container started with OCI_DEMO=all; sets $status/$output.
-# Asserts the host directory and the host's mounts did not change.
+# (cwd; $B is the bundle, EDIT a perl edit of config.json, HOOK_ARGS more
+# hook options), the container started with OCI_DEMO=all (ENVS: more);
+# sets $status/$output. Asserts the host directory and the host's mounts
+# did not change.
 attack() {
 	local mode=$1 prepare=$2 script=${3:-demo-tool}
 	rm -rf "$B"
-	HOOK="$OCIDEC ocidec-hook -c $CFG --resolver $mode prestart" \
-		"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- sh -c "$script" >/dev/null
+	HOOK="$OCIDEC ocidec-hook -c $CFG --resolver $mode ${HOOK_ARGS:-}prestart" \
+		"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all ${ENVS:-} -- sh -c "$script" >/dev/null
+	[ -z "${EDIT:-}" ] || edit_config "$EDIT"
 	(cd "$B/rootfs" && eval "$prepare")
 	local before mounts
 	before=$(fingerprint "$HOST")
@@ -138,5 +151,244 @@ attack() {
 		run "$OCIDEC" ldcache -p -r "$B/rootfs"
 		refute_output --partial libhostonly
 		assert_output --partial libdemo.so.1
+	done
+}
+
+# ---- round two: one test per class of the second attack review ----
+
+@test "1. the musl path file: a link to a 0600 file, a volume or procfs is never read back into the container" {
+	mkdir -p "$BATS_TEST_TMPDIR/secret"
+	echo "s3cret-volume" >"$BATS_TEST_TMPDIR/secret/key"
+	chmod 0600 "$BATS_TEST_TMPDIR/secret/key"
+	for mode in openat2 fallback; do
+		for target in /vol/key /proc/timer_list /root/key; do
+			EDIT='push @{$c->{mounts}}, {destination => "/vol", type => "bind", source => "'"$BATS_TEST_TMPDIR/secret"'", options => ["rbind", "ro"]}; $c->{process}{user} = {uid => 1000, gid => 1000};' \
+				attack "$mode" "cp -L /lib/ld-musl-x86_64.so.1 lib/ && mkdir -p vol root && echo s3cret-rootfs >root/key && chmod 0600 root/key && chmod 0700 root && ln -s $target etc/ld-musl-x86_64.path" \
+				'cat /etc/ld-musl-x86_64.path; true'
+			refute_output --partial s3cret
+			refute_output --partial "Timer List"
+			if [ -f "$B/rootfs/etc/ld-musl-x86_64.path" ] && [ ! -L "$B/rootfs/etc/ld-musl-x86_64.path" ]; then
+				run cat "$B/rootfs/etc/ld-musl-x86_64.path"
+				refute_output --partial s3cret
+				refute_output --partial "Timer List"
+			fi
+		done
+	done
+}
+
+@test "1. an ld.so.conf include of procfs or of a volume is not read" {
+	mkdir -p "$BATS_TEST_TMPDIR/vol" "$BATS_TEST_TMPDIR/libs"
+	echo "/opt/evil" >"$BATS_TEST_TMPDIR/vol/evil.conf"
+	for l in evil host; do
+		gcc -shared -fPIC -o "$BATS_TEST_TMPDIR/libs/lib$l.so.1" "$FIXTURES/libdemo.c" -Wl,-soname,lib$l.so.1
+	done
+	h=$(cat /proc/sys/kernel/hostname)
+	for mode in openat2 fallback; do
+		# procfs's hostname file names a directory of the image; the volume's
+		# conf names another: neither may be read
+		EDIT='push @{$c->{mounts}}, {destination => "/vol", type => "bind", source => "'"$BATS_TEST_TMPDIR/vol"'", options => ["rbind", "ro"]}' \
+			attack "$mode" "mkdir -p vol opt/evil '$h' && cp '$BATS_TEST_TMPDIR/libs/libevil.so.1' opt/evil/ && cp '$BATS_TEST_TMPDIR/libs/libhost.so.1' '$h/' && printf 'include /proc/sys/kernel/hostname\ninclude /vol/*.conf\n' >etc/ld.so.conf"
+		assert_success
+		assert_output "demo-tool: the answer is 42"
+		run "$OCIDEC" ldcache -p -r "$B/rootfs"
+		assert_output --partial libdemo.so.1
+		refute_output --partial libevil
+		refute_output --partial libhost
+	done
+}
+
+@test "2. a symlink in the driver root is followed inside it, never on the host (mount, cgroup rule, list, relabel)" {
+	X=$BATS_TEST_TMPDIR/hostx
+	mkdir -p "$X" "$(dirname "$DR$X")"
+	mknod -m 0666 "$X/democtl" b 7 0     # the host's, where the link points on the host
+	mv "$DR/dev" "$DR$X"                 # the driver's 10:237, where it points inside
+	ln -s "$X" "$DR/dev"
+	sed -i "/^\[vendor\]/a selinux_device_context = $DEVCTX" "$CFG/demo.ini"
+	for mode in openat2 fallback; do
+		attack "$mode" ':' 'stat -c "%t:%T %F" /dev/democtl'
+		assert_success
+		assert_output "a:ed character special file"
+		OCIDEC_RESOLVE=$mode run list -c "$CFG" demo
+		assert_success
+		assert_line "$DR$X/democtl"
+		for l in "${lines[@]}"; do
+			[[ "$(readlink -f "$l")" == "$DR"/* ]] || fail "list printed $l, which is $(readlink -f "$l") on the host"
+		done
+		OCIDEC_RESOLVE=$mode run relabel -c "$CFG" demo
+		assert_success
+		run getfattr --absolute-names --only-values -n security.selinux "$X/democtl"
+		assert_failure
+		run getfattr --absolute-names --only-values -n security.selinux "$DR$X/democtl"
+		assert_output "$DEVCTX"
+	done
+}
+
+@test "3. a mount the hook makes never propagates: a shared volume an image symlink points into is refused" {
+	mkdir -p "$HOST/shared"
+	mount --bind "$HOST/shared" "$HOST/shared"
+	mount --make-shared "$HOST/shared"
+	for mode in openat2 fallback; do
+		EDIT='push @{$c->{mounts}}, {destination => "/vol", type => "bind", source => "'"$HOST/shared"'", options => ["rbind", "rshared"]}' \
+			attack "$mode" 'mkdir -p vol && ln -s /vol opt'
+		assert_failure
+		assert_output --partial "ocidec hook: container $ID: /opt: leads out of the root file system or into another mount"
+	done
+}
+
+@test "4. ld.so.conf: an include DAG, an exploding glob and a 500,000-component path are bounded" {
+	dag='mkdir -p etc/dag && for i in $(seq 1 16); do mkdir -p etc/dag/L$i; for f in a b c; do echo "include /etc/dag/L$((i + 1))/*.conf" >etc/dag/L$i/$f.conf; done; done; echo "include /etc/dag/L1/*.conf" >etc/ld.so.conf'
+	glob='printf "include /*/../*/../*/../*/../*/..\n" >etc/ld.so.conf'
+	long='{ printf "include "; head -c 1000000 /dev/zero | tr "\0" "a" | sed "s|a|a/|g" | head -c 999990; echo; } >etc/ld.so.conf'
+	for mode in openat2 fallback; do
+		for case in dag glob long; do
+			HOOK_ARGS="--log $BATS_TEST_TMPDIR/log " attack "$mode" "${!case}"
+			assert_success
+			assert_output "demo-tool: the answer is 42"
+			run cat "$BATS_TEST_TMPDIR/log"
+			case $case in
+			dag) assert_output --partial "more than 256 configuration files; the rest of the configuration is ignored" ;;
+			glob) assert_output --partial "include /*/../*/../*/../*/../*/..: more than 256 matches or too much to search" ;;
+			long) assert_output --partial "an include pattern longer than PATH_MAX; the rest of the configuration is ignored" ;;
+			esac
+			rm "$BATS_TEST_TMPDIR/log"
+		done
+	done
+}
+
+@test "4. the hook's deadline: past --timeout the start fails cleanly, no temporary file left" {
+	for mode in openat2 fallback; do
+		HOOK_ARGS="--timeout 1 " attack "$mode" 'mkdir -p opt/demo/lib && cd opt/demo/lib && seq -f "libjunk%.0f.so.1" 1 300000 | xargs touch'
+		assert_failure
+		assert_output --partial "the deadline (--timeout) passed"
+		run find "$B/rootfs" -name '.*.ocidec-*'
+		assert_output ""
+	done
+}
+
+@test "5. device nodes and IPC directories are read-only mounts: the host's inodes cannot be changed" {
+	chmod 0600 "$DR/dev/democtl"
+	for mode in openat2 fallback; do
+		ENVS=DEMO_FEATURES=base,ipc attack "$mode" ':' \
+			'busybox chmod 666 /dev/democtl; echo chmod=$?; busybox touch /run/demo/planted; echo plant=$?; head -c 0 /dev/democtl && echo opened'
+		assert_success
+		assert_line "chmod=1"
+		assert_line "plant=1"
+		assert_line "opened"
+		assert_equal "$(stat -c %a "$DR/dev/democtl")" 600
+		assert_not_exist "$DR/run/demo/planted"
+	done
+}
+
+@test "6. inject --pid opens files in the container only through the host's /proc, never by path" {
+	for mode in openat2 fallback; do
+		rm -rf "$B"
+		RW=1 "$FIXTURES/bundle.sh" "$B" -- sleep 60 >/dev/null
+		(cd "$B" && runc run -d "$ID" </dev/null >/dev/null 2>&1)
+		pid=$(runc state "$ID" | perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{pid}')
+		OCIDEC_RESOLVE=$mode strace -f -o "$BATS_TEST_TMPDIR/trace" -e trace=setns,open,openat,openat2 \
+			"$OCIDEC" inject -c "$CFG" --pid "$pid" demo
+		# after setns: no open for reading by path (directories aside)
+		run bash -c "sed -n '/setns(/,\$p' '$BATS_TEST_TMPDIR/trace' | grep -E 'open(at2?)?\(' | grep -v 'O_PATH\|O_DIRECTORY\|\"self/' | grep -E 'O_RDONLY|O_RDWR'"
+		assert_output ""
+		run grep -c '"self/fd/[0-9]*", O_RDONLY' "$BATS_TEST_TMPDIR/trace"
+		[ "$output" -gt 0 ]
+		runc delete -f "$ID" >/dev/null 2>&1
+	done
+}
+
+@test "7. the hook makes, replaces and removes nothing inside a volume" {
+	mkdir -p "$HOST/rootonly/demo/lib"
+	ln -s nowhere "$HOST/rootonly/demo/lib/libgone.so.1"
+	for mode in openat2 fallback; do
+		EDIT='push @{$c->{mounts}}, {destination => "/vol", type => "bind", source => "'"$HOST"'", options => ["rbind", "rw"]}; $c->{process}{user} = {uid => 1000, gid => 1000};' \
+			attack "$mode" 'mkdir -p vol && ln -s /vol/rootonly opt'
+		assert_failure
+		assert_output --partial "leads out of the root file system or into another mount"
+	done
+}
+
+@test "8. the Kubernetes profile: only a device plugin's mounts select; env and annotations get nothing, with a warning" {
+	sed -i '/^\[vendor\]/a selection = mounts\ndevice_list_dir = /var/run/nvidia-container-devices\nunprivileged_features = base' "$CFG/demo.ini"
+	for mode in openat2 fallback; do
+		ANNOTATIONS=ocidec.io/demo=all HOOK_ARGS="--log $BATS_TEST_TMPDIR/log " \
+			attack "$mode" ':' 'ls /dev; test -e /usr/bin/demo-tool && echo injected; true'
+		assert_success
+		refute_line injected
+		refute_line democtl
+		run cat "$BATS_TEST_TMPDIR/log"
+		assert_line --partial "demo: annotation ocidec.io/demo ignored: the vendor takes no device selection from 'annotation' (selection)"
+		assert_line --partial "demo: OCI_DEMO=all ignored: the vendor takes no device selection from 'env' (selection)"
+		rm "$BATS_TEST_TMPDIR/log"
+		# what the device plugin mounted selects, features as allowed
+		ENVS=DEMO_FEATURES=base,ipc HOOK_ARGS="--log $BATS_TEST_TMPDIR/log " \
+		EDIT='push @{$c->{mounts}}, {destination => "/var/run/nvidia-container-devices/1", type => "bind", source => "/dev/null", options => ["bind", "ro"]}' \
+			attack "$mode" ':' 'ls /dev; test -e /run/demo && echo ipc; demo-tool'
+		assert_success
+		assert_line demo1
+		refute_line demo0
+		refute_line ipc
+		assert_line "demo-tool: the answer is 42"
+		run cat "$BATS_TEST_TMPDIR/log"
+		assert_line --partial "demo: feature 'ipc' dropped: a container without CAP_SYS_ADMIN may not ask for it (unprivileged_features)"
+		rm "$BATS_TEST_TMPDIR/log"
+	done
+}
+
+@test "9. a FIFO at the log path does not hold the hook; container values are escaped in the log" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	for mode in openat2 fallback; do
+		HOOK_ARGS="--log $BATS_TEST_TMPDIR/fifo " attack "$mode" ':'
+		assert_success
+		assert_output "demo-tool: the answer is 42"
+		EDIT='push @{$c->{process}{env}}, "DEMO_FEATURES=base,x\nocidec-hook:error:forged\e[2J"' \
+			HOOK_ARGS="--log $BATS_TEST_TMPDIR/log " attack "$mode" ':'
+		assert_success
+		run cat "$BATS_TEST_TMPDIR/log"
+		refute_line --regexp "^ocidec-hook:error:forged"
+		assert_output --partial 'x\x0aocidec-hook:error:forged\x1b[2J'
+		run grep -c $'\e' "$BATS_TEST_TMPDIR/log"
+		assert_output 0
+		rm "$BATS_TEST_TMPDIR/log"
+	done
+}
+
+@test "9. the image's environment never changes what the hook does (a hook entry without env)" {
+	for mode in openat2 fallback; do
+		EDIT='$c->{hooks}{prestart}[0]{env} = [@{$c->{process}{env}}, "OCIDEC_LDCACHE_ARCH=vax", "OCIDEC_MOUNT_API=legacy", "OCIDEC_RESOLVE=fallback"]' \
+			attack "$mode" ':'
+		assert_success
+		assert_output "demo-tool: the answer is 42"
+	done
+}
+
+@test "10. root.path is read as the runtime reads it: '..' spellings of / are refused, a symlink before '..' does not redirect the hook" {
+	for mode in openat2 fallback; do
+		rm -rf "$B"
+		"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all >/dev/null
+		up=$(printf '../%.0s' $(seq 1 40))
+		edit_config "\$c->{root}{path} = '$up'"
+		run hook -c "$CFG" --resolver "$mode" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$}"
+		assert_failure 1
+		assert_output "ocidec hook: $B/config.json: \"root\".\"path\" is the host's / ($up)"
+		# link/../rootfs is the bundle's rootfs to runc, whatever link points at
+		mkdir -p "$HOST/rootfs" "$HOST/sub/deeper"
+		EDIT='$c->{root}{path} = "link/../rootfs"' attack "$mode" "ln -s '$HOST/sub/deeper' ../link"
+		assert_success
+		assert_output "demo-tool: the answer is 42"
+	done
+}
+
+@test "10. a value with an embedded NUL (\\u0000) is refused, not cut short" {
+	for mode in openat2 fallback; do
+		rm -rf "$B"
+		"$FIXTURES/bundle.sh" "$B" >/dev/null
+		edit_config '$c->{annotations}{"ocidec.io/demo"} = "all\0none"'
+		grep -q 'all\\u0000none' "$B/config.json"
+		run hook -c "$CFG" --resolver "$mode" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$}"
+		assert_failure 1
+		assert_output "ocidec hook: $B/config.json: a string holds a NUL character (U+0000), which ocidec refuses"
+		run hook -c "$CFG" --resolver "$mode" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$, \"annotations\": {\"ocidec.io/demo\": \"all\\u0000x\"}}"
+		assert_failure 1
+		assert_output --partial "container state: a string holds a NUL character"
 	done
 }
