@@ -98,6 +98,23 @@ FUZZ_SECONDS ?= 1800
 fuzz:
 	test/fuzz/run.sh $(FUZZ_RUNS) $(FUZZ_SECONDS)
 
+# The libFuzzer targets (clang), one per parser that sees outside input;
+# test/fuzz/run.sh builds them through here and runs them.
+FUZZCC      ?= clang
+FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS := ldcache elf config state ociconfig
+$(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
+$(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
+$(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/util.c $(DEPSRC)/inih/ini.c
+$(B)/fuzz/state: test/fuzz/fuzz_state.c common/oci.c common/util.c $(DEPSRC)/cjson/cJSON.c
+$(B)/fuzz/ociconfig: test/fuzz/fuzz_oci_config.c common/oci.c common/activate.c common/config.c \
+		common/log.c common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
+$(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(HDRS)
+	@mkdir -p $(@D)
+	@echo "  FUZZ    $@"
+	@$(FUZZCC) $(CPPFLAGS) $(FUZZFLAGS) -o $@ $(filter %.c,$^)
+fuzz-targets: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
+
 demo: $(B)/ocidec
 	./demo.sh
 
@@ -118,4 +135,4 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan test test-asan check fuzz demo install clean distclean
+.PHONY: all asan test test-asan check fuzz fuzz-targets demo install clean distclean

@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
-# The libFuzzer targets (test/fuzz/), run for a bounded number of inputs.
+# The libFuzzer targets (test/fuzz/): the ld.so.cache and ELF readers, the
+# vendor config loader, the container state and config.json with the
+# activation decision, each run for a bounded number of inputs.
 # They are a sanitizer build of their own, so they run in one pass only:
 # with the static binary under test. `make fuzz` runs them for longer.
 
@@ -20,4 +22,22 @@ setup() {
 	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 elf
 	assert_success
 	assert_line --regexp '^# elf: stat::number_of_executed_units: 300000$'
+}
+
+@test "the vendor config loader (inih and every check) survives 30000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 30000 300 config
+	assert_success
+	assert_line --regexp '^# config: stat::number_of_executed_units: 30000$'
+}
+
+@test "the container state reader survives 200000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 200000 300 state
+	assert_success
+	assert_line --regexp '^# state: stat::number_of_executed_units: 200000$'
+}
+
+@test "the config.json reader and the activation decision survive 200000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 200000 300 ociconfig
+	assert_success
+	assert_line --regexp '^# ociconfig: stat::number_of_executed_units: 200000$'
 }

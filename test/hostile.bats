@@ -20,7 +20,7 @@ setup() {
 
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
-	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount "$HOST/shared"; fi
+	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount -R "$HOST/shared"; fi
 }
 
 fingerprint() {

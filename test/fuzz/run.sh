@@ -1,21 +1,20 @@
 #!/bin/bash
 # test/fuzz/run.sh RUNS [SECONDS [TARGET...]]: build the libFuzzer targets (clang,
-# -fsanitize=fuzzer,address,undefined) into build/fuzz, seed them from this
-# machine (its ld.so.cache, caches and libraries the ldtree fixture makes,
-# some system libraries) and run each for RUNS inputs or SECONDS, whichever
-# ends first (targets: ldcache elf; default both). Exit 0 when no target
-# found a crash; a crash's input is kept in build/fuzz/crash-*.
+# -fsanitize=fuzzer,address,undefined; `make fuzz-targets`) into build/fuzz,
+# seed them from this machine (its ld.so.cache, caches and libraries the
+# ldtree fixture makes, some system libraries, the shipped vendor configs, a
+# `runc spec` config.json, a container state) and run each for RUNS inputs
+# or SECONDS, whichever ends first (targets: ldcache elf config state
+# ociconfig; default all). Exit 0 when no target found a crash; a crash's
+# input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf}
+targets=${*:-ldcache elf config state ociconfig}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
-CC=${FUZZ_CC:-clang}
-flags="-std=c11 -D_GNU_SOURCE -I$top -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-$CC $flags -o "$out/ldcache" "$top/test/fuzz/fuzz_ldcache.c" "$top/common/ldcache.c" "$top/common/util.c"
-$CC $flags -o "$out/elf" "$top/test/fuzz/fuzz_elf.c" "$top/common/elf.c" "$top/common/util.c"
+make -C "$top" -s FUZZCC="${FUZZ_CC:-clang}" fuzz-targets
 
 seeds=$out/seeds
 if [ ! -d "$seeds/ldcache" ]; then
@@ -31,6 +30,21 @@ if [ ! -d "$seeds/ldcache" ]; then
 		{ printf '\1'; cat "$f"; } >"$seeds/elf/f$i"
 	done < <(find "$tree/t" -type f -name 'lib*.so*' | head -n 20; ls /lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null)
 	rm -rf "$tree"
+fi
+if [ ! -d "$seeds/config" ]; then
+	mkdir -p "$seeds/config" "$seeds/state" "$seeds/ociconfig"
+	for f in "$top"/conf/*.ini "$top"/test/fixtures/good.ini; do cp "$f" "$seeds/config/"; done
+	cat "$top/conf/nvidia.ini" <(printf '\n%%%%\n') "$top/conf/solarflare.ini" >"$seeds/config/two"
+	printf '{"ociVersion": "1.0.2", "id": "c1", "status": "created", "pid": 42, "bundle": "/b", "root": "rootfs", "annotations": {"ocidec.io/nvidia": "0,GPU-1"}}' \
+		>"$seeds/state/state"
+	spec=$(mktemp -d)
+	(cd "$spec" && runc spec 2>/dev/null) || echo '{"root": {"path": "rootfs"}}' >"$spec/config.json"
+	perl -MJSON::PP -e 'local $/; my $c = decode_json(<STDIN>);
+		push @{$c->{process}{env}}, "OCI_V=0,1", "V_CAPS=a,b,all";
+		push @{$c->{mounts}}, {destination => "/var/run/v-devices/1", source => "/dev/null", type => "bind"};
+		$c->{annotations}{"ocidec.io/v"} = "all";
+		print encode_json($c);' <"$spec/config.json" >"$seeds/ociconfig/runc-spec"
+	rm -rf "$spec"
 fi
 status=0
 for t in $targets; do
