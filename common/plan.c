@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -347,6 +348,23 @@ static char *read_version(const struct vendor *v)
 	return xstrndup(buf, len);
 }
 
+/* A plan holds a descriptor or two per item, and the hook one more per
+ * mount: a driver with hundreds of files needs more than the usual soft
+ * limit of 1024, so take what the hard limit allows, once. */
+static void raise_nofile(void)
+{
+	static bool done;
+	struct rlimit rl;
+
+	if (done)
+		return;
+	done = true;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
@@ -356,6 +374,7 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 
 	if (vendor_select_features(v, sel->features, selected, err) < 0)
 		goto out;
+	raise_nofile();
 	c.rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c.rootfd < 0) {
 		/* A driver container that is not there yet has nothing to offer. */
