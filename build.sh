@@ -25,7 +25,7 @@ INIH_VERSIONS="59-1"
 PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file
 	clang libclang-rt-dev util-linux runc busybox-static podman
 	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
-	semodule-utils checkpolicy zstd attr bpftool"
+	semodule-utils checkpolicy zstd attr bpftool strace"
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { say "fatal: $*"; exit 1; }
