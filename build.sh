@@ -21,7 +21,8 @@ INIH_VERSIONS="59-1"
 
 # clang and its runtime: the libFuzzer targets in test/fuzz; util-linux:
 # setpriv, nsenter; runc, busybox-static, podman: the demo and hook tests;
-# the selinux-policy and setools packages: the policy module test
+# the selinux-policy and setools packages: the policy module test; strace:
+# the hostile-image test that nothing in a container is opened by path
 PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file
 	clang libclang-rt-dev util-linux runc busybox-static podman
 	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
