@@ -39,6 +39,38 @@ const char hook_usage[] =
 	"\n"
 	"The hook reads no environment variable: a runtime may hand it the container's.\n";
 
+/* The idle path, for every container on the host: can anything activate a
+ * vendor? Each source needs its key in config.json's text (the activation
+ * variable or an alias, the annotation, the device list directory) or
+ * among the state's annotations; a text with a \\u escape could spell one
+ * otherwise. When nothing can, the hook exits 0 having parsed no JSON and
+ * checked no vendor file beyond its activation keys. */
+static bool may_activate(const struct strv *keys, const struct oci_state *st, const char *text,
+			 size_t len)
+{
+	if (memmem(text, len, "\\u", 2))
+		return true;
+	for (size_t i = 0; i < keys->n; i++)
+		if (oci_annotation(&st->ann, keys->v[i]))
+			return true;
+	/* Every such key starts a JSON string: "NAME=value" in process.env, an
+	 * annotation's name, a mount's destination. */
+	for (const char *p = text, *end = text + len; p < end; p++) {
+		if (*p == '\\') {
+			p++;  /* an escaped character, never a string's end */
+			continue;
+		}
+		if (*p != '"' || p + 1 >= end)
+			continue;
+		for (size_t i = 0; i < keys->n; i++) {
+			size_t kl = strlen(keys->v[i]);
+			if (p[1] == keys->v[i][0] && (size_t)(end - p - 1) >= kl && memcmp(p + 1, keys->v[i], kl) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 APPLET_MAIN(hook)
 {
 	static const struct option opts[] = {
@@ -100,7 +132,7 @@ APPLET_MAIN(hook)
 		return applet_fail(&err);
 	}
 	free(buf);
-	if (oci_config_load(st.bundle, &oc, &err) < 0) {
+	if (oci_config_read(st.bundle, &buf, &len, &err) < 0) {
 		/* crun's state carries the rootfs: with a bundle we may not read
 		 * (podman --userns nomap), annotations can still activate */
 		if (!(errno == EACCES && st.root)) {
@@ -110,10 +142,29 @@ APPLET_MAIN(hook)
 		log_info("%s; going on with the state's root and annotations", err.msg);
 		memset(&oc, 0, sizeof(oc));
 		oc.root = xstrdup(st.root);
-	} else if (st.root) {
-		free(oc.root);
-		oc.root = xstrdup(st.root);
+	} else {
+		struct strv keys = { 0 };
+		bool idle = config_activation_keys(dir, &keys) == 0 && !may_activate(&keys, &st, buf, len);
+
+		strv_free(&keys);
+		if (idle) {
+			free(buf);
+			oci_state_free(&st);
+			return EXIT_OK;
+		}
+		if (oci_config_parse(buf, len, st.bundle, &oc, &err) < 0) {
+			free(buf);
+			oerr_prefix(&err, "%s/config.json", st.bundle);
+			oci_state_free(&st);
+			return applet_fail(&err);
+		}
+		if (st.root) {
+			free(oc.root);
+			oc.root = xstrdup(st.root);
+		}
 	}
+	free(buf);
+	buf = NULL;
 	if (config_load(&cfg, dir, &err) < 0) {
 		oci_config_free(&oc);
 		oci_state_free(&st);

@@ -141,8 +141,9 @@ static bool line_is_continuation(struct parse *p, int lineno)
 /* Check one list item for KEY; return an error text or NULL. */
 static const char *item_problem(const char *key, const char *item)
 {
-	for (const char *c = item; *c; c++)
-		if (iscntrl((unsigned char)*c) || strchr("\"'=\\;#", *c))
+	for (const unsigned char *c = (const unsigned char *)item; *c; c++)
+		if (*c < 0x20 || *c == 0x7f || *c == '"' || *c == '\'' || *c == '=' || *c == '\\' ||
+		    *c == ';' || *c == '#')
 			return "has a character that is not allowed in a path or name";
 	if (has_dot_component(item))
 		return "has a '.' or '..' component";
@@ -706,4 +707,94 @@ int vendor_select_features(const struct vendor *v, const char *list, bool *selec
 		select_feature(v, f - v->features, selected);
 	}
 	return 0;
+}
+
+/* ---- the idle path's key scan ---- */
+
+struct keyscan {
+	struct strv *keys;
+	bool vendor;       /* in [vendor] */
+	bool named;
+};
+
+static int scan_line(void *user, const char *section, const char *key, const char *value, int line)
+{
+	struct keyscan *k = user;
+	char *copy, *save = NULL;
+
+	(void)line;
+	if (!key) {
+		k->vendor = strcmp(section, "vendor") == 0;
+		return 1;
+	}
+	if (!k->vendor)
+		return 1;
+	if (strcmp(key, "name") == 0) {
+		strv_push_owned(k->keys, xasprintf("ocidec.io/%s", value));
+		strv_push_owned(k->keys, xasprintf("/var/run/ocidec-devices/%s", value));
+		k->named = true;
+	} else if (strcmp(key, "activation_flag") == 0 || strcmp(key, "annotation") == 0 ||
+		   strcmp(key, "device_list_dir") == 0 || strcmp(key, "activation_aliases") == 0) {
+		copy = xstrdup(value);
+		for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save))
+			strv_push(k->keys, t);
+		free(copy);
+	}
+	return 1;
+}
+
+/* The [vendor] section of BUF, cut where the next section starts (a line
+ * whose first non-blank is '['): the activation keys all live there, and
+ * inih need not read the feature lists. NULL without one. */
+static char *vendor_section(char *buf)
+{
+	char *start = NULL;
+
+	for (char *line = buf; line && *line;) {
+		char *p = line + strspn(line, " \t"), *next = strchr(line, '\n');
+		if (*p == '[') {
+			if (start) {
+				*line = '\0';
+				break;
+			}
+			if (strncmp(p, "[vendor]", 8) == 0)
+				start = line;
+		}
+		line = next ? next + 1 : NULL;
+	}
+	return start;
+}
+
+int config_activation_keys(const char *dir, struct strv *keys)
+{
+	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (dirfd < 0 || !(d = fdopendir(dup(dirfd))))
+		return -1;
+	while (r == 0 && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		_cleanup_free_ char *buf = NULL;
+		_cleanup_close_ int fd = -1;
+		struct keyscan k = { .keys = keys };
+		struct oerr err;
+		size_t len;
+
+		if (de->d_name[0] == '.' || n <= 4 || strcmp(de->d_name + n - 4, ".ini") != 0)
+			continue;
+		fd = openat(dirfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		char *sec;
+		if (fd < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, &err) < 0 || strlen(buf) != len ||
+		    !(sec = vendor_section(buf)) || ini_parse_string(sec, scan_line, &k) != 0)
+			r = -1;  /* the strict load will say what is wrong */
+		else if (!k.named) {
+			_cleanup_free_ char *name = xstrndup(de->d_name, n - 4);
+			strv_push_owned(keys, xasprintf("ocidec.io/%s", name));
+			strv_push_owned(keys, xasprintf("/var/run/ocidec-devices/%s", name));
+		}
+	}
+	closedir(d);
+	return r;
 }

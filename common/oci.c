@@ -206,13 +206,12 @@ out:
 	return r;
 }
 
-int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err)
+int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *err)
 {
-	_cleanup_free_ char *path = xasprintf("%s/config.json", bundle), *buf = NULL;
+	_cleanup_free_ char *path = xasprintf("%s/config.json", bundle);
 	_cleanup_close_ int fd = -1;
-	size_t len;
 
-	memset(c, 0, sizeof(*c));
+	*buf = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
@@ -220,9 +219,21 @@ int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err)
 		errno = e;  /* the hook looks at it */
 		return -1;
 	}
-	if (read_fd_all(fd, OCI_CONFIG_MAX, &buf, &len, err) < 0 ||
-	    oci_config_parse(buf, len, bundle, c, err) < 0)
+	if (read_fd_all(fd, OCI_CONFIG_MAX, buf, len, err) < 0)
 		return oerr_prefix(err, "%s", path);
+	return 0;
+}
+
+int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	memset(c, 0, sizeof(*c));
+	if (oci_config_read(bundle, &buf, &len, err) < 0)
+		return -1;
+	if (oci_config_parse(buf, len, bundle, c, err) < 0)
+		return oerr_prefix(err, "%s/config.json", bundle);
 	return 0;
 }
 

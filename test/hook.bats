@@ -167,7 +167,13 @@ in_container() {
 	assert_output "ocidec hook: container state: no \"bundle\""
 	run hook -c "$CFG" <<<'{"id": "x", "pid": -4, "bundle": "/tmp"}'
 	assert_output "ocidec hook: container state: \"pid\" is not a process id"
-	printf '{"root": {"path": "/"}}' >"$B/config.json"
+	# a config.json in which nothing can activate a vendor is not parsed:
+	# the hook never fails a container that asks for nothing
+	printf '{"root": {"path": "/"}, "process": ' >"$B/config.json"
+	run hook -c "$CFG" <<<"{\"bundlePath\": \"$B\", \"pid\": 1}"
+	assert_success
+	assert_output ""
+	printf '{"root": {"path": "/"}, "annotations": {"ocidec.io/demo": "all"}}' >"$B/config.json"
 	run hook -c "$CFG" <<<"{\"bundlePath\": \"$B\", \"pid\": 1}"
 	assert_failure 1
 	assert_output "ocidec hook: $B/config.json: \"root\".\"path\" is the host's / (/)"
