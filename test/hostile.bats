@@ -29,7 +29,7 @@ fingerprint() {
 
 # the host's mount points under this test's own directory
 host_mounts() {
-	cut -d' ' -f5 /proc/1/mountinfo | grep -F "$BATS_TEST_TMPDIR" | LC_ALL=C sort
+	awk -v p="$BATS_TEST_TMPDIR/" 'index($5, p) == 1 { print $5 }' /proc/1/mountinfo | LC_ALL=C sort
 }
 
 # edit_config PERL: run PERL on the bundle's config.json, decoded as $c
