@@ -772,6 +772,8 @@ int config_activation_keys(const char *dir, struct strv *keys)
 	DIR *d;
 	int r = 0;
 
+	if (dirfd < 0 && errno == ENOENT)
+		return 0;  /* no configuration directory: no vendor, nothing activates */
 	if (dirfd < 0 || !(d = fdopendir(dup(dirfd))))
 		return -1;
 	while (r == 0 && (de = readdir(d))) {
@@ -786,9 +788,13 @@ int config_activation_keys(const char *dir, struct strv *keys)
 			continue;
 		fd = openat(dirfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		char *sec;
+		/* A line inih cannot read ends the scan of that file with the keys
+		 * found before it, a file without [vendor] gives only its name's
+		 * defaults: a broken file fails only the containers that name it
+		 * (then the strict load says what is wrong). */
 		if (fd < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, &err) < 0 || strlen(buf) != len ||
-		    !(sec = vendor_section(buf)) || ini_parse_string(sec, scan_line, &k) != 0)
-			r = -1;  /* the strict load will say what is wrong */
+		    ((sec = vendor_section(buf)) && ini_parse_string(sec, scan_line, &k) < 0))
+			r = -1;
 		else if (!k.named) {
 			_cleanup_free_ char *name = xstrndup(de->d_name, n - 4);
 			strv_push_owned(keys, xasprintf("ocidec.io/%s", name));

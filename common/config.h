@@ -81,8 +81,9 @@ void config_free(struct config *cfg);
 /* The hook's idle path: every string whose presence in a container's
  * config.json could activate a vendor of DIR (activation_flag and aliases,
  * the annotation, the device list directory, with their defaults), read
- * leniently with no check at all; -1 when a file cannot be scanned (the
- * strict load then says why). Cheap: no validation, no feature lists. */
+ * leniently with no check at all (a missing DIR: none); -1 when a file
+ * cannot be scanned (the strict load then says why). Cheap: no validation,
+ * no feature lists. */
 int config_activation_keys(const char *dir, struct strv *keys);
 
 struct vendor *config_vendor(const struct config *cfg, const char *name);

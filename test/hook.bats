@@ -107,6 +107,20 @@ in_container() {
 	assert_output --partial "ocidec hook: $CFG/bad.ini:3: unknown key 'bogus' in [vendor]"
 }
 
+@test "a container that asks for nothing starts whatever state the configs are in" {
+	printf '[vendor]\nactivation_flag = OCI_X\nbogus = 1\nmalformed line\n' >"$CFG/bad.ini"
+	echo "garbage" >"$CFG/novendor.ini"
+	chmod 0666 "$CFG/bad.ini"
+	run in_container 'echo started'
+	assert_success
+	assert_output started
+	runc delete -f "$ID"
+	# a missing configuration directory means no vendors, active or not
+	CFG=$BATS_TEST_TMPDIR/none run in_container 'echo started' OCI_DEMO=all
+	assert_success
+	assert_output started
+}
+
 @test "cgroup v1: the 10:237 device opens only with cgroup control on" {
 	run in_container 'cat /dev/democtl </dev/null' OCI_DEMO=all
 	assert_output "cat: read error: Invalid argument"     # opened: the loop-control ioctl device
