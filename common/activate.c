@@ -126,41 +126,43 @@ static char *mounted_devices(const struct vendor *v, const struct strv *mounts)
 	return res;
 }
 
-/* Drop the features an unprivileged container may not ask for. */
+/* FEAT (taken) less the features an unprivileged container may not ask for. */
 static char *allowed_features(const struct vendor *v, char *feat)
 {
-	_cleanup_free_ char *copy = feat;
-	size_t len = 0;
+	const struct strv *ok = &v->unprivileged_features;
+	struct strv keep = { 0 };
 	char *res, *save = NULL;
+	size_t len = 1;
 
-	if (!feat || !v->unprivileged_features.n || strv_contains(&v->unprivileged_features, "all"))
-		return (copy = NULL, feat);
+	if (!feat || !ok->n || strv_contains(ok, "all"))
+		return feat;
 	if (strcmp(feat, "all") == 0) {
 		log_warn("%s: features 'all' asked for; a container without CAP_SYS_ADMIN gets the allowed ones only (unprivileged_features)",
 			 v->name);
-		res = xmalloc(1);
-		res[0] = '\0';
-		for (size_t i = 0; i < v->unprivileged_features.n; i++) {
-			char *n = xasprintf("%s%s%s", res, *res ? "," : "", v->unprivileged_features.v[i]);
-			free(res);
-			res = n;
+		for (size_t i = 0; i < ok->n; i++)
+			strv_push(&keep, ok->v[i]);
+	} else {
+		for (char *tok = strtok_r(feat, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (strv_contains(ok, tok))
+				strv_push(&keep, tok);
+			else
+				log_warn("%s: feature '%s' dropped: a container without CAP_SYS_ADMIN may not ask for it (unprivileged_features)",
+					 v->name, tok);
 		}
-		return res;
 	}
-	res = xmalloc(strlen(feat) + 1);
-	res[0] = '\0';
-	for (char *tok = strtok_r(feat, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strv_contains(&v->unprivileged_features, tok)) {
-			log_warn("%s: feature '%s' dropped: a container without CAP_SYS_ADMIN may not ask for it (unprivileged_features)",
-				 v->name, tok);
-			continue;
-		}
-		len += (size_t)sprintf(res + len, "%s%s", len ? "," : "", tok);
-	}
-	if (!len) {
-		free(res);
+	free(feat);
+	if (!keep.n)
 		return NULL;
+	for (size_t i = 0; i < keep.n; i++)
+		len += strlen(keep.v[i]) + 1;
+	res = xmalloc(len);
+	res[0] = '\0';
+	for (size_t i = 0; i < keep.n; i++) {
+		if (i)
+			strcat(res, ",");
+		strcat(res, keep.v[i]);
 	}
+	strv_free(&keep);
 	return res;
 }
 

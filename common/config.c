@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #define CONFIG_MAX_SIZE (1024 * 1024)
+#define ANNOTATION_DEFAULT "ocidec.io/%s"
+#define DEVICE_LIST_DIR_DEFAULT "/var/run/ocidec-devices/%s"
 
 const char *const item_kind_key[KIND_COUNT] = {
 	[KIND_DEVICES] = "devices",
@@ -587,9 +589,9 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 		}
 	}
 	if (!v.annotation)
-		v.annotation = xasprintf("ocidec.io/%s", v.name);
+		v.annotation = xasprintf(ANNOTATION_DEFAULT, v.name);
 	if (!v.device_list_dir)
-		v.device_list_dir = xasprintf("/var/run/ocidec-devices/%s", v.name);
+		v.device_list_dir = xasprintf(DEVICE_LIST_DIR_DEFAULT, v.name);
 	for (size_t i = 0; i < cfg->n; i++) {
 		if (strcmp(cfg->vendors[i].name, v.name) == 0) {
 			oerr_usage(err, "%s:%d: vendor '%s' is already defined in %s", path,
@@ -608,13 +610,31 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The *.ini names in DIRFD (no dot files), sorted: the files a config
+ * directory holds, for the strict load and the idle path's scan alike. */
+static int ini_names(int dirfd, struct strv *names)
+{
+	DIR *d = fdopendir(dup(dirfd));
+	struct dirent *de;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".ini") == 0)
+			strv_push(names, de->d_name);
+	}
+	closedir(d);
+	if (names->n)
+		qsort(names->v, names->n, sizeof(*names->v), cmp_str);
+	return 0;
+}
+
 int config_load(struct config *cfg, const char *dir, struct oerr *err)
 {
 	_cleanup_close_ int dirfd = -1;
 	struct strv names = { 0 };
 	struct stat st;
-	struct dirent *de;
-	DIR *d;
 	int r = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -630,19 +650,10 @@ int config_load(struct config *cfg, const char *dir, struct oerr *err)
 			oerr_set(err, errno, "%s: stat", dir);
 		goto fail;
 	}
-	d = fdopendir(dup(dirfd));
-	if (!d) {
+	if (ini_names(dirfd, &names) < 0) {
 		oerr_set(err, errno, "config directory %s", dir);
 		goto fail;
 	}
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if (de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".ini") == 0)
-			strv_push(&names, de->d_name);
-	}
-	closedir(d);
-	if (names.n)
-		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
 	for (size_t i = 0; i < names.n && r == 0; i++)
 		r = load_file(cfg, dirfd, names.v[i], err);
 	strv_free(&names);
@@ -717,6 +728,13 @@ struct keyscan {
 	bool named;
 };
 
+/* A vendor's default annotation and device list directory, named NAME. */
+static void push_default_keys(struct strv *keys, const char *name)
+{
+	strv_push_owned(keys, xasprintf(ANNOTATION_DEFAULT, name));
+	strv_push_owned(keys, xasprintf(DEVICE_LIST_DIR_DEFAULT, name));
+}
+
 static int scan_line(void *user, const char *section, const char *key, const char *value, int line)
 {
 	struct keyscan *k = user;
@@ -730,8 +748,7 @@ static int scan_line(void *user, const char *section, const char *key, const cha
 	if (!k->vendor)
 		return 1;
 	if (strcmp(key, "name") == 0) {
-		strv_push_owned(k->keys, xasprintf("ocidec.io/%s", value));
-		strv_push_owned(k->keys, xasprintf("/var/run/ocidec-devices/%s", value));
+		push_default_keys(k->keys, value);
 		k->named = true;
 	} else if (strcmp(key, "activation_flag") == 0 || strcmp(key, "annotation") == 0 ||
 		   strcmp(key, "device_list_dir") == 0 || strcmp(key, "activation_aliases") == 0) {
@@ -768,39 +785,33 @@ static char *vendor_section(char *buf)
 int config_activation_keys(const char *dir, struct strv *keys)
 {
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *d;
+	struct strv names = { 0 };
 	int r = 0;
 
 	if (dirfd < 0 && errno == ENOENT)
 		return 0;  /* no configuration directory: no vendor, nothing activates */
-	if (dirfd < 0 || !(d = fdopendir(dup(dirfd))))
+	if (dirfd < 0 || ini_names(dirfd, &names) < 0)
 		return -1;
-	while (r == 0 && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
+	for (size_t i = 0; i < names.n && r == 0; i++) {
 		_cleanup_free_ char *buf = NULL;
-		_cleanup_close_ int fd = -1;
+		_cleanup_close_ int fd = openat(dirfd, names.v[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		struct keyscan k = { .keys = keys };
 		struct oerr err;
 		size_t len;
-
-		if (de->d_name[0] == '.' || n <= 4 || strcmp(de->d_name + n - 4, ".ini") != 0)
-			continue;
-		fd = openat(dirfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		char *sec;
+
 		/* A line inih cannot read ends the scan of that file with the keys
 		 * found before it, a file without [vendor] gives only its name's
 		 * defaults: a broken file fails only the containers that name it
 		 * (then the strict load says what is wrong). */
 		if (fd < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, &err) < 0 || strlen(buf) != len ||
-		    ((sec = vendor_section(buf)) && ini_parse_string(sec, scan_line, &k) < 0))
+		    ((sec = vendor_section(buf)) && ini_parse_string(sec, scan_line, &k) < 0)) {
 			r = -1;
-		else if (!k.named) {
-			_cleanup_free_ char *name = xstrndup(de->d_name, n - 4);
-			strv_push_owned(keys, xasprintf("ocidec.io/%s", name));
-			strv_push_owned(keys, xasprintf("/var/run/ocidec-devices/%s", name));
+		} else if (!k.named) {
+			names.v[i][strlen(names.v[i]) - 4] = '\0';
+			push_default_keys(keys, names.v[i]);
 		}
 	}
-	closedir(d);
+	strv_free(&names);
 	return r;
 }

@@ -56,7 +56,6 @@ struct job {
 	const char *host;       /* the canonical host path (messages; legacy bind) */
 	unsigned attrs;
 	int tree;               /* detached mount, or -1 */
-	struct stat st;         /* of the item's descriptor */
 	char *link;             /* the item is a symlink: its text, made at it->path */
 };
 
@@ -250,7 +249,7 @@ static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 	_cleanup_close_ int here = open(j->host, O_PATH | O_CLOEXEC);
 	struct stat st;
 
-	if (here < 0 || fstat(here, &st) < 0 || st.st_dev != j->st.st_dev || st.st_ino != j->st.st_ino)
+	if (here < 0 || fstat(here, &st) < 0 || st.st_dev != j->it->st.st_dev || st.st_ino != j->it->st.st_ino)
 		return oerr_set(err, here < 0 ? errno : ESTALE,
 				"%s: not reachable from the container's mount namespace (without open_tree, "
 				"inject only before pivot_root)", j->host);
@@ -261,7 +260,7 @@ static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 	/* TGT is the file under the new mount: the remount needs the mount
 	 * (found unconfined: it is not on an allowed mount yet) */
 	_cleanup_close_ int top = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
-	if (top < 0 || fstat(top, &st) < 0 || st.st_dev != j->st.st_dev || st.st_ino != j->st.st_ino)
+	if (top < 0 || fstat(top, &st) < 0 || st.st_dev != j->it->st.st_dev || st.st_ino != j->it->st.st_ino)
 		return oerr_set(err, top < 0 ? errno : ESTALE, "%s: the new mount is not there", j->cpath);
 	if (fd_mnt_id(top, &id) == 0)
 		root_confine_allow(rootfd, id);
@@ -285,9 +284,9 @@ static int cgroup_allow(int pid, const struct job *jobs, size_t n, bool dry_run,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct job *j = &jobs[i];
-		if ((S_ISCHR(j->st.st_mode) || S_ISBLK(j->st.st_mode)) && j->it->vendor->cgroup_devices)
-			rules[k++] = (struct devcg_rule){ S_ISCHR(j->st.st_mode) ? 'c' : 'b',
-							  major(j->st.st_rdev), minor(j->st.st_rdev) };
+		if ((S_ISCHR(j->it->st.st_mode) || S_ISBLK(j->it->st.st_mode)) && j->it->vendor->cgroup_devices)
+			rules[k++] = (struct devcg_rule){ S_ISCHR(j->it->st.st_mode) ? 'c' : 'b',
+							  major(j->it->st.st_rdev), minor(j->it->st.st_rdev) };
 	}
 	r = devcg_allow(pid, rules, k, dry_run, err);
 	free(rules);
@@ -323,70 +322,62 @@ static void jobs_free(struct job *jobs, size_t n)
 	free(jobs);
 }
 
-/* Is mount ID (in the namespace the process is in now) shared, i.e. would a
- * mount made below it propagate to a peer in another namespace? From
- * "self/mountinfo" through the host's /proc, which shows the namespace
- * entered. Unknown (no /proc) counts as shared: refused. */
-static bool mount_is_shared(uint64_t id)
+struct shared_check {
+	uint64_t ids[2];
+	bool found[2], shared[2];
+};
+
+static int note_shared(const struct mountinfo_line *l, void *arg)
 {
-	_cleanup_close_ int fd = proc_fd >= 0 ? openat(proc_fd, "self/mountinfo", O_RDONLY | O_CLOEXEC) : -1;
-	_cleanup_free_ char *buf = NULL;
-	struct oerr err;
-	size_t len;
+	struct shared_check *c = arg;
 
-	if (fd < 0 || read_fd_all(fd, 64 * 1024 * 1024, &buf, &len, &err) < 0)
-		return true;
-	for (char *line = buf, *next; line && *line; line = next) {
-		char *dash, *sp;
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (strtoull(line, NULL, 10) != id)
-			continue;
-		/* "ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - ..." */
-		dash = strstr(line, " - ");
-		if (dash)
-			*dash = '\0';
-		sp = line;
-		for (int f = 0; f < 6 && sp; f++)
-			sp = strchr(sp + 1, ' ');
-		return sp && strstr(sp, " shared:") != NULL;
-	}
-	return true;
-}
-
-/* Confine ROOTFD: its own mount, and the runtime's /dev when that is a tmpfs
- * of the container's (not the host's devtmpfs, not a volume). Refuses a root
- * or /dev whose mount is shared: the hook's mounts would show up elsewhere. */
-static int confine_rootfs(int rootfd, const char *rootfs, struct oerr *err)
-{
-	_cleanup_close_ int dev = root_open_any(rootfd, "/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW);
-	uint64_t rid, did;
-	struct statfs sfs;
-
-	if (fd_mnt_id(rootfd, &rid) < 0)
-		return oerr_set(err, errno, "%s: its mount", rootfs);
-	if (mount_is_shared(rid))
-		return oerr_set(err, 0, "%s: the container's root is a shared mount: mounts made in it would "
-				"propagate to other mount namespaces; refused", rootfs);
-	root_confine(rootfd);
-	if (dev >= 0 && fd_mnt_id(dev, &did) == 0 && did != rid && fstatfs(dev, &sfs) == 0 &&
-	    sfs.f_type == TMPFS_MAGIC_) {
-		if (mount_is_shared(did))
-			return oerr_set(err, 0, "%s/dev: a shared mount: mounts made in it would propagate to "
-					"other mount namespaces; refused", rootfs);
-		root_confine_allow(rootfd, did);
+	for (int i = 0; i < 2; i++) {
+		if (l->id == c->ids[i] && !c->found[i]) {
+			c->found[i] = true;
+			c->shared[i] = strstr(l->optional, "shared:") != NULL;
+		}
 	}
 	return 0;
 }
 
-/* The host side: each item's descriptor cloned as a detached mount. */
-static size_t jobs_prepare(const struct plan *p, const struct inject_opts *o, struct job *jobs,
-			   struct strv *libdirs, struct oerr *err, int *r)
+/* Confine ROOTFD: its own mount, and the runtime's /dev when that is a tmpfs
+ * of the container's (not the host's devtmpfs, not a volume). Refuses a root
+ * or /dev whose mount is shared (or not found in the mount table of the
+ * namespace entered): a mount made below it would propagate to a peer in
+ * another namespace. */
+static int confine_rootfs(int rootfd, const char *rootfs, struct oerr *err)
+{
+	_cleanup_close_ int dev = root_open_any(rootfd, "/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	struct shared_check c = { 0 };
+	struct statfs sfs;
+	bool own_dev;
+
+	if (fd_mnt_id(rootfd, &c.ids[0]) < 0)
+		return oerr_set(err, errno, "%s: its mount", rootfs);
+	own_dev = dev >= 0 && fd_mnt_id(dev, &c.ids[1]) == 0 && c.ids[1] != c.ids[0] &&
+		  fstatfs(dev, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_;
+	if (proc_fd < 0 || mountinfo_each(proc_fd, note_shared, &c) < 0)
+		return oerr_set(err, errno, "%s: the mount table of the container's namespace", rootfs);
+	if (!c.found[0] || c.shared[0])
+		return oerr_set(err, 0, "%s: the container's root is a shared mount: mounts made in it would "
+				"propagate to other mount namespaces; refused", rootfs);
+	if (own_dev && (!c.found[1] || c.shared[1]))
+		return oerr_set(err, 0, "%s/dev: a shared mount: mounts made in it would propagate to "
+				"other mount namespaces; refused", rootfs);
+	root_confine(rootfd);
+	if (own_dev)
+		root_confine_allow(rootfd, c.ids[1]);
+	return 0;
+}
+
+/* The host side: each item's descriptor cloned as a detached mount, one
+ * job per container path (*N of them). */
+static int jobs_prepare(const struct plan *p, const struct inject_opts *o, struct job *jobs, size_t *np,
+			struct strv *libdirs, struct oerr *err)
 {
 	size_t n = 0;
+	int r = 0;
 
-	*r = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_item *it = &p->items[i];
 		struct job *j = &jobs[n];
@@ -397,7 +388,6 @@ static size_t jobs_prepare(const struct plan *p, const struct inject_opts *o, st
 		j->cpath = it->target ? it->target : it->path;
 		j->host = it->target ? it->host_target : it->host;
 		j->attrs = attrs_for(it->kind);
-		j->st = it->st;
 		for (size_t k = 0; k < n && !dup; k++)
 			dup = strcmp(jobs[k].cpath, j->cpath) == 0;
 		if (dup)
@@ -424,11 +414,12 @@ static size_t jobs_prepare(const struct plan *p, const struct inject_opts *o, st
 			continue;
 		}
 		if (prepare(j, err) < 0) {
-			*r = -1;
+			r = -1;
 			break;
 		}
 	}
-	return n;
+	*np = n;
+	return r;
 }
 
 /* In the container's mount namespace: targets made and mounts attached. */
@@ -454,14 +445,14 @@ static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
 		}
 		/* Already there (a second run)? Then leave it. */
 		cur = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
-		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->st.st_dev && st.st_ino == j->st.st_ino) {
+		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->it->st.st_dev && st.st_ino == j->it->st.st_ino) {
 			uint64_t id;
 			if (fd_mnt_id(cur, &id) == 0)
 				root_confine_allow(rootfd, id);
 			log_debug("%s: already mounted", j->cpath);
 			continue;
 		}
-		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->st.st_mode), err);
+		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->it->st.st_mode), err);
 		if (tgt < 0 || attach(j, rootfd, tgt, err) < 0)
 			return -1;
 		log_info("mounted %s on %s (%s)", j->host, j->cpath, attr_names(j->attrs));
@@ -478,11 +469,10 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	char nspath[64];
 	struct stat proot, hostroot;
 	bool pivoted;
-	int r = -1, pr;
+	int r = -1;
 
 	/* On the host: sources, detached mounts, cgroup. */
-	n = jobs_prepare(p, o, jobs, &libdirs, err, &pr);
-	if (pr < 0)
+	if (jobs_prepare(p, o, jobs, &n, &libdirs, err) < 0)
 		goto out;
 	if (!o->userns && cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
 		goto out;

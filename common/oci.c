@@ -224,19 +224,6 @@ int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *er
 	return 0;
 }
 
-int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-
-	memset(c, 0, sizeof(*c));
-	if (oci_config_read(bundle, &buf, &len, err) < 0)
-		return -1;
-	if (oci_config_parse(buf, len, bundle, c, err) < 0)
-		return oerr_prefix(err, "%s/config.json", bundle);
-	return 0;
-}
-
 void oci_state_free(struct oci_state *st)
 {
 	free(st->id);

@@ -29,9 +29,9 @@ struct oci_config {
 };
 
 int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err);
-/* Read BUNDLE/config.json: its text (oci_config_read), or parsed. */
+/* Read BUNDLE/config.json's text (at most OCI_CONFIG_MAX bytes), for
+ * oci_config_parse. */
 int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *err);
-int oci_config_load(const char *bundle, struct oci_config *c, struct oerr *err);
 int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
 		     struct oerr *err);
 void oci_state_free(struct oci_state *st);

@@ -21,7 +21,7 @@ const char *const plan_binary_dirs[] = {
 	"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL,
 };
 
-static void plan_free_items(struct plan *p);
+static void plan_item_free(struct plan_item *it);
 
 /* State while planning one vendor. */
 struct vctx {
@@ -39,8 +39,7 @@ static void plan_push(struct vctx *c, struct plan_item *n)
 
 	for (size_t i = 0; i < p->n; i++) {
 		if (strcmp(p->items[i].host, n->host) == 0) {
-			struct plan seen = { n, 1, 1 };
-			plan_free_items(&seen);
+			plan_item_free(n);
 			return;
 		}
 	}
@@ -110,10 +109,7 @@ static void add_existing(struct vctx *c, enum item_kind kind, const char *path)
 	plan_push(c, &it);
 	return;
 drop:
-	{
-		struct plan one = { &it, 1, 1 };
-		plan_free_items(&one);
-	}
+	plan_item_free(&it);
 }
 
 static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
@@ -405,25 +401,23 @@ out:
 	return r;
 }
 
-static void plan_free_items(struct plan *p)
+static void plan_item_free(struct plan_item *it)
 {
-	for (size_t i = 0; i < p->n; i++) {
-		struct plan_item *it = &p->items[i];
-		free(it->path);
-		free(it->host);
-		free(it->target);
-		free(it->host_target);
-		free(it->link_name);
-		if (it->fd >= 0)
-			close(it->fd);
-		if (it->link_dirfd >= 0)
-			close(it->link_dirfd);
-	}
+	free(it->path);
+	free(it->host);
+	free(it->target);
+	free(it->host_target);
+	free(it->link_name);
+	if (it->fd >= 0)
+		close(it->fd);
+	if (it->link_dirfd >= 0)
+		close(it->link_dirfd);
 }
 
 void plan_free(struct plan *p)
 {
-	plan_free_items(p);
+	for (size_t i = 0; i < p->n; i++)
+		plan_item_free(&p->items[i]);
 	free(p->items);
 	memset(p, 0, sizeof(*p));
 }

@@ -219,26 +219,65 @@ char *path_join_root(const char *root, const char *path)
 	return xasprintf("%.*s%s%s", (int)rl, root, path[0] == '/' ? "" : "/", path);
 }
 
-char *mountinfo_find(const char *fstype)
+int mountinfo_each(int procfd, int (*fn)(const struct mountinfo_line *l, void *arg), void *arg)
 {
-	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(procfd, procfd == AT_FDCWD ? "/proc/self/mountinfo" : "self/mountinfo",
+					O_RDONLY | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
 	struct oerr err;
-	size_t len, tl = strlen(fstype);
+	size_t len;
 	char *save = NULL;
 
-	if (fd < 0 || read_fd_all(fd, 4 * 1024 * 1024, &buf, &len, &err) < 0)
-		return NULL;
+	if (fd < 0 || read_fd_all(fd, 64 * 1024 * 1024, &buf, &len, &err) < 0)
+		return -1;
+	/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER" */
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sep = strstr(line, " - "), *f[5] = { 0 }, *s2 = NULL;
-		if (!sep || strncmp(sep + 3, fstype, tl) != 0 || sep[3 + tl] != ' ')
+		char *sep = strstr(line, " - "), *f[6] = { 0 }, *s2 = NULL, *end;
+		struct mountinfo_line l;
+		int r;
+
+		if (!sep)
 			continue;
+		*sep = '\0';
+		l.fstype = sep + 3;
+		end = strchr(sep + 3, ' ');
+		if (end)
+			*end = '\0';
 		f[0] = strtok_r(line, " ", &s2);
-		for (int i = 1; i < 5 && f[i - 1]; i++)
+		for (int i = 1; i < 6 && f[i - 1]; i++)
 			f[i] = strtok_r(NULL, " ", &s2);
-		return f[4] ? xstrdup(f[4]) : NULL;
+		if (!f[5])
+			continue;
+		l.id = strtoull(f[0], NULL, 10);
+		l.point = f[4];
+		l.optional = s2 ? s2 : "";
+		if ((r = fn(&l, arg)) != 0)
+			return r;
 	}
-	return NULL;
+	return 0;
+}
+
+struct find_fstype {
+	const char *fstype;
+	char *point;
+};
+
+static int find_fstype(const struct mountinfo_line *l, void *arg)
+{
+	struct find_fstype *f = arg;
+
+	if (strcmp(l->fstype, f->fstype) != 0)
+		return 0;
+	f->point = xstrdup(l->point);
+	return 1;
+}
+
+char *mountinfo_find(const char *fstype)
+{
+	struct find_fstype f = { fstype, NULL };
+
+	mountinfo_each(AT_FDCWD, find_fstype, &f);
+	return f.point;
 }
 
 static struct timespec deadline_ts;

@@ -54,6 +54,18 @@ void strv_free(struct strv *s);
 /* Read a whole file from FD, at most MAX bytes (larger: EFBIG). NUL-terminated. */
 int read_fd_all(int fd, size_t max, char **buf, size_t *len, struct oerr *e);
 
+/* One line of mountinfo, split (the strings point into the line). */
+struct mountinfo_line {
+	unsigned long long id;
+	const char *point;      /* mount point */
+	const char *optional;   /* the optional fields ("shared:1 master:2"), maybe "" */
+	const char *fstype;
+};
+/* Call FN for each line of "self/mountinfo" under PROCFD (the /proc to ask:
+ * after setns, the host's /proc held from before still shows the namespace
+ * entered), until it returns nonzero; returns that, 0 at the end, -1 when
+ * the file cannot be read. */
+int mountinfo_each(int procfd, int (*fn)(const struct mountinfo_line *l, void *arg), void *arg);
 /* The mount point of the first file system of type FSTYPE in
  * /proc/self/mountinfo, or NULL. */
 char *mountinfo_find(const char *fstype);
