@@ -48,23 +48,27 @@ const char hook_usage[] =
 static bool may_activate(const struct strv *keys, const struct oci_state *st, const char *text,
 			 size_t len)
 {
+	bool first[256] = { false };
+
 	if (memmem(text, len, "\\u", 2))
 		return true;
 	for (size_t i = 0; i < keys->n; i++)
 		if (oci_annotation(&st->ann, keys->v[i]))
 			return true;
 	/* Every such key starts a JSON string: "NAME=value" in process.env, an
-	 * annotation's name, a mount's destination. */
-	for (const char *p = text, *end = text + len; p < end; p++) {
-		if (*p == '\\') {
-			p++;  /* an escaped character, never a string's end */
-			continue;
-		}
-		if (*p != '"' || p + 1 >= end)
+	 * annotation's name, a mount's destination. Every '"' is tried as a
+	 * string's start, escaped or not: more than the strings, never fewer. */
+	for (size_t i = 0; i < keys->n; i++)
+		first[(unsigned char)keys->v[i][0]] = true;
+	for (const char *p = text, *end = text + len; p + 1 < end; p++) {
+		if (*p != '"' || !first[(unsigned char)p[1]])
 			continue;
 		for (size_t i = 0; i < keys->n; i++) {
-			size_t kl = strlen(keys->v[i]);
-			if (p[1] == keys->v[i][0] && (size_t)(end - p - 1) >= kl && memcmp(p + 1, keys->v[i], kl) == 0)
+			const char *k = keys->v[i];
+
+			size_t kl = k[0] == p[1] ? strlen(k) : 0;
+
+			if (kl && (size_t)(end - p - 1) >= kl && memcmp(p + 1, k, kl) == 0)
 				return true;
 		}
 	}

@@ -7,7 +7,9 @@
 #       vendor, against the same container whose config.json already lists
 #       the same bind mounts and device rules (what CDI-style engines do: the
 #       floor for any hook), its rootfs's ld.so.cache prepared in advance.
-# Each measurement is N back-to-back runs, repeated R times; medians.
+# Each measurement is N back-to-back runs (5N for (a)), repeated R times
+# (2R+1 for (a)), reference and ours alternating round by round; the ratio
+# is the median of the per-round ratios.
 # Usage: bench/hook.sh [N] [R]   (as root, with runc)
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,8 +30,7 @@ echo "$state" >"$work/state.json"
 # both the same way: a shell function, stdin from the state file
 hook_idle() { "$bin" hook -c "$work/shipped" <"$work/state.json"; }
 true_idle() { "$work/true" -c "$work/shipped" <"$work/state.json"; }
-ref_a=$(median_ms true_idle)
-ours_a=$(median_ms hook_idle)
+read -r ref_a ours_a q_a < <(N=$((N * 5)) R=$((R * 2 + 1)) paired true_idle hook_idle)
 
 # (b)
 test/fixtures/demo-vendor.sh "$work/dr" "$work/cfg" >/dev/null
@@ -60,11 +61,12 @@ cp "$work/dr/opt/demo/lib/libdemo.so.1.0" "$work/cdi/rootfs/opt/demo/lib/"
 n=0
 run_in() { n=$((n + 1)); (cd "$1" && runc run "bench-$$-$n" >/dev/null); }
 run_in "$work/hooked" && run_in "$work/cdi"    # both work before timing
-ref_b=$(median_ms run_in "$work/cdi")
-ours_b=$(median_ms run_in "$work/hooked")
+run_cdi() { run_in "$work/cdi"; }
+run_hooked() { run_in "$work/hooked"; }
+read -r ref_b ours_b q_b < <(paired run_cdi run_hooked)
 
-echo "runs per round: $N, rounds: $R (medians; per run = total / $N)"
-row "static true (reference for a)" "$ref_a"
-row "(a) ocidec hook, no vendor active (shipped configs)" "$ours_a" "$ref_a"
+echo "runs per round: $N ($((N * 5)) for a), rounds: $R ($((R * 2 + 1)) for a); medians, ratio = median of paired rounds"
+N=$((N * 5)) row "static true (reference for a)" "$ref_a"
+N=$((N * 5)) row "(a) ocidec hook, no vendor active (shipped configs)" "$ours_a" "$ref_a" "$q_a"
 row "runc run, mounts in config.json (reference for b)" "$ref_b"
-row "(b) runc run, the hook injecting the demo vendor" "$ours_b" "$ref_b"
+row "(b) runc run, the hook injecting the demo vendor" "$ours_b" "$ref_b" "$q_b"

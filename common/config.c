@@ -9,7 +9,6 @@
 #include "common/log.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -19,8 +18,8 @@
 #include <unistd.h>
 
 #define CONFIG_MAX_SIZE (1024 * 1024)
-#define ANNOTATION_DEFAULT "ocidec.io/%s"
-#define DEVICE_LIST_DIR_DEFAULT "/var/run/ocidec-devices/%s"
+#define ANNOTATION_PREFIX "ocidec.io/"              /* + the vendor's name */
+#define DEVICE_LIST_DIR_PREFIX "/var/run/ocidec-devices/"
 
 const char *const item_kind_key[KIND_COUNT] = {
 	[KIND_DEVICES] = "devices",
@@ -589,9 +588,9 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 		}
 	}
 	if (!v.annotation)
-		v.annotation = xasprintf(ANNOTATION_DEFAULT, v.name);
+		v.annotation = xconcat(ANNOTATION_PREFIX, v.name);
 	if (!v.device_list_dir)
-		v.device_list_dir = xasprintf(DEVICE_LIST_DIR_DEFAULT, v.name);
+		v.device_list_dir = xconcat(DEVICE_LIST_DIR_PREFIX, v.name);
 	for (size_t i = 0; i < cfg->n; i++) {
 		if (strcmp(cfg->vendors[i].name, v.name) == 0) {
 			oerr_usage(err, "%s:%d: vendor '%s' is already defined in %s", path,
@@ -612,19 +611,18 @@ static int cmp_str(const void *a, const void *b)
 
 /* The *.ini names in DIRFD (no dot files), sorted: the files a config
  * directory holds, for the strict load and the idle path's scan alike. */
+static void push_ini(const char *name, void *arg)
+{
+	size_t n = strlen(name);
+
+	if (name[0] != '.' && n > 4 && strcmp(name + n - 4, ".ini") == 0)
+		strv_push(arg, name);
+}
+
 static int ini_names(int dirfd, struct strv *names)
 {
-	DIR *d = fdopendir(dup(dirfd));
-	struct dirent *de;
-
-	if (!d)
+	if (dir_each(dirfd, push_ini, names) < 0)
 		return -1;
-	while ((de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if (de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".ini") == 0)
-			strv_push(names, de->d_name);
-	}
-	closedir(d);
 	if (names->n)
 		qsort(names->v, names->n, sizeof(*names->v), cmp_str);
 	return 0;
@@ -731,8 +729,8 @@ struct keyscan {
 /* A vendor's default annotation and device list directory, named NAME. */
 static void push_default_keys(struct strv *keys, const char *name)
 {
-	strv_push_owned(keys, xasprintf(ANNOTATION_DEFAULT, name));
-	strv_push_owned(keys, xasprintf(DEVICE_LIST_DIR_DEFAULT, name));
+	strv_push_owned(keys, xconcat(ANNOTATION_PREFIX, name));
+	strv_push_owned(keys, xconcat(DEVICE_LIST_DIR_PREFIX, name));
 }
 
 static int scan_line(void *user, const char *section, const char *key, const char *value, int line)
@@ -760,32 +758,79 @@ static int scan_line(void *user, const char *section, const char *key, const cha
 	return 1;
 }
 
-/* The [vendor] section of BUF, cut where the next section starts (a line
- * whose first non-blank is '['): the activation keys all live there, and
- * inih need not read the feature lists. NULL without one. */
-static char *vendor_section(char *buf)
-{
-	char *start = NULL;
+/* The names scan_line reads */
+#define KEY(s) { s, sizeof(s) - 1 }
+static const struct {
+	const char *s;
+	size_t n;
+} activation_key_names[] = {
+	KEY("name"), KEY("activation_flag"), KEY("annotation"), KEY("device_list_dir"),
+	KEY("activation_aliases"),
+};
+#undef KEY
 
-	for (char *line = buf; line && *line;) {
-		char *p = line + strspn(line, " \t"), *next = strchr(line, '\n');
-		if (*p == '[') {
-			if (start) {
-				*line = '\0';
-				break;
-			}
-			if (strncmp(p, "[vendor]", 8) == 0)
-				start = line;
-		}
-		line = next ? next + 1 : NULL;
+static bool activation_key_line(const char *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(activation_key_names); i++) {
+		size_t n = activation_key_names[i].n;
+
+		if (p[0] == activation_key_names[i].s[0] && strncmp(p, activation_key_names[i].s, n) == 0 &&
+		    p[n] && strchr(" \t=:", p[n]))
+			return true;
 	}
-	return start;
+	return false;
+}
+
+/* Of BUF's [vendor] section, the lines inih must see for the activation
+ * keys, moved to the front of the section in place: the header, the lines
+ * of the keys scan_line reads, each with its continuation lines. inih passes
+ * over comment and blank lines without a change of state, and a
+ * continuation line belongs to the key line before it, so leaving out the
+ * other keys with theirs changes no value it reports for these. (A
+ * malformed line among them no longer ends the scan: more keys, never
+ * fewer.) The section ends where a line's first non-blank is '['. NULL
+ * without one. */
+static char *vendor_key_lines(char *buf)
+{
+	static const char blank[] = " \t\r\v\f";
+	enum { NONE, KEPT, DROPPED } prev = NONE;
+	char *line, *next, *out = NULL, *o = NULL;
+
+	for (line = buf; line && *line; line = next) {
+		char *p = line + strspn(line, blank);
+		size_t len;
+
+		next = strchr(line, '\n');
+		len = next ? (size_t)(++next - line) : strlen(line);
+		if (!out) {
+			if (strncmp(p, "[vendor]", 8) == 0) {
+				out = o = line;
+				o += len;
+			}
+			continue;
+		}
+		if (*p == '[')
+			break;
+		if (*p == ';' || *p == '#' || *p == '\n' || *p == '\0')
+			continue;  /* a comment or a blank line */
+		if (prev == NONE || p == line)
+			prev = activation_key_line(p) ? KEPT : DROPPED;
+		if (prev == KEPT) {
+			memmove(o, line, len);
+			o += len;
+		}
+	}
+	if (o)
+		*o = '\0';
+	return out;
 }
 
 int config_activation_keys(const char *dir, struct strv *keys)
 {
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct strv names = { 0 };
+	char *buf = NULL;
+	size_t cap = 0;
 	int r = 0;
 
 	if (dirfd < 0 && errno == ENOENT)
@@ -793,7 +838,6 @@ int config_activation_keys(const char *dir, struct strv *keys)
 	if (dirfd < 0 || ini_names(dirfd, &names) < 0)
 		return -1;
 	for (size_t i = 0; i < names.n && r == 0; i++) {
-		_cleanup_free_ char *buf = NULL;
 		_cleanup_close_ int fd = openat(dirfd, names.v[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		struct keyscan k = { .keys = keys };
 		struct oerr err;
@@ -804,14 +848,15 @@ int config_activation_keys(const char *dir, struct strv *keys)
 		 * found before it, a file without [vendor] gives only its name's
 		 * defaults: a broken file fails only the containers that name it
 		 * (then the strict load says what is wrong). */
-		if (fd < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, &err) < 0 || strlen(buf) != len ||
-		    ((sec = vendor_section(buf)) && ini_parse_string(sec, scan_line, &k) < 0)) {
+		if (fd < 0 || read_fd_reuse(fd, CONFIG_MAX_SIZE, &buf, &cap, &len, &err) < 0 || strlen(buf) != len ||
+		    ((sec = vendor_key_lines(buf)) && ini_parse_string(sec, scan_line, &k) < 0)) {
 			r = -1;
 		} else if (!k.named) {
 			names.v[i][strlen(names.v[i]) - 4] = '\0';
 			push_default_keys(keys, names.v[i]);
 		}
 	}
+	free(buf);
 	strv_free(&names);
 	return r;
 }

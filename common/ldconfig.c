@@ -99,7 +99,7 @@ static const struct ldarch *ldarch_get(struct oerr *err)
 
 	if (!want || !*want)
 		want = BUILD_ARCH;
-	for (size_t i = 0; i < sizeof(arches) / sizeof(*arches); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(arches); i++)
 		if (strcmp(arches[i].name, want) == 0)
 			return &arches[i];
 	oerr_usage(err, "OCIDEC_LDCACHE_ARCH=%s: not an architecture ldcache knows", want);
@@ -186,7 +186,7 @@ static bool too_late(struct state *st)
 
 static int legacy_bit(const struct state *st, const char *name)
 {
-	for (size_t i = 0; i < sizeof(legacy_hwcaps) / sizeof(*legacy_hwcaps); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(legacy_hwcaps); i++)
 		if ((!legacy_hwcaps[i].x86 || st->arch->classify == CL_X86) &&
 		    strcmp(name, legacy_hwcaps[i].name) == 0)
 			return (int)legacy_hwcaps[i].bit;
@@ -321,7 +321,7 @@ static void add_dir(struct state *st, const char *line, const char *from, unsign
 
 	if (eq) {
 		*eq++ = '\0';
-		for (size_t i = 0; i < sizeof(types) / sizeof(*types); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(types); i++)
 			if (strcmp(eq, types[i].name) == 0)
 				flag = types[i].flag;
 		if (flag == FLAG_ANY)
@@ -502,7 +502,7 @@ static void add_trusted_dirs(struct state *st)
 
 static bool is_ld_soname(const char *s)
 {
-	for (size_t i = 0; i < sizeof(ld_sonames) / sizeof(*ld_sonames); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ld_sonames); i++)
 		if (strcmp(s, ld_sonames[i]) == 0)
 			return true;
 	return false;

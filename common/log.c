@@ -38,7 +38,7 @@ static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
 int log_level_parse(const char *s)
 {
-	for (int i = 0; i < (int)(sizeof(level_names) / sizeof(*level_names)); i++)
+	for (int i = 0; i < (int)ARRAY_SIZE(level_names); i++)
 		if (strcmp(s, level_names[i]) == 0)
 			return i;
 	return -1;

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static void oerr_vset(struct oerr *e, int code, int errnum, const char *fmt, va_list ap)
@@ -121,6 +124,16 @@ char *xstrndup(const char *s, size_t n)
 	return p ? p : oom();
 }
 
+char *xconcat(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p = xmalloc(la + lb + 1);
+
+	memcpy(p, a, la);
+	memcpy(p + la, b, lb + 1);
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
@@ -165,46 +178,87 @@ void strv_free(struct strv *s)
 	s->n = s->cap = 0;
 }
 
-int read_fd_all(int fd, size_t max, char **bufp, size_t *lenp, struct oerr *e)
+int read_fd_reuse(int fd, size_t max, char **bufp, size_t *capp, size_t *lenp, struct oerr *e)
 {
-	size_t len = 0, cap = 4096;
+	size_t len = 0, cap = *capp;
 	struct stat st;
-	char *buf;
+	char *buf = *bufp;
 
 	/* One allocation for a regular file; growth covers files that grow. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size < max)
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size < max &&
+	    (size_t)st.st_size + 2 > cap)
 		cap = (size_t)st.st_size + 2;
-	buf = xmalloc(cap);
+	if (cap < 64)
+		cap = 4096;
+	if (cap != *capp)
+		*bufp = buf = xrealloc(buf, cap);
+	*capp = cap;
 
 	for (;;) {
 		ssize_t r;
 
 		if (len + 1 >= cap) {
-			if (cap > max) {
-				free(buf);
+			if (cap > max)
 				return oerr_set(e, EFBIG, "larger than %zu bytes", max);
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
+			*capp = cap *= 2;
+			*bufp = buf = xrealloc(buf, cap);
 		}
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			free(buf);
 			return oerr_set(e, errno, "read");
 		}
 		if (r == 0)
 			break;
 		len += (size_t)r;
-		if (len > max) {
-			free(buf);
+		if (len > max)
 			return oerr_set(e, EFBIG, "larger than %zu bytes", max);
-		}
 	}
 	buf[len] = '\0';
-	*bufp = buf;
 	*lenp = len;
+	return 0;
+}
+
+int dir_each(int dirfd, void (*fn)(const char *name, void *arg), void *arg)
+{
+	/* struct linux_dirent64, as the kernel writes it */
+	struct ent {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+	_Alignas(8) char buf[2048];
+
+	for (;;) {
+		long n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		for (long off = 0; off < n;) {
+			struct ent *d = (struct ent *)(buf + off);
+
+			if (strcmp(d->name, ".") != 0 && strcmp(d->name, "..") != 0)
+				fn(d->name, arg);
+			off += d->reclen;
+		}
+	}
+}
+
+int read_fd_all(int fd, size_t max, char **bufp, size_t *lenp, struct oerr *e)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+
+	if (read_fd_reuse(fd, max, &buf, &cap, lenp, e) < 0) {
+		free(buf);
+		return -1;
+	}
+	*bufp = buf;
 	return 0;
 }
 
@@ -280,30 +334,33 @@ char *mountinfo_find(const char *fstype)
 	return f.point;
 }
 
+/* The deadline is read off the SIGALRM backstop (armed for the timeout + 5 s)
+ * the first time a loop asks, so the idle path, which asks nothing, pays no
+ * clock read. */
+#define DEADLINE_GRACE 5
 static struct timespec deadline_ts;
-static bool deadline_on;
-
-void deadline_set(unsigned ms)
-{
-	deadline_on = ms > 0;
-	if (!deadline_on)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &deadline_ts);
-	deadline_ts.tv_sec += ms / 1000;
-	deadline_ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (deadline_ts.tv_nsec >= 1000000000L) {
-		deadline_ts.tv_sec++;
-		deadline_ts.tv_nsec -= 1000000000L;
-	}
-}
+static enum { DEADLINE_OFF, DEADLINE_PENDING, DEADLINE_SET } deadline_state;
 
 bool deadline_passed(void)
 {
 	struct timespec now;
+	struct itimerval it;
 
-	if (!deadline_on)
+	if (deadline_state == DEADLINE_OFF)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (deadline_state == DEADLINE_PENDING) {
+		if (getitimer(ITIMER_REAL, &it) < 0)
+			memset(&it, 0, sizeof(it));
+		deadline_ts = now;
+		deadline_ts.tv_sec += it.it_value.tv_sec - DEADLINE_GRACE;
+		deadline_ts.tv_nsec += it.it_value.tv_usec * 1000L;
+		if (deadline_ts.tv_nsec >= 1000000000L) {
+			deadline_ts.tv_sec++;
+			deadline_ts.tv_nsec -= 1000000000L;
+		}
+		deadline_state = DEADLINE_SET;
+	}
 	return now.tv_sec > deadline_ts.tv_sec ||
 	       (now.tv_sec == deadline_ts.tv_sec && now.tv_nsec >= deadline_ts.tv_nsec);
 }
@@ -388,12 +445,12 @@ int deadline_arm(const char *s)
 
 	if (!*s || *end || sec > 3600)
 		return -1;
-	deadline_set((unsigned)sec * 1000);
 	if (sec) {
 		signal(SIGALRM, on_alarm);
-		alarm((unsigned)sec + 5);
+		alarm((unsigned)sec + DEADLINE_GRACE);
 	} else {
 		alarm(0);
 	}
+	deadline_state = sec ? DEADLINE_PENDING : DEADLINE_OFF;
 	return 0;
 }

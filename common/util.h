@@ -31,6 +31,7 @@ void cleanup_freep(void *p);
 void cleanup_closep(int *fd);
 #define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
 #define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof(*(a)))
 
 /* Allocation failure ends the process: there is no sane way on. */
 void *xmalloc(size_t n);
@@ -39,6 +40,8 @@ void *xrealloc(void *p, size_t n);
 void *xreallocarray(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* A + B in a new string (no printf: the hook's idle path uses it) */
+char *xconcat(const char *a, const char *b);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A growable NULL-terminated list of owned strings. */
@@ -53,6 +56,14 @@ void strv_free(struct strv *s);
 
 /* Read a whole file from FD, at most MAX bytes (larger: EFBIG). NUL-terminated. */
 int read_fd_all(int fd, size_t max, char **buf, size_t *len, struct oerr *e);
+/* The same into *BUF of *CAP bytes (NULL, 0 at first), grown as needed and
+ * kept, for reading many files with one allocation; the caller frees *BUF
+ * whatever the result. */
+int read_fd_reuse(int fd, size_t max, char **buf, size_t *cap, size_t *len, struct oerr *e);
+/* Call FN for each name in the directory open at DIRFD (its offset moves),
+ * "." and ".." left out; read with getdents64 into a buffer on the stack.
+ * -1 (errno) when the directory cannot be read. */
+int dir_each(int dirfd, void (*fn)(const char *name, void *arg), void *arg);
 
 /* One line of mountinfo, split (the strings point into the line). */
 struct mountinfo_line {
@@ -70,9 +81,9 @@ int mountinfo_each(int procfd, int (*fn)(const struct mountinfo_line *l, void *a
  * /proc/self/mountinfo, or NULL. */
 char *mountinfo_find(const char *fstype);
 
-/* The wall-clock deadline of the whole run (the hook's --timeout): set once,
- * checked in every loop whose length an input decides. 0 ms: none. */
-void deadline_set(unsigned ms);
+/* Whether the deadline of the whole run (the hook's --timeout, set by
+ * deadline_arm) has passed: checked in every loop whose length an input
+ * decides. Never, without deadline_arm or with 0. */
 bool deadline_passed(void);
 /* The hook's and inject's --timeout SECONDS (default 10, 0: none): the
  * deadline, and SIGALRM 5 s after it as a backstop (one line, exit 1).

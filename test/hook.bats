@@ -121,6 +121,39 @@ in_container() {
 	assert_output started
 }
 
+@test "the idle scan reads a [vendor] section's activation keys as inih does" {
+	# comments, other keys with their continuation lines and a malformed line
+	# around the activation keys: only a continuation of an activation key
+	# adds one; a broken file fails the containers that name it, and only them
+	cat >"$CFG/odd.ini" <<-'EOF'
+	; comment
+	[vendor]
+	  # indented comment
+	name = odd
+	driver_root = /
+	   activation_flag = OCI_TRAP
+	this line is malformed
+
+	activation_aliases = OCI_ODD
+	   OCI_ODD2 ; a continuation
+	[feature.x]
+	activation_flag = OCI_TRAP2
+	EOF
+	chmod 0644 "$CFG/odd.ini"
+	for v in OCI_TRAP OCI_TRAP2 OCI_NONE; do
+		run in_container 'echo started' "$v=all"
+		assert_success
+		assert_output started
+		runc delete -f "$ID"
+	done
+	for v in OCI_ODD OCI_ODD2; do
+		run in_container 'echo started' "$v=all"
+		assert_failure
+		assert_output --partial "ocidec hook: $CFG/odd.ini:"
+		runc delete -f "$ID"
+	done
+}
+
 @test "cgroup v1: the 10:237 device opens only with cgroup control on" {
 	run in_container 'cat /dev/democtl </dev/null' OCI_DEMO=all
 	assert_output "cat: read error: Invalid argument"     # opened: the loop-control ioctl device
