@@ -62,6 +62,7 @@ int applet_fail(const struct oerr *e)
 	escape_line(e->msg, line, sizeof(line), "");
 	fprintf(stderr, "%s\n", line);
 	log_file_only("error: %s", e->msg);
+	log_error_line(line);
 	return e->code ? e->code : EXIT_FAIL;
 }
 

@@ -31,6 +31,8 @@ const char hook_usage[] =
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -l, --log FILE        also append messages to FILE\n"
+	"      --syslog SOCKET   warnings and errors also to this system log socket\n"
+	"                        (default " SYSLOG_DEFAULT "; none: not)\n"
 	"  -n, --dry-run         print what would be done (mounts, device rules, cache\n"
 	"                        directories), change nothing\n"
 	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n"
@@ -84,6 +86,7 @@ APPLET_MAIN(hook)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "resolver", required_argument, NULL, 'R' },
 		{ "mount-api", required_argument, NULL, 'M' },
+		{ "syslog", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT, *stage = "prestart";
@@ -98,6 +101,7 @@ APPLET_MAIN(hook)
 	int o, nact, status = EXIT_FAIL;
 
 	opterr = 0;
+	log_syslog(SYSLOG_DEFAULT);
 	deadline_arm(XSTR(TIMEOUT_DEFAULT));
 	while ((o = getopt_long(argc, argv, ":c:l:nt:", opts, NULL)) != -1) {
 		switch (o) {
@@ -113,6 +117,7 @@ APPLET_MAIN(hook)
 			break;
 		case 'R': rootpath_init(optarg); break;
 		case 'M': inject_mount_api(optarg); break;
+		case 'S': log_syslog(optarg); break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
@@ -187,7 +192,6 @@ APPLET_MAIN(hook)
 		io.pid = st.pid;
 		io.rootfs = oc.root;
 		io.rootfs_is_host_path = true;
-		io.userns = oc.userns;
 		if (inject_activations(act, nact, &io, &err) < 0) {
 			oerr_prefix(&err, "container %s", st.id);
 			status = applet_fail(&err);

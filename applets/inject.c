@@ -33,16 +33,6 @@ const char inject_usage[] =
 	"  -n, --dry-run         print what would be done, change nothing\n"
 	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n";
 
-/* Is PID in another user namespace than ours? */
-static bool other_userns(int pid)
-{
-	char p[64];
-	struct stat a, b;
-
-	snprintf(p, sizeof(p), "/proc/%d/ns/user", pid);
-	return stat(p, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_ino != b.st_ino;
-}
-
 APPLET_MAIN(inject)
 {
 	static const struct option opts[] = {
@@ -106,7 +96,6 @@ APPLET_MAIN(inject)
 						.source = xstrdup("command line") };
 	}
 	io.pid = (int)pid;
-	io.userns = other_userns(io.pid);
 	status = inject_activations(act, n, &io, &err) < 0 ? applet_fail(&err) : EXIT_OK;
 	activation_free(act, (size_t)n);
 	free(act);

@@ -525,13 +525,16 @@ static int vendor_check(struct parse *p)
 	return 1;
 }
 
-/* Refuse a file (or the directory) that someone other than root could change. */
+/* Refuse a file (or the directory) that someone other than root could
+ * change. In a user namespace other than the initial one (rootless podman
+ * runs its hooks as uid 0 of one), the host's root shows as the overflow
+ * uid, and is root there. */
 static int check_owner(const char *what, const struct stat *st, struct oerr *err)
 {
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return oerr_usage(err, "%s: refused: writable by group or others (mode %04o)", what,
 				  (unsigned)(st->st_mode & 07777));
-	if (geteuid() == 0 && st->st_uid != 0)
+	if (geteuid() == 0 && st->st_uid != 0 && !(st->st_uid == overflow_uid() && !in_initial_userns()))
 		return oerr_usage(err, "%s: refused: owned by uid %u, not root", what,
 				  (unsigned)st->st_uid);
 	return 0;

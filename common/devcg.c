@@ -239,6 +239,19 @@ out:
 }
 
 
+static bool v1_allows_all(const char *cg)
+{
+	_cleanup_free_ char *path = xasprintf("/sys/fs/cgroup/devices%s/devices.list", cg);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[16];
+	ssize_t r = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (r <= 0)
+		return false;
+	buf[r] = '\0';
+	return strcmp(buf, "a *:* rwm\n") == 0;
+}
+
 int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err)
 {
 	char path[64], *buf = NULL, *save = NULL, *v1 = NULL, *v2 = NULL;
@@ -266,8 +279,10 @@ int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run,
 				v1 = c2 + 1;
 	}
 
-	/* v1: the root cgroup allows everything and takes no rules */
-	if (v1 && strcmp(v1, "/") != 0) {
+	/* v1: the root cgroup allows everything and takes no rules; so does a
+	 * cgroup whose list is "a *:* rwm" (a rootless container's, which is
+	 * its user's session: left as it is) */
+	if (v1 && strcmp(v1, "/") != 0 && !v1_allows_all(v1)) {
 		char *allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", v1);
 		for (size_t i = 0; i < n && r == 0; i++) {
 			char rule[64];
@@ -279,7 +294,7 @@ int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run,
 			}
 			afd = open(allow, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 			if (afd < 0 || write(afd, rule, strlen(rule)) < 0)
-				r = oerr_set(err, errno, "%s: %s", allow, rule);
+				r = oerr_set(err, errno, "the container's device cgroup: %s: %s", allow, rule);
 			else
 				log_info("cgroup: allowed %s", rule);
 			if (afd >= 0)

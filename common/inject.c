@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/fsuid.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -370,6 +371,72 @@ static int confine_rootfs(int rootfd, const char *rootfs, struct oerr *err)
 	return 0;
 }
 
+/* The id (in our user namespace) that id 0 of PID's user namespace maps
+ * to, from its uid_map or gid_map read here; -1 when 0 is not mapped. */
+static long map_zero(int pid, const char *which)
+{
+	char path[64], buf[4096], *save = NULL;
+	_cleanup_close_ int fd = -1;
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "%d/%s", pid, which);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (r = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[r] = '\0';
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long in, out, count;
+
+		if (sscanf(l, "%lu %lu %lu", &in, &out, &count) == 3 && in == 0 && count > 0)
+			return (long)out;
+	}
+	return -1;
+}
+
+/* Files and directories the hook makes in the container (targets, their
+ * parents, the driver's links, the cache) belong to the container's root,
+ * as the runtime's own do: in a user namespace of its own (rootless podman
+ * with --userns nomap or keep-id, rootful --uidmap, inject into a rootless
+ * container) the file system ids become those its uid 0 and gid 0 map to.
+ * Without that, a file made as our root, which that namespace does not map,
+ * cannot be created on the runtime's /dev (EOVERFLOW). Changing the fsuid
+ * away from 0 drops the file capabilities from the effective set; the
+ * hook takes back CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER
+ * (as libnvidia-container does) to reach every directory of the image. */
+static int become_container_root(int pid, struct oerr *err)
+{
+	struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };  /* _LINUX_CAPABILITY_VERSION_3 */
+	struct { uint32_t effective, permitted, inheritable; } caps[2];
+	const uint32_t fs_caps = 1u << 1 | 1u << 2 | 1u << 3;
+	char path[64];
+	struct stat ours, theirs;
+	long uid, gid;
+
+	snprintf(path, sizeof(path), "%d/ns/user", pid);
+	if (fstatat(proc_fd, "self/ns/user", &ours, 0) < 0 || fstatat(proc_fd, path, &theirs, 0) < 0)
+		return oerr_set(err, errno, "/proc/%d/ns/user", pid);
+	if (ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)
+		return 0;  /* our uid 0 is the container's */
+	uid = map_zero(pid, "uid_map");
+	gid = map_zero(pid, "gid_map");
+	if (uid < 0 || gid < 0)
+		return oerr_set(err, 0, "/proc/%d/uid_map, gid_map: the container's user namespace maps no "
+				"root that this one has", pid);
+	if (uid == (long)geteuid() && gid == (long)getegid())
+		return 0;
+	setfsgid((gid_t)gid);
+	setfsuid((uid_t)uid);
+	if (setfsuid((uid_t)-1) != (int)uid || setfsgid((gid_t)-1) != (int)gid)
+		return oerr_set(err, EPERM, "file system ids %ld:%ld (the container's root)", uid, gid);
+	if (syscall(SYS_capget, &hdr, caps) < 0)
+		return oerr_set(err, errno, "capget");
+	caps[0].effective |= caps[0].permitted & fs_caps;
+	if (syscall(SYS_capset, &hdr, caps) < 0)
+		return oerr_set(err, errno, "capset");
+	log_debug("files made as %ld:%ld, the container's root", uid, gid);
+	return 0;
+}
+
 /* The host side: each item's descriptor cloned as a detached mount, one
  * job per container path (*N of them). */
 static int jobs_prepare(const struct plan *p, const struct inject_opts *o, struct job *jobs, size_t *np,
@@ -474,7 +541,11 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	/* On the host: sources, detached mounts, cgroup. */
 	if (jobs_prepare(p, o, jobs, &n, &libdirs, err) < 0)
 		goto out;
-	if (!o->userns && cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
+	/* Only the initial user namespace controls device cgroups (a hook
+	 * rootless podman runs has none to give, nor a rule to need) */
+	if (!in_initial_userns())
+		log_debug("not in the initial user namespace: the device cgroup is left to the runtime");
+	else if (cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
 		goto out;
 	if (o->dry_run) {
 		for (size_t i = 0; i < libdirs.n; i++)
@@ -501,12 +572,15 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	 * namespace does not show us: check for leaks now, once. */
 	__lsan_do_leak_check();
 #endif
+	log_syslog_connect();  /* the host's socket, not the container's path */
 	snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", o->pid);
 	nsfd = open(nspath, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0 || setns(nsfd, CLONE_NEWNS) < 0) {
 		oerr_set(err, errno, "%s: enter the mount namespace", nspath);
 		goto out;
 	}
+	if (become_container_root(o->pid, err) < 0)
+		goto out;
 	rootfd = open(pivoted ? "/" : o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);

@@ -27,7 +27,6 @@ struct inject_opts {
 	bool rootfs_is_host_path; /* (the hook) ROOTFS is the host's path of the
 			      * rootfs: once the process has pivoted into it, "/"
 			      * of its namespace is used instead */
-	bool userns;         /* container in a user namespace: no device cgroup */
 	bool dry_run;        /* print what would be done, change nothing */
 };
 

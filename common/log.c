@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +34,64 @@ int log_open_file(const char *path)
 	}
 	log_fd = fd;
 	return 0;
+}
+
+/* The system log: a datagram socket, connected before the first message
+ * (or by log_syslog_connect, before a setns makes the path mean another
+ * namespace's); a send that fails is dropped, never waited on. */
+static const char *syslog_path;
+static int syslog_fd = -1;
+
+void log_syslog(const char *path)
+{
+	syslog_path = path && strcmp(path, "none") != 0 ? path : NULL;
+	if (syslog_fd >= 0)
+		close(syslog_fd);
+	syslog_fd = -1;
+}
+
+void log_syslog_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int saved = errno;
+
+	if (!syslog_path || syslog_fd >= 0 || strlen(syslog_path) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, syslog_path);
+	syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (syslog_fd >= 0 && connect(syslog_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(syslog_fd);
+		syslog_fd = -1;
+		syslog_path = NULL;  /* no syslog here: do not try again */
+	}
+	errno = saved;
+}
+
+/* "<PRI>Mmm dd hh:mm:ss ocidec[PID]: LINE" (RFC 3164), facility daemon */
+static void write_syslog_line(int level, const char *line)
+{
+	static const char *const mon[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	char msg[4400];
+	struct tm tm;
+	time_t now;
+	int k, saved = errno;
+
+	log_syslog_connect();
+	if (syslog_fd < 0)
+		return;
+	now = time(NULL);
+	gmtime_r(&now, &tm);  /* never the TZ files: they may be the container's by then */
+	k = snprintf(msg, sizeof(msg), "<%d>%s %2d %02d:%02d:%02d ocidec[%d]: %s", 3 * 8 + (level == LOG_ERROR ? 3 : 4),
+		     mon[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid(), line);
+	if (k > 0)
+		(void)!send(syslog_fd, msg, (size_t)k < sizeof(msg) ? (size_t)k : sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	errno = saved;
+}
+
+void log_error_line(const char *line)
+{
+	write_syslog_line(LOG_ERROR, line);
 }
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
@@ -101,4 +161,6 @@ void log_msg(int level, const char *fmt, ...)
 	/* One write per line, so lines from concurrent hooks do not interleave. */
 	fprintf(stderr, "%s\n", line);
 	write_file_line(line);
+	if (level <= LOG_WARN)
+		write_syslog_line(level, line);
 }

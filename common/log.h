@@ -1,6 +1,7 @@
 /* log.h: leveled messages to stderr ("ocidec APPLET: LEVEL: ...") and,
  * when one is opened, a log file (appended, one write per line, with a
- * timestamp and the pid). stdout is never used for logging. */
+ * timestamp and the pid); warnings and errors also to the system log when
+ * the applet turns it on (the hook does, by default). stdout is never used for logging. */
 #ifndef OCIDEC_LOG_H
 #define OCIDEC_LOG_H
 
@@ -20,6 +21,14 @@ void log_file_only(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROG: LEVEL: MSG" into LINE (size N) with MSG escaped (escape_bytes):
  * every line ocidec prints or logs goes through here. */
 void escape_line(const char *msg, char *line, size_t n, const char *level);
+/* Warnings and errors also go to the system log at PATH (a datagram
+ * socket, "/dev/log"); NULL or "none": not. log_syslog_connect connects at
+ * once (before entering another mount namespace). */
+#define SYSLOG_DEFAULT "/dev/log"
+void log_syslog(const char *path);
+void log_syslog_connect(void);
+/* LINE (escaped already) to the system log as an error. */
+void log_error_line(const char *line);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_debug(...) do { if (log_threshold >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)

@@ -142,7 +142,7 @@ static const cJSON *get_obj(const cJSON *o, const char *key)
 int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
 		     struct oerr *err)
 {
-	const cJSON *root, *process, *linux_, *a, *e;
+	const cJSON *root, *process, *a, *e;
 	cJSON *j;
 	const char *path;
 	int r = -1;
@@ -187,14 +187,6 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 		const char *dst = NULL;
 		if (cJSON_IsObject(e) && get_str(e, "destination", &dst, err) == 0 && dst)
 			strv_push(&c->mounts, dst);
-	}
-	linux_ = get_obj(j, "linux");
-	a = linux_ ? cJSON_GetObjectItemCaseSensitive(linux_, "namespaces") : NULL;
-	cJSON_ArrayForEach(e, a) {
-		const char *type = NULL;
-		if (cJSON_IsObject(e) && get_str(e, "type", &type, err) == 0 && type &&
-		    strcmp(type, "user") == 0)
-			c->userns = true;
 	}
 	if (get_annotations(j, &c->ann, err) < 0)
 		goto out;

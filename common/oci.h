@@ -24,7 +24,6 @@ struct oci_config {
 	struct strv env;      /* process.env, "NAME=value" */
 	struct strv ann;      /* annotations: key, value, ... */
 	struct strv mounts;   /* mounts[].destination */
-	bool userns;          /* linux.namespaces has a user namespace */
 	bool cap_sys_admin;   /* CAP_SYS_ADMIN in process.capabilities.bounding */
 };
 

@@ -19,6 +19,7 @@ setup() {
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 	if [ -n "${SPID:-}" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; fi
+	[ -n "${CG1:-}" ] && umount "$CG1/devices.allow" 2>/dev/null || true
 	for cg in "${CG:-}" "${CG1:-}"; do
 		[ -n "$cg" ] && [ -d "$cg" ] || continue
 		while read -r p; do echo "$p" >"$(dirname "$cg")/cgroup.procs"; done <"$cg/cgroup.procs"
@@ -341,21 +342,52 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_output --partial "democtl: Invalid argument"
 }
 
-@test "in a user namespace the device cgroup is left alone" {
-	# a process in a devices cgroup of its own (v1), so there are rules to print
+@test "the device cgroup follows the hook's user namespace, not config.json's" {
+	# a process in a devices cgroup of its own (v1) that denies everything
 	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
 	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
 	mkdir "$CG1"
+	echo a >"$CG1/devices.deny"
 	sh -c "echo \$\$ >'$CG1/cgroup.procs'; exec sleep 300" &
 	SPID=$!
 	for i in $(seq 50); do grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
 	export DRYPID=$SPID
 	run dry OCI_DEMO=all
-	assert_line --regexp "^cgroup2? "
+	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
+	# a rootful container with a user namespace of its own: the runtime
+	# enforces its cgroup all the same, so it gets the rule
 	USERNS=1 run dry OCI_DEMO=all
+	assert_success
+	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
+	# the hook in a user namespace (rootless podman's): no cgroup to write,
+	# and the root-owned configs are accepted there (they show as nobody)
+	run unshare -Ur "$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $SPID}"
 	assert_success
 	assert_line --partial "mount $DR/dev/democtl"
 	refute_line --regexp "^cgroup2? "
+	# a cgroup that allows everything (a rootless container's session) is left alone
+	echo a >"$CG1/devices.allow"
+	run dry OCI_DEMO=all
+	assert_success
+	refute_line --regexp "^cgroup2? "
+}
+
+@test "a rootful hook that may not write the device cgroup fails, and says so" {
+	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
+	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
+	mkdir "$CG1"
+	echo a >"$CG1/devices.deny"
+	sh -c "echo \$\$ >'$CG1/cgroup.procs'; exec sleep 300" &
+	SPID=$!
+	for i in $(seq 50); do grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	# RHEL 8 style: the cgroup is read-only to the hook (here: its file is)
+	mount --bind -o ro "$CG1/devices.allow" "$CG1/devices.allow"
+	mount -o remount,bind,ro "$CG1/devices.allow"
+	bundle OCI_DEMO=all >/dev/null
+	run "$OCIDEC" hook -c "$CFG" <<<"{\"bundle\": \"$B\", \"pid\": $SPID}"
+	umount "$CG1/devices.allow"
+	assert_failure
+	assert_output --partial "the container's device cgroup: $CG1/devices.allow: c 10:237 rwm: Read-only file system"
 }
 
 @test "kernels without the new mount API: bind mounts between /proc/self/fd paths, same result" {
