@@ -77,6 +77,23 @@ static bool may_activate(const struct strv *keys, const struct oci_state *st, co
 	return false;
 }
 
+/* Does the container name a vendor by one of KEYS: an env variable, an
+ * annotation (config.json's or the state's), a mount under a directory? */
+static bool names_vendor(const struct strv *keys, const struct oci_config *oc, const struct strv *state_ann)
+{
+	for (size_t i = 0; i < keys->n; i++) {
+		const char *k = keys->v[i];
+		size_t kl = strlen(k);
+
+		if (oci_env(&oc->env, k) || oci_annotation(&oc->ann, k) || oci_annotation(state_ann, k))
+			return true;
+		for (size_t m = 0; m < oc->mounts.n; m++)
+			if (strncmp(oc->mounts.v[m], k, kl) == 0 && (oc->mounts.v[m][kl] == '/' || !oc->mounts.v[m][kl]))
+				return true;
+	}
+	return false;
+}
+
 APPLET_MAIN(hook)
 {
 	static const struct option opts[] = {
@@ -174,10 +191,18 @@ APPLET_MAIN(hook)
 	}
 	free(buf);
 	buf = NULL;
-	if (config_load(&cfg, dir, &err) < 0) {
-		oci_config_free(&oc);
-		oci_state_free(&st);
-		return applet_fail(&err);
+	/* A vendor file that cannot be loaded fails the containers that name
+	 * it; the others start, and the log says what is wrong. */
+	config_load_each(&cfg, dir);
+	for (size_t i = 0; i < cfg.nbroken; i++) {
+		if (names_vendor(&cfg.broken[i].keys, &oc, &st.ann)) {
+			status = applet_fail(&cfg.broken[i].err);
+			config_free(&cfg);
+			oci_config_free(&oc);
+			oci_state_free(&st);
+			return status;
+		}
+		log_warn("%s (ignored: the container names no vendor of it)", cfg.broken[i].err.msg);
 	}
 	act = xcalloc(cfg.n ? cfg.n : 1, sizeof(*act));
 	nact = activate(&cfg, &oc, &st.ann, act, &err);

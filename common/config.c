@@ -631,44 +631,100 @@ static int ini_names(int dirfd, struct strv *names)
 	return 0;
 }
 
-int config_load(struct config *cfg, const char *dir, struct oerr *err)
+static int file_activation_keys(int dirfd, const char *name, struct strv *keys, char **buf, size_t *cap);
+
+/* A file config_load_each could not load: ERR, and the keys that name it */
+static void push_broken(struct config *cfg, int dirfd, const char *name, const struct oerr *err,
+			char **buf, size_t *cap)
+{
+	struct broken_vendor *b;
+
+	cfg->broken = xrealloc(cfg->broken, (cfg->nbroken + 1) * sizeof(*cfg->broken));
+	b = &cfg->broken[cfg->nbroken++];
+	memset(b, 0, sizeof(*b));
+	b->err = *err;
+	if (name)
+		file_activation_keys(dirfd, name, &b->keys, buf, cap);
+}
+
+/* EACH: a file that fails goes to cfg->broken (a directory that fails
+ * takes every file with it) and the load goes on; a missing DIR has no
+ * vendors. Otherwise the first failure fails the load. */
+static int load_dir(struct config *cfg, const char *dir, bool each, struct oerr *err)
 {
 	_cleanup_close_ int dirfd = -1;
 	struct strv names = { 0 };
 	struct stat st;
-	int r = 0;
+	char *buf = NULL;
+	size_t cap = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->dir = xstrdup(dir);
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
+		if (each && errno == ENOENT)
+			return 0;
 		oerr_set(err, errno, "config directory %s", dir);
 		err->code = EXIT_USAGE;
-		goto fail;
+		goto bad_dir;
 	}
 	if (fstat(dirfd, &st) < 0 || check_owner(dir, &st, err) < 0) {
 		if (err->code != EXIT_USAGE)
 			oerr_set(err, errno, "%s: stat", dir);
-		goto fail;
+		goto bad_dir;
 	}
 	if (ini_names(dirfd, &names) < 0) {
 		oerr_set(err, errno, "config directory %s", dir);
-		goto fail;
+		goto bad_dir;
 	}
-	for (size_t i = 0; i < names.n && r == 0; i++)
-		r = load_file(cfg, dirfd, names.v[i], err);
+	for (size_t i = 0; i < names.n; i++) {
+		if (load_file(cfg, dirfd, names.v[i], err) == 0)
+			continue;
+		if (!each)
+			goto bad;
+		push_broken(cfg, dirfd, names.v[i], err, &buf, &cap);
+	}
+	free(buf);
 	strv_free(&names);
-	if (r == 0)
+	return 0;
+bad_dir:
+	if (each) {
+		if (dirfd >= 0)
+			ini_names(dirfd, &names);
+		for (size_t i = 0; i < names.n; i++)
+			push_broken(cfg, dirfd, names.v[i], err, &buf, &cap);
+		if (!names.n)
+			push_broken(cfg, dirfd, NULL, err, &buf, &cap);
+		free(buf);
+		strv_free(&names);
 		return 0;
-fail:
+	}
+bad:
+	free(buf);
+	strv_free(&names);
 	config_free(cfg);
 	return -1;
+}
+
+int config_load(struct config *cfg, const char *dir, struct oerr *err)
+{
+	return load_dir(cfg, dir, false, err);
+}
+
+void config_load_each(struct config *cfg, const char *dir)
+{
+	struct oerr err;
+
+	load_dir(cfg, dir, true, &err);
 }
 
 void config_free(struct config *cfg)
 {
 	for (size_t i = 0; i < cfg->n; i++)
 		vendor_free(&cfg->vendors[i]);
+	for (size_t i = 0; i < cfg->nbroken; i++)
+		strv_free(&cfg->broken[i].keys);
+	free(cfg->broken);
 	free(cfg->vendors);
 	free(cfg->dir);
 	memset(cfg, 0, sizeof(*cfg));
@@ -828,6 +884,29 @@ static char *vendor_key_lines(char *buf)
 	return out;
 }
 
+/* The activation keys of DIRFD/NAME, into KEYS (the read buffer *BUF of
+ * *CAP bytes kept for the next file). A line inih cannot read ends the
+ * scan with the keys found before it; a file without a name gives its file
+ * name's defaults. -1 when the file cannot be read. */
+static int file_activation_keys(int dirfd, const char *name, struct strv *keys, char **buf, size_t *cap)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct keyscan k = { .keys = keys };
+	struct oerr err;
+	size_t len;
+	char *sec;
+	int r = 0;
+
+	if (fd < 0 || read_fd_reuse(fd, CONFIG_MAX_SIZE, buf, cap, &len, &err) < 0 || strlen(*buf) != len ||
+	    ((sec = vendor_key_lines(*buf)) && ini_parse_string(sec, scan_line, &k) < 0))
+		r = -1;
+	if (!k.named) {
+		_cleanup_free_ char *vname = xstrndup(name, strlen(name) - 4);
+		push_default_keys(keys, vname);
+	}
+	return r;
+}
+
 int config_activation_keys(const char *dir, struct strv *keys)
 {
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -840,25 +919,8 @@ int config_activation_keys(const char *dir, struct strv *keys)
 		return 0;  /* no configuration directory: no vendor, nothing activates */
 	if (dirfd < 0 || ini_names(dirfd, &names) < 0)
 		return -1;
-	for (size_t i = 0; i < names.n && r == 0; i++) {
-		_cleanup_close_ int fd = openat(dirfd, names.v[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		struct keyscan k = { .keys = keys };
-		struct oerr err;
-		size_t len;
-		char *sec;
-
-		/* A line inih cannot read ends the scan of that file with the keys
-		 * found before it, a file without [vendor] gives only its name's
-		 * defaults: a broken file fails only the containers that name it
-		 * (then the strict load says what is wrong). */
-		if (fd < 0 || read_fd_reuse(fd, CONFIG_MAX_SIZE, &buf, &cap, &len, &err) < 0 || strlen(buf) != len ||
-		    ((sec = vendor_key_lines(buf)) && ini_parse_string(sec, scan_line, &k) < 0)) {
-			r = -1;
-		} else if (!k.named) {
-			names.v[i][strlen(names.v[i]) - 4] = '\0';
-			push_default_keys(keys, names.v[i]);
-		}
-	}
+	for (size_t i = 0; i < names.n && r == 0; i++)
+		r = file_activation_keys(dirfd, names.v[i], keys, &buf, &cap);
 	free(buf);
 	strv_free(&names);
 	return r;

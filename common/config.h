@@ -67,15 +67,30 @@ struct vendor {
 	size_t nfeatures;
 };
 
+/* A vendor file config_load_each could not load (or every file of a
+ * directory it could not use): why, and the strings that would activate
+ * it, from the lenient scan of config_activation_keys. */
+struct broken_vendor {
+	struct oerr err;
+	struct strv keys;
+};
+
 struct config {
 	char *dir;
 	struct vendor *vendors;
 	size_t n;
+	struct broken_vendor *broken;  /* config_load_each only */
+	size_t nbroken;
 };
 
 /* Load DIR/\*.ini in lexical order. On error nothing is kept; err->code is
  * EXIT_USAGE for an invalid file ("FILE:LINE: what"). */
 int config_load(struct config *cfg, const char *dir, struct oerr *err);
+/* The hook's load: each file on its own. One that cannot be loaded (or
+ * all of them, when DIR itself is refused) goes to cfg->broken with its
+ * error, so that it fails only the containers that name it; a missing DIR
+ * has no vendors. Never fails. */
+void config_load_each(struct config *cfg, const char *dir);
 void config_free(struct config *cfg);
 
 /* The hook's idle path: every string whose presence in a container's

@@ -99,13 +99,48 @@ in_container() {
 	assert_output $'no-ipc\ndemo-tool: the answer is 42'
 }
 
-@test "a broken vendor config stops the container start, with the message" {
+# syslogd: a system log stand-in at $SOCK, received lines in $SYSLOG
+syslogd() {
+	SOCK=$BATS_TEST_TMPDIR/log.sock SYSLOG=$BATS_TEST_TMPDIR/syslog
+	"$FIXTURES/syslogd.py" "$SOCK" "$SYSLOG" &
+	SPID=$!
+	for i in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+}
+
+@test "a broken vendor file fails only the containers that name it; the others start, and the logs say why" {
 	printf '[vendor]\nactivation_flag = OCI_X\nbogus = 1\n' >"$CFG/bad.ini"
 	chmod 0644 "$CFG/bad.ini"
-	run in_container 'echo started' OCI_DEMO=all
+	run in_container 'echo started' OCI_X=all
 	assert_failure
 	refute_output --partial started
 	assert_output --partial "ocidec hook: $CFG/bad.ini:3: unknown key 'bogus' in [vendor]"
+	runc delete -f "$ID"
+	# a container that activates another vendor gets it; the error is
+	# logged, and reaches the system log (runc shows nothing of a hook
+	# that succeeds)
+	syslogd
+	HOOK_ARGS="--log $BATS_TEST_TMPDIR/log --syslog $SOCK " run in_container 'demo-tool' OCI_DEMO=all
+	assert_success
+	assert_output "demo-tool: the answer is 42"
+	grep -q "warn: $CFG/bad.ini:3: unknown key 'bogus' in \[vendor\] (ignored: the container names no vendor of it)" "$BATS_TEST_TMPDIR/log"
+	grep -Eq "^<28>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} ocidec\[[0-9]+\]: ocidec hook: warn: $CFG/bad.ini:3: unknown key" "$SYSLOG"
+}
+
+@test "a vendor file or directory others may write fails only the containers that name a vendor in it" {
+	chmod 0666 "$CFG/demo.ini"
+	run in_container 'echo started' OCI_DEMO=all
+	assert_failure
+	assert_output --partial "ocidec hook: $CFG/demo.ini: refused: writable by group or others (mode 0666)"
+	runc delete -f "$ID"
+	chmod 0644 "$CFG/demo.ini"
+	chmod 0777 "$CFG"
+	run in_container 'echo started' OCI_DEMO=all
+	assert_failure
+	assert_output --partial "ocidec hook: $CFG: refused: writable by group or others (mode 0777)"
+	runc delete -f "$ID"
+	run in_container 'echo started'
+	assert_success
+	assert_output started
 }
 
 @test "a container that asks for nothing starts whatever state the configs are in" {
