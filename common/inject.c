@@ -507,8 +507,20 @@ static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
 			free(parent);
 			if (pfd < 0)
 				return -1;
-			if (symlinkat(j->link, pfd, slash + 1) < 0 && errno != EEXIST)
-				log_warn("%s: symlink: %s", j->it->path, strerror(errno));
+			if (symlinkat(j->link, pfd, slash + 1) < 0) {
+				char text[PATH_MAX];
+				int e = errno;
+				ssize_t l = e == EEXIST ? readlinkat(pfd, slash + 1, text, sizeof(text) - 1) : -1;
+
+				if (l >= 0)
+					text[l] = '\0';
+				if (e != EEXIST)
+					log_warn("%s: symlink: %s", j->it->path, strerror(e));
+				else if (l < 0 || strcmp(text, j->link) != 0)
+					log_warn("%s: the image has a %s there; the driver's link to %s is not made "
+						 "(what uses that name gets the image's)", j->it->path,
+						 l < 0 ? "file" : "link of its own", j->link);
+			}
 		}
 		/* Already there (a second run)? Then leave it. */
 		cur = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);

@@ -66,7 +66,7 @@ static bool kind_accepts(enum item_kind kind, mode_t m)
 
 /* PATH (driver-root view, no wildcards): add it when it exists, with its
  * resolved target when it is a symlink. */
-static void add_existing(struct vctx *c, enum item_kind kind, const char *path)
+static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 {
 	_cleanup_free_ char *parent = NULL, *cparent = NULL;
 	struct plan_item it = { .kind = kind, .vendor = c->v, .fd = -1, .link_dirfd = -1 };
@@ -107,9 +107,10 @@ static void add_existing(struct vctx *c, enum item_kind kind, const char *path)
 	}
 	it.path = xstrdup(path);
 	plan_push(c, &it);
-	return;
+	return true;
 drop:
 	plan_item_free(&it);
+	return false;
 }
 
 static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
@@ -306,6 +307,9 @@ static int add_nodes(struct vctx *c, const char *sel, struct oerr *err)
 	}
 	copy = xstrdup(sel);
 	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		_cleanup_free_ char *first = NULL;
+		bool any = false;
+
 		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) ||
 		    strlen(tok) > 9)
 			return oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
@@ -314,8 +318,15 @@ static int add_nodes(struct vctx *c, const char *sel, struct oerr *err)
 			split_pattern(c->v->per_device_nodes.v[i], &dir, &prefix, &suffix);
 			path = xasprintf("%s/%s%lu%s", strcmp(dir, "/") ? dir : "", prefix,
 					 strtoul(tok, NULL, 10), suffix);
-			add_existing(c, KIND_DEVICES, path);
+			any |= add_existing(c, KIND_DEVICES, path);
+			if (!first)
+				first = xstrdup(path);
 		}
+		/* asked for by name, and not there: the container would run
+		 * without it (NVIDIA's hook fails the same way) */
+		if (!any)
+			return oerr_set(err, 0, "%s: no device %s: %s%s not found", c->v->name, tok,
+					strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", first);
 	}
 	return 0;
 }
@@ -365,6 +376,7 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		struct oerr *err)
 {
 	struct vctx c = { .v = v, .p = p, .rootfd = -1 };
+	size_t before = p->n;
 	bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
 	int r = -1;
 
@@ -373,8 +385,12 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 	raise_nofile();
 	c.rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c.rootfd < 0) {
-		/* A driver container that is not there yet has nothing to offer. */
-		log_debug("%s: driver_root %s: %s", v->name, v->driver_root, strerror(errno));
+		/* A driver container that is not there yet has nothing to offer;
+		 * a user namespace made before it was mounted never sees it. */
+		log_warn("%s: active, but driver_root %s: %s: the container gets nothing from it%s", v->name,
+			 v->driver_root, strerror(errno),
+			 in_initial_userns() ? "" : " (in a user namespace made before it was mounted? "
+			 "rootless podman: podman system migrate)");
 		r = 0;
 		goto out;
 	}
@@ -390,6 +406,9 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, err) < 0)
 			goto out;
 	}
+	if (p->n == before)
+		log_warn("%s: active, but none of its files is under driver_root %s: the container gets "
+			 "nothing from it", v->name, v->driver_root);
 	r = 0;
 out:
 	if (c.rootfd >= 0)

@@ -143,6 +143,45 @@ syslogd() {
 	assert_output started
 }
 
+@test "nothing silent: a missing device fails; nothing found, an unknown feature, a squatting file warn" {
+	LOG=$BATS_TEST_TMPDIR/log
+	syslogd
+	HOOK_ARGS="--log $LOG --syslog $SOCK "
+	# a device asked for by index that the driver root does not have
+	run in_container 'echo started' OCI_DEMO=0,7
+	assert_failure
+	refute_output --partial started
+	assert_output --partial "demo: no device 7: $DR/dev/demo7 not found"
+	runc delete -f "$ID"
+	# an unknown feature: the known ones are given, with a warning
+	run in_container 'demo-tool' OCI_DEMO=all DEMO_FEATURES=base,bogus
+	assert_success
+	grep -q "warn: demo: DEMO_FEATURES names unknown feature 'bogus'; ignored" "$LOG"
+	runc delete -f "$ID"
+	# a regular file of the image where the driver's SONAME link goes
+	bundle OCI_DEMO=all -- sh -c 'cat /opt/demo/lib/libdemo.so.1' >/dev/null
+	mkdir -p "$B/rootfs/opt/demo/lib"
+	echo "the image's own" >"$B/rootfs/opt/demo/lib/libdemo.so.1"
+	run sh -c "cd '$B' && runc run '$ID'"
+	assert_output "the image's own"
+	grep -q "warn: /opt/demo/lib/libdemo.so.1: the image has a file there; the driver's link to libdemo.so.1.0 is not made" "$LOG"
+	runc delete -f "$ID"
+	# an active vendor whose driver root has none of its files, or is not there
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	sed -i "s|^driver_root = .*|driver_root = $BATS_TEST_TMPDIR/empty|" "$CFG/demo.ini"
+	run in_container 'echo started' OCI_DEMO=all
+	assert_success
+	assert_output started
+	grep -q "warn: demo: active, but none of its files is under driver_root $BATS_TEST_TMPDIR/empty: the container gets nothing from it" "$LOG"
+	runc delete -f "$ID"
+	sed -i "s|^driver_root = .*|driver_root = $BATS_TEST_TMPDIR/gone|" "$CFG/demo.ini"
+	run in_container 'echo started' OCI_DEMO=all
+	assert_success
+	grep -q "warn: demo: active, but driver_root $BATS_TEST_TMPDIR/gone: No such file or directory: the container gets nothing from it" "$LOG"
+	# every warning reached the system log too
+	[ "$(grep -c "ocidec hook: warn: " "$SYSLOG")" -eq "$(grep -c "warn: " "$LOG")" ]
+}
+
 @test "a container that asks for nothing starts whatever state the configs are in" {
 	printf '[vendor]\nactivation_flag = OCI_X\nbogus = 1\nmalformed line\n' >"$CFG/bad.ini"
 	echo "garbage" >"$CFG/novendor.ini"
