@@ -13,7 +13,8 @@ setup() {
 	ROOTFS=$BATS_TEST_TMPDIR/b/rootfs
 	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
 	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
-	printf '[containers]\ndefault_ulimits = []\n' >"$CONTAINERS_CONF"
+	# runc pinned: crun, once installed, is podman's choice and fails on hybrid-cgroup hosts
+	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
 	HOOKS=$BATS_TEST_TMPDIR/hooks.d
 	mkdir -p "$HOOKS"
 	OCIDEC=$OCIDEC CFG=$CFG perl -MJSON::PP -e '

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# Rootless podman (4.3, with runc) and user namespaces, for real: a test user
+# with subordinate id ranges runs `podman run --rootfs` with the hooks.d
+# file, the vendor configs root-owned 0644 in a root-owned 0755 directory,
+# as `make install` leaves them. Host root then injects into a rootless
+# container, and rootful podman maps ids with --uidmap.
+
+load helpers
+
+RLUSER=ocidec-rl
+
+setup_file() {
+	# the user, once per machine, with 65536 subordinate uids and gids
+	if ! id "$RLUSER" >/dev/null 2>&1; then
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$RLUSER"
+	fi
+	grep -q "^$RLUSER:" /etc/subuid || usermod --add-subuids 400000-465535 "$RLUSER"
+	grep -q "^$RLUSER:" /etc/subgid || usermod --add-subgids 400000-465535 "$RLUSER"
+	# everything the user reaches lives here (bats' own directories are 0700)
+	export T
+	T=$(mktemp -d /tmp/ocidec-rootless.XXXXXX)
+	chmod 0755 "$T"
+	install -d -o "$RLUSER" -g "$RLUSER" -m 0700 "$T/home" "$T/run"
+	cat >"$T/containers.conf" <<-EOF
+	[containers]
+	default_ulimits = []
+	[engine]
+	runtime = "runc"
+	cgroup_manager = "cgroupfs"
+	events_logger = "file"
+	EOF
+	cat >"$T/storage.conf" <<-EOF
+	[storage]
+	driver = "vfs"
+	graphroot = "$T/home/storage"
+	runroot = "$T/run/storage"
+	EOF
+	chmod 0644 "$T/containers.conf" "$T/storage.conf"
+}
+
+teardown_file() {
+	# rootless podman's pause process holds the user namespace: stop it
+	local pid
+	pid=$(cat "$T/run/libpod/tmp/pause.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+	rm -rf "$T"
+}
+
+setup() {
+	common_setup
+	is_static || skip "podman runs the hook once, in the static build's pass"
+	# a fresh driver root, config dir, binary and rootfs per test
+	D=$T/$BATS_TEST_NUMBER
+	mkdir -m 0755 "$D"
+	cp "$OCIDEC" "$D/ocidec"
+	"$FIXTURES/demo-vendor.sh" "$D/dr" "$D/cfg" >/dev/null
+	"$FIXTURES/bundle.sh" "$D/b" >/dev/null
+	# what runc mounts on and podman's nomap or --uidmap root may not make
+	mkdir -p "$D/b/rootfs/run"
+	chown -R "$RLUSER:" "$D/b"
+	mkdir -m 0755 "$D/hooks"
+	BIN=$D/ocidec CFG=$D/cfg LOG=$D/hook.log perl -MJSON::PP -e '
+		local $/; my $h = decode_json(<STDIN>);
+		$h->{hook}{path} = $ENV{BIN};
+		splice @{$h->{hook}{args}}, 1, 0, "-c", $ENV{CFG}, "--log", $ENV{LOG}, "--syslog", "none";
+		print encode_json($h);' <"$BATS_TEST_DIRNAME/../conf/hooks.d/ocidec.json" >"$D/hooks/ocidec.json"
+	install -m 0666 /dev/null "$D/hook.log"
+	chmod -R a+rX "$D/hooks" "$D/dr"
+}
+
+# as_user CMD...: CMD as the test user, in its own runtime dir and home
+as_user() {
+	runuser -u "$RLUSER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$T/home" \
+		XDG_RUNTIME_DIR="$T/run" CONTAINERS_CONF="$T/containers.conf" \
+		CONTAINERS_STORAGE_CONF="$T/storage.conf" "$@"
+}
+
+# rl_run [PODMAN RUN OPTIONS] -- CMD...: a rootless container of the test's rootfs
+rl_run() {
+	local opts=()
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	as_user timeout 120 podman --hooks-dir "$D/hooks" run --rm --network none "${opts[@]}" \
+		--rootfs "$D/b/rootfs" "$@" 2> >(grep -v 'is not a shared mount' >&2)
+}
+
+# what the container sees: the program through the cache, the device, and
+# who owns what the hook made (its root, whatever the id mapping)
+CHECK='demo-tool; cat /dev/democtl </dev/null 2>&1; stat -c "%u:%g %n" /opt/demo /opt/demo/lib /opt/demo/lib/libdemo.so.1'
+EXPECTED='demo-tool: the answer is 42
+cat: read error: Invalid argument
+0:0 /opt/demo
+0:0 /opt/demo/lib
+0:0 /opt/demo/lib/libdemo.so.1'
+
+@test "rootless: a container that requests nothing starts with the root-owned configs" {
+	run rl_run -- sh -c 'echo started; id -u'
+	assert_success
+	assert_output $'started\n0'
+}
+
+@test "rootless: a broken vendor file does not stop a container that requests nothing" {
+	printf '[vendor]\nactivation_flag = OCI_X\nbogus = 1\n' >"$D/cfg/bad.ini"
+	chmod 0644 "$D/cfg/bad.ini"
+	run rl_run -- echo started
+	assert_success
+	assert_output started
+	run rl_run -e OCI_DEMO=all -- demo-tool
+	assert_success
+	assert_output "demo-tool: the answer is 42"
+	grep -q "bad.ini:3: unknown key 'bogus'" "$D/hook.log"
+}
+
+@test "rootless: the default user namespace gets the device, the library and the program" {
+	run rl_run -e OCI_DEMO=all -- sh -c "$CHECK"
+	assert_success
+	assert_output "$EXPECTED"
+}
+
+@test "rootless --userns=keep-id: the same, what the hook made owned by the container's root" {
+	run rl_run --userns=keep-id -e OCI_DEMO=all -- sh -c "id -u; $CHECK"
+	assert_success
+	assert_output "$(id -u "$RLUSER")"$'\n'"$EXPECTED"
+}
+
+@test "rootless --userns=nomap: the same" {
+	# the container's root is the user's first subordinate id: the rootfs is its
+	sub=$(awk -F: -v u="$RLUSER" '$1 == u { print $2; exit }' /etc/subuid)
+	subg=$(awk -F: -v u="$RLUSER" '$1 == u { print $2; exit }' /etc/subgid)
+	chown -R "$sub:$subg" "$D/b/rootfs"
+	run rl_run --userns=nomap -e OCI_DEMO=all -- sh -c "$CHECK"
+	assert_success
+	assert_output "$EXPECTED"
+}
+
+@test "host root injects into a running rootless container" {
+	cid=$(as_user podman run -d --network none --userns=keep-id --rootfs "$D/b/rootfs" sleep 300 2>/dev/null)
+	pid=$(as_user podman inspect -f '{{.State.Pid}}' "$cid")
+	run "$OCIDEC" inject -c "$D/cfg" --pid "$pid" demo
+	assert_success
+	run as_user podman exec "$cid" sh -c "$CHECK"
+	as_user podman rm -f -t 0 "$cid" >/dev/null 2>&1
+	assert_output "$EXPECTED"
+}
+
+@test "rootful podman --uidmap: the device, the library and the program, made as the mapped root" {
+	export CONTAINERS_CONF=$T/containers.conf
+	chown -R 300000:300000 "$D/b/rootfs"
+	rm -rf "$D/b/rootfs/opt"
+	run timeout 120 podman --hooks-dir "$D/hooks" run --rm --network none \
+		--uidmap 0:300000:65536 --gidmap 0:300000:65536 -e OCI_DEMO=all --rootfs "$D/b/rootfs" sh -c "$CHECK"
+	assert_success
+	assert_output "$EXPECTED"
+	# seen from the host, the mapped root owns them
+	assert_equal "$(stat -c %u:%g "$D/b/rootfs/opt" "$D/b/rootfs/opt/demo/lib")" $'300000:300000\n300000:300000'
+}
