@@ -626,7 +626,8 @@ int inject_activations(const struct activation *act, int n, const struct inject_
 	int r = 0;
 
 	for (int i = 0; i < n && r == 0; i++) {
-		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices };
+		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices,
+					   .container = true };
 		if (act[i].v->log_level > log_threshold)
 			log_threshold = act[i].v->log_level;
 		log_info("%s: active (%s), devices %s, features %s", act[i].v->name, act[i].source,

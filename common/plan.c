@@ -293,7 +293,7 @@ static void add_all_nodes(struct vctx *c, const char *pat)
 	}
 }
 
-static int add_nodes(struct vctx *c, const char *sel, struct oerr *err)
+static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
 {
 	_cleanup_free_ char *copy = NULL;
 	char *save = NULL;
@@ -324,7 +324,7 @@ static int add_nodes(struct vctx *c, const char *sel, struct oerr *err)
 		}
 		/* asked for by name, and not there: the container would run
 		 * without it (NVIDIA's hook fails the same way) */
-		if (!any)
+		if (!any && strict)
 			return oerr_set(err, 0, "%s: no device %s: %s%s not found", c->v->name, tok,
 					strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", first);
 	}
@@ -387,10 +387,13 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 	if (c.rootfd < 0) {
 		/* A driver container that is not there yet has nothing to offer;
 		 * a user namespace made before it was mounted never sees it. */
-		log_warn("%s: active, but driver_root %s: %s: the container gets nothing from it%s", v->name,
-			 v->driver_root, strerror(errno),
-			 in_initial_userns() ? "" : " (in a user namespace made before it was mounted? "
-			 "rootless podman: podman system migrate)");
+		if (sel->container)
+			log_warn("%s: active, but driver_root %s: %s: the container gets nothing from it%s",
+				 v->name, v->driver_root, strerror(errno),
+				 in_initial_userns() ? "" : " (in a user namespace made before it was mounted? "
+				 "rootless podman: podman system migrate)");
+		else
+			log_debug("%s: driver_root %s: %s", v->name, v->driver_root, strerror(errno));
 		r = 0;
 		goto out;
 	}
@@ -403,10 +406,10 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 			for (size_t i = 0; i < v->features[f].items[k].n; i++)
 				add_item(&c, (enum item_kind)k, v->features[f].items[k].v[i]);
 		}
-		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, err) < 0)
+		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
 			goto out;
 	}
-	if (p->n == before)
+	if (p->n == before && sel->container)
 		log_warn("%s: active, but none of its files is under driver_root %s: the container gets "
 			 "nothing from it", v->name, v->driver_root);
 	r = 0;

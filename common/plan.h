@@ -41,6 +41,8 @@ struct plan {
 struct plan_select {
 	const char *features;  /* "all", a list, or NULL: the vendor's driver_feature */
 	const char *devices;   /* "all", "none", indices; NULL: every node that exists */
+	bool container;        /* a container's request (hook, inject): a device index
+				* that does not exist fails it, finding nothing warns */
 };
 
 /* Add vendor V's items for SEL to P. Nonexistent paths are skipped (debug

@@ -67,6 +67,10 @@ setup() {
 	chmod -R a+rX "$D/hooks" "$D/dr"
 }
 
+teardown() {
+	if [ -n "${cid:-}" ]; then as_user podman rm -f -t 0 "$cid" >/dev/null 2>&1 || true; fi
+}
+
 # as_user CMD...: CMD as the test user, in its own runtime dir and home
 as_user() {
 	runuser -u "$RLUSER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$T/home" \
@@ -138,7 +142,6 @@ cat: read error: Invalid argument
 	run "$OCIDEC" inject -c "$D/cfg" --pid "$pid" demo
 	assert_success
 	run as_user podman exec "$cid" sh -c "$CHECK"
-	as_user podman rm -f -t 0 "$cid" >/dev/null 2>&1
 	assert_output "$EXPECTED"
 }
 
@@ -152,4 +155,22 @@ cat: read error: Invalid argument
 	assert_output "$EXPECTED"
 	# seen from the host, the mapped root owns them
 	assert_equal "$(stat -c %u:%g "$D/b/rootfs/opt" "$D/b/rootfs/opt/demo/lib")" $'300000:300000\n300000:300000'
+}
+
+@test "rootless in a cgroup v1 devices sub-cgroup it may not write (RHEL 8 style): the container starts" {
+	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
+	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
+	mkdir "$CG1"
+	echo "c 10:237 rwm" >"$CG1/devices.deny"    # the administrator denies democtl
+	run sh -c "echo \$\$ >'$CG1/cgroup.procs'; exec \"\$@\"" sh \
+		runuser -u "$RLUSER" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$T/home" \
+		XDG_RUNTIME_DIR="$T/run" CONTAINERS_CONF="$T/containers.conf" \
+		CONTAINERS_STORAGE_CONF="$T/storage.conf" timeout 120 podman --hooks-dir "$D/hooks" \
+		run --rm --network none -e OCI_DEMO=all --rootfs "$D/b/rootfs" sh -c 'demo-tool; cat /dev/democtl </dev/null 2>&1; true'
+	# the hook leaves the cgroup alone: the administrator's rule holds
+	while read -r p; do echo "$p" >/sys/fs/cgroup/devices/cgroup.procs; done <"$CG1/cgroup.procs"
+	rmdir "$CG1"
+	assert_success
+	assert_line "demo-tool: the answer is 42"
+	assert_line "cat: can't open '/dev/democtl': Operation not permitted"
 }
