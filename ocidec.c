@@ -33,7 +33,7 @@ const struct applet *current_applet;
 
 static const char main_usage[] =
 	"usage: ocidec APPLET [ARGS...]\n"
-	"       ocidec --list | --version | --help\n"
+	"       ocidec --list | --version | --help | -h | help\n"
 	"\n"
 	"Gives containers the host's accelerators: device nodes, driver libraries,\n"
 	"binaries and IPC sockets, as vendor INI files in /etc/ocidec/ocidec.d say.\n"
@@ -42,6 +42,14 @@ static const char main_usage[] =
 	"2 bad usage or an invalid config file.\n"
 	"\n"
 	"Applets:\n";
+
+/* The usage and the applets, to F */
+static void print_usage(FILE *f)
+{
+	fputs(main_usage, f);
+	for (unsigned i = 0; i < napplets; i++)
+		fprintf(f, "  %s\n", applets[i].name);
+}
 
 static int cmp_applet(const void *key, const void *a)
 {
@@ -136,8 +144,12 @@ static int run(const struct applet *a, int argc, char **argv)
 	env_switches(a);
 	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
 	log_prog = prog;
-	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		out("%s", a->usage);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+		out("ocidec %s\n", OCIDEC_VERSION);
 		return applet_finish_stdout(EXIT_OK);
 	}
 	return a->main(argc, argv);
@@ -157,18 +169,20 @@ int main(int argc, char **argv)
 	if (a)
 		return run(a, argc, argv);
 	if (argc < 2) {
-		fputs(main_usage, stderr);
+		print_usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		out("ocidec %s\n", OCIDEC_VERSION);
 		return applet_finish_stdout(EXIT_OK);
 	}
-	if (strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "--help") == 0) {
-		if (argv[1][2] == 'h')
-			out("%s", main_usage);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		print_usage(stdout);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	if (strcmp(argv[1], "--list") == 0) {
 		for (unsigned i = 0; i < napplets; i++)
-			out(argv[1][2] == 'h' ? "  %s\n" : "%s\n", applets[i].name);
+			out("%s\n", applets[i].name);
 		return applet_finish_stdout(EXIT_OK);
 	}
 	a = find_applet(argv[1]);

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 const char hook_usage[] =
-	"usage: ocidec hook [-c DIR] [--log FILE] [--dry-run] [STAGE] < STATE\n"
+	"usage: ocidec hook [-c DIR] [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
 	"\n"
 	"An OCI runtime hook: reads the container state on stdin and BUNDLE/config.json,\n"
 	"and injects the vendors the container activates. Works at prestart (the\n"

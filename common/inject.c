@@ -557,6 +557,8 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	 * rootless podman runs has none to give, nor a rule to need) */
 	if (!in_initial_userns())
 		log_debug("not in the initial user namespace: the device cgroup is left to the runtime");
+	else if (o->pid <= 0)
+		log_info("no pid (a dry run): the container's device cgroup is not known");
 	else if (cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
 		goto out;
 	if (o->dry_run) {

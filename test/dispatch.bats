@@ -19,20 +19,27 @@ setup() {
 	assert_output "$(printf '%s\n' hook inject ldcache list relabel selinux-check)"
 }
 
-@test "--help prints usage and the applets to stdout" {
-	run --separate-stderr ocidec --help
-	assert_success
-	assert_line --index 0 --partial "usage: ocidec APPLET"
-	assert_line "  selinux-check"
+@test "--help, -h and help print usage and the applets to stdout" {
+	for h in --help -h help; do
+		run --separate-stderr ocidec "$h"
+		assert_success
+		assert_line --index 0 --partial "usage: ocidec APPLET"
+		assert_line "  hook"
+		assert_line "  selinux-check"
+	done
 }
 
-@test "each applet's --help, through argv[0] APPLET, ocidec-APPLET and 'ocidec APPLET'" {
+@test "each applet's --help, -h and --version, through argv[0] APPLET, ocidec-APPLET and 'ocidec APPLET'" {
 	for a in hook inject ldcache list relabel selinux-check; do
 		for cmd in "$a" "ocidec-$a" "ocidec $a"; do
-			run --separate-stderr $cmd --help
-			assert_success
-			assert_line --index 0 --partial "usage: ocidec $a"
-			[ -z "$stderr" ]
+			for h in --help -h; do
+				run --separate-stderr $cmd $h
+				assert_success
+				assert_line --index 0 --partial "usage: ocidec $a"
+				[ -z "$stderr" ]
+			done
+			run $cmd --version
+			assert_output "ocidec $(cat "$BATS_TEST_DIRNAME/../VERSION")"
 		done
 	done
 }
@@ -51,11 +58,12 @@ setup() {
 	assert_failure 2
 }
 
-@test "no arguments: usage on stderr, exit 2" {
+@test "no arguments: usage and the applets on stderr, exit 2" {
 	run --separate-stderr ocidec
 	assert_failure 2
 	[ -z "$output" ]
 	[[ $stderr == usage:* ]]
+	[[ $stderr == *$'\n  hook\n'* ]]
 }
 
 @test "an unknown option is a usage error naming it, one line" {

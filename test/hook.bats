@@ -464,6 +464,17 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_output --partial "the container's device cgroup: $CG1/devices.allow: c 10:237 rwm: Read-only file system"
 }
 
+@test "--dry-run needs no pid: the plan without the cgroup rules; a real run needs one" {
+	bundle OCI_DEMO=all >/dev/null
+	run "$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	assert_line "mount $DR/dev/democtl /dev/democtl ro,nosuid,noexec"
+	refute_line --regexp "^cgroup2? "
+	run "$OCIDEC" hook -c "$CFG" <<<"{\"bundle\": \"$B\"}"
+	assert_failure
+	assert_output 'ocidec hook: container state: no "pid"'
+}
+
 @test "kernels without the new mount API: bind mounts between /proc/self/fd paths, same result" {
 	HOOK_ARGS="--mount-api legacy " bundle OCI_DEMO=all -- sh -c 'grep -E " /(dev/democtl|usr/bin/demo-tool|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool' >/dev/null
 	grep -q '"legacy"' "$B/config.json"
