@@ -611,6 +611,10 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 			oerr_prefix(err, "the container's ld.so.cache");
 			goto out;
 		}
+		if (ldconfig_dropin(&lc, err) < 0) {
+			oerr_prefix(err, "the container's /etc/ld.so.conf.d");
+			goto out;
+		}
 	}
 	r = 0;
 out:

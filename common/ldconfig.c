@@ -1158,3 +1158,51 @@ int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
 	strv_free(&dirs);
 	return r;
 }
+
+/* The drop-in's name for DIR: "00-ocidec" + DIR with '/' as '-' + ".conf" */
+static char *dropin_name(const char *dir)
+{
+	char *name = xasprintf("/etc/ld.so.conf.d/00-ocidec%s.conf", dir);
+
+	for (char *p = name + strlen("/etc/ld.so.conf.d/"); *p; p++)
+		if (*p == '/')
+			*p = '-';
+	return name;
+}
+
+/* Is FILE in the tree a regular file holding exactly TEXT? */
+static bool holds(int rootfd, const char *file, const char *text)
+{
+	_cleanup_close_ int pfd = root_open(rootfd, file, O_PATH | O_NOFOLLOW), fd = -1;
+	char buf[PATH_MAX + 2];
+	struct stat st;
+	size_t len = strlen(text);
+	ssize_t n;
+
+	fd = pfd < 0 ? -1 : reopen_regular(rootfd, pfd, &st);
+	if (fd < 0 || (size_t)st.st_size != len || len >= sizeof(buf))
+		return false;
+	n = read(fd, buf, sizeof(buf));
+	return n == (ssize_t)len && memcmp(buf, text, len) == 0;
+}
+
+int ldconfig_dropin(const struct ldconfig *o, struct oerr *err)
+{
+	_cleanup_close_ int d = root_open(o->rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+
+	if (d < 0)
+		return 0;  /* no such convention in this image */
+	for (size_t i = 0; i < o->ndirs; i++) {
+		_cleanup_free_ char *name = dropin_name(o->dirs[i]);
+		_cleanup_free_ char *text = xasprintf("%s\n", o->dirs[i]);
+
+		if (strlen(o->dirs[i]) >= PATH_MAX || holds(o->rootfd, name, text))
+			continue;
+		if (root_write_atomic(o->rootfd, name, text, strlen(text), err) < 0) {
+			if (errno == EROFS)
+				return 0;  /* a read-only rootfs: nor can its ldconfig write */
+			return -1;
+		}
+	}
+	return 0;
+}

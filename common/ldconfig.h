@@ -41,6 +41,12 @@ int ldconfig_rebuild(const struct ldconfig *o, struct oerr *err);
  * instead, and a cache is only updated when the tree has one. */
 int ldconfig_add(const struct ldconfig *o, struct oerr *err);
 
+/* glibc trees with /etc/ld.so.conf.d: one drop-in per DIR
+ * (00-ocidec-opt-vendor-lib.conf holding "/opt/vendor/lib"), so that the
+ * container's own ldconfig keeps the DIRs in its cache. Written only when
+ * missing or different; a read-only tree is left alone. */
+int ldconfig_dropin(const struct ldconfig *o, struct oerr *err);
+
 /* musl only: add the DIRs to /etc/ld-musl-ARCH.path when the tree has
  * musl's loader. Returns 1 when it has, 0 when not, -1 on error. */
 int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err);

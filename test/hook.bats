@@ -475,6 +475,23 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_output 'ocidec hook: container state: no "pid"'
 }
 
+@test "the cache survives the container's own ldconfig: a drop-in in /etc/ld.so.conf.d" {
+	# an image with glibc's ldconfig and the usual include
+	RW=1 bundle OCI_DEMO=all -- sh -c 'ldconfig && demo-tool && cat /etc/ld.so.conf.d/00-ocidec-opt-demo-lib.conf' >/dev/null
+	mkdir -p "$B/rootfs/etc/ld.so.conf.d" "$B/rootfs/sbin"
+	echo 'include /etc/ld.so.conf.d/*.conf' >"$B/rootfs/etc/ld.so.conf"
+	cp /sbin/ldconfig "$B/rootfs/sbin/ldconfig"
+	run sh -c "cd '$B' && runc run '$ID'"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\n/opt/demo/lib'
+	runc delete -f "$ID"
+	# a second run leaves the drop-in as it is
+	ino=$(stat -c %i "$B/rootfs/etc/ld.so.conf.d/00-ocidec-opt-demo-lib.conf")
+	run sh -c "cd '$B' && runc run '$ID'"
+	assert_success
+	assert_equal "$(stat -c %i "$B/rootfs/etc/ld.so.conf.d/00-ocidec-opt-demo-lib.conf")" "$ino"
+}
+
 @test "kernels without the new mount API: bind mounts between /proc/self/fd paths, same result" {
 	HOOK_ARGS="--mount-api legacy " bundle OCI_DEMO=all -- sh -c 'grep -E " /(dev/democtl|usr/bin/demo-tool|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool' >/dev/null
 	grep -q '"legacy"' "$B/config.json"
