@@ -42,7 +42,7 @@ in_container() {
 }
 
 @test "activated: device, library, program, file and directory are there, read-only, and the program runs" {
-	run in_container 'grep -E " /(dev/democtl|dev/demo[01]|usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool; readlink /opt/demo/lib/libdemo.so.1; cat /etc/demo/demo.conf; (echo x >/etc/demo/demo.conf); cat /usr/share/demo/README' OCI_DEMO=all
+	run in_container 'grep -E " /(dev/democtl|dev/demo[01]|usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool; readlink /opt/demo/lib/libdemo.so.1; cat /etc/demo/demo.conf; (echo x >/etc/demo/demo.conf) 2>&1; cat /usr/share/demo/README' OCI_DEMO=all
 	assert_success
 	assert_line "/dev/democtl ro,nosuid,noexec,relatime"
 	assert_line "/dev/demo0 ro,nosuid,noexec,relatime"
