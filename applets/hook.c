@@ -1,6 +1,6 @@
 /* hook: the OCI runtime hook (prestart, createRuntime).
  *
- * See: SPEC sections 4 and 5; oci-hooks(5). Parse (state on stdin, the
+ * See: ocidec(1), ACTIVATION and APPLETS (hook); oci-hooks(5). Parse (state on stdin, the
  * bundle's config.json, the vendor configs), decide (activate.c), plan
  * (plan.c), apply (inject.c). No active vendor: exit 0 having changed
  * nothing. The hook's own environment is what the hooks.d file gives it; the
@@ -35,6 +35,7 @@ const char hook_usage[] =
 	"                        (default " SYSLOG_DEFAULT "; none: not)\n"
 	"  -n, --dry-run         print what would be done (mounts, device rules, cache\n"
 	"                        directories), change nothing\n"
+	"      --format json     with --dry-run: the container edits as one JSON object\n"
 	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n"
 	"      --resolver fallback, --mount-api legacy\n"
 	"                        tests: the code paths of older kernels\n"
@@ -104,6 +105,7 @@ APPLET_MAIN(hook)
 		{ "resolver", required_argument, NULL, 'R' },
 		{ "mount-api", required_argument, NULL, 'M' },
 		{ "syslog", required_argument, NULL, 'S' },
+		{ "format", required_argument, NULL, 'F' },
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT, *stage = "prestart";
@@ -135,6 +137,10 @@ APPLET_MAIN(hook)
 		case 'R': rootpath_init(optarg); break;
 		case 'M': inject_mount_api(optarg); break;
 		case 'S': log_syslog(optarg); break;
+		case 'F':
+			if (inject_format(&io, optarg) < 0)
+				return applet_usage_error("--format %s: text or json", optarg);
+			break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}

@@ -1,6 +1,6 @@
 /* inject: the hook's injection, driven from the command line.
  *
- * See: SPEC section 6. HPC engines (Sarus and the like) call it with the
+ * See: ocidec(1), APPLETS. HPC engines (Sarus and the like) call it with the
  * devices the workload manager granted: `ocidec inject --pid PID VENDOR...`.
  * Without --rootfs the rootfs is "/" of the process's mount namespace.
  */
@@ -31,6 +31,7 @@ const char inject_usage[] =
 	"  -f, --features LIST   features, comma separated, or all (default: each\n"
 	"                        vendor's driver_feature)\n"
 	"  -n, --dry-run         print what would be done, change nothing\n"
+	"      --format json     with --dry-run: the container edits as one JSON object\n"
 	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n";
 
 APPLET_MAIN(inject)
@@ -43,6 +44,7 @@ APPLET_MAIN(inject)
 		{ "features", required_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'F' },
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT, *devices = "all", *features = NULL;
@@ -69,6 +71,10 @@ APPLET_MAIN(inject)
 		case 'd': devices = optarg; break;
 		case 'f': features = optarg; break;
 		case 'n': io.dry_run = true; break;
+		case 'F':
+			if (inject_format(&io, optarg) < 0)
+				return applet_usage_error("--format %s: text or json", optarg);
+			break;
 		case 't':
 			if (deadline_arm(optarg) < 0)
 				return applet_usage_error("--timeout %s: not a number of seconds (0 to 3600)", optarg);

@@ -1,6 +1,6 @@
 /* ldcache: read and rebuild glibc's ld.so.cache, like ldconfig(8).
  *
- * See: SPEC section 6; glibc's ldconfig(8). `-p` prints the cache exactly as
+ * See: ocidec(1), APPLETS; glibc's ldconfig(8). `-p` prints the cache exactly as
  * `ldconfig -p` does: a count line, one tab-indented line per entry in cache
  * order, and the generator line when the cache records one. `-r ROOT` rebuilds
  * (common/ldconfig.c); `-a` is the hook's fast path.

@@ -1,6 +1,6 @@
 /* list: print the host paths the vendors would inject.
  *
- * See: SPEC section 6. Made for `ocidec list | restorecon -v -f -`, like
+ * See: ocidec(1), APPLETS. Made for `ocidec list | restorecon -v -f -`, like
  * `nvidia-container-cli -k list`: every existing path, driver_root prefixed,
  * one absolute path per line, each once, nothing else on stdout. A listed
  * symlink is printed, then the file it resolves to inside the driver root,

@@ -1,7 +1,7 @@
 /* relabel: set the SELinux contexts the vendor configs name on the host
  * paths `list` prints, without libselinux.
  *
- * See: SPEC section 6; restorecon(8). Device nodes get
+ * See: ocidec(1), APPLETS; restorecon(8). Device nodes get
  * selinux_device_context, everything else selinux_file_context (a vendor
  * without the key leaves those paths alone). lgetxattr/lsetxattr of
  * "security.selinux": a symlink is labelled itself, never followed; the file

@@ -1,6 +1,6 @@
 /* selinux-check: is this host ready to run accelerator containers confined?
  *
- * See: SPEC section 6. Reports the SELinux mode (selinuxfs, found through
+ * See: ocidec(1), APPLETS. Reports the SELinux mode (selinuxfs, found through
  * /proc/self/mountinfo, or --selinuxfs DIR), whether the kernel's policy
  * knows ocidec_container_t (a write of a context naming it to selinuxfs's
  * `context` node, which the kernel refuses for an unknown type), the

@@ -1,5 +1,5 @@
 /* activate.h: which vendors a container asks for, with which devices and
- * features (SPEC section 4). Reads only the container's config (env,
+ * features (ocidec(1), ACTIVATION). Reads only the container's config (env,
  * annotations) and, for NVIDIA-style UUIDs, the vendor's information files.
  *
  * Per vendor: its annotation (in config.json or the state) wins; else the

@@ -1,4 +1,4 @@
-/* config.c: load and check vendor INI files with inih (SPEC section 3).
+/* config.c: load and check vendor INI files with inih (ocidec(1), VENDOR CONFIGS).
  *
  * inih hands us one call per "key = value" line, one per continuation line
  * (an indented line after a key) and one per section header. Everything is

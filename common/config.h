@@ -1,4 +1,4 @@
-/* config.h: vendor configs, SPEC section 3. One INI file per vendor in a
+/* config.h: vendor configs, ocidec(1), VENDOR CONFIGS. One INI file per vendor in a
  * directory; loaded whole and checked before anything acts on it. */
 #ifndef OCIDEC_CONFIG_H
 #define OCIDEC_CONFIG_H

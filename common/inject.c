@@ -2,7 +2,7 @@
 #include "common/inject.h"
 
 #include "common/devcg.h"
-#include "common/elf.h"
+#include "common/edits.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootpath.h"
@@ -20,7 +20,6 @@
 #include <sys/fsuid.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #ifdef __SANITIZE_ADDRESS__
@@ -43,6 +42,9 @@
 #define MOUNT_ATTR_NOSUID_ 0x02
 #define MOUNT_ATTR_NODEV_ 0x04
 #define MOUNT_ATTR_NOEXEC_ 0x08
+_Static_assert(EDIT_RDONLY == MOUNT_ATTR_RDONLY_ && EDIT_NOSUID == MOUNT_ATTR_NOSUID_ &&
+	       EDIT_NODEV == MOUNT_ATTR_NODEV_ && EDIT_NOEXEC == MOUNT_ATTR_NOEXEC_,
+	       "the edit flags are mount_setattr's");
 #define MS_PRIVATE_ (1 << 18)
 #define TMPFS_MAGIC_ 0x01021994
 
@@ -50,39 +52,12 @@ struct mount_attr_ {
 	uint64_t attr_set, attr_clr, propagation, userns_fd;
 };
 
-/* One mount to make: the item's descriptor onto CPATH (container). */
+/* One mount edit to apply: its source cloned as a detached mount. The
+ * EDIT_* flags are the kernel's MOUNT_ATTR_* values. */
 struct job {
-	const struct plan_item *it;
-	const char *cpath;      /* container path */
-	const char *host;       /* the canonical host path (messages; legacy bind) */
-	unsigned attrs;
+	const struct edit_mount *m;
 	int tree;               /* detached mount, or -1 */
-	char *link;             /* the item is a symlink: its text, made at it->path */
 };
-
-static const char *attr_names(unsigned a)
-{
-	static char buf[64];
-	snprintf(buf, sizeof(buf), "%s%s%s%s", a & MOUNT_ATTR_RDONLY_ ? "ro" : "rw",
-		 a & MOUNT_ATTR_NOSUID_ ? ",nosuid" : "", a & MOUNT_ATTR_NODEV_ ? ",nodev" : "",
-		 a & MOUNT_ATTR_NOEXEC_ ? ",noexec" : "");
-	return buf;
-}
-
-/* Every mount is read-only: a device node's metadata (chmod inside the
- * container) and an IPC directory's entries are the host's; reading and
- * writing a device, and connecting to a socket, work on a read-only mount. */
-static unsigned attrs_for(enum item_kind k)
-{
-	switch (k) {
-	case KIND_DEVICES:
-		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NOEXEC_;
-	case KIND_IPC:
-		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_ | MOUNT_ATTR_NOEXEC_;
-	default:
-		return MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_;
-	}
-}
 
 static bool new_api_missing;
 
@@ -94,20 +69,20 @@ void inject_mount_api(const char *mode)
 
 static int prepare(struct job *j, struct oerr *err)
 {
-	struct mount_attr_ ma = { .attr_set = j->attrs, .propagation = MS_PRIVATE_ };
+	struct mount_attr_ ma = { .attr_set = j->m->flags, .propagation = MS_PRIVATE_ };
 
 	j->tree = -1;
 	if (new_api_missing)
 		return 0;
-	j->tree = (int)syscall(SYS_open_tree, j->it->fd, "", OPEN_TREE_CLONE_ | O_CLOEXEC | AT_EMPTY_PATH);
+	j->tree = (int)syscall(SYS_open_tree, j->m->it->fd, "", OPEN_TREE_CLONE_ | O_CLOEXEC | AT_EMPTY_PATH);
 	if (j->tree < 0 && (errno == ENOSYS || errno == EPERM)) {
 		new_api_missing = true;
 		return 0;
 	}
 	if (j->tree < 0)
-		return oerr_set(err, errno, "%s: open_tree", j->host);
+		return oerr_set(err, errno, "%s: open_tree", j->m->source);
 	if (syscall(SYS_mount_setattr, j->tree, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
-		return oerr_set(err, errno, "%s: mount_setattr %s", j->host, attr_names(j->attrs));
+		return oerr_set(err, errno, "%s: mount_setattr %s", j->m->source, edit_flags_text(j->m->flags));
 	return 0;
 }
 
@@ -239,7 +214,7 @@ static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 	if (j->tree >= 0) {
 		if (syscall(SYS_move_mount, j->tree, "", tgt, "",
 			    MOVE_MOUNT_F_EMPTY_PATH_ | MOVE_MOUNT_T_EMPTY_PATH_) < 0)
-			return oerr_set(err, errno, "%s: move_mount", j->cpath);
+			return oerr_set(err, errno, "%s: move_mount", j->m->destination);
 		if (fd_mnt_id(j->tree, &id) == 0)
 			root_confine_allow(rootfd, id);  /* the cache reads what it mounted */
 		return 0;
@@ -247,79 +222,40 @@ static int attach(struct job *j, int rootfd, int tgt, struct oerr *err)
 	/* A bind mount's source must be in our (now the container's) mount
 	 * namespace: before pivot_root the host's tree is still there, so the
 	 * source is opened again by its path and must be the same inode. */
-	_cleanup_close_ int here = open(j->host, O_PATH | O_CLOEXEC);
+	_cleanup_close_ int here = open(j->m->source, O_PATH | O_CLOEXEC);
 	struct stat st;
 
-	if (here < 0 || fstat(here, &st) < 0 || st.st_dev != j->it->st.st_dev || st.st_ino != j->it->st.st_ino)
+	if (here < 0 || fstat(here, &st) < 0 || st.st_dev != j->m->it->st.st_dev || st.st_ino != j->m->it->st.st_ino)
 		return oerr_set(err, here < 0 ? errno : ESTALE,
 				"%s: not reachable from the container's mount namespace (without open_tree, "
-				"inject only before pivot_root)", j->host);
+				"inject only before pivot_root)", j->m->source);
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", here);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", tgt);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-		return oerr_set(err, errno, "%s: bind mount", j->cpath);
+		return oerr_set(err, errno, "%s: bind mount", j->m->destination);
 	/* TGT is the file under the new mount: the remount needs the mount
 	 * (found unconfined: it is not on an allowed mount yet) */
-	_cleanup_close_ int top = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
-	if (top < 0 || fstat(top, &st) < 0 || st.st_dev != j->it->st.st_dev || st.st_ino != j->it->st.st_ino)
-		return oerr_set(err, top < 0 ? errno : ESTALE, "%s: the new mount is not there", j->cpath);
+	_cleanup_close_ int top = root_open_any(rootfd, j->m->destination, O_PATH | O_NOFOLLOW);
+	if (top < 0 || fstat(top, &st) < 0 || st.st_dev != j->m->it->st.st_dev || st.st_ino != j->m->it->st.st_ino)
+		return oerr_set(err, top < 0 ? errno : ESTALE, "%s: the new mount is not there", j->m->destination);
 	if (fd_mnt_id(top, &id) == 0)
 		root_confine_allow(rootfd, id);
 	snprintf(dst, sizeof(dst), "/proc/self/fd/%d", top);
 	if (mount(NULL, dst, NULL, MS_PRIVATE, NULL) < 0 ||
 	    mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT |
-		  (j->attrs & MOUNT_ATTR_RDONLY_ ? MS_RDONLY : 0) |
-		  (j->attrs & MOUNT_ATTR_NOSUID_ ? MS_NOSUID : 0) |
-		  (j->attrs & MOUNT_ATTR_NODEV_ ? MS_NODEV : 0) |
-		  (j->attrs & MOUNT_ATTR_NOEXEC_ ? MS_NOEXEC : 0), NULL) < 0)
-		return oerr_set(err, errno, "%s: remount %s", j->cpath, attr_names(j->attrs));
+		  (j->m->flags & EDIT_RDONLY ? MS_RDONLY : 0) |
+		  (j->m->flags & EDIT_NOSUID ? MS_NOSUID : 0) |
+		  (j->m->flags & EDIT_NODEV ? MS_NODEV : 0) |
+		  (j->m->flags & EDIT_NOEXEC ? MS_NOEXEC : 0), NULL) < 0)
+		return oerr_set(err, errno, "%s: remount %s", j->m->destination, edit_flags_text(j->m->flags));
 	return 0;
-}
-
-/* The device cgroup rules for the injected device nodes. */
-static int cgroup_allow(int pid, const struct job *jobs, size_t n, bool dry_run, struct oerr *err)
-{
-	struct devcg_rule *rules = xcalloc(n ? n : 1, sizeof(*rules));
-	size_t k = 0;
-	int r;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct job *j = &jobs[i];
-		if ((S_ISCHR(j->it->st.st_mode) || S_ISBLK(j->it->st.st_mode)) && j->it->vendor->cgroup_devices)
-			rules[k++] = (struct devcg_rule){ S_ISCHR(j->it->st.st_mode) ? 'c' : 'b',
-							  major(j->it->st.st_rdev), minor(j->it->st.st_rdev) };
-	}
-	r = devcg_allow(pid, rules, k, dry_run, err);
-	free(rules);
-	return r;
-}
-
-/* Dry run: the cache entry a library gives ("ldcache-entry SONAME PATH"):
- * the SONAME link the cache points at, as ldconfig makes it. */
-static void print_cache_entry(const struct job *j)
-{
-	struct stat st;
-	_cleanup_close_ int fd = reopen_regular(AT_FDCWD, j->it->fd, &st);
-	struct elf_source src = { .fd = fd, .size = (uint64_t)st.st_size };
-	struct elf_info info;
-	struct oerr err;
-	const char *slash = strrchr(j->cpath, '/');
-
-	if (fd < 0)
-		return;
-	if (elf_read(&src, NULL, &info, &err) == ELF_OK)
-		printf("ldcache-entry %s %.*s/%s\n", info.soname ? info.soname : slash + 1,
-		       (int)(slash - j->cpath), j->cpath, info.soname ? info.soname : slash + 1);
-	elf_info_free(&info);
 }
 
 static void jobs_free(struct job *jobs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		if (jobs[i].tree >= 0)
 			close(jobs[i].tree);
-		free(jobs[i].link);
-	}
 	free(jobs);
 }
 
@@ -437,56 +373,15 @@ static int become_container_root(int pid, struct oerr *err)
 	return 0;
 }
 
-/* The host side: each item's descriptor cloned as a detached mount, one
- * job per container path (*N of them). */
-static int jobs_prepare(const struct plan *p, const struct inject_opts *o, struct job *jobs, size_t *np,
-			struct strv *libdirs, struct oerr *err)
+/* The host side: each mount's source cloned as a detached mount. */
+static int jobs_prepare(const struct edits *e, struct job *jobs, struct oerr *err)
 {
-	size_t n = 0;
-	int r = 0;
-
-	for (size_t i = 0; i < p->n; i++) {
-		const struct plan_item *it = &p->items[i];
-		struct job *j = &jobs[n];
-		bool dup = false;
-
-		j->tree = -1;
-		j->it = it;
-		j->cpath = it->target ? it->target : it->path;
-		j->host = it->target ? it->host_target : it->host;
-		j->attrs = attrs_for(it->kind);
-		for (size_t k = 0; k < n && !dup; k++)
-			dup = strcmp(jobs[k].cpath, j->cpath) == 0;
-		if (dup)
-			continue;
-		if (it->link_dirfd >= 0) {
-			char text[PATH_MAX];
-			ssize_t l = readlinkat(it->link_dirfd, it->link_name, text, sizeof(text) - 1);
-			if (l > 0) {
-				text[l] = '\0';
-				j->link = xstrdup(text);
-			}
-		}
-		if (it->kind == KIND_LIBRARIES) {
-			char *d = xstrndup(j->cpath, (size_t)(strrchr(j->cpath, '/') - j->cpath));
-			if (!strv_contains(libdirs, *d ? d : "/"))
-				strv_push(libdirs, *d ? d : "/");
-			free(d);
-		}
-		n++;
-		if (o->dry_run) {
-			printf("mount %s %s %s\n", j->host, j->cpath, attr_names(j->attrs));
-			if (j->link)
-				printf("symlink %s %s\n", it->path, j->link);
-			continue;
-		}
-		if (prepare(j, err) < 0) {
-			r = -1;
-			break;
-		}
-	}
-	*np = n;
-	return r;
+	for (size_t i = 0; i < e->nmounts; i++)
+		jobs[i] = (struct job){ .m = &e->mounts[i], .tree = -1 };
+	for (size_t i = 0; i < e->nmounts; i++)
+		if (prepare(&jobs[i], err) < 0)
+			return -1;
+	return 0;
 }
 
 /* In the container's mount namespace: targets made and mounts attached. */
@@ -498,16 +393,16 @@ static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
 		struct stat st;
 
 		if (deadline_passed())
-			return oerr_set(err, 0, "%s: not mounted: the deadline (--timeout) passed", j->cpath);
-		if (j->link) {  /* the driver's symlink, made as it is on the host */
+			return oerr_set(err, 0, "%s: not mounted: the deadline (--timeout) passed", j->m->destination);
+		if (j->m->link_target) {  /* the driver's symlink, made as it is on the host */
 			_cleanup_close_ int pfd = -1;
-			char *slash = strrchr(j->it->path, '/');
-			char *parent = xstrndup(j->it->path, (size_t)(slash - j->it->path));
+			char *slash = strrchr(j->m->link_path, '/');
+			char *parent = xstrndup(j->m->link_path, (size_t)(slash - j->m->link_path));
 			pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
 			free(parent);
 			if (pfd < 0)
 				return -1;
-			if (symlinkat(j->link, pfd, slash + 1) < 0) {
+			if (symlinkat(j->m->link_target, pfd, slash + 1) < 0) {
 				char text[PATH_MAX];
 				int e = errno;
 				ssize_t l = e == EEXIST ? readlinkat(pfd, slash + 1, text, sizeof(text) - 1) : -1;
@@ -515,61 +410,93 @@ static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
 				if (l >= 0)
 					text[l] = '\0';
 				if (e != EEXIST)
-					log_warn("%s: symlink: %s", j->it->path, strerror(e));
-				else if (l < 0 || strcmp(text, j->link) != 0)
+					log_warn("%s: symlink: %s", j->m->link_path, strerror(e));
+				else if (l < 0 || strcmp(text, j->m->link_target) != 0)
 					log_warn("%s: the image has a %s there; the driver's link to %s is not made "
-						 "(what uses that name gets the image's)", j->it->path,
-						 l < 0 ? "file" : "link of its own", j->link);
+						 "(what uses that name gets the image's)", j->m->link_path,
+						 l < 0 ? "file" : "link of its own", j->m->link_target);
 			}
 		}
 		/* Already there (a second run)? Then leave it. */
-		cur = root_open_any(rootfd, j->cpath, O_PATH | O_NOFOLLOW);
-		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->it->st.st_dev && st.st_ino == j->it->st.st_ino) {
+		cur = root_open_any(rootfd, j->m->destination, O_PATH | O_NOFOLLOW);
+		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->m->it->st.st_dev && st.st_ino == j->m->it->st.st_ino) {
 			uint64_t id;
 			if (fd_mnt_id(cur, &id) == 0)
 				root_confine_allow(rootfd, id);
-			log_debug("%s: already mounted", j->cpath);
+			log_debug("%s: already mounted", j->m->destination);
 			continue;
 		}
-		tgt = make_target(rootfd, j->cpath, S_ISDIR(j->it->st.st_mode), err);
+		tgt = make_target(rootfd, j->m->destination, S_ISDIR(j->m->it->st.st_mode), err);
 		if (tgt < 0 || attach(j, rootfd, tgt, err) < 0)
 			return -1;
-		log_info("mounted %s on %s (%s)", j->host, j->cpath, attr_names(j->attrs));
+		log_info("mounted %s on %s (%s)", j->m->source, j->m->destination, edit_flags_text(j->m->flags));
 	}
+	return 0;
+}
+
+/* The device cgroup: only the initial user namespace controls device
+ * cgroups (a hook rootless podman runs has none to give, nor a rule to
+ * need); a dry run without a pid has no cgroup to name. */
+static int cgroup_allow(const struct edits *e, const struct inject_opts *o, struct oerr *err)
+{
+	size_t n;
+	struct devcg_rule *rules;
+	int r = 0;
+
+	if (!in_initial_userns()) {
+		log_debug("not in the initial user namespace: the device cgroup is left to the runtime");
+		return 0;
+	}
+	if (o->pid <= 0) {
+		log_info("no pid (a dry run): the container's device cgroup is not known");
+		return 0;
+	}
+	rules = edits_rules(e, &n);
+	r = devcg_allow(o->pid, rules, n, o->dry_run, err);
+	free(rules);
+	return r;
+}
+
+/* --dry-run: the edits, as text (with the cgroup files the rules go to)
+ * or as JSON */
+static int print_edits(const struct edits *e, const struct inject_opts *o, struct oerr *err)
+{
+	if (o->json)
+		return edits_print_json(e) < 0 ? oerr_set(err, errno, "stdout") : 0;
+	edits_print_mounts(e);
+	if (cgroup_allow(e, o, err) < 0)
+		return -1;
+	edits_print_cache(e);
+	return 0;
+}
+
+int inject_format(struct inject_opts *o, const char *format)
+{
+	if (strcmp(format, "json") != 0 && strcmp(format, "text") != 0)
+		return -1;
+	o->json = strcmp(format, "json") == 0;
 	return 0;
 }
 
 int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 {
-	struct job *jobs = xcalloc(p->n ? p->n : 1, sizeof(*jobs));
-	struct strv libdirs = { 0 };
+	struct edits e;
+	struct job *jobs;
 	_cleanup_close_ int nsfd = -1, rootfd = -1;
-	size_t n = 0;
 	char nspath[64];
 	struct stat proot, hostroot;
 	bool pivoted;
 	int r = -1;
 
-	/* On the host: sources, detached mounts, cgroup. */
-	if (jobs_prepare(p, o, jobs, &n, &libdirs, err) < 0)
-		goto out;
-	/* Only the initial user namespace controls device cgroups (a hook
-	 * rootless podman runs has none to give, nor a rule to need) */
-	if (!in_initial_userns())
-		log_debug("not in the initial user namespace: the device cgroup is left to the runtime");
-	else if (o->pid <= 0)
-		log_info("no pid (a dry run): the container's device cgroup is not known");
-	else if (cgroup_allow(o->pid, jobs, n, o->dry_run, err) < 0)
-		goto out;
+	edits_build(p, &e);
+	jobs = xcalloc(e.nmounts ? e.nmounts : 1, sizeof(*jobs));
 	if (o->dry_run) {
-		for (size_t i = 0; i < libdirs.n; i++)
-			printf("ldcache %s\n", libdirs.v[i]);
-		for (size_t i = 0; i < n; i++)
-			if (jobs[i].it->kind == KIND_LIBRARIES)
-				print_cache_entry(&jobs[i]);
-		r = 0;
+		r = print_edits(&e, o, err);
 		goto out;
 	}
+	/* On the host: sources, detached mounts, cgroup. */
+	if (jobs_prepare(&e, jobs, err) < 0 || cgroup_allow(&e, o, err) < 0)
+		goto out;
 
 	/* In the container's mount namespace. Before pivot_root (a prestart
 	 * hook under runc) the rootfs is at its path; after it (inject into a
@@ -600,12 +527,12 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 		oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
 		goto out;
 	}
-	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, n, rootfd, err) < 0)
+	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, rootfd, err) < 0)
 		goto out;
-	if (libdirs.n) {
+	if (e.libdirs.n) {
 		struct ldconfig lc = {
 			.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
-			.dirs = libdirs.v, .ndirs = libdirs.n,
+			.dirs = e.libdirs.v, .ndirs = e.libdirs.n,
 		};
 		if (ldconfig_add(&lc, err) < 0) {
 			oerr_prefix(err, "the container's ld.so.cache");
@@ -620,8 +547,8 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 out:
 	if (rootfd >= 0)
 		root_unconfine(rootfd);
-	strv_free(&libdirs);
-	jobs_free(jobs, n);
+	jobs_free(jobs, e.nmounts);
+	edits_free(&e);
 	return r;
 }
 

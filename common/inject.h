@@ -1,4 +1,4 @@
-/* inject.h: apply a plan to a container (SPEC section 5).
+/* inject.h: apply a plan to a container (ocidec(1), APPLETS (hook)).
  *
  * On the host: every source is opened and cloned as a detached mount
  * (open_tree), its flags set (mount_setattr: files ro,nosuid,nodev; devices
@@ -28,12 +28,16 @@ struct inject_opts {
 			      * rootfs: once the process has pivoted into it, "/"
 			      * of its namespace is used instead */
 	bool dry_run;        /* print what would be done, change nothing */
+	bool json;           /* (dry_run) print the container edits as JSON */
 };
 
 /* "legacy" (the hook's --mount-api, OCIDEC_MOUNT_API elsewhere): bind
  * mounts as on kernels before 5.2, for tests; NULL or anything else: the
  * new mount API where the kernel has it. */
 void inject_mount_api(const char *mode);
+
+/* --format FORMAT of the dry run: "text" or "json"; -1 for anything else. */
+int inject_format(struct inject_opts *o, const char *format);
 
 int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err);
 

@@ -1,9 +1,9 @@
 /* plan.h: what a set of vendors would inject, as a plain value.
  *
- * Parse (config) -> plan (this) -> apply (mounts, cgroup, cache: the hook).
- * `list` prints a plan's host paths, `inject --dry-run` prints it whole, the
- * hook applies it. Building a plan only looks at the host: it resolves each
- * configured name under the vendor's driver_root (SPEC section 3) and keeps
+ * Parse (config) -> plan (this) -> container edits (edits.h) -> apply
+ * (mounts, cgroup, cache: the hook) or print (--dry-run). `list`, `relabel`
+ * and `selinux-check` use a plan's host side directly. Building a plan only looks at the host: it resolves each
+ * configured name under the vendor's driver_root (ocidec(1), VENDOR CONFIGS) and keeps
  * what exists.
  */
 #ifndef OCIDEC_PLAN_H

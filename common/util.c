@@ -78,7 +78,7 @@ void cleanup_closep(int *fd)
 	}
 }
 
-static void *oom(void)
+void *oom(void)
 {
 	static const char msg[] = "ocidec: fatal: out of memory\n";
 	if (write(2, msg, sizeof(msg) - 1) < 0) {

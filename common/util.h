@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Exit codes, SPEC section 2. */
+/* Exit codes, ocidec(1), EXIT STATUS. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 struct oerr {
@@ -38,6 +38,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 void *xreallocarray(void *p, size_t n, size_t size);
+/* Out of memory: one line, exit 1 (typed to end an expression). */
+void *oom(void);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* A + B in a new string (no printf: the hook's idle path uses it) */

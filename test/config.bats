@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Vendor configs (SPEC section 3): what loads, and one case per kind of
+# Vendor configs (ocidec(1), VENDOR CONFIGS): what loads, and one case per kind of
 # error, each a one-line "FILE:LINE: what" message with exit 2.
 
 load helpers

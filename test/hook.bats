@@ -492,6 +492,35 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_equal "$(stat -c %i "$B/rootfs/etc/ld.so.conf.d/00-ocidec-opt-demo-lib.conf")" "$ino"
 }
 
+@test "--dry-run --format json: the same container edits as the text, as one JSON object" {
+	bundle OCI_DEMO=all >/dev/null
+	run "$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	text=$output
+	run "$OCIDEC" hook -c "$CFG" --dry-run --format json <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	# the JSON, put back into the text's lines, is the text
+	run perl -MJSON::PP -e 'local $/; my $e = decode_json(<STDIN>);
+		# a driver link is made next to what it names: libdemo.so.1 -> libdemo.so.1.0
+		my %link_to = map { ($_->{path} =~ s{[^/]+$}{}r) . $_->{target} => $_ } @{$e->{symlinks}};
+		for my $m (@{$e->{mounts}}) {
+			my @o = grep { $_ ne "bind" } @{$m->{options}};
+			print "mount $m->{source} $m->{destination} ", join(",", @o), "\n";
+			my $l = $link_to{$m->{destination}};
+			print "symlink $l->{path} $l->{target}\n" if $l;
+		}
+		print "ldcache $_\n" for @{$e->{ldcache}{directories}};
+		print "ldcache-entry $_->{soname} $_->{path}\n" for @{$e->{ldcache}{entries}};
+		print "device $_->{path} $_->{type} $_->{major}:$_->{minor} $_->{fileMode}\n" for @{$e->{devices}};
+		print "rule $_->{type} $_->{major}:$_->{minor} $_->{access}\n" for @{$e->{deviceRules}};' <<<"$output"
+	assert_success
+	assert_equal "$(grep -v '^device \|^rule ' <<<"$output")" "$text"
+	assert_line "device /dev/democtl c 10:237 438"
+	assert_line "rule c 10:237 rwm"
+	run "$OCIDEC" hook -c "$CFG" --dry-run --format yaml <<<"{\"bundle\": \"$B\"}"
+	assert_failure 2
+}
+
 @test "kernels without the new mount API: bind mounts between /proc/self/fd paths, same result" {
 	HOOK_ARGS="--mount-api legacy " bundle OCI_DEMO=all -- sh -c 'grep -E " /(dev/democtl|usr/bin/demo-tool|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f5,6; demo-tool' >/dev/null
 	grep -q '"legacy"' "$B/config.json"
