@@ -23,7 +23,7 @@ DEPSRC    := $(B)/deps/src
 MUSLCC    ?= musl-gcc
 CC        ?= gcc
 
-APPLETS   := hook inject ldcache list relabel selinux-check
+APPLETS   := $(shell awk -F'"' '/^APPLET/ { print $$2 }' applets/applets.def)
 
 # inih is built with these, and config.c must see the same ones.
 INIFLAGS  := -DINI_HANDLER_LINENO=1 -DINI_CALL_HANDLER_ON_NEW_SECTION=1 \
@@ -41,7 +41,7 @@ ASANFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefine
 
 SRCS      := ocidec.c $(wildcard common/*.c) $(wildcard applets/*.c)
 DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
-HDRS      := $(wildcard common/*.h)
+HDRS      := $(wildcard common/*.h) applets/applets.def
 
 MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
 ASAN_OBJS := $(SRCS:%.c=$(B)/asan/%.o)

@@ -19,14 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sorted by name: looked up with bsearch. */
+/* Sorted by name (applets/applets.def): looked up with bsearch. */
 const struct applet applets[] = {
-	{ "hook", hook_main, hook_usage },
-	{ "inject", inject_main, inject_usage },
-	{ "ldcache", ldcache_main, ldcache_usage },
-	{ "list", list_main, list_usage },
-	{ "relabel", relabel_main, relabel_usage },
-	{ "selinux-check", selinux_check_main, selinux_check_usage },
+#define APPLET(name, fn) { name, fn##_main, fn##_usage },
+#include "applets/applets.def"
+#undef APPLET
 };
 const unsigned napplets = sizeof(applets) / sizeof(*applets);
 const struct applet *current_applet;

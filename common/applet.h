@@ -28,13 +28,8 @@ int out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int applet_finish_stdout(int status);
 
 #define APPLET_MAIN(name) int name##_main(int argc, char **argv)
-APPLET_MAIN(hook);
-APPLET_MAIN(inject);
-APPLET_MAIN(ldcache);
-APPLET_MAIN(list);
-APPLET_MAIN(relabel);
-APPLET_MAIN(selinux_check);
-extern const char hook_usage[], inject_usage[], ldcache_usage[], list_usage[],
-	relabel_usage[], selinux_check_usage[];
+#define APPLET(name, fn) APPLET_MAIN(fn); extern const char fn##_usage[];
+#include "applets/applets.def"
+#undef APPLET
 
 #endif

@@ -23,6 +23,9 @@ common_setup() {
 	mkdir -m 0755 "$CFG"
 }
 
+# The applets, from the table the dispatcher and the Makefile read
+APPLETS=$(sed -n 's/^APPLET("\([^"]*\)".*/\1/p' "$BATS_TEST_DIRNAME/../applets/applets.def")
+
 # is_static: the binary under test is the static build (not the sanitizer one)
 is_static() {
 	file -L "$OCIDEC" | grep -q 'statically linked'
