@@ -167,7 +167,7 @@ APPLET_MAIN(hook)
 	if (oci_config_read(st.bundle, &buf, &len, &err) < 0) {
 		/* crun's state carries the rootfs: with a bundle we may not read
 		 * (podman --userns nomap), annotations can still activate */
-		if (!(errno == EACCES && st.root)) {
+		if (!(err.errnum == EACCES && st.root)) {
 			oci_state_free(&st);
 			return applet_fail(&err);
 		}

@@ -1199,7 +1199,7 @@ int ldconfig_dropin(const struct ldconfig *o, struct oerr *err)
 		if (strlen(o->dirs[i]) >= PATH_MAX || holds(o->rootfd, name, text))
 			continue;
 		if (root_write_atomic(o->rootfd, name, text, strlen(text), err) < 0) {
-			if (errno == EROFS)
+			if (err->errnum == EROFS)
 				return 0;  /* a read-only rootfs: nor can its ldconfig write */
 			return -1;
 		}

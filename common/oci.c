@@ -205,12 +205,8 @@ int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *er
 
 	*buf = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		int e = errno;
-		oerr_set(err, e, "%s", path);
-		errno = e;  /* the hook looks at it */
-		return -1;
-	}
+	if (fd < 0)
+		return oerr_set(err, errno, "%s", path);  /* the hook looks at err->errnum */
 	if (read_fd_all(fd, OCI_CONFIG_MAX, buf, len, err) < 0)
 		return oerr_prefix(err, "%s", path);
 	return 0;

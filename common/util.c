@@ -19,6 +19,7 @@ static void oerr_vset(struct oerr *e, int code, int errnum, const char *fmt, va_
 	int n;
 
 	e->code = code;
+	e->errnum = errnum;
 	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	/* EXDEV is what every lookup that would leave its root, or the mounts
 	 * allowed there, fails with (rootpath.h) */

@@ -16,10 +16,12 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 struct oerr {
 	int code;       /* EXIT_FAIL or EXIT_USAGE (bad usage, invalid config) */
+	int errnum;     /* the errno behind it, or 0: callers test this, never errno */
 	char msg[1024];
 };
 
-/* Set the error (errnum 0: no strerror suffix); return -1. */
+/* Set the error (errnum 0: no strerror suffix); return -1. errno is set
+ * to ERRNUM too, for callers of functions that report both ways. */
 int oerr_set(struct oerr *e, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Same, with exit code EXIT_USAGE: bad usage or invalid config. */
