@@ -63,6 +63,21 @@ static int label(const struct plan_item *it, bool link, const char *path, const 
 	return 0;
 }
 
+struct relabel {
+	bool dry, verbose;
+	int failed;
+};
+
+static void relabel_one(const struct vendor *v, const struct plan_item *it, bool link, const char *path,
+			const char *ctx, void *arg)
+{
+	struct relabel *r = arg;
+
+	(void)v;
+	if (label(it, link, path, ctx, r->dry, r->verbose) < 0)
+		r->failed++;
+}
+
 APPLET_MAIN(relabel)
 {
 	static const struct option opts[] = {
@@ -72,55 +87,27 @@ APPLET_MAIN(relabel)
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT;
-	struct plan_select sel = { .features = "all" };
 	struct config cfg;
-	struct strv seen = { 0 };
 	struct oerr err;
-	bool dry = false, verbose = false;
-	int o, status = EXIT_OK, failed = 0;
+	struct relabel r = { 0 };
+	int o, status = EXIT_OK;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:nv", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
-		case 'n': dry = true; break;
-		case 'v': verbose = true; break;
+		case 'n': r.dry = true; break;
+		case 'v': r.verbose = true; break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
 	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
-		const struct vendor *v = &cfg.vendors[i];
-		struct plan plan = { 0 };
-		if (!vendor_named(v, argv + optind, argc - optind) || (!v->selinux_device_context && !v->selinux_file_context))
-			continue;
-		if (plan_vendor(&plan, v, &sel, &err) < 0) {
-			status = applet_fail(&err);
-			break;
-		}
-		for (size_t k = 0; k < plan.n; k++) {
-			const struct plan_item *it = &plan.items[k];
-			const char *paths[2] = { it->host, it->host_target };
-			for (int p = 0; p < 2; p++) {
-				bool link = p == 0 && it->link_dirfd >= 0;
-				const char *ctx;
-
-				if (!paths[p] || strv_contains(&seen, paths[p]))
-					continue;
-				strv_push(&seen, paths[p]);
-				ctx = !link && (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
-					      ? v->selinux_device_context : v->selinux_file_context;
-				if (ctx && label(it, link, paths[p], ctx, dry, verbose) < 0)
-					failed++;
-			}
-		}
-		plan_free(&plan);
-	}
-	strv_free(&seen);
+	if (plan_label_walk(&cfg, argv + optind, argc - optind, relabel_one, &r, &err) < 0)
+		status = applet_fail(&err);
 	config_free(&cfg);
-	if (status == EXIT_OK && failed) {
-		fprintf(stderr, "%s: %d path%s could not be labelled\n", log_prog, failed, failed == 1 ? "" : "s");
+	if (status == EXIT_OK && r.failed) {
+		fprintf(stderr, "%s: %d path%s could not be labelled\n", log_prog, r.failed, r.failed == 1 ? "" : "s");
 		status = EXIT_FAIL;
 	}
 	return applet_finish_stdout(status);

@@ -112,58 +112,44 @@ static bool type_known(const char *fs, int *why)
 	return ok;
 }
 
+struct label_check {
+	struct report *r;
+	int checked;
+};
+
+static void check_one(const struct vendor *v, const struct plan_item *it, bool link, const char *path,
+		      const char *want, void *arg)
+{
+	struct label_check *c = arg;
+	char cur[256] = "", fix[512];
+	ssize_t n;
+
+	c->checked++;
+	n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
+	cur[n > 0 ? n : 0] = '\0';
+	if (c->r->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", path);
+		cJSON_AddStringToObject(o, "label", cur);
+		cJSON_AddStringToObject(o, "expected", want);
+		cJSON_AddBoolToObject(o, "ok", strcmp(cur, want) == 0);
+		cJSON_AddItemToArray(c->r->paths, o);
+	}
+	if (strcmp(cur, want) != 0) {
+		snprintf(fix, sizeof(fix), "ocidec relabel %s", v->name);
+		problem(c->r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>", v->name,
+			want);
+	}
+}
+
 static void check_labels(struct report *r, const struct config *cfg, int argc, char **argv,
 			 int *checked, struct oerr *err, int *status)
 {
-	struct strv seen = { 0 };
+	struct label_check c = { .r = r };
 
-	for (size_t i = 0; i < cfg->n; i++) {
-		const struct vendor *v = &cfg->vendors[i];
-		struct plan_select sel = { .features = "all" };
-		struct plan plan = { 0 };
-		if (!vendor_named(v, argv + optind, argc - optind) || (!v->selinux_device_context && !v->selinux_file_context))
-			continue;
-		if (plan_vendor(&plan, v, &sel, err) < 0) {
-			*status = applet_fail(err);
-			break;
-		}
-		for (size_t k = 0; k < plan.n; k++) {
-			const struct plan_item *it = &plan.items[k];
-			const char *paths[2] = { it->host, it->host_target };
-			for (int p = 0; p < 2; p++) {
-				bool link = p == 0 && it->link_dirfd >= 0;
-				char cur[256] = "", fix[512];
-				const char *want;
-				ssize_t n;
-
-				if (!paths[p] || strv_contains(&seen, paths[p]))
-					continue;
-				strv_push(&seen, paths[p]);
-				want = !link && (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
-					       ? v->selinux_device_context : v->selinux_file_context;
-				if (!want)
-					continue;
-				(*checked)++;
-				n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
-				cur[n > 0 ? n : 0] = '\0';
-				if (r->json) {
-					cJSON *o = cJSON_CreateObject();
-					cJSON_AddStringToObject(o, "path", paths[p]);
-					cJSON_AddStringToObject(o, "label", cur);
-					cJSON_AddStringToObject(o, "expected", want);
-					cJSON_AddBoolToObject(o, "ok", strcmp(cur, want) == 0);
-					cJSON_AddItemToArray(r->paths, o);
-				}
-				if (strcmp(cur, want) != 0) {
-					snprintf(fix, sizeof(fix), "ocidec relabel %s", v->name);
-					problem(r, fix, "%s is labelled %s, %s expects %s", paths[p],
-						*cur ? cur : "<no context>", v->name, want);
-				}
-			}
-		}
-		plan_free(&plan);
-	}
-	strv_free(&seen);
+	if (plan_label_walk(cfg, argv + optind, argc - optind, check_one, &c, err) < 0)
+		*status = applet_fail(err);
+	*checked += c.checked;
 }
 
 APPLET_MAIN(selinux_check)

@@ -467,3 +467,40 @@ int plan_setxattr(const struct plan_item *it, bool link, const char *name, const
 	fd_path(it, link, p, sizeof(p));
 	return link ? lsetxattr(p, name, value, n, 0) : setxattr(p, name, value, n, 0);
 }
+
+int plan_label_walk(const struct config *cfg, char *const *names, int n, plan_label_fn fn, void *arg,
+		    struct oerr *err)
+{
+	struct plan_select sel = { .features = "all" };
+	struct strv seen = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; i < cfg->n && r == 0; i++) {
+		const struct vendor *v = &cfg->vendors[i];
+		struct plan plan = { 0 };
+
+		if (!vendor_named(v, names, n) || (!v->selinux_device_context && !v->selinux_file_context))
+			continue;
+		r = plan_vendor(&plan, v, &sel, err);
+		for (size_t k = 0; k < plan.n && r == 0; k++) {
+			const struct plan_item *it = &plan.items[k];
+			const char *paths[2] = { it->host, it->host_target };
+
+			for (int p = 0; p < 2; p++) {
+				bool link = p == 0 && it->link_dirfd >= 0;
+				const char *ctx;
+
+				if (!paths[p] || strv_contains(&seen, paths[p]))
+					continue;
+				strv_push(&seen, paths[p]);
+				ctx = !link && (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
+					      ? v->selinux_device_context : v->selinux_file_context;
+				if (ctx)
+					fn(v, it, link, paths[p], ctx, arg);
+			}
+		}
+		plan_free(&plan);
+	}
+	strv_free(&seen);
+	return r;
+}
