@@ -693,17 +693,186 @@ static int process_file(const struct state *st, int fd, const struct stat *sb, c
 }
 
 /* glibc's search_dir, for the directory at index IDX of the list. */
+/* One directory being scanned: what search_dir's phases share. */
+struct scan {
+	struct state *st;
+	const char *path;
+	int dfd, dflag, hwcaps;
+	struct dlib *libs;
+	size_t nlibs, caplibs;
+};
+
+/* Phase 1, for one directory entry NAME: is it a library (*LIB filled, 1),
+ * a legacy hwcap subdirectory (queued for later, 0), or nothing (0)? */
+static int scan_entry(struct scan *sc, const char *name, unsigned char d_type, struct dlib *lib)
+{
+	struct state *st = sc->st;
+	const struct ldconfig *o = st->o;
+	size_t len = strlen(name);
+	bool is_link, isdir;
+	struct stat lsb, sb;
+	int pfd, fd, flag;
+	unsigned isa_level;
+	char file[PATH_MAX], *soname;
+
+	if (d_type != DT_UNKNOWN && d_type != DT_LNK && d_type != DT_REG && d_type != DT_DIR)
+		return 0;
+	if (!is_dso(name) && (d_type == DT_REG || (sc->hwcaps < 0 && legacy_bit(st, name) < 0)))
+		return 0;
+	if (ends_with(name, ".#prelink#") || (len >= 17 && memcmp(name + len - 17, ".#prelink#.", 11) == 0))
+		return 0;
+	/* d_type where the file system gives it, as glibc does: one syscall
+	 * less per file */
+	if (d_type == DT_UNKNOWN) {
+		if (fstatat(sc->dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
+			log_warn("cannot lstat %s/%s: %s", sc->path, name, strerror(errno));
+			return 0;
+		}
+	} else {
+		lsb.st_mode = DTTOIF(d_type);
+	}
+	if ((size_t)snprintf(file, sizeof(file), "%s/%s", sc->path, name) >= sizeof(file)) {
+		log_warn("%s/%s: name too long; skipped", sc->path, name);
+		return 0;
+	}
+	is_link = S_ISLNK(lsb.st_mode);
+	pfd = -1;
+	if (is_link) {
+		pfd = root_open(o->rootfd, file, O_PATH);
+		if (pfd < 0 || fstat(pfd, &sb) < 0) {
+			/* a stale link (or one leaving the tree): glibc removes *.so.* ones */
+			if (pfd >= 0)
+				close(pfd);
+			if (!o->no_links && strstr(name, ".so."))
+				unlinkat(sc->dfd, name, 0);
+			return 0;
+		}
+		isdir = S_ISDIR(sb.st_mode);
+		lsb.st_dev = sb.st_dev;
+		lsb.st_ino = sb.st_ino;
+	} else {
+		isdir = S_ISDIR(lsb.st_mode);
+	}
+	if (sc->hwcaps < 0 && isdir && legacy_bit(st, name) >= 0) {
+		if (pfd >= 0)
+			close(pfd);
+		if (!is_link && fstatat(sc->dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		add_single_dir(st, xstrdup(file), sc->dflag, &lsb, -1);  /* scanned later */
+		return 0;
+	}
+	if (!S_ISREG(lsb.st_mode) && !is_link)
+		return 0;
+	if (pfd < 0)
+		pfd = openat(sc->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = pfd < 0 ? -1 : reopen_regular(o->rootfd, pfd, &sb);
+	if (pfd >= 0)
+		close(pfd);
+	if (fd < 0) {
+		if (fd == -1 && !(is_link && errno == ENOENT && strstr(file, ".so")))
+			log_warn("cannot open %s: %s", file, strerror(errno));
+		else if (fd == -2 && !isdir)
+			log_warn("%s is not a regular file; skipped", file);
+		return 0;
+	}
+	flag = FLAG_ANY;
+	if (process_file(st, fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if (!soname)
+		soname = xstrdup(name);
+	if (!safe_name(soname)) {
+		log_warn("%s: SONAME \"%s\" is not a file name; skipped", file, soname);
+		free(soname);
+		return 0;
+	}
+	/* A link counts as itself only when it is the SONAME link or the
+	 * development link ("libfoo.so" -> the SONAME); else it is an
+	 * implementation file like any other. */
+	if (is_link && strcmp(name, soname) != 0 && (!ends_with(name, ".so") || strncmp(name, soname, len) != 0))
+		is_link = false;
+	if (is_link) {
+		free(soname);
+		soname = xstrdup(name);
+	}
+	if (flag == ELF_FLAG_ELF && (sc->dflag == ELF_FLAG_LIBC5 || sc->dflag == ELF_FLAG_LIBC6))
+		flag = sc->dflag;
+	*lib = (struct dlib){ xstrdup(name), soname, flag, is_link, isa_level };
+	return 1;
+}
+
+/* Phase 2: one entry per SONAME: a file beats a link, else the newer name
+ * wins. Takes LIB's strings. */
+static void merge_lib(struct scan *sc, struct dlib *lib)
+{
+	struct dlib *l;
+
+	for (l = sc->libs; l < sc->libs + sc->nlibs; l++)
+		if (strcmp(l->soname, lib->soname) == 0)
+			break;
+	if (l == sc->libs + sc->nlibs) {
+		if (sc->nlibs == sc->caplibs) {
+			sc->caplibs = sc->caplibs ? 2 * sc->caplibs : 32;
+			sc->libs = xreallocarray(sc->libs, sc->caplibs, sizeof(*sc->libs));
+		}
+		sc->libs[sc->nlibs++] = *lib;
+		return;
+	}
+	if ((!lib->is_link && l->is_link) || (lib->is_link == l->is_link && ldcache_libcmp(l->name, lib->name) < 0)) {
+		if (l->flag != lib->flag) {
+			if (l->flag == ELF_FLAG_ELF && (lib->flag == ELF_FLAG_LIBC5 || lib->flag == ELF_FLAG_LIBC6))
+				l->flag = lib->flag;
+			else if ((l->flag == ELF_FLAG_LIBC5 || l->flag == ELF_FLAG_LIBC6) && lib->flag == ELF_FLAG_ELF)
+				l->flag = lib->flag;
+			else
+				log_warn("libraries %s and %s in directory %s have same soname but different type",
+					 l->name, lib->name, sc->path);
+		}
+		free(l->name);
+		l->name = lib->name;
+		lib->name = NULL;
+		l->is_link = lib->is_link;
+		l->isa_level = lib->isa_level;
+	}
+	free(lib->name);
+	free(lib->soname);
+}
+
+/* Phase 3: the SONAME links and the cache entries. glibc keeps the list
+ * newest first: walk it backwards. */
+static void emit_libs(struct scan *sc)
+{
+	struct state *st = sc->st;
+	uint64_t hwcap = sc->hwcaps < 0 ? path_hwcap(st, sc->path) : 0;
+
+	if (sc->nlibs && sc->hwcaps < 0 && !st->o->no_links)
+		dir_lock_sweep(sc->dfd);
+	for (size_t i = sc->nlibs; i-- > 0;) {
+		struct dlib *l = &sc->libs[i];
+		const char *filename = l->name;
+		char *full;
+
+		if (sc->hwcaps < 0) {
+			if (!l->is_link && !st->o->no_links)
+				create_link(st, sc->dfd, sc->path, l->name, l->soname);
+			filename = l->soname;
+		}
+		full = xasprintf("%s/%s", sc->path, filename);
+		ldcache_builder_add(&st->b, l->soname, full, l->flag, l->isa_level, hwcap, sc->hwcaps);
+		free(full);
+	}
+}
+
 static void search_dir(struct state *st, size_t idx)
 {
-	const struct ldconfig *o = st->o;
 	char *path = xstrdup(st->d[idx].path);
-	int dflag = st->d[idx].flag, hwcaps = st->d[idx].hwcaps;
-	uint64_t hwcap = hwcaps < 0 ? path_hwcap(st, path) : 0;
-	int dfd = root_open(o->rootfd, path, O_RDONLY | O_DIRECTORY);
+	struct scan sc = { .st = st, .path = path, .dflag = st->d[idx].flag, .hwcaps = st->d[idx].hwcaps };
+	int dfd = root_open(st->o->rootfd, path, O_RDONLY | O_DIRECTORY);
 	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dlib *libs = NULL;
-	size_t nlibs = 0, caplibs = 0;
 	struct dirent *de;
+	struct dlib lib;
 
 	if (!dir) {
 		if (errno != ENOENT && errno != ENOTDIR)
@@ -713,159 +882,12 @@ static void search_dir(struct state *st, size_t idx)
 		free(path);
 		return;
 	}
-	dfd = dirfd(dir);
-	while (!too_late(st) && (de = readdir(dir))) {
-		const char *name = de->d_name;
-		size_t len = strlen(name);
-		bool is_link, isdir;
-		struct stat lsb, sb;
-		int pfd, fd, flag;
-		unsigned isa_level;
-		char file[PATH_MAX], *soname;
-		struct dlib *l;
-
-		if (de->d_type != DT_UNKNOWN && de->d_type != DT_LNK && de->d_type != DT_REG &&
-		    de->d_type != DT_DIR)
-			continue;
-		if (!is_dso(name) &&
-		    (de->d_type == DT_REG || (hwcaps < 0 && legacy_bit(st, name) < 0)))
-			continue;
-		if (ends_with(name, ".#prelink#") ||
-		    (len >= 17 && memcmp(name + len - 17, ".#prelink#.", 11) == 0))
-			continue;
-		/* d_type where the file system gives it, as glibc does: one
-		 * syscall less per file */
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
-				log_warn("cannot lstat %s/%s: %s", path, name, strerror(errno));
-				continue;
-			}
-		} else {
-			lsb.st_mode = DTTOIF(de->d_type);
-		}
-		if ((size_t)snprintf(file, sizeof(file), "%s/%s", path, name) >= sizeof(file)) {
-			log_warn("%s/%s: name too long; skipped", path, name);
-			continue;
-		}
-		is_link = S_ISLNK(lsb.st_mode);
-		pfd = -1;
-		if (is_link) {
-			pfd = root_open(o->rootfd, file, O_PATH);
-			if (pfd < 0 || fstat(pfd, &sb) < 0) {
-				/* a stale link (or one leaving the tree): glibc removes *.so.* ones */
-				if (pfd >= 0)
-					close(pfd);
-				if (!o->no_links && strstr(name, ".so."))
-					unlinkat(dfd, name, 0);
-				continue;
-			}
-			isdir = S_ISDIR(sb.st_mode);
-			lsb.st_dev = sb.st_dev;
-			lsb.st_ino = sb.st_ino;
-		} else {
-			isdir = S_ISDIR(lsb.st_mode);
-		}
-		if (hwcaps < 0 && isdir && legacy_bit(st, name) >= 0) {
-			if (pfd >= 0)
-				close(pfd);
-			if (!is_link && fstatat(dfd, name, &lsb, AT_SYMLINK_NOFOLLOW) < 0) {
-				continue;
-			}
-			add_single_dir(st, xstrdup(file), dflag, &lsb, -1);  /* scanned later */
-			continue;
-		}
-		if (!S_ISREG(lsb.st_mode) && !is_link) {
-			continue;
-		}
-		if (pfd < 0)
-			pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		fd = pfd < 0 ? -1 : reopen_regular(o->rootfd, pfd, &sb);
-		if (pfd >= 0)
-			close(pfd);
-		if (fd < 0) {
-			if (fd == -1 && !(is_link && errno == ENOENT && strstr(file, ".so")))
-				log_warn("cannot open %s: %s", file, strerror(errno));
-			else if (fd == -2 && !isdir)
-				log_warn("%s is not a regular file; skipped", file);
-			continue;
-		}
-		flag = FLAG_ANY;
-		if (process_file(st, fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
-			close(fd);
-			continue;
-		}
-		close(fd);
-		if (!soname)
-			soname = xstrdup(name);
-		if (!safe_name(soname)) {
-			log_warn("%s: SONAME \"%s\" is not a file name; skipped", file, soname);
-			free(soname);
-			continue;
-		}
-		/* A link counts as itself only when it is the SONAME link or the
-		 * development link ("libfoo.so" -> the SONAME); else it is an
-		 * implementation file like any other. */
-		if (is_link && strcmp(name, soname) != 0 &&
-		    (!ends_with(name, ".so") || strncmp(name, soname, len) != 0))
-			is_link = false;
-		if (is_link) {
-			free(soname);
-			soname = xstrdup(name);
-		}
-		if (flag == ELF_FLAG_ELF && (dflag == ELF_FLAG_LIBC5 || dflag == ELF_FLAG_LIBC6))
-			flag = dflag;
-
-		/* One entry per SONAME: a file beats a link, else the newer name wins. */
-		for (l = libs; l < libs + nlibs; l++)
-			if (strcmp(l->soname, soname) == 0)
-				break;
-		if (l < libs + nlibs) {
-			if ((!is_link && l->is_link) ||
-			    (is_link == l->is_link && ldcache_libcmp(l->name, name) < 0)) {
-				if (l->flag != flag) {
-					if (l->flag == ELF_FLAG_ELF &&
-					    (flag == ELF_FLAG_LIBC5 || flag == ELF_FLAG_LIBC6))
-						l->flag = flag;
-					else if ((l->flag == ELF_FLAG_LIBC5 || l->flag == ELF_FLAG_LIBC6) &&
-						 flag == ELF_FLAG_ELF)
-						l->flag = flag;
-					else
-						log_warn("libraries %s and %s in directory %s have same soname but different type",
-							 l->name, name, path);
-				}
-				free(l->name);
-				l->name = xstrdup(name);
-				l->is_link = is_link;
-				l->isa_level = isa_level;
-			}
-			free(soname);
-			continue;
-		}
-		if (nlibs == caplibs) {
-			caplibs = caplibs ? 2 * caplibs : 32;
-			libs = xreallocarray(libs, caplibs, sizeof(*libs));
-		}
-		libs[nlibs++] = (struct dlib){ xstrdup(name), soname, flag, is_link, isa_level };
-	}
-
-	if (nlibs && hwcaps < 0 && !o->no_links)
-		dir_lock_sweep(dfd);
-	/* glibc keeps the list newest first: walk it backwards. */
-	for (size_t i = nlibs; i-- > 0;) {
-		struct dlib *l = &libs[i];
-		const char *filename = l->name;
-		char *full;
-
-		if (hwcaps < 0) {
-			if (!l->is_link && !o->no_links)
-				create_link(st, dfd, path, l->name, l->soname);
-			filename = l->soname;
-		}
-		full = xasprintf("%s/%s", path, filename);
-		ldcache_builder_add(&st->b, l->soname, full, l->flag, l->isa_level, hwcap, hwcaps);
-		free(full);
-	}
-	free_dlibs(libs, nlibs);
+	sc.dfd = dirfd(dir);
+	while (!too_late(st) && (de = readdir(dir)))
+		if (scan_entry(&sc, de->d_name, de->d_type, &lib) > 0)
+			merge_lib(&sc, &lib);
+	emit_libs(&sc);
+	free_dlibs(sc.libs, sc.nlibs);
 	closedir(dir);
 	free(path);
 }
