@@ -220,112 +220,125 @@ static enum elf_result bad(struct oerr *err, const char *what)
 	return ELF_BAD;
 }
 
-enum elf_result elf_read(const struct elf_source *src, const char *const *interps,
-			 struct elf_info *info, struct oerr *err)
-{
+/* What elf_read's phases share. */
+struct scan {
 	struct reader r;
-	const unsigned char *h;
-	uint64_t phoff, dyn_off = 0, dyn_size = 0, strtab = 0;
+	const struct elf_source *src;
+	struct elf_info *info;
+	uint64_t phoff, dyn_off, dyn_size, strtab;
 	unsigned phentsize, phnum, w;
-	bool have_strtab = false;
+};
 
-	memset(info, 0, sizeof(*info));
-	r.src = src;
-	r.data = 0;
-	r.clock = 0;
-	r.w[0].len = r.w[1].len = 0;
-	r.w[0].used = r.w[1].used = 0;
-	if (!(h = get(&r, 0, 16)) || memcmp(h, "\177ELF", 4) != 0)
+/* The ELF header: class, byte order, type, machine, flags, where the
+ * program headers are. */
+static enum elf_result read_header(struct scan *s, struct oerr *err)
+{
+	struct elf_info *info = s->info;
+	const unsigned char *h;
+	unsigned w;
+
+	if (!(h = get(&s->r, 0, 16)) || memcmp(h, "\177ELF", 4) != 0)
 		return ELF_NOT_ELF;
 	info->class = h[4];
-	info->data = r.data = h[5];
+	info->data = s->r.data = h[5];
 	if (info->class != 1 && info->class != 2)
 		return bad(err, "unknown ELF class");
 	if (info->data != 1 && info->data != 2)
 		return bad(err, "unknown ELF byte order");
-	w = info->class == 2 ? 8 : 4;
-	if (!(h = get(&r, 0, info->class == 2 ? 64 : 52)))
+	w = s->w = info->class == 2 ? 8 : 4;
+	if (!(h = get(&s->r, 0, info->class == 2 ? 64 : 52)))
 		return bad(err, "truncated ELF header");
-	info->type = (uint16_t)rd(&r, h + 16, 2);
-	info->machine = (uint16_t)rd(&r, h + 18, 2);
+	info->type = (uint16_t)rd(&s->r, h + 16, 2);
+	info->machine = (uint16_t)rd(&s->r, h + 18, 2);
 	if (info->type != ET_DYN_)
 		return ELF_NOT_DSO;
-	info->eflags = (uint32_t)rd(&r, h + (w == 8 ? 48 : 36), 4);
-	phoff = rd(&r, h + (w == 8 ? 32 : 28), w);
-	phentsize = (unsigned)rd(&r, h + (w == 8 ? 54 : 42), 2);
-	phnum = (unsigned)rd(&r, h + (w == 8 ? 56 : 44), 2);
-	if (phnum && phentsize < (w == 8 ? 56u : 32u))
+	info->eflags = (uint32_t)rd(&s->r, h + (w == 8 ? 48 : 36), 4);
+	s->phoff = rd(&s->r, h + (w == 8 ? 32 : 28), w);
+	s->phentsize = (unsigned)rd(&s->r, h + (w == 8 ? 54 : 42), 2);
+	s->phnum = (unsigned)rd(&s->r, h + (w == 8 ? 56 : 44), 2);
+	if (s->phnum && s->phentsize < (w == 8 ? 56u : 32u))
 		return bad(err, "impossible program header size");
-	if (phoff > src->size || (phnum && (uint64_t)phnum * phentsize > src->size - phoff))
+	if (s->phoff > s->src->size || (s->phnum && (uint64_t)s->phnum * s->phentsize > s->src->size - s->phoff))
 		return bad(err, "program headers outside the file");
+	return ELF_OK;
+}
+
+/* The program headers: the dynamic section, the interpreter (glibc's
+ * makes a libc6 library), the x86 ISA level. */
+static enum elf_result read_phdrs(struct scan *s, const char *const *interps, struct oerr *err)
+{
+	struct elf_info *info = s->info;
 
 	info->libc = ELF_FLAG_ELF;
-	for (unsigned i = 0; i < phnum; i++) {
+	for (unsigned i = 0; i < s->phnum; i++) {
 		struct phdr ph;
 
-		if (read_phdr(&r, phoff, phentsize, i, w, &ph) < 0)
+		if (read_phdr(&s->r, s->phoff, s->phentsize, i, s->w, &ph) < 0)
 			return bad(err, "truncated program header");
 		if (ph.type == PT_DYNAMIC_) {
-			dyn_off = ph.offset;
-			dyn_size = ph.filesz;
+			s->dyn_off = ph.offset;
+			s->dyn_size = ph.filesz;
 		} else if (ph.type == PT_INTERP_) {
-			char *interp = get_str(&r, ph.offset);
+			char *interp = get_str(&s->r, ph.offset);
 			if (!interp)
 				return bad(err, "PT_INTERP outside the file");
 			if (in_list(interp, interps))
 				info->libc = ELF_FLAG_LIBC6;
 			free(interp);
-		} else if (ph.type == PT_GNU_PROPERTY_ && ph.align == w) {
-			info->isa_level = isa_level(&r, ph.offset, ph.filesz, ph.align);
+		} else if (ph.type == PT_GNU_PROPERTY_ && ph.align == s->w) {
+			info->isa_level = isa_level(&s->r, ph.offset, ph.filesz, ph.align);
 		}
 	}
-	if (dyn_size == 0)
-		return ELF_NOT_DSO;
+	return s->dyn_size == 0 ? ELF_NOT_DSO : ELF_OK;
+}
 
-	/* The first DT_STRTAB, mapped to a file offset through its PT_LOAD. */
+/* The first DT_STRTAB, mapped to a file offset through its PT_LOAD. */
+static enum elf_result find_strtab(struct scan *s, struct oerr *err)
+{
 	for (uint64_t i = 0;; i++) {
 		uint64_t tag, val, loadoff = 0;
 
-		if (read_dyn(&r, dyn_off, i, w, &tag, &val) < 0)
+		if (read_dyn(&s->r, s->dyn_off, i, s->w, &tag, &val) < 0)
 			return bad(err, "dynamic section outside the file");
 		if (tag == DT_NULL_)
-			break;
+			return ELF_NOT_DSO;
 		if (tag != DT_STRTAB_)
 			continue;
-		for (unsigned j = 0; j < phnum; j++) {
+		for (unsigned j = 0; j < s->phnum; j++) {
 			struct phdr ph;
-			if (read_phdr(&r, phoff, phentsize, j, w, &ph) < 0)
+			if (read_phdr(&s->r, s->phoff, s->phentsize, j, s->w, &ph) < 0)
 				return bad(err, "truncated program header");
 			if (ph.type == PT_LOAD_ && val >= ph.vaddr && val - ph.vaddr < ph.filesz) {
 				loadoff = ph.vaddr - ph.offset;
 				break;
 			}
 		}
-		strtab = val - loadoff;
-		if (strtab > src->size)
+		s->strtab = val - loadoff;
+		if (s->strtab > s->src->size)
 			return bad(err, "dynamic string table outside the file");
-		have_strtab = true;
-		break;
+		return ELF_OK;
 	}
-	if (!have_strtab)
-		return ELF_NOT_DSO;
+}
 
-	/* DT_NEEDED and DT_SONAME, stopping where glibc stops. */
+/* DT_NEEDED and DT_SONAME, stopping where glibc stops. */
+static enum elf_result read_names(struct scan *s, struct oerr *err)
+{
+	struct elf_info *info = s->info;
+
 	for (uint64_t i = 0;; i++) {
 		uint64_t tag, val;
 		char *name;
 
-		if (read_dyn(&r, dyn_off, i, w, &tag, &val) < 0)
+		if (read_dyn(&s->r, s->dyn_off, i, s->w, &tag, &val) < 0)
 			return bad(err, "dynamic section outside the file");
 		if (tag == DT_NULL_)
 			break;
 		if (tag != DT_NEEDED_ && tag != DT_SONAME_)
 			continue;
-		if (strtab + val < strtab || !(name = get_str(&r, strtab + val)))
+		if (s->strtab + val < s->strtab || !(name = get_str(&s->r, s->strtab + val)))
 			return bad(err, "dynamic string outside the file");
 		if (tag == DT_NEEDED_) {
-			if (info->libc == ELF_FLAG_ELF &&
-			    in_list(name, known_libs))
+			if (info->libc == ELF_FLAG_ELF && in_list(name, known_libs))
 				info->libc = ELF_FLAG_LIBC6;
 			free(name);
 		} else {
@@ -336,6 +349,24 @@ enum elf_result elf_read(const struct elf_source *src, const char *const *interp
 			break;
 	}
 	return ELF_OK;
+}
+
+enum elf_result elf_read(const struct elf_source *src, const char *const *interps,
+			 struct elf_info *info, struct oerr *err)
+{
+	struct scan s = { .src = src, .info = info };
+	enum elf_result r;
+
+	memset(info, 0, sizeof(*info));
+	s.r.src = src;
+	s.r.data = 0;
+	s.r.clock = 0;
+	s.r.w[0].len = s.r.w[1].len = 0;
+	s.r.w[0].used = s.r.w[1].used = 0;
+	if ((r = read_header(&s, err)) != ELF_OK || (r = read_phdrs(&s, interps, err)) != ELF_OK ||
+	    (r = find_strtab(&s, err)) != ELF_OK)
+		return r;
+	return read_names(&s, err);
 }
 
 void elf_info_free(struct elf_info *info)
