@@ -47,7 +47,6 @@ teardown_file() {
 
 setup() {
 	common_setup
-	is_static || skip "podman runs the hook once, in the static build's pass"
 	# a fresh driver root, config dir, binary and rootfs per test
 	D=$T/$BATS_TEST_NUMBER
 	mkdir -m 0755 "$D"
