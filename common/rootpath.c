@@ -189,118 +189,156 @@ bool path_has_glob(const char *s)
 /* The walk: see the top of rootpath.h. Fills CANON when asked. stack[d]
  * is the directory at depth d; canon holds their names ("/a/b"), so the
  * name of the deepest one is what follows canon's last '/'. */
+/* The fallback resolver's state: the descriptors of the directories
+ * walked so far (stack[0] is the root), their canonical path, and what is
+ * left of the path to resolve. */
+struct walk {
+	int *stack;
+	size_t depth, cap;
+	char *canon;
+	size_t clen;
+	char *rest;
+	size_t pos;
+	int links;
+};
+
+/* ".." : one directory up, never above the root */
+static void walk_up(struct walk *w)
+{
+	if (w->depth == 0)
+		return;
+	close(w->stack[w->depth--]);
+	w->clen = (size_t)(strrchr(w->canon, '/') - w->canon);
+	w->canon[w->clen] = '\0';
+}
+
+/* A directory (or the last component) reached: FD, named COMP, goes on the stack. */
+static void walk_push(struct walk *w, int fd, const char *comp)
+{
+	if (w->depth + 2 >= w->cap) {
+		w->cap *= 2;
+		w->stack = xreallocarray(w->stack, w->cap, sizeof(*w->stack));
+	}
+	w->stack[++w->depth] = fd;
+	w->canon = xrealloc(w->canon, w->clen + strlen(comp) + 2);
+	w->clen += (size_t)sprintf(w->canon + w->clen, "/%s", comp);
+}
+
+/* The symlink FD (closed here): its text replaces it in what is left, from
+ * the root when absolute. 0, or an errno (a loop, a magic link). */
+static int walk_follow(struct walk *w, int fd)
+{
+	char target[PATH_MAX], *nrest;
+	struct statfs sfs;
+	ssize_t n;
+
+	if (++w->links > MAX_SYMLINKS || (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_)) {
+		close(fd);
+		return ELOOP;  /* a loop, or a magic link */
+	}
+	n = readlinkat(fd, "", target, sizeof(target) - 1);
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		return e;
+	}
+	close(fd);
+	target[n] = '\0';
+	if (target[0] == '/') {
+		while (w->depth > 0)
+			close(w->stack[w->depth--]);
+		w->canon[w->clen = 0] = '\0';
+	}
+	nrest = xasprintf("%s/%s", target, w->rest + w->pos);
+	free(w->rest);
+	w->rest = nrest;
+	w->pos = 0;
+	return 0;
+}
+
+/* The result reopened with the caller's FLAGS; O_NOFOLLOW makes a swap of
+ * the last component for a symlink since we looked fail, not follow. */
+static int walk_reopen(const struct walk *w, int rootfd, int flags)
+{
+	if (w->depth == 0)
+		return openat(rootfd, ".", (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	if ((flags & O_PATH) && !(flags & O_DIRECTORY))
+		return dup(w->stack[w->depth]);
+	return openat(w->stack[w->depth - 1], strrchr(w->canon, '/') + 1, flags | O_NOFOLLOW | O_CLOEXEC);
+}
+
 static int walk(int rootfd, const char *path, int flags, char **canon_out)
 {
-	size_t depth = 0, cap = 16, clen = 0, pos = 0;
-	int *stack = xmalloc(cap * sizeof(*stack));
-	char *canon = xstrdup(""), *rest = xstrdup(path);
+	struct walk w = { .cap = 16, .canon = xstrdup(""), .rest = xstrdup(path) };
 	bool follow_last = !(flags & O_NOFOLLOW);
-	int links = 0, fd = -1, err = 0;
+	int fd = -1, err = 0;
 
-	stack[0] = rootfd;
+	w.stack = xmalloc(w.cap * sizeof(*w.stack));
+	w.stack[0] = rootfd;
 	for (;;) {
 		char comp[NAME_MAX + 1];
 		struct stat st;
 		size_t len;
 		bool is_last;
 
-		while (rest[pos] == '/')
-			pos++;
-		if (!rest[pos])
+		while (w.rest[w.pos] == '/')
+			w.pos++;
+		if (!w.rest[w.pos])
 			break;
-		len = strcspn(rest + pos, "/");
+		len = strcspn(w.rest + w.pos, "/");
 		if (len > NAME_MAX) {
 			err = ENAMETOOLONG;
 			goto out;
 		}
-		memcpy(comp, rest + pos, len);
+		memcpy(comp, w.rest + w.pos, len);
 		comp[len] = '\0';
-		pos += len;
-		is_last = rest[pos + strspn(rest + pos, "/")] == '\0';
+		w.pos += len;
+		is_last = w.rest[w.pos + strspn(w.rest + w.pos, "/")] == '\0';
 
 		if (strcmp(comp, ".") == 0)
 			continue;
 		if (strcmp(comp, "..") == 0) {
-			if (depth > 0) {
-				close(stack[depth--]);
-				clen = strrchr(canon, '/') - canon;
-				canon[clen] = '\0';
-			}
+			walk_up(&w);
 			continue;
 		}
-		fd = openat(stack[depth], comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(w.stack[w.depth], comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			err = errno;
 			goto out;
 		}
 		if (S_ISLNK(st.st_mode) && (!is_last || follow_last)) {
-			char target[PATH_MAX];
-			struct statfs sfs;
-			ssize_t n;
-
-			if (++links > MAX_SYMLINKS ||
-			    (fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC_)) {
-				err = ELOOP;  /* a loop, or a magic link */
-				goto out;
-			}
-			n = readlinkat(fd, "", target, sizeof(target) - 1);
-			if (n < 0) {
-				err = errno;
-				goto out;
-			}
-			close(fd);
+			err = walk_follow(&w, fd);
 			fd = -1;
-			target[n] = '\0';
-			if (target[0] == '/') {
-				while (depth > 0)
-					close(stack[depth--]);
-				canon[clen = 0] = '\0';
-			}
-			char *nrest = xasprintf("%s/%s", target, rest + pos);
-			free(rest);
-			rest = nrest;
-			pos = 0;
+			if (err)
+				goto out;
 			continue;
 		}
 		if (!is_last && !S_ISDIR(st.st_mode)) {
 			err = ENOTDIR;
 			goto out;
 		}
-		if (depth + 2 >= cap) {
-			cap *= 2;
-			stack = xreallocarray(stack, cap, sizeof(*stack));
-		}
-		stack[++depth] = fd;
+		walk_push(&w, fd, comp);
 		fd = -1;
-		canon = xrealloc(canon, clen + len + 2);
-		clen += (size_t)sprintf(canon + clen, "/%s", comp);
 	}
-	/* Reopen the result with the caller's flags; O_NOFOLLOW makes a swap of
-	 * the last component for a symlink since we looked fail, not follow. */
-	if (depth == 0)
-		fd = openat(rootfd, ".", (flags & ~O_NOFOLLOW) | O_CLOEXEC);
-	else if ((flags & O_PATH) && !(flags & O_DIRECTORY))
-		fd = dup(stack[depth]);
-	else
-		fd = openat(stack[depth - 1], strrchr(canon, '/') + 1, flags | O_NOFOLLOW | O_CLOEXEC);
+	fd = walk_reopen(&w, rootfd, flags);
 	if (fd < 0)
 		err = errno;
 out:
-	while (depth > 0)
-		close(stack[depth--]);
-	free(stack);
-	free(rest);
+	while (w.depth > 0)
+		close(w.stack[w.depth--]);
+	free(w.stack);
+	free(w.rest);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
-		free(canon);
+		free(w.canon);
 		errno = err;
 		return -1;
 	}
 	if (canon_out)
-		*canon_out = clen ? canon : (free(canon), xstrdup("/"));
+		*canon_out = w.clen ? w.canon : (free(w.canon), xstrdup("/"));
 	else
-		free(canon);
+		free(w.canon);
 	return fd;
 }
 
