@@ -370,31 +370,42 @@ static void put32(char *p, uint32_t v)
 #define GENERATOR_TAG 0
 #define HWCAPS_TAG 1
 
-int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, size_t *len,
-		  struct oerr *err)
-{
-	size_t nrefs = 2 * b->n + b->nhw, nused = 0, strsize = 0, ext_off, gen_len, total, prev;
-	struct strref *refs = xcalloc(nrefs ? nrefs : 1, sizeof(*refs));
-	struct ldcache_hwcaps_dir **used = xcalloc(b->nhw ? b->nhw : 1, sizeof(*used));
-	uint64_t entries_end = HDR_NEW_SIZE + (uint64_t)b->n * ENTRY_NEW_SIZE;
-	char *buf, *p;
+/* What ldcache_build's phases share. */
+struct layout {
+	struct strref *refs;     /* every string, sorted: entries' names and paths, hwcaps names */
+	size_t nrefs, strsize;
+	struct ldcache_hwcaps_dir **used;  /* the hwcaps directories entries use, by name */
+	size_t nused;
+	uint64_t entries_end;    /* where the string table starts */
+};
 
+/* The entries sorted as glibc sorts them, and every string they and the
+ * hwcaps directories name. */
+static void collect_strings(struct ldcache_builder *b, struct layout *l)
+{
+	l->nrefs = 2 * b->n + b->nhw;
+	l->refs = xcalloc(l->nrefs ? l->nrefs : 1, sizeof(*l->refs));
 	sorting = b;
 	if (b->n)
 		qsort(b->e, b->n, sizeof(*b->e), entry_cmp);
 	for (size_t i = 0; i < b->n; i++) {
-		refs[2 * i] = (struct strref){ b->e[i].lib, strlen(b->e[i].lib), &b->e[i].lib_off };
-		refs[2 * i + 1] = (struct strref){ b->e[i].path, strlen(b->e[i].path), &b->e[i].path_off };
+		l->refs[2 * i] = (struct strref){ b->e[i].lib, strlen(b->e[i].lib), &b->e[i].lib_off };
+		l->refs[2 * i + 1] = (struct strref){ b->e[i].path, strlen(b->e[i].path), &b->e[i].path_off };
 	}
 	for (size_t i = 0; i < b->nhw; i++)
-		refs[2 * b->n + i] = (struct strref){ b->hw[i].name, strlen(b->hw[i].name), &b->hw[i].off };
+		l->refs[2 * b->n + i] = (struct strref){ b->hw[i].name, strlen(b->hw[i].name), &b->hw[i].off };
+}
 
-	/* Offsets: equal strings share one, a suffix of the string before it
-	 * points into that one. */
-	if (nrefs)
-		qsort(refs, nrefs, sizeof(*refs), strref_cmp);
-	prev = SIZE_MAX;
-	for (size_t i = 0, off = 0; i < nrefs; i++) {
+/* Offsets: equal strings share one, a suffix of the string before it
+ * points into that one. */
+static int place_strings(struct layout *l, struct oerr *err)
+{
+	struct strref *refs = l->refs;
+	size_t prev = SIZE_MAX;
+
+	if (l->nrefs)
+		qsort(refs, l->nrefs, sizeof(*refs), strref_cmp);
+	for (size_t i = 0, off = 0; i < l->nrefs; i++) {
 		if (prev != SIZE_MAX && strref_cmp(&refs[prev], &refs[i]) == 0) {
 			*refs[i].slot = *refs[prev].slot;
 			continue;
@@ -406,71 +417,98 @@ int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, 
 			off = *refs[prev].slot + refs[prev].len - refs[i].len;
 		else
 			off = *refs[prev].slot + refs[prev].len + 1;
-		if (off + refs[i].len + 1 > UINT32_MAX - entries_end) {
-			free(refs);
-			free(used);
+		if (off + refs[i].len + 1 > UINT32_MAX - l->entries_end)
 			return oerr_set(err, 0, "string table is too large");
-		}
 		*refs[i].slot = (uint32_t)off;
-		strsize = off + refs[i].len + 1;
+		l->strsize = off + refs[i].len + 1;
 		prev = i;
 	}
+	return 0;
+}
 
+/* The hwcaps directories in use, sorted by name, numbered in that order. */
+static void index_hwcaps(struct ldcache_builder *b, struct layout *l)
+{
+	l->used = xcalloc(b->nhw ? b->nhw : 1, sizeof(*l->used));
 	for (size_t i = 0; i < b->nhw; i++)
 		if (b->hw[i].used)
-			used[nused++] = &b->hw[i];
-	if (nused)
-		qsort(used, nused, sizeof(*used), hw_name_cmp);
-	for (size_t i = 0; i < nused; i++)
-		used[i]->index = (uint32_t)i;
+			l->used[l->nused++] = &b->hw[i];
+	if (l->nused)
+		qsort(l->used, l->nused, sizeof(*l->used), hw_name_cmp);
+	for (size_t i = 0; i < l->nused; i++)
+		l->used[i]->index = (uint32_t)i;
+}
 
-	gen_len = strlen(generator);
-	ext_off = ((size_t)entries_end + strsize + 3) & ~(size_t)3;
-	total = ext_off + 8 + 16 * (nused ? 2 : 1) + 4 * nused + gen_len;
-	if (total > LDCACHE_MAX_SIZE) {
-		free(refs);
-		free(used);
-		return oerr_set(err, 0, "cache would be larger than %u bytes", LDCACHE_MAX_SIZE);
-	}
-	buf = xcalloc(1, total);
-
+/* The header, the entries and the strings into BUF. */
+static void write_entries(const struct ldcache_builder *b, const struct layout *l, size_t ext_off, char *buf)
+{
 	memcpy(buf, MAGIC_NEW, strlen(MAGIC_NEW));
 	put32(buf + 20, (uint32_t)b->n);
-	put32(buf + 24, (uint32_t)strsize);
+	put32(buf + 24, (uint32_t)l->strsize);
 	buf[28] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 2 : 3;
 	put32(buf + 32, (uint32_t)ext_off);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct ldcache_new_entry *e = &b->e[i];
 		uint64_t hwcap = e->hwcaps < 0 ? e->hwcap
 			: LDC_HWCAP_EXTENSION | (uint64_t)(e->isa_level & 0x3ff) << 32 | b->hw[e->hwcaps].index;
+		char *p = buf + HDR_NEW_SIZE + i * ENTRY_NEW_SIZE;
 
-		p = buf + HDR_NEW_SIZE + i * ENTRY_NEW_SIZE;
 		put32(p, (uint32_t)e->flags);
-		put32(p + 4, (uint32_t)entries_end + e->lib_off);
-		put32(p + 8, (uint32_t)entries_end + e->path_off);
+		put32(p + 4, (uint32_t)l->entries_end + e->lib_off);
+		put32(p + 8, (uint32_t)l->entries_end + e->path_off);
 		memcpy(p + 16, &hwcap, 8);
 	}
-	for (size_t i = 0; i < nrefs; i++)
-		memcpy(buf + entries_end + *refs[i].slot, refs[i].s, refs[i].len);
+	for (size_t i = 0; i < l->nrefs; i++)
+		memcpy(buf + l->entries_end + *l->refs[i].slot, l->refs[i].s, l->refs[i].len);
+}
 
-	p = buf + ext_off;
+/* The extension: the generator string, and the hwcaps directories' names
+ * when entries use them. */
+static void write_extension(const struct layout *l, size_t ext_off, const char *generator, char *buf,
+			    size_t total)
+{
+	size_t gen_len = strlen(generator);
+	char *p = buf + ext_off;
+
 	put32(p, EXT_MAGIC);
-	put32(p + 4, nused ? 2 : 1);
+	put32(p + 4, l->nused ? 2 : 1);
 	put32(p + 8, GENERATOR_TAG);
-	put32(p + 16, (uint32_t)(ext_off + 8 + 16 * (nused ? 2 : 1) + 4 * nused));
+	put32(p + 16, (uint32_t)(ext_off + 8 + 16 * (l->nused ? 2 : 1) + 4 * l->nused));
 	put32(p + 20, (uint32_t)gen_len);
-	if (nused) {
+	if (l->nused) {
 		put32(p + 24, HWCAPS_TAG);
 		put32(p + 32, (uint32_t)(ext_off + 40));
-		put32(p + 36, (uint32_t)(4 * nused));
-		for (size_t i = 0; i < nused; i++)
-			put32(p + 40 + 4 * i, (uint32_t)entries_end + used[i]->off);
+		put32(p + 36, (uint32_t)(4 * l->nused));
+		for (size_t i = 0; i < l->nused; i++)
+			put32(p + 40 + 4 * i, (uint32_t)l->entries_end + l->used[i]->off);
 	}
 	memcpy(buf + total - gen_len, generator, gen_len);
+}
 
-	free(refs);
-	free(used);
-	*out = buf;
+int ldcache_build(struct ldcache_builder *b, const char *generator, char **out, size_t *len,
+		  struct oerr *err)
+{
+	struct layout l = { .entries_end = HDR_NEW_SIZE + (uint64_t)b->n * ENTRY_NEW_SIZE };
+	size_t ext_off, total;
+	int r = -1;
+
+	collect_strings(b, &l);
+	if (place_strings(&l, err) < 0)
+		goto out;
+	index_hwcaps(b, &l);
+	ext_off = ((size_t)l.entries_end + l.strsize + 3) & ~(size_t)3;
+	total = ext_off + 8 + 16 * (l.nused ? 2 : 1) + 4 * l.nused + strlen(generator);
+	if (total > LDCACHE_MAX_SIZE) {
+		oerr_set(err, 0, "cache would be larger than %u bytes", LDCACHE_MAX_SIZE);
+		goto out;
+	}
+	*out = xcalloc(1, total);
 	*len = total;
-	return 0;
+	write_entries(b, &l, ext_off, *out);
+	write_extension(&l, ext_off, generator, *out, total);
+	r = 0;
+out:
+	free(l.refs);
+	free(l.used);
+	return r;
 }
