@@ -478,34 +478,21 @@ int inject_format(struct inject_opts *o, const char *format)
 	return 0;
 }
 
-int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
+/* Into the container's mount namespace, as its root (become_container_root):
+ * the rootfs's descriptor, or -1. Before pivot_root (a prestart hook under
+ * runc) the rootfs is at its path; after it (inject into a running
+ * container, a hook run late) it is the namespace's "/". */
+static int enter_container(const struct inject_opts *o, struct oerr *err)
 {
-	struct edits e;
-	struct job *jobs;
-	_cleanup_close_ int nsfd = -1, rootfd = -1;
+	_cleanup_close_ int nsfd = -1;
 	char nspath[64];
 	struct stat proot, hostroot;
 	bool pivoted;
-	int r = -1;
+	int rootfd;
 
-	edits_build(p, &e);
-	jobs = xcalloc(e.nmounts ? e.nmounts : 1, sizeof(*jobs));
-	if (o->dry_run) {
-		r = print_edits(&e, o, err);
-		goto out;
-	}
-	/* On the host: sources, detached mounts, cgroup. */
-	if (jobs_prepare(&e, jobs, err) < 0 || cgroup_allow(&e, o, err) < 0)
-		goto out;
-
-	/* In the container's mount namespace. Before pivot_root (a prestart
-	 * hook under runc) the rootfs is at its path; after it (inject into a
-	 * running container, a hook run late) it is the namespace's "/". */
 	snprintf(nspath, sizeof(nspath), "/proc/%d/root", o->pid);
-	if (stat(nspath, &proot) < 0) {
-		oerr_set(err, errno, "%s", nspath);
-		goto out;
-	}
+	if (stat(nspath, &proot) < 0)
+		return oerr_set(err, errno, "%s", nspath);
 	pivoted = o->rootfs_is_host_path && stat(o->rootfs, &hostroot) == 0 &&
 		  hostroot.st_dev == proot.st_dev && hostroot.st_ino == proot.st_ino;
 #ifdef __SANITIZE_ADDRESS__
@@ -516,37 +503,59 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	log_syslog_connect();  /* the host's socket, not the container's path */
 	snprintf(nspath, sizeof(nspath), "/proc/%d/ns/mnt", o->pid);
 	nsfd = open(nspath, O_RDONLY | O_CLOEXEC);
-	if (nsfd < 0 || setns(nsfd, CLONE_NEWNS) < 0) {
-		oerr_set(err, errno, "%s: enter the mount namespace", nspath);
-		goto out;
-	}
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNS) < 0)
+		return oerr_set(err, errno, "%s: enter the mount namespace", nspath);
 	if (become_container_root(o->pid, err) < 0)
-		goto out;
+		return -1;
 	rootfd = open(pivoted ? "/" : o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
+	if (rootfd < 0)
+		return oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
+	return rootfd;
+}
+
+/* The container's cache, and the drop-ins that keep it through the
+ * image's own ldconfig. */
+static int update_cache(int rootfd, const struct edits *e, struct oerr *err)
+{
+	struct ldconfig lc = {
+		.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
+		.dirs = e->libdirs.v, .ndirs = e->libdirs.n,
+	};
+
+	if (!e->libdirs.n)
+		return 0;
+	if (ldconfig_add(&lc, err) < 0)
+		return oerr_prefix(err, "the container's ld.so.cache");
+	if (ldconfig_dropin(&lc, err) < 0)
+		return oerr_prefix(err, "the container's /etc/ld.so.conf.d");
+	return 0;
+}
+
+int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
+{
+	struct edits e;
+	struct job *jobs;
+	int rootfd = -1, r = -1;
+
+	edits_build(p, &e);
+	jobs = xcalloc(e.nmounts ? e.nmounts : 1, sizeof(*jobs));
+	if (o->dry_run) {
+		r = print_edits(&e, o, err);
 		goto out;
 	}
-	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, rootfd, err) < 0)
+	/* On the host: sources, detached mounts, cgroup. Then in the container. */
+	if (jobs_prepare(&e, jobs, err) < 0 || cgroup_allow(&e, o, err) < 0 ||
+	    (rootfd = enter_container(o, err)) < 0)
 		goto out;
-	if (e.libdirs.n) {
-		struct ldconfig lc = {
-			.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
-			.dirs = e.libdirs.v, .ndirs = e.libdirs.n,
-		};
-		if (ldconfig_add(&lc, err) < 0) {
-			oerr_prefix(err, "the container's ld.so.cache");
-			goto out;
-		}
-		if (ldconfig_dropin(&lc, err) < 0) {
-			oerr_prefix(err, "the container's /etc/ld.so.conf.d");
-			goto out;
-		}
-	}
+	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, rootfd, err) < 0 ||
+	    update_cache(rootfd, &e, err) < 0)
+		goto out;
 	r = 0;
 out:
-	if (rootfd >= 0)
+	if (rootfd >= 0) {
 		root_unconfine(rootfd);
+		close(rootfd);
+	}
 	jobs_free(jobs, e.nmounts);
 	edits_free(&e);
 	return r;
