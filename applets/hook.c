@@ -164,17 +164,11 @@ APPLET_MAIN(hook)
 		return applet_fail(&err);
 	}
 	free(buf);
-	if (oci_config_read(st.bundle, &buf, &len, &err) < 0) {
-		/* crun's state carries the rootfs: with a bundle we may not read
-		 * (podman --userns nomap), annotations can still activate */
-		if (!(err.errnum == EACCES && st.root)) {
-			oci_state_free(&st);
-			return applet_fail(&err);
-		}
-		log_info("%s; going on with the state's root and annotations", err.msg);
-		memset(&oc, 0, sizeof(oc));
-		oc.root = xstrdup(st.root);
-	} else {
+	if (oci_bundle_read(&st, &buf, &len, &err) < 0) {
+		oci_state_free(&st);
+		return applet_fail(&err);
+	}
+	if (buf) {
 		struct strv keys = { 0 };
 		bool idle = config_activation_keys(dir, &keys) == 0 && !may_activate(&keys, &st, buf, len);
 
@@ -183,16 +177,11 @@ APPLET_MAIN(hook)
 		if (idle)
 			_exit(EXIT_OK);
 		strv_free(&keys);
-		if (oci_config_parse(buf, len, st.bundle, &oc, &err) < 0) {
-			free(buf);
-			oerr_prefix(&err, "%s/config.json", st.bundle);
-			oci_state_free(&st);
-			return applet_fail(&err);
-		}
-		if (st.root) {
-			free(oc.root);
-			oc.root = xstrdup(st.root);
-		}
+	}
+	if (oci_container_config(&st, buf, len, &oc, &err) < 0) {
+		free(buf);
+		oci_state_free(&st);
+		return applet_fail(&err);
 	}
 	free(buf);
 	buf = NULL;

@@ -1,6 +1,8 @@
 /* oci.c: see oci.h. */
 #include "common/oci.h"
 
+#include "common/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -209,6 +211,37 @@ int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *er
 		return oerr_set(err, errno, "%s", path);  /* the hook looks at err->errnum */
 	if (read_fd_all(fd, OCI_CONFIG_MAX, buf, len, err) < 0)
 		return oerr_prefix(err, "%s", path);
+	return 0;
+}
+
+int oci_bundle_read(const struct oci_state *st, char **buf, size_t *len, struct oerr *err)
+{
+	if (oci_config_read(st->bundle, buf, len, err) == 0)
+		return 0;
+	/* crun's state carries the rootfs: with a bundle we may not read
+	 * (podman --userns nomap), annotations can still activate */
+	if (err->errnum != EACCES || !st->root)
+		return -1;
+	log_info("%s; going on with the state's root and annotations", err->msg);
+	*buf = NULL;
+	*len = 0;
+	return 0;
+}
+
+int oci_container_config(const struct oci_state *st, const char *buf, size_t len, struct oci_config *c,
+			 struct oerr *err)
+{
+	if (!buf) {
+		memset(c, 0, sizeof(*c));
+		c->root = xstrdup(st->root);
+		return 0;
+	}
+	if (oci_config_parse(buf, len, st->bundle, c, err) < 0)
+		return oerr_prefix(err, "%s/config.json", st->bundle);
+	if (st->root) {
+		free(c->root);
+		c->root = xstrdup(st->root);
+	}
 	return 0;
 }
 

@@ -33,6 +33,16 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oe
 int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *err);
 int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
 		     struct oerr *err);
+/* The state's bundle's config.json text (oci_config_read). When the
+ * bundle may not be read (EACCES: podman --userns nomap) and the state
+ * names the rootfs (crun's "root"), 0 with *BUF NULL: the hook goes on with
+ * the state alone. */
+int oci_bundle_read(const struct oci_state *st, char **buf, size_t *len, struct oerr *err);
+/* The container as the hook sees it: BUF (LEN; NULL: no config.json, see
+ * oci_bundle_read) parsed into C, the state's "root" winning over
+ * root.path. */
+int oci_container_config(const struct oci_state *st, const char *buf, size_t len, struct oci_config *c,
+			 struct oerr *err);
 void oci_state_free(struct oci_state *st);
 void oci_config_free(struct oci_config *c);
 

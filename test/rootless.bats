@@ -173,3 +173,19 @@ cat: read error: Invalid argument
 	assert_line "demo-tool: the answer is 42"
 	assert_line "cat: can't open '/dev/democtl': Operation not permitted"
 }
+
+@test "a config.json the hook may not read (podman --userns nomap): crun's state root and annotations activate" {
+	# root's 0600 config.json, read by a hook in the user's namespace
+	mkdir -m 0755 "$D/nb"
+	printf '{"ociVersion": "1.0.2", "root": {"path": "%s"}, "process": {"env": ["OCI_DEMO=all"]}}\n' \
+		"$D/b/rootfs" >"$D/nb/config.json"
+	chmod 0600 "$D/nb/config.json"
+	state="{\"bundle\": \"$D/nb\", \"root\": \"$D/b/rootfs\", \"annotations\": {\"ocidec.io/demo\": \"all\"}}"
+	run as_user unshare -Ur "$D/ocidec" hook -c "$D/cfg" --dry-run <<<"$state"
+	assert_success
+	assert_line "mount $D/dr/dev/democtl /dev/democtl ro,nosuid,noexec"
+	# without crun's root there is nothing to go on with
+	run as_user unshare -Ur "$D/ocidec" hook -c "$D/cfg" --dry-run <<<"{\"bundle\": \"$D/nb\"}"
+	assert_failure
+	assert_output "ocidec hook: $D/nb/config.json: Permission denied"
+}
