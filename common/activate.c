@@ -166,11 +166,6 @@ static char *allowed_features(const struct vendor *v, char *feat)
 	return res;
 }
 
-static const char *source_name(unsigned s)
-{
-	return s == SRC_MOUNTS ? "mounts" : s == SRC_ANNOTATION ? "annotation" : "env";
-}
-
 /* A request from source S that this container may not use: said, ignored. */
 static bool refused(const struct vendor *v, unsigned allowed, unsigned s, const char *what, bool privileged)
 {

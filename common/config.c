@@ -139,6 +139,29 @@ static bool line_is_continuation(struct parse *p, int lineno)
 	return p->at_ptr && (*p->at_ptr == ' ' || *p->at_ptr == '\t');
 }
 
+/* The selection sources by name, one table for the config keys and the
+ * messages. */
+static const struct {
+	unsigned bit;
+	const char *name;
+} sources[] = { { SRC_ENV, "env" }, { SRC_ANNOTATION, "annotation" }, { SRC_MOUNTS, "mounts" } };
+
+static unsigned source_of(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sources); i++)
+		if (strcmp(sources[i].name, name) == 0)
+			return sources[i].bit;
+	return 0;
+}
+
+const char *source_name(unsigned src)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sources); i++)
+		if (sources[i].bit == src)
+			return sources[i].name;
+	return "?";
+}
+
 /* Check one list item for KEY; return an error text or NULL. */
 static const char *item_problem(const char *key, const char *item)
 {
@@ -153,8 +176,7 @@ static const char *item_problem(const char *key, const char *item)
 	if (strcmp(key, "activation_aliases") == 0)
 		return valid_env_name(item) ? NULL : "is not an environment variable name";
 	if (strcmp(key, "selection") == 0 || strcmp(key, "unprivileged_selection") == 0)
-		return strcmp(item, "env") == 0 || strcmp(item, "annotation") == 0 ||
-				       strcmp(item, "mounts") == 0 || strcmp(item, "none") == 0
+		return strcmp(item, "none") == 0 || source_of(item)
 			       ? NULL : "is not a selection source (env, annotation, mounts, none)";
 	if (strcmp(key, "unprivileged_features") == 0)
 		return strcmp(item, "all") == 0 || valid_name(item) ? NULL : "is not a feature name";
@@ -483,9 +505,7 @@ static unsigned sources_of(const struct strv *l)
 	unsigned m = 0;
 
 	for (size_t i = 0; i < l->n; i++)
-		m |= strcmp(l->v[i], "env") == 0 ? SRC_ENV
-		     : strcmp(l->v[i], "annotation") == 0 ? SRC_ANNOTATION
-		     : strcmp(l->v[i], "mounts") == 0 ? SRC_MOUNTS : 0;
+		m |= source_of(l->v[i]);
 	return m;
 }
 
@@ -792,6 +812,26 @@ static void push_default_keys(struct strv *keys, const char *name)
 	strv_push_owned(keys, xconcat(DEVICE_LIST_DIR_PREFIX, name));
 }
 
+/* The [vendor] keys that hold activation strings ("name": the defaults) */
+#define KEY(s) { s, sizeof(s) - 1 }
+static const struct {
+	const char *s;
+	size_t n;
+} activation_key_names[] = {
+	KEY("name"), KEY("activation_flag"), KEY("annotation"), KEY("device_list_dir"),
+	KEY("activation_aliases"),
+};
+#undef KEY
+
+/* Is the N bytes at KEY one of them? */
+static bool is_activation_key(const char *key, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(activation_key_names); i++)
+		if (activation_key_names[i].n == n && memcmp(key, activation_key_names[i].s, n) == 0)
+			return true;
+	return false;
+}
+
 static int scan_line(void *user, const char *section, const char *key, const char *value, int line)
 {
 	struct keyscan *k = user;
@@ -807,8 +847,7 @@ static int scan_line(void *user, const char *section, const char *key, const cha
 	if (strcmp(key, "name") == 0) {
 		push_default_keys(k->keys, value);
 		k->named = true;
-	} else if (strcmp(key, "activation_flag") == 0 || strcmp(key, "annotation") == 0 ||
-		   strcmp(key, "device_list_dir") == 0 || strcmp(key, "activation_aliases") == 0) {
+	} else if (is_activation_key(key, strlen(key))) {
 		copy = xstrdup(value);
 		for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save))
 			strv_push(k->keys, t);
@@ -817,27 +856,14 @@ static int scan_line(void *user, const char *section, const char *key, const cha
 	return 1;
 }
 
-/* The names scan_line reads */
-#define KEY(s) { s, sizeof(s) - 1 }
-static const struct {
-	const char *s;
-	size_t n;
-} activation_key_names[] = {
-	KEY("name"), KEY("activation_flag"), KEY("annotation"), KEY("device_list_dir"),
-	KEY("activation_aliases"),
-};
-#undef KEY
-
+/* Does line P start with one of them (followed by a blank, '=' or ':')? */
 static bool activation_key_line(const char *p)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(activation_key_names); i++) {
-		size_t n = activation_key_names[i].n;
+	size_t n = 0;
 
-		if (p[0] == activation_key_names[i].s[0] && strncmp(p, activation_key_names[i].s, n) == 0 &&
-		    p[n] && strchr(" \t=:", p[n]))
-			return true;
-	}
-	return false;
+	while (p[n] && p[n] != ' ' && p[n] != '\t' && p[n] != '=' && p[n] != ':' && p[n] != '\n')
+		n++;  /* (strcspn builds a table per call: this runs for every line) */
+	return p[n] && p[n] != '\n' && is_activation_key(p, n);
 }
 
 /* Of BUF's [vendor] section, the lines inih must see for the activation

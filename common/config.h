@@ -23,6 +23,8 @@ extern const char *const item_kind_key[KIND_COUNT];
 
 /* Selection sources (the keys selection and unprivileged_selection). */
 enum { SRC_ENV = 1, SRC_ANNOTATION = 2, SRC_MOUNTS = 4 };
+/* "env", "annotation" or "mounts" for one SRC_* bit */
+const char *source_name(unsigned src);
 
 struct feature {
 	char *name;

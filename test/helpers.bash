@@ -26,6 +26,13 @@ common_setup() {
 # The applets, from the table the dispatcher and the Makefile read
 APPLETS=$(sed -n 's/^APPLET("\([^"]*\)".*/\1/p' "$BATS_TEST_DIRNAME/../applets/applets.def")
 
+# mounts_under DIR: the host's mount points (PID 1's mount namespace) at or
+# below DIR, sorted. A test compares only these, its own: whatever else
+# runs on the machine may mount and unmount elsewhere meanwhile.
+mounts_under() {
+	awk -v p="${1%/}/" 'index($5, p) == 1 { print $5 }' /proc/1/mountinfo | LC_ALL=C sort
+}
+
 # is_static: the binary under test is the static build (not the sanitizer one)
 is_static() {
 	file -L "$OCIDEC" | grep -q 'statically linked'

@@ -19,10 +19,8 @@ teardown() {
 	done
 }
 
-# the host's mount points under this test's directory
-own_mounts() {
-	awk -v p="$BATS_TEST_TMPDIR/" 'index($5, p) == 1' /proc/1/mountinfo | wc -l
-}
+# how many of the host's mount points are under this test's directory
+own_mounts() { mounts_under "$BATS_TEST_TMPDIR" | wc -l; }
 
 # cache_ok ROOTFS: a cache ocidec reads whole, with the injected library
 cache_ok() {

@@ -28,9 +28,7 @@ fingerprint() {
 }
 
 # the host's mount points under this test's own directory
-host_mounts() {
-	awk -v p="$BATS_TEST_TMPDIR/" 'index($5, p) == 1 { print $5 }' /proc/1/mountinfo | LC_ALL=C sort
-}
+host_mounts() { mounts_under "$BATS_TEST_TMPDIR"; }
 
 # edit_config PERL: run PERL on the bundle's config.json, decoded as $c
 edit_config() {
