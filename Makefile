@@ -105,7 +105,8 @@ FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize
 FUZZ_TARGETS := ldcache elf config state ociconfig
 $(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
 $(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
-$(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/util.c $(DEPSRC)/inih/ini.c
+$(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/rootpath.c common/util.c \
+		$(DEPSRC)/inih/ini.c
 $(B)/fuzz/state: test/fuzz/fuzz_state.c common/oci.c common/log.c common/util.c $(DEPSRC)/cjson/cJSON.c
 $(B)/fuzz/ociconfig: test/fuzz/fuzz_oci_config.c common/oci.c common/activate.c common/config.c \
 		common/log.c common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c

@@ -7,6 +7,7 @@
  */
 #include "common/config.h"
 #include "common/log.h"
+#include "common/rootpath.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -521,3 +521,55 @@ int reopen_regular(int rootfd, int pathfd, struct stat *st)
 	snprintf(proc, sizeof(proc), "self/fd/%d", pathfd);
 	return openat(proc_fd, proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }
+
+/* /proc/NAME of the host, read-only: through proc_fd when it is open */
+static int proc_open(const char *name)
+{
+	char path[64];
+
+	if (proc_fd >= 0)
+		return openat(proc_fd, name, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%s", name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+bool in_initial_userns(void)
+{
+	static int known = -1;
+	char buf[256];
+	unsigned long a, b, n;
+	_cleanup_close_ int fd = -1;
+	ssize_t r;
+
+	if (known >= 0)
+		return known;
+	fd = proc_open("self/uid_map");
+	r = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (r <= 0) {
+		known = 1;  /* no /proc: no user namespaces to tell apart */
+		return true;
+	}
+	buf[r] = '\0';
+	known = sscanf(buf, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 && n == 4294967295UL &&
+		strchr(buf, '\n') == buf + r - 1;
+	return known;
+}
+
+unsigned overflow_uid(void)
+{
+	static unsigned uid;
+	char buf[32];
+	_cleanup_close_ int fd = -1;
+	ssize_t r;
+
+	if (uid)
+		return uid;
+	uid = 65534;
+	fd = proc_open("sys/kernel/overflowuid");
+	if (fd >= 0 && (r = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = '\0';
+		if (strtoul(buf, NULL, 10) > 0)
+			uid = (unsigned)strtoul(buf, NULL, 10);
+	}
+	return uid;
+}

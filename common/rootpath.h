@@ -27,6 +27,13 @@ extern bool rootpath_force_fallback;
 extern int proc_fd;
 void rootpath_init(const char *resolver);
 
+/* Is this process in the initial user namespace (its uid_map the identity
+ * over all 2^32 - 1 ids)? Read once, through proc_fd. */
+bool in_initial_userns(void);
+/* The overflow uid: what an id not mapped into this user namespace shows as
+ * (/proc/sys/kernel/overflowuid, 65534 by default). */
+unsigned overflow_uid(void);
+
 /* The id of the mount FD is on (statx STATX_MNT_ID, else /proc fdinfo). */
 int fd_mnt_id(int fd, uint64_t *id);
 

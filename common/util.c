@@ -335,46 +335,6 @@ char *mountinfo_find(const char *fstype)
 	return f.point;
 }
 
-bool in_initial_userns(void)
-{
-	static int known = -1;
-	char buf[256];
-	unsigned long a, b, n;
-	_cleanup_close_ int fd = -1;
-	ssize_t r;
-
-	if (known >= 0)
-		return known;
-	fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
-	r = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (r <= 0) {
-		known = 1;  /* no /proc: no user namespaces to tell apart */
-		return true;
-	}
-	buf[r] = '\0';
-	known = sscanf(buf, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 && n == 4294967295UL &&
-		strchr(buf, '\n') == buf + r - 1;
-	return known;
-}
-
-unsigned overflow_uid(void)
-{
-	static unsigned uid;
-	char buf[32];
-	_cleanup_close_ int fd = -1;
-	ssize_t r;
-
-	if (uid)
-		return uid;
-	uid = 65534;
-	fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && (r = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[r] = '\0';
-		if (strtoul(buf, NULL, 10) > 0)
-			uid = (unsigned)strtoul(buf, NULL, 10);
-	}
-	return uid;
-}
 
 /* The deadline is read off the SIGALRM backstop (armed for the timeout + 5 s)
  * the first time a loop asks, so the idle path, which asks nothing, pays no

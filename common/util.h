@@ -85,12 +85,6 @@ int mountinfo_each(int procfd, int (*fn)(const struct mountinfo_line *l, void *a
  * /proc/self/mountinfo, or NULL. */
 char *mountinfo_find(const char *fstype);
 
-/* Is this process in the initial user namespace (its uid_map the identity
- * over all 2^32 - 1 ids)? Read once. */
-bool in_initial_userns(void);
-/* The overflow uid: what an id not mapped into this user namespace shows as
- * (/proc/sys/kernel/overflowuid, 65534 by default). */
-unsigned overflow_uid(void);
 
 /* Whether the deadline of the whole run (the hook's --timeout, set by
  * deadline_arm) has passed: checked in every loop whose length an input
