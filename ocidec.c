@@ -122,12 +122,16 @@ int applet_finish_stdout(int status)
 /* The test switches OCIDEC_RESOLVE, OCIDEC_MOUNT_API and OCIDEC_LDCACHE_ARCH
  * are read for every applet but the hook: a runtime may hand a hook the
  * container's environment (a hook entry without "env", a createContainer
- * hook), and nothing an image sets may change what the hook does. The hook
- * takes the same switches as options, which only the hook's entry sets. */
+ * hook: runc runs those with the image's env), and nothing an image sets
+ * may change what the hook does. The hook drops its environment before
+ * anything could read it (the C library's TZ included); it takes the same
+ * switches as options, which only the hook's entry sets. */
 static void env_switches(const struct applet *a)
 {
-	if (strcmp(a->name, "hook") == 0)
+	if (strcmp(a->name, "hook") == 0) {
+		clearenv();
 		return;
+	}
 	rootpath_init(getenv("OCIDEC_RESOLVE"));
 	inject_mount_api(getenv("OCIDEC_MOUNT_API"));
 	ldconfig_arch = getenv("OCIDEC_LDCACHE_ARCH");

@@ -24,10 +24,15 @@
 
 const char hook_usage[] =
 	"usage: ocidec hook [-c DIR] [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
+	"       ocidec hook --cdi [--library PATH]... [--symlink PATH::TEXT]... < STATE\n"
 	"\n"
 	"An OCI runtime hook: reads the container state on stdin and BUNDLE/config.json,\n"
 	"and injects the vendors the container activates. Works at prestart (the\n"
 	"default) and createRuntime; other stages do nothing.\n"
+	"With --cdi, the hook of a CDI spec (ocidec cdi), at createContainer or\n"
+	"prestart: the engine made the spec's mounts; the hook makes the SYMLINKs\n"
+	"in the container and adds the directories of the LIBRARY mounts to its\n"
+	"ld.so.cache. No vendor config is read.\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -l, --log FILE        also append messages to FILE\n"
@@ -37,6 +42,10 @@ const char hook_usage[] =
 	"                        directories), change nothing\n"
 	"      --format json     with --dry-run: the container edits as one JSON object\n"
 	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n"
+	"      --cdi             the CDI spec's hook (above)\n"
+	"      --library PATH    --cdi: the spec mounts a library at container path PATH\n"
+	"      --symlink PATH::TEXT\n"
+	"                        --cdi: make the link PATH -> TEXT in the container\n"
 	"      --resolver fallback, --mount-api legacy\n"
 	"                        tests: the code paths of older kernels\n"
 	"\n"
@@ -95,6 +104,50 @@ static bool names_vendor(const struct strv *keys, const struct oci_config *oc, c
 	return false;
 }
 
+/* --symlink PATH::TEXT into C's links; -1 when it is no such thing */
+static int add_link(struct cache_edits *c, const char *arg)
+{
+	const char *sep = strstr(arg, "::");
+
+	if (arg[0] != '/' || !sep || sep == arg + 1 || !sep[2])
+		return -1;
+	strv_push_owned(&c->links, xstrndup(arg, (size_t)(sep - arg)));
+	strv_push(&c->links, sep + 2);
+	return 0;
+}
+
+/* --cdi: the container's rootfs from the state and config.json (BUF),
+ * then the cache edits. */
+static int hook_cdi(const struct oci_state *st, const char *buf, size_t len, const struct cache_edits *c,
+		    struct inject_opts *io, struct oerr *err)
+{
+	struct oci_config oc;
+	int r;
+
+	if (oci_container_config(st, buf, len, &oc, err) < 0)
+		return -1;
+	if (st->pid <= 0 && !io->dry_run) {
+		oci_config_free(&oc);
+		return oerr_set(err, 0, "container state: no \"pid\"");
+	}
+	io->pid = st->pid;
+	io->rootfs = oc.root;
+	io->rootfs_is_host_path = true;
+	io->in_container = st->pid > 0 && st->pid == (int)getppid();
+	r = inject_cache(c, io, err);
+	if (r < 0)
+		oerr_prefix(err, "container %s", st->id);
+	oci_config_free(&oc);
+	return r;
+}
+
+static int cache_edits_done(struct cache_edits *c, int status)
+{
+	strv_free(&c->libraries);
+	strv_free(&c->links);
+	return status;
+}
+
 APPLET_MAIN(hook)
 {
 	static const struct option opts[] = {
@@ -106,6 +159,9 @@ APPLET_MAIN(hook)
 		{ "mount-api", required_argument, NULL, 'M' },
 		{ "syslog", required_argument, NULL, 'S' },
 		{ "format", required_argument, NULL, 'F' },
+		{ "cdi", no_argument, NULL, 'C' },
+		{ "library", required_argument, NULL, 'B' },
+		{ "symlink", required_argument, NULL, 'Y' },
 		{ 0 },
 	};
 	const char *dir = CONFIG_DIR_DEFAULT, *stage = "prestart";
@@ -114,10 +170,12 @@ APPLET_MAIN(hook)
 	struct config cfg;
 	struct activation *act = NULL;
 	struct inject_opts io = { 0 };
+	struct cache_edits ce = { 0 };
 	struct oerr err;
 	char *buf = NULL;
 	size_t len;
 	int o, nact, status = EXIT_FAIL;
+	bool cdi = false;
 
 	opterr = 0;
 	log_syslog(SYSLOG_DEFAULT);
@@ -141,32 +199,55 @@ APPLET_MAIN(hook)
 			if (inject_format(&io, optarg) < 0)
 				return applet_usage_error("--format %s: text or json", optarg);
 			break;
-		default: return applet_bad_option(o, argc, argv);
+		case 'C': cdi = true; break;
+		case 'B':
+			if (optarg[0] != '/')
+				return cache_edits_done(&ce, applet_usage_error("--library %s: not an absolute path",
+										 optarg));
+			strv_push(&ce.libraries, optarg);
+			break;
+		case 'Y':
+			if (add_link(&ce, optarg) < 0)
+				return cache_edits_done(&ce, applet_usage_error("--symlink %s: not PATH::TEXT with "
+										 "an absolute PATH", optarg));
+			break;
+		default: return cache_edits_done(&ce, applet_bad_option(o, argc, argv));
 		}
 	}
+	if (!cdi && (ce.libraries.n || ce.links.n))
+		return cache_edits_done(&ce, applet_usage_error("--library and --symlink go with --cdi"));
+	if (cdi && io.json)
+		return cache_edits_done(&ce, applet_usage_error("--format json: not with --cdi"));
 	if (optind < argc)
 		stage = argv[optind++];
 	if (optind < argc)
-		return applet_usage_error("one STAGE at most");
+		return cache_edits_done(&ce, applet_usage_error("one STAGE at most"));
 	if (strcmp(stage, "poststart") == 0 || strcmp(stage, "poststop") == 0 ||
 	    strcmp(stage, "startContainer") == 0)
-		return EXIT_OK;
+		return cache_edits_done(&ce, EXIT_OK);
 	if (strcmp(stage, "prestart") != 0 && strcmp(stage, "createRuntime") != 0 &&
 	    strcmp(stage, "createContainer") != 0)
-		return applet_usage_error("unknown stage '%s'", stage);
+		return cache_edits_done(&ce, applet_usage_error("unknown stage '%s'", stage));
 
 	if (read_fd_all(STDIN_FILENO, OCI_STATE_MAX, &buf, &len, &err) < 0) {
 		oerr_prefix(&err, "container state on stdin");
-		return applet_fail(&err);
+		return cache_edits_done(&ce, applet_fail(&err));
 	}
 	if (oci_state_parse(buf, len, &st, &err) < 0) {
 		free(buf);
-		return applet_fail(&err);
+		return cache_edits_done(&ce, applet_fail(&err));
 	}
 	free(buf);
 	if (oci_bundle_read(&st, &buf, &len, &err) < 0) {
 		oci_state_free(&st);
-		return applet_fail(&err);
+		return cache_edits_done(&ce, applet_fail(&err));
+	}
+	if (cdi) {
+		status = hook_cdi(&st, buf, len, &ce, &io, &err) < 0 ? applet_fail(&err) : EXIT_OK;
+		free(buf);
+		oci_state_free(&st);
+		cache_edits_done(&ce, 0);
+		return io.dry_run ? applet_finish_stdout(status) : status;
 	}
 	if (buf) {
 		struct strv keys = { 0 };
@@ -211,6 +292,7 @@ APPLET_MAIN(hook)
 		io.pid = st.pid;
 		io.rootfs = oc.root;
 		io.rootfs_is_host_path = true;
+		io.in_container = st.pid == (int)getppid();
 		if (inject_activations(act, nact, &io, &err) < 0) {
 			oerr_prefix(&err, "container %s", st.id);
 			status = applet_fail(&err);

@@ -12,11 +12,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 N=${1:-20} R=${2:-7}
-bin=$PWD/build/ocidec
-[ -x "$bin" ] || { echo "build first: ./build.sh" >&2; exit 1; }
 . bench/lib.sh
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 t=$work/tree
 ma=$t/usr/lib/x86_64-linux-gnu

@@ -1,5 +1,12 @@
-# bench/lib.sh: shared by the benchmarks. Set N (runs per round) and R
-# (rounds) before calling. Times are wall clock, in ms with microseconds.
+# bench/lib.sh: shared by the benchmarks, sourced from the top of the tree.
+# Set N (runs per round) and R (rounds) before calling. Times are wall
+# clock, in ms with microseconds. Sourcing it sets bin (the static build,
+# which must exist) and work (a temporary directory, removed at exit).
+
+bin=$PWD/build/ocidec
+[ -x "$bin" ] || { echo "build first: ./build.sh" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 # round_ms CMD...: the wall time of N back-to-back runs of CMD, in ms
 round_ms() {
@@ -50,4 +57,11 @@ row() {
 	else
 		printf '%-52s %9.3f ms  %8.3f ms/run\n' "$1" "$2" "$(bc -l <<<"$2 / $N")"
 	fi
+}
+
+# run_in DIR: `runc run` the bundle in DIR under a container id of its own
+bench_runs=0
+run_in() {
+	bench_runs=$((bench_runs + 1))
+	(cd "$1" && runc run "bench-$$-$BASHPID-$bench_runs" >/dev/null)
 }

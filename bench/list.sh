@@ -8,10 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 N=${1:-200} R=${2:-7}
-bin=$PWD/build/ocidec
-[ -x "$bin" ] || { echo "build first: ./build.sh" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. bench/lib.sh
 
 mkdir -m 0755 "$work/shipped" "$work/fake"
 cp conf/*.ini "$work/shipped/" && chmod 0644 "$work/shipped"/*.ini
@@ -20,7 +17,6 @@ sed "s|^driver_root = /\$|driver_root = $work/dr|; s|^version_file.*|version = 5
 	conf/nvidia.ini >"$work/fake/nvidia.ini"
 chmod 0644 "$work/fake/nvidia.ini"
 
-. bench/lib.sh
 
 ref=$(median_ms ldconfig -p)
 floor=$(median_ms "$bin" --version)

@@ -13,26 +13,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The minor of the device whose information file says "GPU UUID: UUID"
- * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or -1. */
-static int uuid_minor(const struct vendor *v, const char *uuid)
+int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, void *arg), void *arg)
 {
 	glob_t g;
-	int minor = -1;
+	int r = 0;
 
 	if (!v->device_uuids || glob(v->device_uuids, 0, NULL, &g) != 0)
-		return -1;
-	for (size_t i = 0; i < g.gl_pathc && minor < 0; i++) {
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc && r == 0; i++) {
 		_cleanup_close_ int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		_cleanup_free_ char *buf = NULL;
+		const char *uuid = NULL;
+		char *save = NULL;
 		struct oerr err;
 		size_t len;
 		int m = -1;
-		bool match = false;
 
 		if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, &err) < 0)
 			continue;
-		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			char *val = strchr(line, ':');
 			if (!val)
 				continue;
@@ -41,13 +40,38 @@ static int uuid_minor(const struct vendor *v, const char *uuid)
 			if (strcmp(line, "Device Minor") == 0)
 				m = atoi(val);
 			else if (strcmp(line, "GPU UUID") == 0)
-				match = strcasecmp(val, uuid) == 0;
+				uuid = val;
 		}
-		if (match)
-			minor = m;
+		if (uuid && m >= 0)
+			r = fn(uuid, m, arg);
 	}
 	globfree(&g);
-	return minor;
+	return r;
+}
+
+struct uuid_find {
+	const char *uuid;
+	int minor;
+};
+
+static int uuid_match(const char *uuid, int minor, void *arg)
+{
+	struct uuid_find *f = arg;
+
+	if (strcasecmp(uuid, f->uuid) != 0)
+		return 0;
+	f->minor = minor;
+	return 1;
+}
+
+/* The minor of the device whose information file says "GPU UUID: UUID"
+ * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or -1. */
+static int uuid_minor(const struct vendor *v, const char *uuid)
+{
+	struct uuid_find f = { uuid, -1 };
+
+	vendor_uuid_each(v, uuid_match, &f);
+	return f.minor;
 }
 
 /* "0,GPU-xxxx,2" -> "0,1,2": UUIDs mapped to indices. */

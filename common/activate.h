@@ -30,4 +30,9 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 	     struct activation *act, struct oerr *err);
 void activation_free(struct activation *a, size_t n);
 
+/* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
+ * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information):
+ * FN(U, M, ARG), until FN returns nonzero, which is returned; 0 at the end. */
+int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, void *arg), void *arg);
+
 #endif

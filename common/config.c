@@ -79,6 +79,26 @@ static bool valid_name(const char *s)
 	return true;
 }
 
+/* A CDI name part: a letter first, a letter or digit last, letters,
+ * digits and the characters of MIDDLE between. */
+static bool valid_cdi_part(const char *s, size_t n, const char *middle)
+{
+	if (!n || !isalpha((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr(middle, s[i]))
+			return false;
+	return true;
+}
+
+bool cdi_kind_valid(const char *kind)
+{
+	const char *slash = strchr(kind, '/');
+
+	return slash && valid_cdi_part(kind, (size_t)(slash - kind), "_-.") &&
+	       valid_cdi_part(slash + 1, strlen(slash + 1), "_-");
+}
+
 static bool valid_env_name(const char *s)
 {
 	if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
@@ -364,6 +384,12 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 			return perr(p, line, "device_list_dir must be an absolute path below /");
 		free(v->device_list_dir);
 		v->device_list_dir = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
+	} else if (strcmp(key, "cdi_kind") == 0) {
+		if (!cdi_kind_valid(value))
+			return perr(p, line, "cdi_kind '%s' is not a CDI kind (VENDOR/CLASS, such as "
+				    "nvidia.com/gpu)", value);
+		free(v->cdi_kind);
+		v->cdi_kind = xstrdup(value);
 	} else if (strcmp(key, "device_uuids") == 0) {
 		if (value[0] != '/' || has_dot_component(value))
 			return perr(p, line, "device_uuids must be an absolute path (glob)");
@@ -455,6 +481,7 @@ static void vendor_free(struct vendor *v)
 	free(v->annotation);
 	free(v->feature_env);
 	free(v->device_uuids);
+	free(v->cdi_kind);
 	strv_free(&v->selection_list);
 	strv_free(&v->unprivileged_list);
 	strv_free(&v->unprivileged_features);
@@ -613,6 +640,8 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	}
 	if (!v.annotation)
 		v.annotation = xconcat(ANNOTATION_PREFIX, v.name);
+	if (!v.cdi_kind)
+		v.cdi_kind = xconcat(ANNOTATION_PREFIX, v.name);
 	if (!v.device_list_dir)
 		v.device_list_dir = xconcat(DEVICE_LIST_DIR_PREFIX, v.name);
 	for (size_t i = 0; i < cfg->n; i++) {

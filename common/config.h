@@ -53,6 +53,7 @@ struct vendor {
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
+	char *cdi_kind;             /* the CDI spec's kind; default ocidec.io/NAME */
 	/* Tenant policy: which sources may select devices (SRC_* bits), for a
 	 * container with CAP_SYS_ADMIN in its bounding set and for one without;
 	 * the features the latter may ask for (NULL: all); where a device plugin
@@ -111,6 +112,8 @@ int config_load_named(struct config *cfg, const char *dir, char *const *names, i
 		      struct oerr *err);
 /* Is V among the N NAMES? No names: every vendor is. */
 bool vendor_named(const struct vendor *v, char *const *names, int n);
+/* KIND is a CDI kind, VENDOR/CLASS (nvidia.com/gpu, ocidec.io/demo). */
+bool cdi_kind_valid(const char *kind);
 struct feature *vendor_feature(const struct vendor *v, const char *name);
 
 /* Mark the features LIST names ("all", or names separated by commas or

@@ -34,48 +34,50 @@ const char *edit_flags_text(unsigned f)
 	return buf;
 }
 
-/* The directory of container path PATH ("/" for a top-level name), new */
-static char *dir_of(const char *path)
+void edits_libdir_add(struct strv *dirs, const char *library)
 {
-	const char *slash = strrchr(path, '/');
+	const char *slash = strrchr(library, '/');
+	char *d = slash == library ? xstrdup("/") : xstrndup(library, (size_t)(slash - library));
 
-	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+	if (strv_contains(dirs, d))
+		free(d);
+	else
+		strv_push_owned(dirs, d);
 }
 
 void edits_build(const struct plan *p, struct edits *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->mounts = xcalloc(p->n ? p->n : 1, sizeof(*e->mounts));
+	e->links = xcalloc(p->n ? p->n : 1, sizeof(*e->links));
 	e->devices = xcalloc(p->n ? p->n : 1, sizeof(*e->devices));
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_item *it = &p->items[i];
 		struct edit_mount *m = &e->mounts[e->nmounts];
-		bool dup = false;
+		size_t at = e->nmounts;
 
 		m->it = it;
 		m->destination = it->target ? it->target : it->path;
 		m->source = it->target ? it->host_target : it->host;
 		m->flags = flags_for(it->kind);
-		for (size_t k = 0; k < e->nmounts && !dup; k++)
-			dup = strcmp(e->mounts[k].destination, m->destination) == 0;
-		if (dup)
-			continue;
+		for (size_t k = 0; k < e->nmounts; k++)
+			if (strcmp(e->mounts[k].destination, m->destination) == 0)
+				at = k;
 		if (it->link_dirfd >= 0) {
 			char text[PATH_MAX];
 			ssize_t l = readlinkat(it->link_dirfd, it->link_name, text, sizeof(text) - 1);
 
 			if (l > 0) {
 				text[l] = '\0';
-				m->link_path = it->path;
-				m->link_target = xstrdup(text);
+				e->links[e->nlinks++] = (struct edit_link){ at, it->path, xstrdup(text) };
 			}
 		}
-		if (it->kind == KIND_LIBRARIES) {
-			char *d = dir_of(m->destination);
-			if (!strv_contains(&e->libdirs, d))
-				strv_push(&e->libdirs, d);
-			free(d);
+		if (at < e->nmounts) {  /* mounted already, for another name */
+			memset(m, 0, sizeof(*m));
+			continue;
 		}
+		if (it->kind == KIND_LIBRARIES)
+			edits_libdir_add(&e->libdirs, m->destination);
 		if (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
 			e->devices[e->ndevices++] = (struct edit_device){
 				.path = m->destination, .host = m->source,
@@ -89,8 +91,9 @@ void edits_build(const struct plan *p, struct edits *e)
 
 void edits_free(struct edits *e)
 {
-	for (size_t i = 0; i < e->nmounts; i++)
-		free(e->mounts[i].link_target);
+	for (size_t i = 0; i < e->nlinks; i++)
+		free(e->links[i].text);
+	free(e->links);
 	free(e->mounts);
 	free(e->devices);
 	strv_free(&e->libdirs);
@@ -139,8 +142,9 @@ void edits_print_mounts(const struct edits *e)
 		const struct edit_mount *m = &e->mounts[i];
 
 		printf("mount %s %s %s\n", m->source, m->destination, edit_flags_text(m->flags));
-		if (m->link_target)
-			printf("symlink %s %s\n", m->link_path, m->link_target);
+		for (size_t k = 0; k < e->nlinks; k++)
+			if (e->links[k].mount == i)
+				printf("symlink %s %s\n", e->links[k].path, e->links[k].text);
 	}
 }
 
@@ -159,7 +163,7 @@ void edits_print_cache(const struct edits *e)
 	}
 }
 
-static cJSON *add(cJSON *to, const char *key, cJSON *item)
+cJSON *edits_json_add(cJSON *to, const char *key, cJSON *item)
 {
 	if (!item)
 		oom();
@@ -169,6 +173,8 @@ static cJSON *add(cJSON *to, const char *key, cJSON *item)
 		cJSON_AddItemToArray(to, item);
 	return item;
 }
+
+#define add edits_json_add
 
 static void add_str(cJSON *to, const char *key, const char *s)
 {
@@ -180,9 +186,94 @@ static void add_num(cJSON *to, const char *key, double n)
 	add(to, key, cJSON_CreateNumber(n));
 }
 
+/* "options": ["bind", "ro", "nosuid", ...] of a bind mount with FLAGS */
+static void add_options(cJSON *o, unsigned flags)
+{
+	_cleanup_free_ char *text = xstrdup(edit_flags_text(flags));
+	cJSON *opts = add(o, "options", cJSON_CreateArray());
+	char *save = NULL;
+
+	add_str(opts, NULL, "bind");
+	for (char *t = strtok_r(text, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		add_str(opts, NULL, t);
+}
+
+static bool is_device(const struct edit_mount *m)
+{
+	return S_ISCHR(m->it->st.st_mode) || S_ISBLK(m->it->st.st_mode);
+}
+
+/* OPTION VALUE (taken) for the spec's hook, made on first use in EDITS */
+static void hook_arg(cJSON *edits, cJSON **args, const struct cdi_opts *o, const char *option, char *value)
+{
+	if (!*args) {
+		cJSON *hook = add(add(edits, "hooks", cJSON_CreateArray()), NULL, cJSON_CreateObject());
+
+		add_str(hook, "hookName", "createContainer");
+		add_str(hook, "path", o->hook_path);
+		*args = add(hook, "args", cJSON_CreateArray());
+		add_str(*args, NULL, "ocidec-hook");
+		add_str(*args, NULL, "--cdi");
+	}
+	add_str(*args, NULL, option);
+	add_str(*args, NULL, value);
+	free(value);
+}
+
+cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err)
+{
+	cJSON *edits = cJSON_CreateObject(), *nodes = NULL, *mounts = NULL, *args = NULL;
+
+	if (!edits)
+		oom();
+	for (size_t i = 0; i < e->ndevices; i++) {
+		const struct edit_device *d = &e->devices[i];
+		char type[2] = { d->type, '\0' };
+		cJSON *n;
+
+		if (!o->host_paths && strcmp(d->host, d->path) != 0) {
+			cJSON_Delete(edits);
+			return oerr_set(err, 0, "%s: on the host at %s: cdiVersion %s has no hostPath for device "
+					"nodes (0.5.0 has)", d->path, d->host, o->version), NULL;
+		}
+		nodes = nodes ? nodes : add(edits, "deviceNodes", cJSON_CreateArray());
+		n = add(nodes, NULL, cJSON_CreateObject());
+		add_str(n, "path", d->path);
+		if (o->host_paths)
+			add_str(n, "hostPath", d->host);
+		add_str(n, "type", type);
+		add_num(n, "major", d->major);
+		add_num(n, "minor", d->minor);
+	}
+	for (size_t i = 0; i < e->nmounts; i++) {
+		const struct edit_mount *m = &e->mounts[i];
+		cJSON *n;
+
+		if (is_device(m))
+			continue;
+		mounts = mounts ? mounts : add(edits, "mounts", cJSON_CreateArray());
+		n = add(mounts, NULL, cJSON_CreateObject());
+		add_str(n, "hostPath", m->source);
+		add_str(n, "containerPath", m->destination);
+		add_options(n, m->flags);
+	}
+	/* the hook: the libraries for the cache, the driver's links */
+	for (size_t i = 0; i < e->nmounts; i++)
+		if (e->mounts[i].it->kind == KIND_LIBRARIES)
+			hook_arg(edits, &args, o, "--library", xstrdup(e->mounts[i].destination));
+	for (size_t i = 0; i < e->nlinks; i++)
+		hook_arg(edits, &args, o, "--symlink", xasprintf("%s::%s", e->links[i].path, e->links[i].text));
+	return edits;
+}
+
+bool edits_empty(const struct edits *e)
+{
+	return e->nmounts == 0 && e->nlinks == 0;
+}
+
 int edits_print_json(const struct edits *e)
 {
-	cJSON *root = cJSON_CreateObject(), *a, *o, *opts;
+	cJSON *root = cJSON_CreateObject(), *a, *o;
 	size_t nrules;
 	struct devcg_rule *rules = edits_rules(e, &nrules);
 	char *text;
@@ -193,24 +284,17 @@ int edits_print_json(const struct edits *e)
 	a = add(root, "mounts", cJSON_CreateArray());
 	for (size_t i = 0; i < e->nmounts; i++) {
 		const struct edit_mount *m = &e->mounts[i];
-		_cleanup_free_ char *flags = xstrdup(edit_flags_text(m->flags));
-		char *save = NULL;
 
 		o = add(a, NULL, cJSON_CreateObject());
 		add_str(o, "source", m->source);
 		add_str(o, "destination", m->destination);
-		opts = add(o, "options", cJSON_CreateArray());
-		add_str(opts, NULL, "bind");
-		for (char *t = strtok_r(flags, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			add_str(opts, NULL, t);
+		add_options(o, m->flags);
 	}
 	a = add(root, "symlinks", cJSON_CreateArray());
-	for (size_t i = 0; i < e->nmounts; i++) {
-		if (!e->mounts[i].link_target)
-			continue;
+	for (size_t i = 0; i < e->nlinks; i++) {
 		o = add(a, NULL, cJSON_CreateObject());
-		add_str(o, "path", e->mounts[i].link_path);
-		add_str(o, "target", e->mounts[i].link_target);
+		add_str(o, "path", e->links[i].path);
+		add_str(o, "target", e->links[i].text);
 	}
 	a = add(root, "devices", cJSON_CreateArray());
 	for (size_t i = 0; i < e->ndevices; i++) {

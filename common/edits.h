@@ -28,10 +28,15 @@ struct edit_mount {
 	const char *source;          /* driver_root + canonical path (people, specs) */
 	const char *destination;     /* in the container */
 	unsigned flags;              /* EDIT_* */
-	/* the driver's symlink to make first (libdemo.so.1 -> libdemo.so.1.0):
-	 * PATH in the container, with the text it has in the driver root */
-	const char *link_path;
-	char *link_target;
+};
+
+/* A driver's symlink to make in the container (libdemo.so.1 ->
+ * libdemo.so.1.0): PATH there, with the text it has in the driver root,
+ * made just before mount MOUNT, the file it resolves to. */
+struct edit_link {
+	size_t mount;
+	const char *path;
+	char *text;
 };
 
 struct edit_device {
@@ -45,6 +50,8 @@ struct edit_device {
 struct edits {
 	struct edit_mount *mounts;   /* one per container path, in plan order */
 	size_t nmounts;
+	struct edit_link *links;     /* in plan order */
+	size_t nlinks;
 	struct edit_device *devices;
 	size_t ndevices;
 	struct strv libdirs;         /* for the container's cache, in order */
@@ -53,6 +60,9 @@ struct edits {
 /* The edits of plan P (which must outlive them). */
 void edits_build(const struct plan *p, struct edits *e);
 void edits_free(struct edits *e);
+/* The cache directory of a library at container path LIBRARY (its
+ * directory) added to DIRS unless there. */
+void edits_libdir_add(struct strv *dirs, const char *library);
 /* The device cgroup rules: one per device whose vendor wants it (*N). */
 struct devcg_rule *edits_rules(const struct edits *e, size_t *n);
 /* "ro,nosuid,nodev" */
@@ -66,5 +76,24 @@ void edits_print_cache(const struct edits *e);
 /* --dry-run --format json: the whole value as one JSON object (see the
  * man page). 0, or -1 when stdout fails. */
 int edits_print_json(const struct edits *e);
+
+/* ocidec cdi: E as a CDI spec's containerEdits (no field newer than
+ * cdiVersion 0.5.0): deviceNodes (with hostPath when HOST_PATHS; without
+ * it, a node whose host path differs is an error), bind mounts with their
+ * options, and, when E has symlinks or libraries, one createContainer hook
+ * running HOOK_PATH as `ocidec-hook --cdi --library PATH... --symlink
+ * PATH::TEXT...`. NULL with ERR set on error. */
+struct cdi_opts {
+	const char *version;    /* cdiVersion, for messages */
+	bool host_paths;        /* deviceNodes may have hostPath (>= 0.5.0) */
+	const char *hook_path;  /* the host's path of ocidec */
+};
+struct cJSON;
+/* ITEM (NULL: out of memory, fatal) added to TO under KEY, or appended to
+ * the array TO when KEY is NULL; returns ITEM. */
+struct cJSON *edits_json_add(struct cJSON *to, const char *key, struct cJSON *item);
+struct cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err);
+/* Nothing to edit? */
+bool edits_empty(const struct edits *e);
 
 #endif

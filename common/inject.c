@@ -384,8 +384,41 @@ static int jobs_prepare(const struct edits *e, struct job *jobs, struct oerr *er
 	return 0;
 }
 
-/* In the container's mount namespace: targets made and mounts attached. */
-static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
+/* The symlink PATH -> TEXT inside ROOTFD, its directory made if missing.
+ * Whatever the image has at PATH stays (warned about): what uses the name
+ * then gets the image's. */
+static int make_link(int rootfd, const char *path, const char *text, struct oerr *err)
+{
+	_cleanup_close_ int pfd = -1;
+	const char *slash = strrchr(path, '/');
+	char *parent = xstrndup(path, (size_t)(slash - path));
+	char cur[PATH_MAX];
+	ssize_t l;
+
+	pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
+	free(parent);
+	if (pfd < 0)
+		return -1;
+	if (symlinkat(text, pfd, slash + 1) == 0) {
+		log_debug("made the link %s -> %s", path, text);
+		return 0;
+	}
+	if (errno != EEXIST) {
+		log_warn("%s: symlink: %s", path, strerror(errno));
+		return 0;
+	}
+	l = readlinkat(pfd, slash + 1, cur, sizeof(cur) - 1);
+	if (l >= 0)
+		cur[l] = '\0';
+	if (l < 0 || strcmp(cur, text) != 0)
+		log_warn("%s: the image has a %s there; the driver's link to %s is not made "
+			 "(what uses that name gets the image's)", path, l < 0 ? "file" : "link of its own", text);
+	return 0;
+}
+
+/* In the container's mount namespace: targets made and mounts attached,
+ * each after the driver's links to it (E's). */
+static int jobs_attach(struct job *jobs, size_t n, const struct edits *e, int rootfd, struct oerr *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = &jobs[i];
@@ -394,29 +427,10 @@ static int jobs_attach(struct job *jobs, size_t n, int rootfd, struct oerr *err)
 
 		if (deadline_passed())
 			return oerr_set(err, 0, "%s: not mounted: the deadline (--timeout) passed", j->m->destination);
-		if (j->m->link_target) {  /* the driver's symlink, made as it is on the host */
-			_cleanup_close_ int pfd = -1;
-			char *slash = strrchr(j->m->link_path, '/');
-			char *parent = xstrndup(j->m->link_path, (size_t)(slash - j->m->link_path));
-			pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
-			free(parent);
-			if (pfd < 0)
+		/* the driver's symlinks, made as they are on the host */
+		for (size_t k = 0; k < e->nlinks; k++)
+			if (e->links[k].mount == i && make_link(rootfd, e->links[k].path, e->links[k].text, err) < 0)
 				return -1;
-			if (symlinkat(j->m->link_target, pfd, slash + 1) < 0) {
-				char text[PATH_MAX];
-				int e = errno;
-				ssize_t l = e == EEXIST ? readlinkat(pfd, slash + 1, text, sizeof(text) - 1) : -1;
-
-				if (l >= 0)
-					text[l] = '\0';
-				if (e != EEXIST)
-					log_warn("%s: symlink: %s", j->m->link_path, strerror(e));
-				else if (l < 0 || strcmp(text, j->m->link_target) != 0)
-					log_warn("%s: the image has a %s there; the driver's link to %s is not made "
-						 "(what uses that name gets the image's)", j->m->link_path,
-						 l < 0 ? "file" : "link of its own", j->m->link_target);
-			}
-		}
 		/* Already there (a second run)? Then leave it. */
 		cur = root_open_any(rootfd, j->m->destination, O_PATH | O_NOFOLLOW);
 		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->m->it->st.st_dev && st.st_ino == j->m->it->st.st_ino) {
@@ -515,20 +529,28 @@ static int enter_container(const struct inject_opts *o, struct oerr *err)
 
 /* The container's cache, and the drop-ins that keep it through the
  * image's own ldconfig. */
-static int update_cache(int rootfd, const struct edits *e, struct oerr *err)
+static int update_cache(int rootfd, const struct strv *libdirs, struct oerr *err)
 {
 	struct ldconfig lc = {
 		.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
-		.dirs = e->libdirs.v, .ndirs = e->libdirs.n,
+		.dirs = libdirs->v, .ndirs = libdirs->n,
 	};
 
-	if (!e->libdirs.n)
+	if (!libdirs->n)
 		return 0;
 	if (ldconfig_add(&lc, err) < 0)
 		return oerr_prefix(err, "the container's ld.so.cache");
 	if (ldconfig_dropin(&lc, err) < 0)
 		return oerr_prefix(err, "the container's /etc/ld.so.conf.d");
 	return 0;
+}
+
+static void close_rootfs(int rootfd)
+{
+	if (rootfd >= 0) {
+		root_unconfine(rootfd);
+		close(rootfd);
+	}
 }
 
 int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
@@ -543,21 +565,85 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 		r = print_edits(&e, o, err);
 		goto out;
 	}
+	if (o->in_container) {
+		oerr_set(err, 0, "the hook runs in the container's namespaces (a createContainer hook): "
+			 "the vendor hook runs at prestart or createRuntime; refused");
+		goto out;
+	}
 	/* On the host: sources, detached mounts, cgroup. Then in the container. */
 	if (jobs_prepare(&e, jobs, err) < 0 || cgroup_allow(&e, o, err) < 0 ||
 	    (rootfd = enter_container(o, err)) < 0)
 		goto out;
-	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, rootfd, err) < 0 ||
-	    update_cache(rootfd, &e, err) < 0)
+	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, &e, rootfd, err) < 0 ||
+	    update_cache(rootfd, &e.libdirs, err) < 0)
 		goto out;
 	r = 0;
 out:
-	if (rootfd >= 0) {
-		root_unconfine(rootfd);
-		close(rootfd);
-	}
+	close_rootfs(rootfd);
 	jobs_free(jobs, e.nmounts);
 	edits_free(&e);
+	return r;
+}
+
+/* The rootfs's descriptor: in the container's mount namespace already (a
+ * createContainer hook), or entered (enter_container). */
+static int open_rootfs(const struct inject_opts *o, struct oerr *err)
+{
+	int rootfd;
+
+	if (!o->in_container)
+		return enter_container(o, err);
+	log_syslog_connect();
+	rootfd = open(o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return oerr_set(err, errno, "%s: the container's rootfs", o->rootfs);
+	return rootfd;
+}
+
+/* The mount the engine made at container path PATH (a library of the
+ * spec), allowed for the cache to read. */
+static void allow_spec_mount(int rootfd, const char *path)
+{
+	_cleanup_close_ int fd = root_open_any(rootfd, path, O_PATH | O_NOFOLLOW);
+	struct stat st;
+	uint64_t id;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		log_warn("%s: not a file in the container (the spec mounts a library there)", path);
+		return;
+	}
+	if (fd_mnt_id(fd, &id) == 0)
+		root_confine_allow(rootfd, id);
+}
+
+int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err)
+{
+	struct strv dirs = { 0 };
+	int rootfd = -1, r = -1;
+
+	for (size_t i = 0; i < c->libraries.n; i++)
+		edits_libdir_add(&dirs, c->libraries.v[i]);
+	if (o->dry_run) {
+		for (size_t i = 0; i + 1 < c->links.n; i += 2)
+			printf("symlink %s %s\n", c->links.v[i], c->links.v[i + 1]);
+		for (size_t i = 0; i < dirs.n; i++)
+			printf("ldcache %s\n", dirs.v[i]);
+		r = 0;
+		goto out;
+	}
+	if ((rootfd = open_rootfs(o, err)) < 0 || confine_rootfs(rootfd, o->rootfs, err) < 0)
+		goto out;
+	for (size_t i = 0; i < c->libraries.n; i++)
+		allow_spec_mount(rootfd, c->libraries.v[i]);
+	for (size_t i = 0; i + 1 < c->links.n; i += 2)
+		if (make_link(rootfd, c->links.v[i], c->links.v[i + 1], err) < 0)
+			goto out;
+	if (update_cache(rootfd, &dirs, err) < 0)
+		goto out;
+	r = 0;
+out:
+	close_rootfs(rootfd);
+	strv_free(&dirs);
 	return r;
 }
 

@@ -27,6 +27,9 @@ struct inject_opts {
 	bool rootfs_is_host_path; /* (the hook) ROOTFS is the host's path of the
 			      * rootfs: once the process has pivoted into it, "/"
 			      * of its namespace is used instead */
+	bool in_container;   /* the process is in the container's namespaces
+			      * already (a createContainer hook): ROOTFS is
+			      * its path here, before pivot_root */
 	bool dry_run;        /* print what would be done, change nothing */
 	bool json;           /* (dry_run) print the container edits as JSON */
 };
@@ -44,5 +47,16 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err);
 /* Plan the N activations (their devices and features) and inject them. */
 int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
 		       struct oerr *err);
+
+/* What a CDI spec leaves to its hook (ocidec hook --cdi): the engine made
+ * the spec's mounts and device nodes; the hook makes the driver's symlinks
+ * and adds the mounted libraries' directories to the container's cache
+ * (with the drop-ins), under every rule of inject(): rootfs confined, the
+ * only other mounts read being those found at LIBRARIES. */
+struct cache_edits {
+	struct strv libraries;  /* container paths the spec mounts libraries at */
+	struct strv links;      /* PATH, TEXT, PATH, TEXT, ...: symlinks to make */
+};
+int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err);
 
 #endif

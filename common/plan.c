@@ -252,12 +252,13 @@ static int cmp_index(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every existing node the pattern matches, by index. */
-static void add_all_nodes(struct vctx *c, const char *pat)
+/* The indices of the nodes per-device pattern PAT matches in the driver
+ * root (ROOTFD), appended to IDX (at most MAX in all; *N counts them). */
+static void scan_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx,
+			 size_t *n, size_t max)
 {
 	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
-	unsigned long idx[1024];
-	size_t n = 0, pl, sl;
+	size_t pl, sl;
 	struct dirent *de;
 	int fd;
 	DIR *d;
@@ -265,15 +266,15 @@ static void add_all_nodes(struct vctx *c, const char *pat)
 	split_pattern(pat, &dir, &prefix, &suffix);
 	pl = strlen(prefix);
 	sl = strlen(suffix);
-	fd = root_open(c->rootfd, dir, O_RDONLY | O_DIRECTORY);
+	fd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		log_debug("%s: no per-device nodes: %s: %s", c->v->name, dir, strerror(errno));
+		log_debug("%s: no per-device nodes: %s: %s", v->name, dir, strerror(errno));
 		return;
 	}
-	while ((de = readdir(d)) && n < sizeof(idx) / sizeof(*idx)) {
+	while ((de = readdir(d)) && *n < max) {
 		const char *s = de->d_name;
 		size_t digits, len = strlen(s);
 
@@ -282,15 +283,47 @@ static void add_all_nodes(struct vctx *c, const char *pat)
 		digits = strspn(s + pl, "0123456789");
 		if (digits == 0 || digits != len - pl - sl || digits > 9)
 			continue;
-		idx[n++] = strtoul(s + pl, NULL, 10);
+		idx[(*n)++] = strtoul(s + pl, NULL, 10);
 	}
 	closedir(d);
+}
+
+/* Every existing node the pattern matches, by index. */
+static void add_all_nodes(struct vctx *c, const char *pat)
+{
+	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
+	unsigned long idx[1024];
+	size_t n = 0;
+
+	scan_indices(c->rootfd, c->v, pat, idx, &n, sizeof(idx) / sizeof(*idx));
 	qsort(idx, n, sizeof(*idx), cmp_index);
+	split_pattern(pat, &dir, &prefix, &suffix);
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_free_ char *path = xasprintf("%s%s%s%lu%s", strcmp(dir, "/") ? dir : "",
 						      "/", prefix, idx[i], suffix);
 		add_existing(c, KIND_DEVICES, path);
 	}
+}
+
+unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
+{
+	_cleanup_close_ int rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const size_t max = 4096;
+	unsigned long *idx;
+	size_t k = 0;
+
+	*n = 0;
+	if (rootfd < 0 || !v->per_device_nodes.n)
+		return NULL;
+	idx = xcalloc(max, sizeof(*idx));
+	for (size_t i = 0; i < v->per_device_nodes.n; i++)
+		scan_indices(rootfd, v, v->per_device_nodes.v[i], idx, n, max);
+	qsort(idx, *n, sizeof(*idx), cmp_index);
+	for (size_t i = 0; i < *n; i++)
+		if (k == 0 || idx[k - 1] != idx[i])
+			idx[k++] = idx[i];
+	*n = k;
+	return idx;
 }
 
 static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
@@ -403,7 +436,7 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		for (size_t f = 0; f < v->nfeatures; f++) {
 			if (!selected[f])
 				continue;
-			for (size_t i = 0; i < v->features[f].items[k].n; i++)
+			for (size_t i = 0; !sel->nodes_only && i < v->features[f].items[k].n; i++)
 				add_item(&c, (enum item_kind)k, v->features[f].items[k].v[i]);
 		}
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)

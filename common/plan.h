@@ -43,6 +43,8 @@ struct plan_select {
 	const char *devices;   /* "all", "none", indices; NULL: every node that exists */
 	bool container;        /* a container's request (hook, inject): a device index
 				* that does not exist fails it, finding nothing warns */
+	bool nodes_only;       /* only the per-device nodes DEVICES selects (cdi: one
+				* device's own edits) */
 };
 
 /* Add vendor V's items for SEL to P. Nonexistent paths are skipped (debug
@@ -50,6 +52,10 @@ struct plan_select {
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err);
 void plan_free(struct plan *p);
+
+/* The indices of vendor V's per-device nodes that exist in its driver
+ * root, sorted, each once (*N of them; NULL when none). */
+unsigned long *plan_node_indices(const struct vendor *v, size_t *n);
 
 /* relabel and selinux-check: for each path the vendor configs label
  * (vendors named in NAMES, all when N is 0, that set a context), once per

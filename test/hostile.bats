@@ -43,11 +43,23 @@ edit_config() {
 # hook options), the container started with OCI_DEMO=all (ENVS: more);
 # sets $status/$output. Asserts the host directory and the host's mounts
 # did not change.
+#
+# CDI_STAGE=createContainer|prestart: the container gets demo=all through
+# its CDI spec instead (ocidec cdi, applied as an engine applies it), the
+# spec's hook at that stage.
 attack() {
 	local mode=$1 prepare=$2 script=${3:-demo-tool}
 	rm -rf "$B"
-	HOOK="$OCIDEC ocidec-hook -c $CFG --resolver $mode ${HOOK_ARGS:-}prestart" \
-		"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all ${ENVS:-} -- sh -c "$script" >/dev/null
+	if [ -n "${CDI_STAGE:-}" ]; then
+		"$FIXTURES/bundle.sh" "$B" ${ENVS:-} -- sh -c "$script" >/dev/null
+		cdi -c "$CFG" demo | sed "s/\"createContainer\"/\"$CDI_STAGE\"/" >"$BATS_TEST_TMPDIR/spec.json"
+		# shellcheck disable=SC2086
+		"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" all \
+			--hook-args --resolver "$mode" ${HOOK_ARGS:-}
+	else
+		HOOK="$OCIDEC ocidec-hook -c $CFG --resolver $mode ${HOOK_ARGS:-}prestart" \
+			"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all ${ENVS:-} -- sh -c "$script" >/dev/null
+	fi
 	[ -z "${EDIT:-}" ] || edit_config "$EDIT"
 	(cd "$B/rootfs" && eval "$prepare")
 	local before mounts
@@ -389,5 +401,45 @@ attack() {
 		run hook -c "$CFG" --resolver "$mode" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$, \"annotations\": {\"ocidec.io/demo\": \"all\\u0000x\"}}"
 		assert_failure 1
 		assert_output --partial "container state: a string holds a NUL character"
+	done
+}
+
+# ---- the CDI spec's hook (ocidec hook --cdi) under the same images ----
+# The engine makes the spec's mounts (runc resolves each destination inside
+# the rootfs); the hook makes the links and the cache. Attacks on where a
+# mount lands are the runtime's to refuse; the rest are the hook's.
+
+@test "CDI: the spec's hook, at createContainer and at prestart, under the image attacks it meets" {
+	mkdir -p "$HOST/lib"
+	gcc -shared -fPIC -o "$HOST/lib/libhostonly.so.1" "$FIXTURES/libdemo.c" -Wl,-soname,libhostonly.so.1
+	abs_parent='ln -s "$HOST" opt'
+	climb='mkdir -p usr && ln -s "../../../../../../../../../../..$HOST/sub" usr/bin'
+	link_file='mkdir -p opt/demo/lib && ln -s "$HOST/file" opt/demo/lib/libdemo.so.1'
+	cache_link='ln -s "$HOST/file" etc/ld.so.cache'
+	ldconf="printf '%s\n' /proc/self/root$HOST/lib $HOST/lib 'include /proc/self/root$HOST/*.conf' >etc/ld.so.conf"
+	for stage in createContainer prestart; do
+		for mode in openat2 fallback; do
+			for case in abs_parent climb link_file cache_link ldconf; do
+				CDI_STAGE=$stage attack "$mode" "${!case}"
+				assert_success
+				assert_output "demo-tool: the answer is 42"
+				run "$OCIDEC" ldcache -p -r "$B/rootfs"
+				refute_output --partial libhostonly
+			done
+		done
+	done
+}
+
+@test "CDI: an image's cache link into a shared volume is replaced; nothing reaches the volume" {
+	mkdir -p "$HOST/shared"
+	mount --bind "$HOST/shared" "$HOST/shared"
+	mount --make-shared "$HOST/shared"
+	for stage in createContainer prestart; do
+		EDIT='push @{$c->{mounts}}, {destination => "/vol", type => "bind", source => "'"$HOST/shared"'", options => ["rbind", "rshared"]}' \
+			CDI_STAGE=$stage attack openat2 'mkdir -p vol && ln -s /vol/ld.so.cache etc/ld.so.cache'
+		assert_success
+		assert_output "demo-tool: the answer is 42"
+		assert_equal "$(ls -A "$HOST/shared")" ""
+		[ -f "$B/rootfs/etc/ld.so.cache" ] && [ ! -L "$B/rootfs/etc/ld.so.cache" ]
 	done
 }

@@ -68,6 +68,10 @@ setup() {
 
 teardown() {
 	if [ -n "${cid:-}" ]; then as_user podman rm -f -t 0 "$cid" >/dev/null 2>&1 || true; fi
+	if [ -n "${ETC_SPEC:-}" ]; then
+		rm -f "$ETC_SPEC" "${ETC_SPEC2:-}"
+		[ -z "${MADE_ETC_CDI:-}" ] || rmdir /etc/cdi 2>/dev/null || true
+	fi
 }
 
 # as_user CMD...: CMD as the test user, in its own runtime dir and home
@@ -188,4 +192,28 @@ cat: read error: Invalid argument
 	run as_user unshare -Ur "$D/ocidec" hook -c "$D/cfg" --dry-run <<<"{\"bundle\": \"$D/nb\"}"
 	assert_failure
 	assert_output "ocidec hook: $D/nb/config.json: Permission denied"
+}
+
+@test "rootless: CDI devices through the spec, its hook in the user's namespaces" {
+	# Rootless runc binds a device node from the host's path of the same
+	# name (linux.devices has no host path), so a device under a driver
+	# root cannot come through CDI there: a host device (driver_root /)
+	# and the demo vendor's files and library, from two specs.
+	[ -c /dev/net/tun ] || skip "no /dev/net/tun on this host"
+	[ -d /etc/cdi ] || { mkdir /etc/cdi; MADE_ETC_CDI=1; }
+	sed -i '/^per_device_nodes/d; /^devices/d' "$D/cfg/demo.ini"
+	printf '[vendor]\nname = hostdev\nactivation_flag = OCI_HOSTDEV\n[feature.base]\ndevices = /dev/net/tun\n' >"$D/cfg/hostdev.ini"
+	chmod 0644 "$D/cfg/hostdev.ini"
+	ETC_SPEC=/etc/cdi/ocidec-test-$$-$BATS_TEST_NUMBER.json
+	"$D/ocidec" cdi -c "$D/cfg" -o "$ETC_SPEC" demo
+	ETC_SPEC2=/etc/cdi/ocidec-test-$$-$BATS_TEST_NUMBER-2.json
+	"$D/ocidec" cdi -c "$D/cfg" -o "$ETC_SPEC2" hostdev
+	for userns in "" --userns=keep-id; do
+		rm -rf "$D/b/rootfs/etc/ld.so.cache" "$D/b/rootfs/opt"   # what the last run made
+		run rl_run --device ocidec.io/demo=all --device ocidec.io/hostdev=all ${userns} -- \
+			sh -c 'demo-tool; stat -c "%t:%T %n" /dev/net/tun; stat -c "%u:%g %n" /opt/demo/lib/libdemo.so.1'
+		assert_success
+		assert_output $'demo-tool: the answer is 42\na:c8 /dev/net/tun\n0:0 /opt/demo/lib/libdemo.so.1'
+	done
+	rm -f "$ETC_SPEC2"
 }

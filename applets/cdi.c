@@ -1,0 +1,420 @@
+/* cdi: the vendors as Container Device Interface specs.
+ *
+ * See: ocidec(1), APPLETS (cdi) and CDI SPECS. One spec per vendor, built
+ * from the same container edits the hook applies (edits.h): a device per
+ * per-device node index, per UUID where the vendor has information files,
+ * and "all"; each device's edits are its own nodes, the spec's common edits
+ * carry the vendor's other devices, files, programs and libraries, and the
+ * createContainer hook (ocidec hook --cdi) that makes the driver's links and
+ * updates the container's cache. Nothing newer than cdiVersion 0.5.0.
+ */
+#include "common/activate.h"
+#include "common/applet.h"
+#include "common/config.h"
+#include "common/edits.h"
+#include "common/ldconfig.h"
+#include "common/log.h"
+#include "common/plan.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char cdi_usage[] =
+	"usage: ocidec cdi [-c DIR] [--cdi-version V] [--format json|yaml] [-o DIR|FILE]\n"
+	"                  [--features LIST] [--hook-path PATH] [VENDOR...]\n"
+	"\n"
+	"Print (or write) one CDI spec per vendor (default: all configured): devices\n"
+	"by index, by UUID where the vendor has them, and \"all\", for engines that\n"
+	"read CDI specs (podman --device KIND=NAME, containerd, CRI-O).\n"
+	"\n"
+	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"      --cdi-version V   cdiVersion (default 0.5.0; 0.3.0 to 1.0.0)\n"
+	"  -F, --format FORMAT   json (the default) or yaml\n"
+	"  -o, --output DIR|FILE write DIR/VENDOR-CLASS.json (.yaml) for each vendor,\n"
+	"                        or FILE for one vendor (a .yaml name means yaml),\n"
+	"                        atomically; default: stdout\n"
+	"  -f, --features LIST   features, comma separated, or all (the default)\n"
+	"      --hook-path PATH  the host's path of ocidec, which the spec's hook runs\n"
+	"                        (default: this binary's)\n"
+	"\n"
+	"Example: ocidec cdi -o /etc/cdi && podman run --device ocidec.io/nvidia=0 ...\n";
+
+static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", NULL };
+
+struct cdi_run {
+	const char *features;
+	bool yaml;
+	struct cdi_opts co;
+};
+
+#define jadd edits_json_add
+
+/* A CDI device name: letters and digits first and last, "_-.:" between. */
+static bool valid_device_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("_-.:", s[i]))
+			return false;
+	return true;
+}
+
+/* The containerEdits of vendor V planned with SEL; NULL with *EMPTY when
+ * there is nothing, NULL without it on error. */
+static cJSON *plan_edits(const struct vendor *v, const struct plan_select *sel, const struct cdi_opts *co,
+			 bool *empty, struct oerr *err)
+{
+	struct plan p = { 0 };
+	struct edits e;
+	cJSON *j = NULL;
+
+	*empty = false;
+	if (plan_vendor(&p, v, sel, err) < 0)
+		return NULL;
+	edits_build(&p, &e);
+	if (edits_empty(&e))
+		*empty = true;
+	else if (!(j = edits_cdi_json(&e, co, err)))
+		oerr_prefix(err, "%s", v->name);
+	edits_free(&e);
+	plan_free(&p);
+	return j;
+}
+
+static int add_device(cJSON *devices, const char *name, cJSON *edits)
+{
+	cJSON *d = jadd(devices, NULL, cJSON_CreateObject());
+
+	jadd(d, "name", cJSON_CreateString(name));
+	jadd(d, "containerEdits", edits);
+	return 0;
+}
+
+struct uuids {
+	struct strv names;     /* UUID, index, UUID, index, ... */
+	const struct vendor *v;
+};
+
+static int note_uuid(const char *uuid, int minor, void *arg)
+{
+	struct uuids *u = arg;
+
+	if (!valid_device_name(uuid)) {
+		log_warn("%s: UUID '%s' is no CDI device name; left out", u->v->name, uuid);
+		return 0;
+	}
+	strv_push(&u->names, uuid);
+	strv_push_owned(&u->names, xasprintf("%d", minor));
+	return 0;
+}
+
+/* Vendor V's spec, or NULL (ERR set; or nothing to give: *EMPTY). */
+static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, bool *empty, struct oerr *err)
+{
+	struct plan_select sel = { .features = run->features, .devices = "none" };
+	cJSON *spec, *devices, *common, *all;
+	struct uuids u = { .v = v };
+	unsigned long *idx;
+	size_t n;
+	bool none;
+
+	*empty = false;
+	if (!cdi_kind_valid(v->cdi_kind)) {
+		oerr_usage(err, "%s: '%s' is no CDI kind (VENDOR/CLASS): set cdi_kind in %s", v->name,
+			   v->cdi_kind, v->file);
+		return NULL;
+	}
+	common = plan_edits(v, &sel, &run->co, &none, err);
+	if (!common && !none)
+		return NULL;
+	spec = cJSON_CreateObject();
+	if (!spec)
+		oom();
+	jadd(spec, "cdiVersion", cJSON_CreateString(run->co.version));
+	jadd(spec, "kind", cJSON_CreateString(v->cdi_kind));
+	devices = jadd(spec, "devices", cJSON_CreateArray());
+
+	idx = plan_node_indices(v, &n);
+	vendor_uuid_each(v, note_uuid, &u);
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		struct plan_select one = { .devices = name, .nodes_only = true };
+		cJSON *e;
+		bool nothing;
+
+		snprintf(name, sizeof(name), "%lu", idx[i]);
+		e = plan_edits(v, &one, &run->co, &nothing, err);
+		if (!e && !nothing)
+			goto fail;
+		if (!e)
+			continue;
+		add_device(devices, name, e);
+		for (size_t k = 0; k + 1 < u.names.n; k += 2)
+			if (strcmp(u.names.v[k + 1], name) == 0)
+				add_device(devices, u.names.v[k], cJSON_Duplicate(e, true));
+	}
+	for (size_t k = 0; k + 1 < u.names.n; k += 2) {
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++)
+			found = strtoul(u.names.v[k + 1], NULL, 10) == idx[i];
+		if (!found)
+			log_warn("%s: GPU %s: no device node with index %s; left out", v->name, u.names.v[k],
+				 u.names.v[k + 1]);
+	}
+	/* "all": every per-device node; a vendor without any gets its whole
+	 * edits there (a device's edits may not be empty) */
+	if (n) {
+		struct plan_select every = { .devices = "all", .nodes_only = true };
+		bool nothing;
+
+		all = plan_edits(v, &every, &run->co, &nothing, err);
+		if (!all) {
+			*empty = nothing;
+			goto fail;
+		}
+		add_device(devices, "all", all);
+		if (common)
+			jadd(spec, "containerEdits", common);
+		common = NULL;
+	} else if (common) {
+		add_device(devices, "all", common);
+		common = NULL;
+	} else {
+		*empty = true;
+		goto fail;
+	}
+	free(idx);
+	strv_free(&u.names);
+	return spec;
+fail:
+	cJSON_Delete(common);
+	cJSON_Delete(spec);
+	free(idx);
+	strv_free(&u.names);
+	return NULL;
+}
+
+/* YAML, block style, from the cJSON tree: strings are written as JSON
+ * strings, which are YAML's double-quoted scalars. */
+static void yaml_scalar(FILE *f, const cJSON *v)
+{
+	char *t;
+
+	if ((cJSON_IsArray(v) || cJSON_IsObject(v)) && !v->child) {
+		fputs(cJSON_IsArray(v) ? "[]" : "{}", f);
+		return;
+	}
+	t = cJSON_PrintUnformatted(v);
+	if (!t)
+		oom();
+	fputs(t, f);
+	free(t);
+}
+
+static bool yaml_is_block(const cJSON *v)
+{
+	return (cJSON_IsArray(v) || cJSON_IsObject(v)) && v->child;
+}
+
+/* N (a non-empty array or object) at INDENT; FIRST_DONE: the first line's
+ * indentation is written already ("- "). */
+static void yaml_block(FILE *f, const cJSON *n, int indent, bool first_done)
+{
+	for (const cJSON *c = n->child; c; c = c->next) {
+		if (c != n->child || !first_done)
+			fprintf(f, "%*s", indent, "");
+		if (cJSON_IsArray(n)) {
+			fputs("- ", f);
+			if (yaml_is_block(c)) {
+				yaml_block(f, c, indent + 2, true);
+				continue;
+			}
+		} else {
+			fprintf(f, "%s:", c->string);
+			if (yaml_is_block(c)) {
+				fputc('\n', f);
+				yaml_block(f, c, indent + 2, false);
+				continue;
+			}
+			fputc(' ', f);
+		}
+		yaml_scalar(f, c);
+		fputc('\n', f);
+	}
+}
+
+/* The spec's text, new */
+static char *spec_text(const cJSON *spec, bool yaml)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!yaml) {
+		char *j = cJSON_Print(spec);
+		if (!j)
+			oom();
+		text = xconcat(j, "\n");
+		free(j);
+		return text;
+	}
+	f = open_memstream(&text, &len);
+	if (!f)
+		oom();
+	fputs("---\n", f);
+	yaml_block(f, spec, 0, false);
+	if (fclose(f) != 0)
+		oom();
+	return text;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* TEXT to PATH (absolute, or relative to the working directory), atomically */
+static int write_spec(const char *path, const char *text, struct oerr *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *abs = NULL;
+	char cwd[PATH_MAX];
+
+	if (path[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return oerr_set(err, errno, "the working directory");
+		abs = xasprintf("%s/%s", cwd, path);
+		path = abs;
+	}
+	if (root < 0)
+		return oerr_set(err, errno, "/");
+	return root_write_atomic(root, path, text, strlen(text), err);
+}
+
+APPLET_MAIN(cdi)
+{
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "cdi-version", required_argument, NULL, 'V' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "features", required_argument, NULL, 'f' },
+		{ "hook-path", required_argument, NULL, 'H' },
+		{ 0 },
+	};
+	const char *dir = CONFIG_DIR_DEFAULT, *output = NULL, *format = NULL;
+	struct cdi_run run = { .features = "all", .co = { .version = "0.5.0" } };
+	char self[PATH_MAX];
+	struct config cfg;
+	struct oerr err;
+	struct stat st;
+	bool to_dir = false;
+	int o, status = EXIT_OK, written = 0, named;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:F:o:f:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': dir = optarg; break;
+		case 'V': {
+			int i = 0;
+			while (versions[i] && strcmp(versions[i], optarg) != 0)
+				i++;
+			if (!versions[i])
+				return applet_usage_error("--cdi-version %s: not one of 0.3.0 ... 1.0.0", optarg);
+			run.co.version = versions[i];
+			break;
+		}
+		case 'F':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "yaml") != 0)
+				return applet_usage_error("--format %s: json or yaml", optarg);
+			format = optarg;
+			break;
+		case 'o': output = optarg; break;
+		case 'f': run.features = optarg; break;
+		case 'H':
+			if (optarg[0] != '/')
+				return applet_usage_error("--hook-path %s: not an absolute path", optarg);
+			run.co.hook_path = optarg;
+			break;
+		default: return applet_bad_option(o, argc, argv);
+		}
+	}
+	run.co.host_paths = strcmp(run.co.version, "0.5.0") >= 0;
+	if (!run.co.hook_path) {
+		ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (l <= 0)
+			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));
+		self[l] = '\0';
+		run.co.hook_path = self;
+	}
+	to_dir = output && stat(output, &st) == 0 && S_ISDIR(st.st_mode);
+	run.yaml = format ? strcmp(format, "yaml") == 0
+			  : output && !to_dir && (ends_with(output, ".yaml") || ends_with(output, ".yml"));
+	named = argc - optind;
+	if (config_load_named(&cfg, dir, argv + optind, named, &err) < 0)
+		return applet_fail(&err);
+	if (output && !to_dir && (named > 1 || (named == 0 && cfg.n != 1))) {
+		config_free(&cfg);
+		return applet_usage_error("-o %s: not a directory: name one VENDOR to write one file", output);
+	}
+	for (size_t i = 0; i < cfg.n; i++)
+		if (vendor_named(&cfg.vendors[i], argv + optind, named) && cfg.vendors[i].log_level > log_threshold)
+			log_threshold = cfg.vendors[i].log_level;
+
+	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
+		const struct vendor *v = &cfg.vendors[i];
+		_cleanup_free_ char *text = NULL, *path = NULL;
+		bool empty;
+		cJSON *spec;
+
+		if (!vendor_named(v, argv + optind, named))
+			continue;
+		spec = vendor_spec(v, &run, &empty, &err);
+		if (!spec && empty) {
+			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
+			continue;
+		}
+		if (!spec) {
+			status = applet_fail(&err);
+			break;
+		}
+		text = spec_text(spec, run.yaml);
+		cJSON_Delete(spec);
+		if (!output) {
+			out("%s", text);
+		} else {
+			if (to_dir) {
+				char *kind = xstrdup(v->cdi_kind);
+				*strchr(kind, '/') = '-';
+				path = xasprintf("%s/%s.%s", output, kind, run.yaml ? "yaml" : "json");
+				free(kind);
+			}
+			if (write_spec(path ? path : output, text, &err) < 0) {
+				status = applet_fail(&err);
+				break;
+			}
+			log_info("%s: wrote %s", v->name, path ? path : output);
+		}
+		written++;
+	}
+	config_free(&cfg);
+	if (status == EXIT_OK && !written) {
+		oerr_set(&err, 0, "no vendor has anything to give: no spec");
+		status = applet_fail(&err);
+	}
+	return applet_finish_stdout(status);
+}

@@ -1,0 +1,330 @@
+#!/usr/bin/env bats
+# `ocidec cdi`: CDI specs from the vendor configs, checked against the CDI
+# project's schema and Go types (v0.5.2, what podman 4.3 vendors; Debian's
+# package, test/fixtures/cdi-reference.sh), applied to runc bundles as a
+# CDI engine applies them (test/fixtures/cdi-apply.py), and run by podman
+# itself from /etc/cdi. The spec's hook (ocidec hook --cdi) runs at
+# createContainer, inside the container's namespaces, and at prestart.
+
+load helpers
+
+setup_file() {
+	REF=$("$BATS_TEST_DIRNAME/fixtures/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")
+	export REF
+}
+
+setup() {
+	common_setup
+	DR=$BATS_TEST_TMPDIR/dr
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	B=$BATS_TEST_TMPDIR/bundle
+	ID=ocidec-cdi-$$-$BATS_TEST_NUMBER
+	SPEC=$BATS_TEST_TMPDIR/spec.json
+}
+
+teardown() {
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+	if [ -n "${ETC_SPEC:-}" ]; then
+		rm -f "$ETC_SPEC"
+		[ -z "${MADE_ETC_CDI:-}" ] || rmdir /etc/cdi 2>/dev/null || true
+	fi
+}
+
+# q FILE EXPR: the Python expression EXPR over the JSON spec FILE (s)
+q() {
+	python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); r = eval(sys.argv[2]); print("\n".join(map(str, r)) if isinstance(r, list) else r)' "$1" "$2"
+}
+
+# check SPEC...: schema, v0.5.2's types and versions (and the newest
+# schema too, where CDI_SCHEMA names its directory)
+check() {
+	"$FIXTURES/cdi-check.py" "$REF" "$@" ${CDI_SCHEMA:+--schema "$CDI_SCHEMA"}
+}
+
+# cdi_bundle STAGE DEVICE... [-- SCRIPT]: a runc bundle given demo's DEVICEs
+# through the spec, its hook at STAGE (createContainer or prestart)
+cdi_bundle() {
+	local stage=$1 devs=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do devs+=("$1"); shift; done
+	[ "${1:-}" = -- ] && shift
+	rm -rf "$B"
+	RW=${RW:-} "$FIXTURES/bundle.sh" "$B" ${ENVS:-} -- sh -c "${1:-demo-tool}" >/dev/null
+	cdi -c "$CFG" demo | sed "s/\"createContainer\"/\"$stage\"/" >"$SPEC"
+	"$FIXTURES/cdi-apply.py" "$SPEC" "$B/config.json" "${devs[@]}"
+}
+
+@test "the demo spec: a device per index and all, each its own node; the rest in the common edits" {
+	run cdi -c "$CFG" -o "$SPEC" demo
+	assert_success
+	assert_equal "$(q "$SPEC" 's["kind"] + " " + s["cdiVersion"]')" "ocidec.io/demo 0.5.0"
+	assert_equal "$(q "$SPEC" '[d["name"] for d in s["devices"]]')" $'0\n1\nall'
+	assert_equal "$(q "$SPEC" '[n["path"] + " " + n["hostPath"] + " %s %d:%d" % (n["type"], n["major"], n["minor"]) for n in s["devices"][0]["containerEdits"]["deviceNodes"]]')" \
+		"/dev/demo0 $DR/dev/demo0 c 1:3"
+	assert_equal "$(q "$SPEC" '[n["path"] for n in s["devices"][2]["containerEdits"]["deviceNodes"]]')" $'/dev/demo0\n/dev/demo1'
+	assert_equal "$(q "$SPEC" '[n["path"] for n in s["containerEdits"]["deviceNodes"]]')" /dev/democtl
+	assert_equal "$(q "$SPEC" '[m["containerPath"] + " " + ",".join(m["options"]) for m in s["containerEdits"]["mounts"]]')" \
+		"/usr/bin/demo-tool bind,ro,nosuid,nodev
+/opt/demo/lib/libdemo.so.1.0 bind,ro,nosuid,nodev
+/usr/share/demo bind,ro,nosuid,nodev
+/etc/demo/demo.conf bind,ro,nosuid,nodev
+/run/demo bind,ro,nosuid,nodev,noexec"
+	h='s["containerEdits"]["hooks"][0]'
+	assert_equal "$(q "$SPEC" "$h[\"hookName\"] + \" \" + $h[\"path\"]")" "createContainer $OCIDEC"
+	assert_equal "$(q "$SPEC" "$h[\"args\"]")" "ocidec-hook
+--cdi
+--library
+/opt/demo/lib/libdemo.so.1.0
+--symlink
+/opt/demo/lib/libdemo.so.1::libdemo.so.1.0"
+	# no env for the hook: it needs none, and drops what a runtime hands it
+	assert_equal "$(q "$SPEC" "'env' in $h")" False
+}
+
+@test "the spec validates: CDI's schema, v0.5.2's fields and versions; JSON and YAML say the same" {
+	cdi -c "$CFG" -o "$SPEC" demo
+	cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/spec.yaml" demo
+	cdi -c "$CFG" --format yaml demo >"$BATS_TEST_TMPDIR/stdout.yaml"
+	run check "$SPEC" "$BATS_TEST_TMPDIR/spec.yaml"
+	assert_success
+	assert_equal "$(head -n 1 "$BATS_TEST_TMPDIR/spec.yaml")" "---"
+	cmp "$BATS_TEST_TMPDIR/spec.yaml" "$BATS_TEST_TMPDIR/stdout.yaml"
+	python3 -c 'import json, sys, yaml; sys.exit(json.load(open(sys.argv[1])) != yaml.safe_load(open(sys.argv[2])))' \
+		"$SPEC" "$BATS_TEST_TMPDIR/spec.yaml"
+	# the checker itself: a field newer than 0.5.0, or 0.6.0, is caught
+	sed 's/"cdiVersion"/"annotations": {"a": "b"}, "cdiVersion"/' "$SPEC" >"$BATS_TEST_TMPDIR/new.json"
+	run check "$BATS_TEST_TMPDIR/new.json"
+	assert_failure
+	assert_output --partial "field 'annotations' is not in CDI v0.5.2's Spec"
+	run cdi -c "$CFG" --cdi-version 0.6.0 -o "$BATS_TEST_TMPDIR/v6.json" demo
+	assert_success
+	run check "$BATS_TEST_TMPDIR/v6.json"
+	assert_failure
+	assert_output --partial "cdiVersion 0.6.0"
+}
+
+@test "the fake NVIDIA tree: the spec names what list lists, every feature; indices and UUIDs" {
+	driver_root
+	nvidia_ini "$DR"
+	rm "$CFG/demo.ini"
+	mkdir -p "$BATS_TEST_TMPDIR/gpus/0000:3b:00.0" "$BATS_TEST_TMPDIR/gpus/0000:86:00.0"
+	printf 'Model: Fake\nGPU UUID: GPU-11111111-2222-3333-4444-555555555555\nDevice Minor: 1\n' \
+		>"$BATS_TEST_TMPDIR/gpus/0000:3b:00.0/information"
+	printf 'Model: Fake\nGPU UUID: GPU-66666666-7777-8888-9999-000000000000\nDevice Minor: 0\n' \
+		>"$BATS_TEST_TMPDIR/gpus/0000:86:00.0/information"
+	sed -i "s|^device_uuids = .*|device_uuids = $BATS_TEST_TMPDIR/gpus/*/information|" "$CFG/nvidia.ini"
+	run cdi -c "$CFG" -o "$SPEC"
+	assert_success
+	run check "$SPEC"
+	assert_success
+	assert_equal "$(q "$SPEC" 's["kind"]')" ocidec.io/nvidia
+	assert_equal "$(q "$SPEC" '[d["name"] for d in s["devices"]]')" \
+		$'0\nGPU-66666666-7777-8888-9999-000000000000\n1\nGPU-11111111-2222-3333-4444-555555555555\nall'
+	assert_equal "$(q "$SPEC" 's["devices"][1]["containerEdits"] == s["devices"][0]["containerEdits"]')" True
+	assert_equal "$(q "$SPEC" '[n["path"] for n in s["devices"][3]["containerEdits"]["deviceNodes"]]')" /dev/nvidia1
+	# host paths: every node, mount and link of the spec, as list prints them
+	spec_paths=$(python3 - "$SPEC" "$DR" <<-'EOF'
+		import json, sys
+		s, dr = json.load(open(sys.argv[1])), sys.argv[2]
+		edits = [s["containerEdits"]] + [d["containerEdits"] for d in s["devices"]]
+		out = set()
+		for e in edits:
+		    out |= {n["hostPath"] for n in e.get("deviceNodes", [])}
+		    out |= {m["hostPath"] for m in e.get("mounts", [])}
+		    for h in e.get("hooks", []):
+		        out |= {dr + a.split("::")[0] for a in h["args"] if "::" in a}
+		print("\n".join(sorted(out)))
+		EOF
+	)
+	assert_equal "$spec_paths" "$(list -c "$CFG" | LC_ALL=C sort)"
+}
+
+@test "a driver-root link never names a host file outside the driver root; links are container paths" {
+	ln -s /etc/shadow "$DR/etc/demo/shadow"                 # outside: resolved inside, where nothing is
+	ln -s /etc/demo/demo.conf "$DR/etc/demo/link.conf"      # absolute, in the driver root's view
+	sed -i 's|^miscellaneous = .*|miscellaneous = /etc/demo/demo.conf /etc/demo/shadow /etc/demo/link.conf|' "$CFG/demo.ini"
+	run cdi -c "$CFG" -o "$SPEC" demo
+	assert_success
+	run grep -c '"/etc/shadow"' "$SPEC"
+	assert_output 0
+	run q "$SPEC" '[m["hostPath"] for m in s["containerEdits"]["mounts"]] + s["containerEdits"]["hooks"][0]["args"]'
+	refute_output --partial shadow
+	assert_line "$DR/etc/demo/demo.conf"
+	assert_line "/etc/demo/link.conf::/etc/demo/demo.conf"
+	assert_line "/opt/demo/lib/libdemo.so.1::libdemo.so.1.0"
+	refute_line --partial "::$DR"
+	refute_line --regexp "^$DR.*::"
+}
+
+@test "createContainer: the hook runs in the container's namespaces; device, program through the cache, read-only mounts" {
+	cdi_bundle createContainer all -- 'demo-tool; ls /dev | grep demo; readlink /opt/demo/lib/libdemo.so.1; grep -E " /(usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|run/demo) " /proc/self/mountinfo | cut -d" " -f5,6; head -c 0 /dev/democtl && echo opened; (echo x >/etc/demo/demo.conf) 2>&1; true'
+	run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
+	assert_success
+	assert_line "demo-tool: the answer is 42"
+	assert_line demo0
+	assert_line demo1
+	assert_line democtl
+	assert_line libdemo.so.1.0
+	assert_line "/usr/bin/demo-tool ro,nosuid,nodev,relatime"
+	assert_line "/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime"
+	assert_line "/run/demo ro,nosuid,nodev,noexec,relatime"
+	assert_line opened
+	assert_line --partial "Read-only file system"
+	run "$OCIDEC" ldcache -p -r "$B/rootfs"
+	assert_output --partial "libdemo.so.1 (libc6,x86-64) => /opt/demo/lib/libdemo.so.1"
+}
+
+@test "prestart: the same spec's hook from the runtime's namespaces; one device" {
+	cdi_bundle prestart 1 -- 'demo-tool; ls /dev | grep demo'
+	run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl'
+}
+
+@test "the cache survives the image's own ldconfig: the drop-in, at either stage" {
+	for stage in createContainer prestart; do
+		RW=1 cdi_bundle "$stage" all -- 'ldconfig && demo-tool && cat /etc/ld.so.conf.d/00-ocidec-opt-demo-lib.conf'
+		mkdir -p "$B/rootfs/etc/ld.so.conf.d" "$B/rootfs/sbin"
+		echo 'include /etc/ld.so.conf.d/*.conf' >"$B/rootfs/etc/ld.so.conf"
+		cp /sbin/ldconfig "$B/rootfs/sbin/ldconfig"
+		run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
+		assert_success
+		assert_output $'demo-tool: the answer is 42\n/opt/demo/lib'
+		runc delete -f "$ID" >/dev/null 2>&1 || true
+	done
+}
+
+@test "the image's env never reaches the spec's hook (runc hands a createContainer hook without env the image's)" {
+	ENVS="OCIDEC_LDCACHE_ARCH=vax OCIDEC_RESOLVE=fallback OCIDEC_MOUNT_API=legacy TZ=/proc/self/environ" \
+		cdi_bundle createContainer all
+	# a probe beside the spec's hook shows what runc hands such a hook
+	python3 - "$B/config.json" "$BATS_TEST_TMPDIR/probe" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["hooks"]["createContainer"].append({"path": "/bin/sh", "args": ["sh", "-c", "env >" + sys.argv[2]]})
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
+	assert_success
+	assert_output "demo-tool: the answer is 42"
+	run cat "$BATS_TEST_TMPDIR/probe"
+	assert_line OCIDEC_LDCACHE_ARCH=vax
+	assert_line OCIDEC_MOUNT_API=legacy
+	run "$OCIDEC" ldcache -p -r "$B/rootfs"
+	assert_output --partial "libdemo.so.1 (libc6,x86-64) => /opt/demo/lib/libdemo.so.1"
+}
+
+@test "the vendor hook registered at createContainer refuses what it cannot do there; idle containers start" {
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all >/dev/null
+	python3 - "$B/config.json" "$OCIDEC" "$CFG" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["hooks"] = {"createContainer": [{"path": sys.argv[2], "args": ["ocidec-hook", "-c", sys.argv[3], "createContainer"]}]}
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
+	assert_failure
+	assert_output --partial "a createContainer hook"
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+	python3 - "$B/config.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["process"]["env"].remove("OCI_DEMO=all")
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
+	assert_success
+}
+
+@test "podman: --device ocidec.io/demo=all and =0 from a spec in /etc/cdi, JSON and YAML" {
+	is_static || skip "podman runs once, in the static build's pass"
+	[ -d /etc/cdi ] || { mkdir /etc/cdi; MADE_ETC_CDI=1; }
+	ROOTFS=$BATS_TEST_TMPDIR/b/rootfs
+	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
+	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
+	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+	ETC_SPEC=/etc/cdi/ocidec-test-$$-$BATS_TEST_NUMBER.json
+	cdi -c "$CFG" -o "$ETC_SPEC" demo
+	run timeout 120 podman run --rm --network none --device ocidec.io/demo=all --rootfs "$ROOTFS" sh -c \
+		'demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo opened; grep -c " /opt/demo/lib/libdemo.so.1.0 ro," /proc/self/mountinfo; (echo x >/usr/bin/demo-tool) 2>&1; true'
+	assert_success
+	assert_line "demo-tool: the answer is 42"
+	assert_line demo0
+	assert_line demo1
+	assert_line opened
+	assert_line 1
+	assert_line --partial "Read-only file system"
+	rm "$ETC_SPEC"
+	ETC_SPEC=${ETC_SPEC%.json}.yaml
+	cdi -c "$CFG" -o "$ETC_SPEC" demo
+	rm -f "$ROOTFS/etc/ld.so.cache"
+	run timeout 120 podman run --rm --network none --device ocidec.io/demo=0 --rootfs "$ROOTFS" sh -c 'demo-tool; ls /dev | grep demo'
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl'
+}
+
+@test "-o DIR: KIND.json per vendor, mode 0644, replaced atomically; nothing for a vendor with nothing" {
+	printf '[vendor]\nname = empty\nactivation_flag = OCI_EMPTY\ndriver_root = %s/none\n[feature.base]\nbinaries = x\n' "$BATS_TEST_TMPDIR" | write_ini empty
+	mkdir "$BATS_TEST_TMPDIR/out"
+	run --separate-stderr cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/out"
+	assert_success
+	assert_equal "$stderr" "ocidec cdi: warn: empty: nothing under driver_root $BATS_TEST_TMPDIR/none: no spec"
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/out")" ocidec.io-demo.json
+	assert_equal "$(stat -c %a "$BATS_TEST_TMPDIR/out/ocidec.io-demo.json")" 644
+	ino=$(stat -c %i "$BATS_TEST_TMPDIR/out/ocidec.io-demo.json")
+	cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/out" --format yaml demo
+	cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/out" demo
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/out")" $'ocidec.io-demo.json\nocidec.io-demo.yaml'
+	[ "$(stat -c %i "$BATS_TEST_TMPDIR/out/ocidec.io-demo.json")" != "$ino" ]
+	run cdi -c "$CFG" empty
+	assert_failure 1
+	assert_output --partial "no vendor has anything to give"
+}
+
+@test "cdi_kind and bad input: one line, exit 2" {
+	sed -i '/^\[vendor\]/a cdi_kind = example.com/gpu' "$CFG/demo.ini"
+	run cdi -c "$CFG" demo
+	assert_success
+	assert_line --partial '"kind":	"example.com/gpu"'
+	sed -i 's|^cdi_kind = .*|cdi_kind = example.com/1gpu|' "$CFG/demo.ini"
+	run cdi -c "$CFG" demo
+	assert_failure 2
+	assert_output "ocidec cdi: $CFG/demo.ini:2: cdi_kind 'example.com/1gpu' is not a CDI kind (VENDOR/CLASS, such as nvidia.com/gpu)"
+	sed -i '/^cdi_kind/d' "$CFG/demo.ini"
+	run cdi -c "$CFG" --cdi-version 0.5 demo
+	assert_failure 2
+	assert_output "ocidec cdi: --cdi-version 0.5: not one of 0.3.0 ... 1.0.0 (see ocidec cdi --help)"
+	run cdi -c "$CFG" --format toml demo
+	assert_failure 2
+	run cdi -c "$CFG" --hook-path relative demo
+	assert_failure 2
+	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/x.json"     # the one vendor configured
+	assert_success
+	printf '[vendor]\nname = other\nactivation_flag = OCI_OTHER\n[feature.base]\nbinaries = x\n' | write_ini other
+	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/x.json"
+	assert_failure 2
+	assert_output "ocidec cdi: -o $BATS_TEST_TMPDIR/x.json: not a directory: name one VENDOR to write one file (see ocidec cdi --help)"
+	run cdi -c "$CFG" nosuch
+	assert_failure 2
+	# before 0.5.0 a device node has no hostPath: a driver root cannot be said
+	run cdi -c "$CFG" --cdi-version 0.4.0 demo
+	assert_failure 1
+	assert_output "ocidec cdi: demo: /dev/democtl: on the host at $DR/dev/democtl: cdiVersion 0.4.0 has no hostPath for device nodes (0.5.0 has)"
+}
+
+@test "hook --cdi: bad arguments are usage errors; --dry-run prints the links and cache directories" {
+	run hook --cdi --symlink relative::x </dev/null
+	assert_failure 2
+	run hook --cdi --symlink /a/b </dev/null
+	assert_failure 2
+	run hook --library /x.so </dev/null
+	assert_failure 2
+	assert_output "ocidec hook: --library and --symlink go with --cdi (see ocidec hook --help)"
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" >/dev/null
+	run hook --cdi --dry-run --library /opt/demo/lib/libdemo.so.1.0 --library /usr/lib/x/liby.so \
+		--symlink /opt/demo/lib/libdemo.so.1::libdemo.so.1.0 <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	assert_output $'symlink /opt/demo/lib/libdemo.so.1 libdemo.so.1.0\nldcache /opt/demo/lib\nldcache /usr/lib/x'
+}
