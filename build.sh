@@ -23,11 +23,13 @@ INIH_VERSIONS="59-1"
 # setpriv, nsenter; runc, busybox-static, podman: the demo and hook tests;
 # the selinux-policy and setools packages: the policy module test; strace:
 # the hostile-image test that nothing in a container is opened by path;
-# uidmap: rootless podman (test/rootless.bats); python3: a syslog stand-in
+# uidmap: rootless podman (test/rootless.bats); python3: a syslog stand-in;
+# python3-jsonschema, python3-yaml: the CDI spec checks (test/cdi.bats)
 PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file
 	clang libclang-rt-dev util-linux runc busybox-static podman
 	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
-	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3"
+	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3
+	python3-jsonschema python3-yaml"
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { say "fatal: $*"; exit 1; }

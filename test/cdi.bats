@@ -11,6 +11,12 @@ load helpers
 setup_file() {
 	REF=$("$BATS_TEST_DIRNAME/fixtures/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")
 	export REF
+	# the newest schema as well, where a copy of CDI's schema/ is at hand:
+	# CDI_SCHEMA=DIR, or a checkout's sibling shared/cdi
+	if [ -z "${CDI_SCHEMA:-}" ] && [ -f "$BATS_TEST_DIRNAME/../../shared/cdi/schema.json" ]; then
+		CDI_SCHEMA=$(cd "$BATS_TEST_DIRNAME/../../shared/cdi" && pwd)
+		export CDI_SCHEMA
+	fi
 }
 
 setup() {
