@@ -1,7 +1,8 @@
 /* ocidec: give containers the host's accelerators (multi-call binary).
  *
  * The applet runs by argv[0]'s basename ("list", "ocidec-list"), else by
- * the first argument ("ocidec list"). --help and --version are handled here,
+ * the first argument ("ocidec list"); under NVIDIA's hook names the hook
+ * runs with NVIDIA's command line (Docker's --gpus). --help and --version are handled here,
  * once for every applet. Exit codes: 0 success, 1 failure, 2 bad usage or
  * invalid config.
  */
@@ -169,6 +170,10 @@ int main(int argc, char **argv)
 	a = find_applet(base);
 	if (a)
 		return run(a, argc, argv);
+	if (strcmp(base, "nvidia-container-runtime-hook") == 0 || strcmp(base, "nvidia-container-toolkit") == 0) {
+		int n = hook_nvidia_argv(argc, argv);
+		return n ? run(find_applet("hook"), n, argv) : EXIT_OK;
+	}
 	if (argc < 2) {
 		print_usage(stderr);
 		return EXIT_USAGE;

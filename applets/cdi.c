@@ -107,16 +107,19 @@ struct uuids {
 	const struct vendor *v;
 };
 
-static int note_uuid(const char *uuid, int minor, void *arg)
+static int note_uuid(const char *uuid, int minor, int index, void *arg)
 {
 	struct uuids *u = arg;
 
+	(void)minor;
+	if (!uuid)
+		return 0;
 	if (!valid_device_name(uuid)) {
 		log_warn("%s: UUID '%s' is no CDI device name; left out", u->v->name, uuid);
 		return 0;
 	}
 	strv_push(&u->names, uuid);
-	strv_push_owned(&u->names, xasprintf("%d", minor));
+	strv_push_owned(&u->names, xasprintf("%d", index));
 	return 0;
 }
 

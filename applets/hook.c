@@ -104,6 +104,35 @@ static bool names_vendor(const struct strv *keys, const struct oci_config *oc, c
 	return false;
 }
 
+int hook_nvidia_argv(int argc, char **argv)
+{
+	const char *stage = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-') {
+			if (!stage)
+				stage = a;
+			continue;
+		}
+		/* -config FILE, -config=FILE, --debug, ...: NVIDIA's, meaningless here */
+		if ((strcmp(a, "-config") == 0 || strcmp(a, "--config") == 0) && i + 1 < argc) {
+			i++;  /* (log_debug may not evaluate its arguments) */
+			log_debug("NVIDIA's option %s %s ignored", a, argv[i]);
+		} else
+			log_debug("NVIDIA's option %s ignored", a);
+	}
+	if (!stage || (strcmp(stage, "prestart") != 0 && strcmp(stage, "createRuntime") != 0)) {
+		log_debug("%s: nothing to do", stage ? stage : "no stage");
+		return 0;
+	}
+	argv[0] = (char *)"ocidec-hook";
+	argv[1] = (char *)stage;
+	argv[2] = NULL;
+	return 2;
+}
+
 /* --symlink PATH::TEXT into C's links; -1 when it is no such thing */
 static int add_link(struct cache_edits *c, const char *arg)
 {

@@ -13,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, void *arg), void *arg)
+int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, int index, void *arg),
+		     void *arg)
 {
 	glob_t g;
-	int r = 0;
+	int r = 0, position = 0;
 
 	if (!v->device_uuids || glob(v->device_uuids, 0, NULL, &g) != 0)
 		return 0;
@@ -42,36 +43,49 @@ int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int min
 			else if (strcmp(line, "GPU UUID") == 0)
 				uuid = val;
 		}
-		if (uuid && m >= 0)
-			r = fn(uuid, m, arg);
+		if (m >= 0)
+			r = fn(uuid, m, v->device_index_bus ? position++ : m, arg);
 	}
 	globfree(&g);
 	return r;
 }
 
 struct uuid_find {
-	const char *uuid;
-	int minor;
+	const char *uuid;     /* find by UUID, */
+	long index;           /* or by index (when uuid is NULL) */
+	long found;
 };
 
-static int uuid_match(const char *uuid, int minor, void *arg)
+static int uuid_match(const char *uuid, int minor, int index, void *arg)
 {
 	struct uuid_find *f = arg;
 
-	if (strcasecmp(uuid, f->uuid) != 0)
+	if (f->uuid ? !uuid || strcasecmp(uuid, f->uuid) != 0 : index != f->index)
 		return 0;
-	f->minor = minor;
+	f->found = f->uuid ? index : minor;
 	return 1;
 }
 
-/* The minor of the device whose information file says "GPU UUID: UUID"
+/* The index of the device whose information file says "GPU UUID: UUID"
  * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or -1. */
-static int uuid_minor(const struct vendor *v, const char *uuid)
+static long uuid_index(const struct vendor *v, const char *uuid)
 {
-	struct uuid_find f = { uuid, -1 };
+	struct uuid_find f = { uuid, -1, -1 };
 
 	vendor_uuid_each(v, uuid_match, &f);
-	return f.minor;
+	return f.found;
+}
+
+long vendor_index_minor(const struct vendor *v, unsigned long index)
+{
+	struct uuid_find f = { NULL, (long)index, -1 };
+
+	if (!v->device_index_bus)
+		return (long)index;
+	if (index > 65535)
+		return -1;
+	vendor_uuid_each(v, uuid_match, &f);
+	return f.found;
 }
 
 /* "0,GPU-xxxx,2" -> "0,1,2": UUIDs mapped to indices. */
@@ -89,7 +103,7 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 		errno = 0;
 		idx = strtol(tok, &end, 10);
 		if (*end || errno || idx < 0 || idx > 4096) {
-			idx = uuid_minor(v, tok);
+			idx = uuid_index(v, tok);
 			if (idx < 0) {
 				free(res);
 				return oerr_set(err, 0, "%s: no device '%s'", v->name, tok);

@@ -31,8 +31,15 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 void activation_free(struct activation *a, size_t n);
 
 /* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
- * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information):
- * FN(U, M, ARG), until FN returns nonzero, which is returned; 0 at the end. */
-int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, void *arg), void *arg);
+ * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information), in
+ * the glob's order, which is PCI bus order: FN(U, M, INDEX, ARG), INDEX the
+ * device's index (device_index: its minor, or its position among the files
+ * with a minor), until FN returns nonzero, which is returned; 0 at the end.
+ * U is NULL for a file without one. */
+int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, int index, void *arg),
+		     void *arg);
+/* The minor of vendor V's device INDEX: INDEX itself, or with device_index
+ * = bus the minor of the INDEXth device; -1 when there is none. */
+long vendor_index_minor(const struct vendor *v, unsigned long index);
 
 #endif

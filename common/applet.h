@@ -27,6 +27,12 @@ int out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
 int applet_finish_stdout(int status);
 
+/* NVIDIA's hook names (nvidia-container-runtime-hook, nvidia-container-
+ * toolkit), for Docker's --gpus: NVIDIA's command line made the hook's.
+ * ARGV is rewritten in place to "ocidec-hook STAGE" (the new argc, 2) for
+ * prestart and createRuntime; 0: any other stage or none, nothing to do. */
+int hook_nvidia_argv(int argc, char **argv);
+
 #define APPLET_MAIN(name) int name##_main(int argc, char **argv)
 #define APPLET(name, fn) APPLET_MAIN(fn); extern const char fn##_usage[];
 #include "applets/applets.def"

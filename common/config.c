@@ -384,6 +384,11 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 			return perr(p, line, "device_list_dir must be an absolute path below /");
 		free(v->device_list_dir);
 		v->device_list_dir = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
+	} else if (strcmp(key, "device_index") == 0) {
+		if (strcmp(value, "minor") != 0 && strcmp(value, "bus") != 0)
+			return perr(p, line, "device_index must be minor or bus");
+		v->device_index_bus = strcmp(value, "bus") == 0;
+		v->device_index_line = line;
 	} else if (strcmp(key, "cdi_kind") == 0) {
 		if (!cdi_kind_valid(value))
 			return perr(p, line, "cdi_kind '%s' is not a CDI kind (VENDOR/CLASS, such as "
@@ -560,6 +565,9 @@ static int vendor_check(struct parse *p)
 		    !vendor_feature(v, v->unprivileged_features.v[i]))
 			return perr(p, v->unprivileged_features_line,
 				    "unprivileged_features names unknown feature '%s'", v->unprivileged_features.v[i]);
+	if (v->device_index_bus && !v->device_uuids)
+		return perr(p, v->device_index_line, "device_index = bus needs device_uuids (the files in "
+			    "bus order that give each device's minor)");
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
 	/* the tenant policy: default env and annotation, for everyone */

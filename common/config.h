@@ -54,6 +54,9 @@ struct vendor {
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
 	char *cdi_kind;             /* the CDI spec's kind; default ocidec.io/NAME */
+	bool device_index_bus;      /* device_index = bus: index N is the Nth device_uuids
+				     * file (PCI bus order, NVML's), its node that file's minor */
+	int device_index_line;
 	/* Tenant policy: which sources may select devices (SRC_* bits), for a
 	 * container with CAP_SYS_ADMIN in its bounding set and for one without;
 	 * the features the latter may ask for (NULL: all); where a device plugin

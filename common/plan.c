@@ -1,5 +1,6 @@
 /* plan.c: see plan.h. */
 #include "common/plan.h"
+#include "common/activate.h"
 #include "common/ldcache.h"
 #include "common/log.h"
 #include "common/rootpath.h"
@@ -305,6 +306,24 @@ static void add_all_nodes(struct vctx *c, const char *pat)
 	}
 }
 
+struct bus_map {
+	const unsigned long *minors;  /* the nodes there, sorted */
+	size_t n;
+	unsigned long *out;           /* the indices of their devices */
+	size_t nout;
+};
+
+static int bus_index(const char *uuid, int minor, int index, void *arg)
+{
+	struct bus_map *m = arg;
+	unsigned long key = (unsigned long)minor;
+
+	(void)uuid;
+	if (m->nout < 4096 && bsearch(&key, m->minors, m->n, sizeof(key), cmp_index))
+		m->out[m->nout++] = (unsigned long)index;
+	return 0;
+}
+
 unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 {
 	_cleanup_close_ int rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -323,6 +342,15 @@ unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 		if (k == 0 || idx[k - 1] != idx[i])
 			idx[k++] = idx[i];
 	*n = k;
+	if (v->device_index_bus) {  /* the minors found, as the indices of their devices */
+		struct bus_map m = { idx, *n, xcalloc(max, sizeof(*idx)), 0 };
+
+		vendor_uuid_each(v, bus_index, &m);
+		free(idx);
+		idx = m.out;
+		*n = m.nout;
+		qsort(idx, *n, sizeof(*idx), cmp_index);
+	}
 	return idx;
 }
 
@@ -346,11 +374,18 @@ static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *
 		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) ||
 		    strlen(tok) > 9)
 			return oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
+		long minor = vendor_index_minor(c->v, strtoul(tok, NULL, 10));
+
+		if (minor < 0) {
+			if (strict)
+				return oerr_set(err, 0, "%s: no device %s: %s lists no such device (device_index = bus)",
+						c->v->name, tok, c->v->device_uuids);
+			continue;
+		}
 		for (size_t i = 0; i < c->v->per_device_nodes.n; i++) {
 			_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL, *path = NULL;
 			split_pattern(c->v->per_device_nodes.v[i], &dir, &prefix, &suffix);
-			path = xasprintf("%s/%s%lu%s", strcmp(dir, "/") ? dir : "", prefix,
-					 strtoul(tok, NULL, 10), suffix);
+			path = xasprintf("%s/%s%ld%s", strcmp(dir, "/") ? dir : "", prefix, minor, suffix);
 			any |= add_existing(c, KIND_DEVICES, path);
 			if (!first)
 				first = xstrdup(path);

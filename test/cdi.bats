@@ -113,21 +113,17 @@ cdi_bundle() {
 	driver_root
 	nvidia_ini "$DR"
 	rm "$CFG/demo.ini"
-	mkdir -p "$BATS_TEST_TMPDIR/gpus/0000:3b:00.0" "$BATS_TEST_TMPDIR/gpus/0000:86:00.0"
-	printf 'Model: Fake\nGPU UUID: GPU-11111111-2222-3333-4444-555555555555\nDevice Minor: 1\n' \
-		>"$BATS_TEST_TMPDIR/gpus/0000:3b:00.0/information"
-	printf 'Model: Fake\nGPU UUID: GPU-66666666-7777-8888-9999-000000000000\nDevice Minor: 0\n' \
-		>"$BATS_TEST_TMPDIR/gpus/0000:86:00.0/information"
-	sed -i "s|^device_uuids = .*|device_uuids = $BATS_TEST_TMPDIR/gpus/*/information|" "$CFG/nvidia.ini"
 	run cdi -c "$CFG" -o "$SPEC"
 	assert_success
 	run check "$SPEC"
 	assert_success
 	assert_equal "$(q "$SPEC" 's["kind"]')" ocidec.io/nvidia
+	# NVML's indices: PCI bus order, where the GPU at 0000:3b:00.0 (minor 1) is first
 	assert_equal "$(q "$SPEC" '[d["name"] for d in s["devices"]]')" \
-		$'0\nGPU-66666666-7777-8888-9999-000000000000\n1\nGPU-11111111-2222-3333-4444-555555555555\nall'
+		$'0\nGPU-11111111-2222-3333-4444-555555555555\n1\nGPU-66666666-7777-8888-9999-000000000000\nall'
 	assert_equal "$(q "$SPEC" 's["devices"][1]["containerEdits"] == s["devices"][0]["containerEdits"]')" True
-	assert_equal "$(q "$SPEC" '[n["path"] for n in s["devices"][3]["containerEdits"]["deviceNodes"]]')" /dev/nvidia1
+	assert_equal "$(q "$SPEC" '[n["path"] for n in s["devices"][0]["containerEdits"]["deviceNodes"]]')" /dev/nvidia1
+	assert_equal "$(q "$SPEC" '[n["path"] for n in s["devices"][2]["containerEdits"]["deviceNodes"]]')" /dev/nvidia0
 	# host paths: every node, mount and link of the spec, as list prints them
 	spec_paths=$(python3 - "$SPEC" "$DR" <<-'EOF'
 		import json, sys

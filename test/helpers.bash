@@ -45,8 +45,9 @@ write_ini() {
 }
 
 # nvidia_ini ROOT: the shipped nvidia.ini pointed at a fake driver root
+# (its information files too)
 nvidia_ini() {
-	sed "s|^driver_root = /\$|driver_root = $1|; s|^version_file.*|version = 550.54.15|" \
+	sed "s|^driver_root = /\$|driver_root = $1|; s|^version_file.*|version = 550.54.15|; s|^device_uuids = |device_uuids = $1|" \
 		"$CONF/nvidia.ini" | write_ini nvidia
 }
 

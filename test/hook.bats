@@ -531,3 +531,30 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_line "/usr/share/demo ro,nosuid,nodev,relatime"
 	assert_line "demo-tool: the answer is 42"
 }
+
+@test "NVIDIA's hook names run the hook with NVIDIA's command line (Docker's --gpus): -config and -debug ignored, other stages do nothing" {
+	for name in nvidia-container-runtime-hook nvidia-container-toolkit; do
+		ln -s "$OCIDEC" "$BIN/$name"
+		run "$name" -config=/etc/nvidia-container-runtime/config.toml poststart </dev/null
+		assert_success
+		assert_output ""
+		run "$name" -debug whatever </dev/null
+		assert_success
+		run "$name" </dev/null
+		assert_success
+	done
+	# Docker's entry: no env, args [PATH, "prestart"], NVIDIA_VISIBLE_DEVICES
+	# in the container's env; the configs at the default directory, here an
+	# overlay over the host's /etc in a mount namespace of the test's own
+	EXTRA="activation_aliases = NVIDIA_VISIBLE_DEVICES" "$FIXTURES/demo-vendor.sh" "$DR" "$BATS_TEST_TMPDIR/etc-cfg" >/dev/null
+	rm -rf "$B"
+	HOOK="$BIN/nvidia-container-runtime-hook nvidia-container-runtime-hook -config /etc/nvidia-container-runtime/config.toml -debug prestart" \
+		"$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=1 -- sh -c 'demo-tool; ls /dev | grep demo' >/dev/null
+	mkdir -p "$BATS_TEST_TMPDIR/upper" "$BATS_TEST_TMPDIR/work"
+	run unshare -m --propagation private bash -c "
+		mount -t overlay overlay -o lowerdir=/etc,upperdir=$BATS_TEST_TMPDIR/upper,workdir=$BATS_TEST_TMPDIR/work /etc &&
+		mkdir -p /etc/ocidec/ocidec.d && cp '$BATS_TEST_TMPDIR/etc-cfg/demo.ini' /etc/ocidec/ocidec.d/ &&
+		cd '$B' && runc run '$ID' 2>&1"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl'
+}

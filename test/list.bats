@@ -84,7 +84,12 @@ expected_all() {
 	refute_line "$DR/dev/nvidia0"
 	refute_line "$DR/dev/nvidia1"
 	assert_line "$DR/dev/nvidiactl"
+	# NVIDIA's indices are NVML's, in PCI bus order: 1 is the GPU at
+	# 0000:86:00.0, whose minor is 0
 	run list -c "$CFG" --devices 1
+	assert_line "$DR/dev/nvidia0"
+	refute_line "$DR/dev/nvidia1"
+	run list -c "$CFG" --devices 0
 	refute_line "$DR/dev/nvidia0"
 	assert_line "$DR/dev/nvidia1"
 	run list -c "$CFG" --devices 0,1,7
@@ -213,4 +218,27 @@ expected_all() {
 	cp "$CONF"/*.ini "$CFG/" && chmod 0644 "$CFG"/*.ini
 	run list -c "$CFG"
 	assert_success
+}
+
+@test "device_index = bus: an NVIDIA index or UUID a container asks for is the GPU NVML numbers so" {
+	B=$BATS_TEST_TMPDIR/b
+	for sel in 0 GPU-11111111-2222-3333-4444-555555555555 1 GPU-66666666-7777-8888-9999-000000000000; do
+		rm -rf "$B"
+		"$FIXTURES/bundle.sh" "$B" "NVIDIA_VISIBLE_DEVICES=$sel" >/dev/null
+		run hook -c "$CFG" --dry-run <<<"{\"id\": \"x\", \"bundle\": \"$B\"}"
+		assert_success
+		case $sel in
+		0 | GPU-1*) assert_line --partial "mount $DR/dev/nvidia1 "; refute_line --partial "mount $DR/dev/nvidia0 " ;;
+		*) assert_line --partial "mount $DR/dev/nvidia0 "; refute_line --partial "mount $DR/dev/nvidia1 " ;;
+		esac
+	done
+	"$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=2 >/dev/null
+	run hook -c "$CFG" --dry-run <<<"{\"id\": \"x\", \"bundle\": \"$B\"}"
+	assert_failure 1
+	assert_output "ocidec hook: container x: nvidia: no device 2: $DR/proc/driver/nvidia/gpus/*/information lists no such device (device_index = bus)"
+	# without device_uuids the key means nothing: refused
+	sed -i '/^device_uuids/d' "$CFG/nvidia.ini"
+	run list -c "$CFG"
+	assert_failure 2
+	assert_output --partial "device_index = bus needs device_uuids"
 }
