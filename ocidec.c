@@ -146,6 +146,9 @@ static int run(const struct applet *a, int argc, char **argv)
 	env_switches(a);
 	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
 	log_prog = prog;
+	/* the runtime passes its arguments to runc: --version and --help are runc's */
+	if (strcmp(a->name, "runtime") == 0)
+		return a->main(argc, argv);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		out("%s", a->usage);
 		return applet_finish_stdout(EXIT_OK);

@@ -51,59 +51,6 @@ const char hook_usage[] =
 	"\n"
 	"The hook reads no environment variable: a runtime may hand it the container's.\n";
 
-/* The idle path, for every container on the host: can anything activate a
- * vendor? Each source needs its key in config.json's text (the activation
- * variable or an alias, the annotation, the device list directory) or
- * among the state's annotations; a text with a \\u escape could spell one
- * otherwise. When nothing can, the hook exits 0 having parsed no JSON and
- * checked no vendor file beyond its activation keys. */
-static bool may_activate(const struct strv *keys, const struct oci_state *st, const char *text,
-			 size_t len)
-{
-	bool first[256] = { false };
-
-	if (memmem(text, len, "\\u", 2))
-		return true;
-	for (size_t i = 0; i < keys->n; i++)
-		if (oci_annotation(&st->ann, keys->v[i]))
-			return true;
-	/* Every such key starts a JSON string: "NAME=value" in process.env, an
-	 * annotation's name, a mount's destination. Every '"' is tried as a
-	 * string's start, escaped or not: more than the strings, never fewer. */
-	for (size_t i = 0; i < keys->n; i++)
-		first[(unsigned char)keys->v[i][0]] = true;
-	for (const char *p = text, *end = text + len; p + 1 < end; p++) {
-		if (*p != '"' || !first[(unsigned char)p[1]])
-			continue;
-		for (size_t i = 0; i < keys->n; i++) {
-			const char *k = keys->v[i];
-
-			size_t kl = k[0] == p[1] ? strlen(k) : 0;
-
-			if (kl && (size_t)(end - p - 1) >= kl && memcmp(p + 1, k, kl) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-/* Does the container name a vendor by one of KEYS: an env variable, an
- * annotation (config.json's or the state's), a mount under a directory? */
-static bool names_vendor(const struct strv *keys, const struct oci_config *oc, const struct strv *state_ann)
-{
-	for (size_t i = 0; i < keys->n; i++) {
-		const char *k = keys->v[i];
-		size_t kl = strlen(k);
-
-		if (oci_env(&oc->env, k) || oci_annotation(&oc->ann, k) || oci_annotation(state_ann, k))
-			return true;
-		for (size_t m = 0; m < oc->mounts.n; m++)
-			if (strncmp(oc->mounts.v[m], k, kl) == 0 && (oc->mounts.v[m][kl] == '/' || !oc->mounts.v[m][kl]))
-				return true;
-	}
-	return false;
-}
-
 int hook_nvidia_argv(int argc, char **argv)
 {
 	const char *stage = NULL;
@@ -280,7 +227,7 @@ APPLET_MAIN(hook)
 	}
 	if (buf) {
 		struct strv keys = { 0 };
-		bool idle = config_activation_keys(dir, &keys) == 0 && !may_activate(&keys, &st, buf, len);
+		bool idle = config_activation_keys(dir, &keys) == 0 && !activation_possible(&keys, &st.ann, buf, len);
 
 		/* The idle path ends here, without giving back memory it took
 		 * (the munmap calls cost more than the rest of the exit) */
@@ -295,21 +242,7 @@ APPLET_MAIN(hook)
 	}
 	free(buf);
 	buf = NULL;
-	/* A vendor file that cannot be loaded fails the containers that name
-	 * it; the others start, and the log says what is wrong. */
-	config_load_each(&cfg, dir);
-	for (size_t i = 0; i < cfg.nbroken; i++) {
-		if (names_vendor(&cfg.broken[i].keys, &oc, &st.ann)) {
-			status = applet_fail(&cfg.broken[i].err);
-			config_free(&cfg);
-			oci_config_free(&oc);
-			oci_state_free(&st);
-			return status;
-		}
-		log_warn("%s (ignored: the container names no vendor of it)", cfg.broken[i].err.msg);
-	}
-	act = xcalloc(cfg.n ? cfg.n : 1, sizeof(*act));
-	nact = activate(&cfg, &oc, &st.ann, act, &err);
+	nact = activation_decide(dir, &oc, &st.ann, &cfg, &act, &err);
 	if (nact < 0) {
 		status = applet_fail(&err);
 	} else if (nact == 0) {

@@ -294,3 +294,72 @@ void activation_free(struct activation *a, size_t n)
 		free(a[i].source);
 	}
 }
+
+/* The idle path, for every container on the host: can anything activate a
+ * vendor? Each source needs its key in config.json's text (the activation
+ * variable or an alias, the annotation, the device list directory) or
+ * among the state's annotations; a text with a \\u escape could spell one
+ * otherwise. When nothing can, the hook exits 0 having parsed no JSON and
+ * checked no vendor file beyond its activation keys. */
+bool activation_possible(const struct strv *keys, const struct strv *state_ann, const char *text, size_t len)
+{
+	bool first[256] = { false };
+
+	if (memmem(text, len, "\\u", 2))
+		return true;
+	for (size_t i = 0; i < keys->n; i++)
+		if (oci_annotation(state_ann, keys->v[i]))
+			return true;
+	/* Every such key starts a JSON string: "NAME=value" in process.env, an
+	 * annotation's name, a mount's destination. Every '"' is tried as a
+	 * string's start, escaped or not: more than the strings, never fewer. */
+	for (size_t i = 0; i < keys->n; i++)
+		first[(unsigned char)keys->v[i][0]] = true;
+	for (const char *p = text, *end = text + len; p + 1 < end; p++) {
+		if (*p != '"' || !first[(unsigned char)p[1]])
+			continue;
+		for (size_t i = 0; i < keys->n; i++) {
+			const char *k = keys->v[i];
+
+			size_t kl = k[0] == p[1] ? strlen(k) : 0;
+
+			if (kl && (size_t)(end - p - 1) >= kl && memcmp(p + 1, k, kl) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Does the container name a vendor by one of KEYS: an env variable, an
+ * annotation (config.json's or the state's), a mount under a directory? */
+static bool names_vendor(const struct strv *keys, const struct oci_config *oc, const struct strv *state_ann)
+{
+	for (size_t i = 0; i < keys->n; i++) {
+		const char *k = keys->v[i];
+		size_t kl = strlen(k);
+
+		if (oci_env(&oc->env, k) || oci_annotation(&oc->ann, k) || oci_annotation(state_ann, k))
+			return true;
+		for (size_t m = 0; m < oc->mounts.n; m++)
+			if (strncmp(oc->mounts.v[m], k, kl) == 0 && (oc->mounts.v[m][kl] == '/' || !oc->mounts.v[m][kl]))
+				return true;
+	}
+	return false;
+}
+
+int activation_decide(const char *dir, const struct oci_config *oc, const struct strv *state_ann,
+		      struct config *cfg, struct activation **act, struct oerr *err)
+{
+	/* A vendor file that cannot be loaded fails the containers that name
+	 * it; the others start, and the log says what is wrong. */
+	config_load_each(cfg, dir);
+	*act = xcalloc(cfg->n ? cfg->n : 1, sizeof(**act));
+	for (size_t i = 0; i < cfg->nbroken; i++) {
+		if (names_vendor(&cfg->broken[i].keys, oc, state_ann)) {
+			*err = cfg->broken[i].err;
+			return -1;
+		}
+		log_warn("%s (ignored: the container names no vendor of it)", cfg->broken[i].err.msg);
+	}
+	return activate(cfg, oc, state_ann, *act, err);
+}

@@ -30,6 +30,20 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 	     struct activation *act, struct oerr *err);
 void activation_free(struct activation *a, size_t n);
 
+/* The idle path (hook, runtime), for every container on the host: could
+ * any of KEYS (config_activation_keys) activate a vendor, given the
+ * config.json TEXT (LEN bytes, unparsed) and the state's annotations? No
+ * JSON is parsed. */
+bool activation_possible(const struct strv *keys, const struct strv *state_ann, const char *text, size_t len);
+
+/* The decision (hook, runtime): DIR's vendor files loaded each on its own
+ * into CFG (config_free it), a broken one failing only a container that
+ * names it (-1, ERR its error; else a warning), then activate() into *ACT
+ * (allocated for CFG's vendors; free it). Returns the number of active
+ * vendors, or -1. */
+int activation_decide(const char *dir, const struct oci_config *oc, const struct strv *state_ann,
+		      struct config *cfg, struct activation **act, struct oerr *err);
+
 /* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
  * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information), in
  * the glob's order, which is PCI bus order: FN(U, M, INDEX, ARG), INDEX the

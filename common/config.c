@@ -989,3 +989,66 @@ int config_activation_keys(const char *dir, struct strv *keys)
 	strv_free(&names);
 	return r;
 }
+
+/* DIR/runtime.conf: the [runtime] section, its one key */
+struct runtime_parse {
+	const char *file;
+	char *path;
+	struct oerr *err;
+	bool failed;
+};
+
+static int on_runtime_line(void *user, const char *section, const char *key, const char *value, int line)
+{
+	struct runtime_parse *p = user;
+
+	if (!key)  /* a new section */
+		return strcmp(section, "runtime") == 0 ? 1 :
+		       (oerr_usage(p->err, "%s:%d: unknown section [%s] (only [runtime])", p->file, line, section),
+			p->failed = true, 0);
+	if (strcmp(section, "runtime") != 0 || strcmp(key, "path") != 0) {
+		oerr_usage(p->err, "%s:%d: unknown key '%s'%s", p->file, line, key,
+			   strcmp(section, "runtime") ? " outside [runtime]" : " in [runtime]");
+		p->failed = true;
+		return 0;
+	}
+	if (value[0] != '/' || has_dot_component(value)) {
+		oerr_usage(p->err, "%s:%d: path must be an absolute path", p->file, line);
+		p->failed = true;
+		return 0;
+	}
+	free(p->path);
+	p->path = xstrdup(value);
+	return 1;
+}
+
+int config_runtime(const char *dir, char **path, struct oerr *err)
+{
+	_cleanup_free_ char *file = xasprintf("%s/runtime.conf", dir), *buf = NULL;
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	struct runtime_parse p = { .file = file, .err = err };
+	struct stat st;
+	size_t len;
+	int r;
+
+	*path = NULL;
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : oerr_set(err, errno, "%s", file);
+	if (fstat(fd, &st) < 0)
+		return oerr_set(err, errno, "%s: stat", file);
+	if (!S_ISREG(st.st_mode))
+		return oerr_usage(err, "%s: not a regular file", file);
+	if (check_owner(file, &st, err) < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
+		return -1;
+	r = ini_parse_string(buf, on_runtime_line, &p);
+	if (!p.failed && r != 0) {
+		oerr_usage(err, "%s:%d: malformed line (expected [runtime] or path = ...)", file, r);
+		p.failed = true;
+	}
+	if (p.failed) {
+		free(p.path);
+		return -1;
+	}
+	*path = p.path;
+	return 0;
+}

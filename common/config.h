@@ -115,6 +115,10 @@ int config_load_named(struct config *cfg, const char *dir, char *const *names, i
 		      struct oerr *err);
 /* Is V among the N NAMES? No names: every vendor is. */
 bool vendor_named(const struct vendor *v, char *const *names, int n);
+/* DIR/runtime.conf ([runtime] path = /usr/bin/runc): the runtime `ocidec
+ * runtime` runs, in *PATH (NULL: no file, the default); -1 (ERR, the file
+ * and line) when the file is refused or wrong. */
+int config_runtime(const char *dir, char **path, struct oerr *err);
 /* KIND is a CDI kind, VENDOR/CLASS (nvidia.com/gpu, ocidec.io/demo). */
 bool cdi_kind_valid(const char *kind);
 struct feature *vendor_feature(const struct vendor *v, const char *name);

@@ -203,26 +203,39 @@ static bool is_device(const struct edit_mount *m)
 	return S_ISCHR(m->it->st.st_mode) || S_ISBLK(m->it->st.st_mode);
 }
 
-/* OPTION VALUE (taken) for the spec's hook, made on first use in EDITS */
-static void hook_arg(cJSON *edits, cJSON **args, const struct cdi_opts *o, const char *option, char *value)
+/* The cache hook's object for E: {"path": HOOK_PATH, "args": ["ocidec-hook",
+ * "--cdi", "--library", PATH..., "--symlink", "PATH::TEXT"...]}, or NULL
+ * when E has no library and no link. */
+static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 {
-	if (!*args) {
-		cJSON *hook = add(add(edits, "hooks", cJSON_CreateArray()), NULL, cJSON_CreateObject());
+	cJSON *hook, *args;
 
-		add_str(hook, "hookName", "createContainer");
-		add_str(hook, "path", o->hook_path);
-		*args = add(hook, "args", cJSON_CreateArray());
-		add_str(*args, NULL, "ocidec-hook");
-		add_str(*args, NULL, "--cdi");
+	if (!e->nlinks && !e->libdirs.n)
+		return NULL;
+	hook = cJSON_CreateObject();
+	if (!hook)
+		oom();
+	add_str(hook, "path", hook_path);
+	args = add(hook, "args", cJSON_CreateArray());
+	add_str(args, NULL, "ocidec-hook");
+	add_str(args, NULL, "--cdi");
+	for (size_t i = 0; i < e->nmounts; i++) {
+		if (e->mounts[i].it->kind != KIND_LIBRARIES)
+			continue;
+		add_str(args, NULL, "--library");
+		add_str(args, NULL, e->mounts[i].destination);
 	}
-	add_str(*args, NULL, option);
-	add_str(*args, NULL, value);
-	free(value);
+	for (size_t i = 0; i < e->nlinks; i++) {
+		_cleanup_free_ char *l = xasprintf("%s::%s", e->links[i].path, e->links[i].text);
+		add_str(args, NULL, "--symlink");
+		add_str(args, NULL, l);
+	}
+	return hook;
 }
 
 cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err)
 {
-	cJSON *edits = cJSON_CreateObject(), *nodes = NULL, *mounts = NULL, *args = NULL;
+	cJSON *edits = cJSON_CreateObject(), *nodes = NULL, *mounts = NULL, *hook;
 
 	if (!edits)
 		oom();
@@ -258,12 +271,85 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 		add_options(n, m->flags);
 	}
 	/* the hook: the libraries for the cache, the driver's links */
-	for (size_t i = 0; i < e->nmounts; i++)
-		if (e->mounts[i].it->kind == KIND_LIBRARIES)
-			hook_arg(edits, &args, o, "--library", xstrdup(e->mounts[i].destination));
-	for (size_t i = 0; i < e->nlinks; i++)
-		hook_arg(edits, &args, o, "--symlink", xasprintf("%s::%s", e->links[i].path, e->links[i].text));
+	if ((hook = cache_hook(e, o->hook_path))) {
+		add_str(hook, "hookName", "createContainer");
+		add(add(edits, "hooks", cJSON_CreateArray()), NULL, hook);
+	}
 	return edits;
+}
+
+/* OBJ's member KEY, made as NEW (an object or array) when missing; NULL
+ * when it is there but of another type */
+static cJSON *member(cJSON *obj, const char *key, bool array)
+{
+	cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!m)
+		return add(obj, key, array ? cJSON_CreateArray() : cJSON_CreateObject());
+	return (array ? cJSON_IsArray(m) : cJSON_IsObject(m)) ? m : NULL;
+}
+
+int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path, struct oerr *err)
+{
+	cJSON *linux_ = member(config, "linux", false), *devs, *res, *rules, *mounts, *hooks, *cc, *hook;
+	size_t nrules;
+	struct devcg_rule *r;
+
+	if (!linux_ || !(devs = member(linux_, "devices", true)) || !(res = member(linux_, "resources", false)) ||
+	    !(rules = member(res, "devices", true)) || !(mounts = member(config, "mounts", true)) ||
+	    !(hooks = member(config, "hooks", false)) || !(cc = member(hooks, "createContainer", true)))
+		return oerr_set(err, 0, "config.json: linux, linux.devices, linux.resources.devices, mounts or "
+				"hooks.createContainer is not what the runtime spec says");
+	for (size_t i = 0; i < e->ndevices; i++) {
+		const struct edit_device *d = &e->devices[i];
+		char type[2] = { d->type, '\0' };
+		cJSON *o, *next;
+
+		for (cJSON *x = devs->child; x; x = next) {  /* the image's entry for the path goes */
+			cJSON *p = cJSON_GetObjectItemCaseSensitive(x, "path");
+			next = x->next;
+			if (cJSON_IsString(p) && strcmp(p->valuestring, d->path) == 0)
+				cJSON_Delete(cJSON_DetachItemViaPointer(devs, x));
+		}
+		o = add(devs, NULL, cJSON_CreateObject());
+		add_str(o, "path", d->path);
+		add_str(o, "type", type);
+		add_num(o, "major", d->major);
+		add_num(o, "minor", d->minor);
+		add_num(o, "fileMode", d->mode);
+		add_num(o, "uid", 0);
+		add_num(o, "gid", 0);
+	}
+	r = edits_rules(e, &nrules);
+	for (size_t i = 0; i < nrules; i++) {
+		char type[2] = { r[i].type, '\0' };
+		cJSON *o = add(rules, NULL, cJSON_CreateObject());
+
+		add(o, "allow", cJSON_CreateTrue());
+		add_str(o, "type", type);
+		add_num(o, "major", r[i].major);
+		add_num(o, "minor", r[i].minor);
+		add_str(o, "access", "rwm");
+	}
+	free(r);
+	for (size_t i = 0; i < e->nmounts; i++) {
+		const struct edit_mount *m = &e->mounts[i];
+		cJSON *o;
+
+		if (is_device(m))
+			continue;
+		o = add(mounts, NULL, cJSON_CreateObject());
+		add_str(o, "destination", m->destination);
+		add_str(o, "type", "bind");
+		add_str(o, "source", m->source);
+		add_options(o, m->flags);
+	}
+	if ((hook = cache_hook(e, hook_path))) {
+		cJSON *env = add(hook, "env", cJSON_CreateArray());
+		add_str(env, NULL, "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+		add(cc, NULL, hook);
+	}
+	return 0;
 }
 
 bool edits_empty(const struct edits *e)

@@ -93,6 +93,12 @@ struct cJSON;
  * the array TO when KEY is NULL; returns ITEM. */
 struct cJSON *edits_json_add(struct cJSON *to, const char *key, struct cJSON *item);
 struct cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err);
+/* ocidec runtime: E written into an OCI config.json (CONFIG): device nodes
+ * into linux.devices (replacing an entry for the same path), their allow
+ * rules into linux.resources.devices, bind mounts with their options into
+ * mounts, and the cache hook (as in a CDI spec, running HOOK_PATH) into
+ * hooks.createContainer. -1 (ERR) when CONFIG's members have other types. */
+int edits_oci_apply(const struct edits *e, struct cJSON *config, const char *hook_path, struct oerr *err);
 /* Nothing to edit? */
 bool edits_empty(const struct edits *e);
 

@@ -647,21 +647,27 @@ out:
 	return r;
 }
 
-int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
-		       struct oerr *err)
+int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err)
 {
-	struct plan plan = { 0 };
-	int r = 0;
-
-	for (int i = 0; i < n && r == 0; i++) {
+	for (int i = 0; i < n; i++) {
 		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices,
 					   .container = true };
 		if (act[i].v->log_level > log_threshold)
 			log_threshold = act[i].v->log_level;
 		log_info("%s: active (%s), devices %s, features %s", act[i].v->name, act[i].source,
 			 act[i].devices, act[i].features ? act[i].features : "(driver_feature)");
-		r = plan_vendor(&plan, act[i].v, &sel, err);
+		if (plan_vendor(plan, act[i].v, &sel, err) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
+		       struct oerr *err)
+{
+	struct plan plan = { 0 };
+	int r = plan_activations(act, n, &plan, err);
+
 	if (r == 0)
 		r = inject(&plan, o, err);
 	plan_free(&plan);

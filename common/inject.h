@@ -44,6 +44,8 @@ int inject_format(struct inject_opts *o, const char *format);
 
 int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err);
 
+/* Plan the N activations (their devices and features) into PLAN. */
+int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err);
 /* Plan the N activations (their devices and features) and inject them. */
 int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
 		       struct oerr *err);

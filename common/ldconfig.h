@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/util.h"
 
@@ -52,8 +53,8 @@ int ldconfig_dropin(const struct ldconfig *o, struct oerr *err);
 int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err);
 
 /* Write BUF to PATH inside ROOTFD: temporary file in the same directory,
- * fsync, rename over PATH, fsync the directory. Mode 0644. */
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
+ * made with MODE, fsync, rename over PATH, fsync the directory. */
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode,
 		      struct oerr *err);
 
 #endif

@@ -1,0 +1,274 @@
+/* runtime: an OCI runtime shim for engines that read no hooks.d (Docker,
+ * containerd): called exactly as runc is called.
+ *
+ * See: ocidec(1), APPLETS (runtime). For `create` and `run`, the bundle's
+ * config.json gets the container edits of the vendors it activates (the
+ * hook's decision, activate.c): device nodes, their cgroup rules, bind
+ * mounts, the cache hook; written atomically. Then, and for every other
+ * subcommand at once, the real runtime is exec'd with the arguments
+ * unchanged (ocidec's own --ocidec-config-dir taken out): its output and
+ * exit status are the engine's.
+ */
+#include "common/activate.h"
+#include "common/applet.h"
+#include "common/config.h"
+#include "common/edits.h"
+#include "common/inject.h"
+#include "common/ldconfig.h"
+#include "common/log.h"
+#include "common/oci.h"
+#include "common/plan.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char runtime_usage[] =
+	"usage: ocidec runtime [--ocidec-config-dir DIR] RUNC-ARGUMENTS...\n"
+	"       ocidec runtime --ocidec-help\n"
+	"\n"
+	"An OCI runtime for Docker and containerd (argv[0] ocidec-runtime): `create`\n"
+	"and `run` add the container edits of the vendors the container activates\n"
+	"to BUNDLE/config.json; then the real runtime runs with the same arguments.\n"
+	"The real runtime: DIR/runtime.conf ([runtime] path = ...), else the first of\n"
+	"runc and crun in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin.\n"
+	"\n"
+	"  --ocidec-config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"\n"
+	"--version, --help and everything else are the real runtime's.\n";
+
+/* runc's global options that take a value ("--root DIR" or "--root=DIR") */
+static bool global_takes_value(const char *a)
+{
+	static const char *const opts[] = { "log", "log-format", "root", "criu", "rootless", NULL };
+
+	a += strspn(a, "-");
+	for (int i = 0; opts[i]; i++)
+		if (strcmp(a, opts[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The value of option NAME ("bundle", short S) among ARGS, or NULL */
+static const char *option_value(char **args, int n, const char *name, char s)
+{
+	for (int i = 0; i < n; i++) {
+		const char *a = args[i], *k = a + strspn(a, "-");
+		size_t kl = strlen(name);
+
+		if (a[0] != '-' || k == a)
+			continue;
+		if (strncmp(k, name, kl) == 0 && (k[kl] == '=' || !k[kl]))
+			return k[kl] ? k + kl + 1 : (i + 1 < n ? args[i + 1] : NULL);
+		if (k[0] == s && (k[1] == '=' || !k[1]) && k - a == 1)
+			return k[1] ? k + 2 : (i + 1 < n ? args[i + 1] : NULL);
+	}
+	return NULL;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* The real runtime, never this binary */
+static int real_runtime(const char *dir, char **path, struct oerr *err)
+{
+	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
+					    "/sbin", "/bin", NULL };
+	static const char *const names[] = { "runc", "crun", NULL };
+
+	if (config_runtime(dir, path, err) < 0)
+		return -1;
+	if (*path) {
+		if (same_file(*path, "/proc/self/exe")) {
+			oerr_set(err, 0, "%s/runtime.conf: path %s is ocidec itself: refused (a loop)", dir, *path);
+			free(*path);
+			*path = NULL;
+			return -1;
+		}
+		return 0;
+	}
+	for (int n = 0; names[n]; n++) {
+		for (int d = 0; dirs[d]; d++) {
+			char *p = xasprintf("%s/%s", dirs[d], names[n]);
+
+			if (access(p, X_OK) == 0 && !same_file(p, "/proc/self/exe")) {
+				*path = p;
+				return 0;
+			}
+			free(p);
+		}
+	}
+	return oerr_set(err, 0, "no runc or crun in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
+			"(set path in %s/runtime.conf)", dir);
+}
+
+/* Does CONFIG have the cache hook of ocidec at SELF already (a create
+ * tried again)? */
+static bool edited(const cJSON *config, const char *self)
+{
+	const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(config, "hooks");
+	const cJSON *cc = cJSON_GetObjectItemCaseSensitive(hooks, "createContainer"), *h;
+
+	cJSON_ArrayForEach(h, cc) {
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(h, "path");
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(h, "args");
+		const cJSON *a1 = cJSON_GetArrayItem(args, 1);
+
+		if (cJSON_IsString(path) && strcmp(path->valuestring, self) == 0 && cJSON_IsString(a1) &&
+		    strcmp(a1->valuestring, "--cdi") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* CONFIG (the bundle's config.json, its text TEXT) given the edits of the
+ * N activations: written back atomically, with its mode. */
+static int write_edits(const char *config, const char *text, size_t len, const struct activation *act, int n,
+		       struct oerr *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct plan plan = { 0 };
+	struct edits e;
+	struct stat st;
+	char self[PATH_MAX], *out = NULL;
+	cJSON *json = NULL;
+	ssize_t l;
+	int r = -1;
+
+	memset(&e, 0, sizeof(e));
+	l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (l <= 0 || root < 0 || stat(config, &st) < 0)
+		return oerr_set(err, errno, "%s", l <= 0 ? "/proc/self/exe" : config);
+	self[l] = '\0';
+	if (plan_activations(act, n, &plan, err) < 0)
+		goto out;
+	edits_build(&plan, &e);
+	json = cJSON_ParseWithLength(text, len);
+	if (!json) {
+		oerr_set(err, 0, "%s: not JSON", config);
+		goto out;
+	}
+	if (edited(json, self)) {
+		log_info("%s: has ocidec's edits already", config);
+		r = 0;
+		goto out;
+	}
+	if (edits_oci_apply(&e, json, self, err) < 0) {
+		oerr_prefix(err, "%s", config);
+		goto out;
+	}
+	out = cJSON_PrintUnformatted(json);
+	if (!out)
+		oom();
+	r = root_write_atomic(root, config, out, strlen(out), st.st_mode & 0777, err);
+out:
+	free(out);
+	cJSON_Delete(json);
+	edits_free(&e);
+	plan_free(&plan);
+	return r;
+}
+
+/* create/run: the container's edits into BUNDLE/config.json */
+static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
+{
+	_cleanup_free_ char *config = NULL, *buf = NULL;
+	struct strv keys = { 0 }, no_ann = { 0 };
+	struct activation *act = NULL;
+	struct oci_config oc;
+	struct config cfg;
+	size_t len;
+	int nact, r;
+
+	if (oci_config_read(bundle, &buf, &len, err) < 0)
+		return -1;
+	/* the idle path, as the hook's: nothing parsed when nothing can activate */
+	if (config_activation_keys(dir, &keys) == 0 && !activation_possible(&keys, &no_ann, buf, len)) {
+		strv_free(&keys);
+		return 0;
+	}
+	strv_free(&keys);
+	if (oci_config_parse(buf, len, bundle, &oc, err) < 0)
+		return -1;
+	nact = activation_decide(dir, &oc, &no_ann, &cfg, &act, err);
+	config = xasprintf("%s/config.json", bundle);
+	r = nact <= 0 ? nact : write_edits(config, buf, len, act, nact, err);
+	activation_free(act, nact > 0 ? (size_t)nact : 0);
+	free(act);
+	config_free(&cfg);
+	oci_config_free(&oc);
+	return r;
+}
+
+APPLET_MAIN(runtime)
+{
+	const char *dir = CONFIG_DIR_DEFAULT;
+	char **args = xcalloc((size_t)argc + 1, sizeof(*args)), *real = NULL, *abs = NULL, cwd[PATH_MAX];
+	int n = 1, cmd = 0;
+	struct oerr err;
+
+	if (argc > 1 && strcmp(argv[1], "--ocidec-help") == 0) {
+		free(args);
+		out("%s", runtime_usage);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	/* ocidec's options out, runc's global options skipped to the subcommand */
+	for (int i = 1; i < argc; i++) {
+		if (!cmd && strcmp(argv[i], "--ocidec-config-dir") == 0 && i + 1 < argc) {
+			dir = argv[++i];
+			continue;
+		}
+		if (!cmd && strncmp(argv[i], "--ocidec-config-dir=", 20) == 0) {
+			dir = argv[i] + 20;
+			continue;
+		}
+		args[n++] = argv[i];
+		if (cmd || argv[i][0] != '-') {
+			if (!cmd && argv[i][0] != '-')
+				cmd = n - 1;
+			continue;
+		}
+		if (!strchr(argv[i], '=') && global_takes_value(argv[i]) && i + 1 < argc)
+			args[n++] = argv[++i];
+	}
+	if (real_runtime(dir, &real, &err) < 0) {
+		free(args);
+		return applet_fail(&err);
+	}
+	args[0] = strrchr(real, '/') + 1;
+	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0)) {
+		const char *bundle = option_value(args + cmd + 1, n - cmd - 1, "bundle", 'b');
+
+		if (!bundle || bundle[0] != '/') {  /* relative to the working directory */
+			if (!getcwd(cwd, sizeof(cwd))) {
+				oerr_set(&err, errno, "the working directory (the bundle)");
+				free(real);
+				free(args);
+				return applet_fail(&err);
+			}
+			bundle = abs = bundle ? xasprintf("%s/%s", cwd, bundle) : xstrdup(cwd);
+		}
+		if (edit_bundle(dir, bundle, &err) < 0) {
+			free(abs);
+			free(real);
+			free(args);
+			return applet_fail(&err);
+		}
+		free(abs);
+	}
+	execv(real, args);
+	oerr_set(&err, errno, "%s", real);
+	free(real);
+	free(args);
+	return applet_fail(&err);
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bats
+# `ocidec runtime` (argv[0] ocidec-runtime), called as containerd's shim and
+# dockerd call runc: global options, then create/start/delete or run; the
+# bundle's config.json gets the container edits, then real runc runs.
+
+load helpers
+
+setup() {
+	common_setup
+	DR=$BATS_TEST_TMPDIR/dr
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	B=$BATS_TEST_TMPDIR/bundle
+	ID=ocidec-rt-$$-$BATS_TEST_NUMBER
+	ROOT=$BATS_TEST_TMPDIR/runc-root
+}
+
+teardown() {
+	runc --root "$ROOT" delete -f "$ID" >/dev/null 2>&1 || true
+}
+
+# shim ARGS...: the runtime as containerd-shim-runc-v2 calls runc
+shim() {
+	ocidec-runtime --ocidec-config-dir "$CFG" --root "$ROOT" --log "$BATS_TEST_TMPDIR/runc.log" --log-format json "$@"
+}
+
+SCRIPT='demo-tool; ls /dev | grep demo; grep -E " /(usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf) " /proc/self/mountinfo | cut -d" " -f5,6; head -c 0 /dev/democtl && echo opened'
+
+@test "run: an activated container gets the device, the program through the cache, read-only mounts" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- sh -c "$SCRIPT" >/dev/null
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	assert_output "demo-tool: the answer is 42
+demo0
+demo1
+democtl
+/usr/bin/demo-tool ro,nosuid,nodev,relatime
+/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime
+/etc/demo/demo.conf ro,nosuid,nodev,relatime
+opened"
+}
+
+@test "create, start, state, delete as containerd calls them (bundle from the working directory too)" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=0 -- sh -c "{ $SCRIPT; } >/out 2>&1" >/dev/null
+	python3 - "$B/config.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["root"]["readonly"] = False
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	(cd "$B" && shim create --pid-file "$BATS_TEST_TMPDIR/pid" "$ID" </dev/null >/dev/null 2>&1)
+	[ -s "$BATS_TEST_TMPDIR/pid" ]
+	run shim state "$ID"
+	assert_success
+	assert_output --partial '"status": "created"'
+	shim start "$ID"
+	for i in $(seq 50); do [ -s "$B/rootfs/out" ] && break; sleep 0.1; done
+	sleep 0.2
+	run cat "$B/rootfs/out"
+	assert_line "demo-tool: the answer is 42"
+	assert_line demo0
+	refute_line demo1
+	assert_line opened
+	shim delete -f "$ID"
+	run shim state "$ID"
+	assert_failure
+}
+
+@test "no activation: config.json is not touched, and runc runs it" {
+	"$FIXTURES/bundle.sh" "$B" -- sh -c 'ls /dev; test -e /usr/bin/demo-tool || echo none' >/dev/null
+	before=$(sha256sum "$B/config.json")
+	ino=$(stat -c %i "$B/config.json")
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	refute_line democtl
+	assert_line none
+	assert_equal "$(sha256sum "$B/config.json")" "$before"
+	assert_equal "$(stat -c %i "$B/config.json")" "$ino"
+}
+
+@test "the edits in config.json are the container edits of --dry-run --format json; device rules in linux.resources.devices" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- true >/dev/null
+	hook -c "$CFG" --dry-run --format json <<<"{\"bundle\": \"$B\"}" >"$BATS_TEST_TMPDIR/edits.json"
+	chmod 0640 "$B/config.json"
+	cp "$B/config.json" "$BATS_TEST_TMPDIR/before.json"
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	assert_equal "$(stat -c %a "$B/config.json")" 640
+	run python3 - "$BATS_TEST_TMPDIR/before.json" "$B/config.json" "$BATS_TEST_TMPDIR/edits.json" <<-'EOF'
+		import json, sys
+		before, after, edits = (json.load(open(f)) for f in sys.argv[1:])
+		new = lambda k: [x for x in after[k[0]][k[1]] if x not in before[k[0]][k[1]]] if len(k) == 2 else None
+		mounts = [m for m in after["mounts"] if m not in before["mounts"]]
+		assert [(m["source"], m["destination"], m["options"]) for m in mounts] == \
+		    [(m["source"], m["destination"], m["options"]) for m in edits["mounts"] if not m["destination"].startswith("/dev/")], mounts
+		devs = [d for d in after["linux"]["devices"] if d not in before["linux"].get("devices", [])]
+		assert [(d["path"], d["type"], d["major"], d["minor"], d["fileMode"]) for d in devs] == \
+		    [(d["path"], d["type"], d["major"], d["minor"], d["fileMode"]) for d in edits["devices"]], devs
+		rules = [r for r in after["linux"]["resources"]["devices"] if r not in before["linux"]["resources"]["devices"]]
+		assert rules == edits["deviceRules"], rules
+		hook = after["hooks"]["createContainer"][-1]
+		assert hook["args"][:2] == ["ocidec-hook", "--cdi"], hook
+		print("ok %d mounts, %d devices, %d rules" % (len(mounts), len(devs), len(rules)))
+		EOF
+	assert_success
+	assert_output "ok 4 mounts, 3 devices, 3 rules"
+}
+
+@test "the real runtime: runtime.conf, or runc; never ocidec itself; bad input names file and line" {
+	"$FIXTURES/bundle.sh" "$B" -- true >/dev/null
+	ln -s "$(command -v runc)" "$BATS_TEST_TMPDIR/my-runc"
+	printf '[runtime]\npath = %s\n' "$BATS_TEST_TMPDIR/my-runc" | install -m 0644 /dev/stdin "$CFG/runtime.conf"
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	printf '[runtime]\npath = %s\n' "$OCIDEC" | install -m 0644 /dev/stdin "$CFG/runtime.conf"
+	run shim run --bundle "$B" "$ID"
+	assert_failure 1
+	assert_output "ocidec runtime: $CFG/runtime.conf: path $OCIDEC is ocidec itself: refused (a loop)"
+	printf '[runtime]\nbinary = runc\n' | install -m 0644 /dev/stdin "$CFG/runtime.conf"
+	run shim --version
+	assert_failure 2
+	assert_output "ocidec runtime: $CFG/runtime.conf:2: unknown key 'binary' in [runtime]"
+	printf '[runtime]\npath = /usr/sbin/runc\n' | install -m 0666 /dev/stdin "$CFG/runtime.conf"
+	run shim --version
+	assert_failure 2
+	assert_output --partial "refused: writable by group or others"
+}
+
+@test "every other subcommand goes to runc as it is: output and exit status" {
+	run runc --root "$ROOT" state nosuch-$$
+	want_status=$status want=$output
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$ROOT" state nosuch-$$
+	assert_equal "$status" "$want_status"
+	assert_equal "$(sed 's/time="[^"]*" //' <<<"$output")" "$(sed 's/time="[^"]*" //' <<<"$want")"
+	run shim list
+	assert_success
+	assert_line --index 0 --partial "ID"
+}
+
+@test "a broken vendor file stops only the containers that name its vendor" {
+	printf '[vendor]\nname = broken\nactivation_flag = OCI_BROKEN\nbogus = 1\n' | install -m 0644 /dev/stdin "$CFG/broken.ini"
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- demo-tool >/dev/null
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	assert_line "demo-tool: the answer is 42"
+	assert_line --partial "broken.ini:4: unknown key 'bogus'"
+	runc --root "$ROOT" delete -f "$ID" >/dev/null 2>&1 || true
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" OCI_BROKEN=all -- true >/dev/null
+	run shim run --bundle "$B" "$ID"
+	assert_failure 2
+	assert_output --partial "broken.ini:4: unknown key 'bogus'"
+}
