@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# Docker 20.10 and containerd 1.6 (Debian's docker.io and containerd), for
+# real: a private dockerd (test/fixtures/dockerd.sh) runs the demo vendor
+# through `ocidec-runtime` (--runtime ocidec), Docker's --gpus through the
+# nvidia-container-runtime-hook name, and containerd's ctr through
+# --runc-binary. The image is made offline (docker import of the test rootfs).
+
+load helpers
+
+setup_file() {
+	is_static || return 0
+	export D
+	D=$(mktemp -d /tmp/ocidec-docker.XXXXXX)
+	mkdir -p "$D/bin"
+	for n in ocidec-runtime nvidia-container-runtime-hook; do ln -s "$OCIDEC" "$D/bin/$n"; done
+	# the demo vendor, its env aliases NVIDIA's, at the default config dir
+	mkdir -p "$D/etc-upper/ocidec/ocidec.d"
+	EXTRA="activation_aliases = NVIDIA_VISIBLE_DEVICES" \
+		"$BATS_TEST_DIRNAME/fixtures/demo-vendor.sh" "$D/dr" "$D/etc-upper/ocidec/ocidec.d" >/dev/null
+	"$BATS_TEST_DIRNAME/fixtures/dockerd.sh" start "$D"
+	"$BATS_TEST_DIRNAME/fixtures/bundle.sh" "$D/b" >/dev/null
+	tar -C "$D/b/rootfs" -c . | /usr/bin/docker -H "unix://$D/docker.sock" import - ocidec-test:1 >/dev/null
+}
+
+teardown_file() {
+	[ -n "${D:-}" ] || return 0
+	"$BATS_TEST_DIRNAME/fixtures/dockerd.sh" stop "$D"
+	rm -rf "$D"
+}
+
+setup() {
+	common_setup
+	is_static || skip "the daemons run once, in the static build's pass"
+}
+
+dk() {
+	timeout 120 /usr/bin/docker -H "unix://$D/docker.sock" "$@"
+}
+
+SCRIPT='demo-tool; ls /dev | grep demo; grep -E " /(usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf) " /proc/self/mountinfo | cut -d" " -f5,6; head -c 0 /dev/democtl && echo opened'
+
+@test "docker run --runtime ocidec -e OCI_DEMO=all: device, program through the cache, read-only mounts" {
+	run dk run --rm --network none --runtime ocidec -e OCI_DEMO=all ocidec-test:1 sh -c "$SCRIPT"
+	assert_success
+	assert_output "demo-tool: the answer is 42
+demo0
+demo1
+democtl
+/usr/bin/demo-tool ro,nosuid,nodev,relatime
+/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime
+/etc/demo/demo.conf ro,nosuid,nodev,relatime
+opened"
+}
+
+@test "docker run --runtime ocidec without activation: the container as runc runs it, its config.json without edits" {
+	run dk run --rm --network none --runtime ocidec ocidec-test:1 sh -c 'ls /dev; grep -c " / " /proc/self/mountinfo; test -e /usr/bin/demo-tool || echo none'
+	assert_success
+	refute_line democtl
+	assert_line none
+	id=$(dk run -d --network none --runtime ocidec ocidec-test:1 sleep 30)
+	config=$(find "$D/exec/containerd" -path "*$id*" -name config.json | head -n 1)
+	[ -n "$config" ]
+	run grep -c 'ocidec-hook\|/dev/demo' "$config"
+	assert_output 0
+	dk rm -f "$id" >/dev/null
+}
+
+@test "docker run --gpus all and --gpus '\"device=1\"': NVIDIA's hook name on PATH, NVIDIA_VISIBLE_DEVICES" {
+	run dk run --rm --network none --gpus all ocidec-test:1 sh -c 'demo-tool; ls /dev | grep demo'
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl'
+	run dk run --rm --network none --gpus '"device=1"' ocidec-test:1 sh -c 'demo-tool; ls /dev | grep demo'
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl'
+	run dk run --rm --network none --gpus '"device=0","capabilities=compute,utility"' ocidec-test:1 sh -c 'ls /dev | grep demo; echo $NVIDIA_DRIVER_CAPABILITIES'
+	assert_success
+	assert_output $'demo0\ndemoctl\ncompute,utility'
+}
+
+@test "ctr run --runc-binary ocidec-runtime (containerd 1.6, a private runc root): the same injection" {
+	pid=$(cat "$D/docker.pid")
+	run timeout 120 nsenter -t "$pid" -m ctr -a "$D/exec/containerd/containerd.sock" -n ocidec-test run --rm \
+		--rootfs --runc-binary "$D/bin/ocidec-runtime" --runc-root "$D/runc-root" --env OCI_DEMO=0 \
+		"$D/b/rootfs" "ctr-$$" /bin/sh -c 'demo-tool; ls /dev | grep demo'
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl'
+}
