@@ -68,3 +68,16 @@ demo_vendor_with_contexts() {
 	EXTRA="selinux_device_context = $DEVCTX
 selinux_file_context = $FILECTX" "$FIXTURES/demo-vendor.sh" "$dir" "$CFG" >/dev/null
 }
+
+# DEMO_SEE: what a container given the demo vendor sees (the program through
+# the cache, the devices, the read-only mounts, the control device opening);
+# DEMO_SEEN_ALL: its output for OCI_DEMO=all (test/fixtures/demo-vendor.sh)
+DEMO_SEE='demo-tool; ls /dev | grep demo; grep -E " /(usr/bin/demo-tool|opt/demo/lib/libdemo.so.1.0|etc/demo/demo.conf) " /proc/self/mountinfo | cut -d" " -f5,6; head -c 0 /dev/democtl && echo opened'
+DEMO_SEEN_ALL="demo-tool: the answer is 42
+demo0
+demo1
+democtl
+/usr/bin/demo-tool ro,nosuid,nodev,relatime
+/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime
+/etc/demo/demo.conf ro,nosuid,nodev,relatime
+opened"
