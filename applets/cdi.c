@@ -305,7 +305,7 @@ static int write_spec(const char *path, const char *text, struct oerr *err)
 	}
 	if (root < 0)
 		return oerr_set(err, errno, "/");
-	return root_write_atomic(root, path, text, strlen(text), 0644, err);
+	return root_write_atomic(root, path, text, strlen(text), 0644, true, err);
 }
 
 APPLET_MAIN(cdi)

@@ -170,7 +170,9 @@ static int write_edits(const char *config, const char *text, size_t len, const s
 	out = cJSON_PrintUnformatted(json);
 	if (!out)
 		oom();
-	r = root_write_atomic(root, config, out, strlen(out), st.st_mode & 0777, err);
+	/* atomic, not durable: the runtime reads it at once, and a crash
+	 * loses the container with it */
+	r = root_write_atomic(root, config, out, strlen(out), st.st_mode & 0777, false, err);
 out:
 	free(out);
 	cJSON_Delete(json);

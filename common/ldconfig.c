@@ -894,7 +894,8 @@ static void search_dir(struct state *st, size_t idx)
 
 /* ---- writing ---- */
 
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, struct oerr *err)
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+		      struct oerr *err)
 {
 	const char *slash = strrchr(path, '/');
 	_cleanup_free_ char *dir = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
@@ -930,7 +931,7 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 			goto fail;
 		done += (size_t)n;
 	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+	if (fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0))
 		goto fail;
 	if (close(fd) < 0) {
 		fd = -1;
@@ -939,7 +940,8 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 	fd = -1;
 	if (renameat(dfd, tmp, dfd, base) < 0)
 		goto fail;
-	fsync(dfd);
+	if (durable)
+		fsync(dfd);
 	free(tmp);
 	return 0;
 fail:
@@ -962,7 +964,7 @@ static int write_cache(struct state *st, const struct ldcache *old, struct oerr 
 		return -1;
 	if (old && len == old->size && memcmp(buf, old->buf, len) == 0)
 		return 0;
-	return root_write_atomic(st->o->rootfd, st->o->cache, buf, len, 0644, err);
+	return root_write_atomic(st->o->rootfd, st->o->cache, buf, len, 0644, true, err);
 }
 
 static void state_free(struct state *st)
@@ -1173,7 +1175,7 @@ int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err)
 		text[0] = '\0';
 		for (size_t i = 0, off = 0; i < dirs.n; i++)
 			off += (size_t)sprintf(text + off, "%s\n", dirs.v[i]);
-		if (root_write_atomic(o->rootfd, pathfile, text, strlen(text), 0644, err) < 0)
+		if (root_write_atomic(o->rootfd, pathfile, text, strlen(text), 0644, true, err) < 0)
 			r = -1;
 		free(text);
 	}
@@ -1220,7 +1222,7 @@ int ldconfig_dropin(const struct ldconfig *o, struct oerr *err)
 
 		if (strlen(o->dirs[i]) >= PATH_MAX || holds(o->rootfd, name, text))
 			continue;
-		if (root_write_atomic(o->rootfd, name, text, strlen(text), 0644, err) < 0) {
+		if (root_write_atomic(o->rootfd, name, text, strlen(text), 0644, true, err) < 0) {
 			if (err->errnum == EROFS)
 				return 0;  /* a read-only rootfs: nor can its ldconfig write */
 			return -1;
