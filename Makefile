@@ -6,7 +6,7 @@
 #   make check      both, with one "N passed, N failed" line
 #   make fuzz       the libFuzzer targets, FUZZ_RUNS inputs each (test/fuzz/run.sh)
 #   make demo       the demo (demo.sh)
-#   make install    DESTDIR, PREFIX honoured
+#   make install    DESTDIR, PREFIX, SYSCONFDIR honoured; make uninstall
 #   make clean
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 PREFIX    ?= /usr
@@ -14,8 +14,13 @@ BINDIR    ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
 SYSCONFDIR ?= /etc
 MANDIR    ?= $(PREFIX)/share/man
-# podman and CRI-O read oci-hooks(5) files here
+# podman and CRI-O read oci-hooks(5) files from both: the packaged
+# location for PREFIX=/usr, the administrator's for any other (a local install)
+ifeq ($(PREFIX),/usr)
 HOOKSDIR  ?= $(PREFIX)/share/containers/oci/hooks.d
+else
+HOOKSDIR  ?= $(SYSCONFDIR)/containers/oci/hooks.d
+endif
 DESTDIR   ?=
 
 B         := build
@@ -119,16 +124,40 @@ fuzz-targets: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
 demo: $(B)/ocidec
 	./demo.sh
 
+# Configs: a shipped file is installed where none is; one the administrator
+# changed is left alone (the shipped one goes beside it as FILE.ini.new, which
+# ocidec does not read). The hooks.d file names the installed hook.
 install: $(B)/ocidec
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d
 	install -m 0755 $(B)/ocidec $(DESTDIR)$(BINDIR)/ocidec
 	for a in $(APPLETS); do ln -sf ocidec $(DESTDIR)$(BINDIR)/ocidec-$$a; done
-	install -m 0644 conf/*.ini $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/
+	@for f in conf/*.ini; do \
+		t=$(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/$${f#conf/}; \
+		if [ -e "$$t" ] && ! cmp -s "$$f" "$$t"; then \
+			install -m 0644 "$$f" "$$t.new"; \
+			echo "$$t: changed here, kept; the shipped one is $$t.new"; \
+		else install -m 0644 "$$f" "$$t"; fi; \
+	done
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec.1
 	install -d $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(HOOKSDIR)
 	ln -sf $(BINDIR)/ocidec $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
-	install -m 0644 conf/hooks.d/ocidec.json $(DESTDIR)$(HOOKSDIR)/ocidec.json
+	sed 's|"/usr/libexec/oci/hooks.d/ocidec-hook"|"$(LIBEXECDIR)/oci/hooks.d/ocidec-hook"|' \
+		conf/hooks.d/ocidec.json >$(DESTDIR)$(HOOKSDIR)/ocidec.json
+	chmod 0644 $(DESTDIR)$(HOOKSDIR)/ocidec.json
+
+# What install made, with the same variables; a config changed since is kept.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ocidec $(DESTDIR)$(MANDIR)/man1/ocidec.1 \
+		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json
+	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a; done
+	@for f in conf/*.ini; do \
+		t=$(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/$${f#conf/}; \
+		rm -f "$$t.new"; \
+		if [ -e "$$t" ] && ! cmp -s "$$f" "$$t"; then echo "$$t: changed here, kept"; else rm -f "$$t"; fi; \
+	done
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d $(DESTDIR)$(SYSCONFDIR)/ocidec \
+		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(LIBEXECDIR)/oci 2>/dev/null
 
 clean:
 	rm -rf $(B)/musl $(B)/asan $(B)/deps/musl $(B)/deps/asan $(B)/ocidec $(B)/ocidec-asan
@@ -136,4 +165,4 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan test test-asan check fuzz fuzz-targets demo install clean distclean
+.PHONY: all asan test test-asan check fuzz fuzz-targets demo install uninstall clean distclean

@@ -1,7 +1,9 @@
 #!/bin/sh
 # build.sh: build ocidec on a fresh Debian or Ubuntu machine.
 #
-# 1. installs the Debian packages the build and the tests need, when missing;
+# 1. installs the Debian packages the build needs, when missing (with `demo`
+#    what the demo runs too, with `check`, `test`, `test-asan` or `fuzz`
+#    what the tests need); apt never removes a package for them;
 # 2. fetches the cJSON and inih *source packages* from the distribution's archive
 #    through a private apt configuration under build/apt (derived from the
 #    system's own sources, which stay untouched); apt checks every file against
@@ -10,6 +12,8 @@
 #
 # A second run works offline: nothing is fetched while build/deps/src is there.
 # Usage: ./build.sh [make arguments...]
+#        ./build.sh sources   print the deb-src lines it derives from the
+#                             system's apt sources (APT_CONFIG honoured), nothing else
 set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
@@ -19,18 +23,30 @@ top=$(pwd)
 CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
 INIH_VERSIONS="59-1"
 
-# clang and its runtime: the libFuzzer targets in test/fuzz; util-linux:
-# setpriv, nsenter; runc, busybox-static, podman: the demo and hook tests;
+# Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
+# dependency sources; file: the size line.
+BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin"
+# The demo: runc and a busybox-static + glibc rootfs.
+DEMO_PACKAGES="runc busybox-static"
+# The tests: bats; clang and its runtime: the libFuzzer targets in
+# test/fuzz; util-linux: setpriv, nsenter; podman: the hook under podman;
 # the selinux-policy and setools packages: the policy module test; strace:
 # the hostile-image test that nothing in a container is opened by path;
 # uidmap: rootless podman (test/rootless.bats); python3: a syslog stand-in;
 # python3-jsonschema, python3-yaml: the CDI spec checks (test/cdi.bats);
-# docker.io, containerd: private daemons in test/docker.bats
-PACKAGES="gcc make musl-tools dpkg-dev file libc-bin perl bc bats bats-assert bats-support bats-file
-	clang libclang-rt-dev util-linux runc busybox-static podman
+# docker.io, containerd: private daemons in test/docker.bats.
+TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
+	clang libclang-rt-dev util-linux podman
 	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
 	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3
 	python3-jsonschema python3-yaml docker.io containerd"
+PACKAGES=$BUILD_PACKAGES
+for a in "$@"; do
+	case $a in
+	demo) PACKAGES="$BUILD_PACKAGES $DEMO_PACKAGES" ;;
+	check | test | test-asan | fuzz) PACKAGES="$BUILD_PACKAGES $DEMO_PACKAGES $TEST_PACKAGES"; break ;;
+	esac
+done
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { say "fatal: $*"; exit 1; }
@@ -53,8 +69,10 @@ install_packages() {
 		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d && rcd=1
 	fi
 	rc=0
+	# --no-remove: a conflict (a Docker CE host's containerd.io against
+	# Debian's runc) stops here, nothing is removed to resolve it
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null || rc=$?
+	apt-get install -y -qq --no-install-recommends --no-remove $missing >/dev/null || rc=$?
 	[ -z "$rcd" ] || rm -f /usr/sbin/policy-rc.d
 	[ "$rc" = 0 ] || die "apt-get install$missing failed"
 }
@@ -85,17 +103,18 @@ write_private_sources() {
 	keyring=
 	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
 		keyring=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
-	# Every Debian or Ubuntu archive the system uses, as deb-src.
-	apt-get indextargets --format '$(ORIGIN) $(REPO_URI) $(RELEASE) $(COMPONENT)' |
-		sort -u | while read -r origin uri suite comp; do
+	# Every Debian or Ubuntu archive the system uses, as deb-src. The
+	# origin comes last: it may have spaces ("Debian Backports").
+	apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ORIGIN)' |
+		sort -u | while read -r uri suite comp origin; do
 		case $origin in
-		Debian) echo "deb-src$keyring $uri $suite $comp" ;;
+		Debian | "Debian Backports") echo "deb-src$keyring $uri $suite $comp" ;;
 		Ubuntu) echo "deb-src $uri $suite $comp" ;;
 		esac
 	done >"$APT_DIR/sources.list"
 	# Debian: the next stable's sources too, from the same mirror.
-	mirror=$(apt-get indextargets --format '$(ORIGIN) $(REPO_URI) $(RELEASE)' |
-		awk '$1 == "Debian" && $3 !~ /-/ { print $2; exit }')
+	mirror=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(ORIGIN)' |
+		awk '$3 == "Debian" && NF == 3 && $1 !~ /-/ { print $2; exit }')
 	if [ -n "$mirror" ]; then
 		grep -q " $mirror trixie " "$APT_DIR/sources.list" ||
 			echo "deb-src$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
@@ -131,6 +150,14 @@ fetch() {
 	rm -rf "$dest" && mv "$work/tree" "$dest"
 	echo "$pkg $chosen" >"$dest/.ocidec-source"
 }
+
+if [ "${1:-}" = sources ]; then
+	APT_DIR=$(mktemp -d)
+	trap 'rm -rf "$APT_DIR"' EXIT
+	write_private_sources
+	cat "$APT_DIR/sources.list"
+	exit 0
+fi
 
 install_packages
 

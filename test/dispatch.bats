@@ -120,7 +120,7 @@ setup() {
 	assert_success
 }
 
-@test "make install honours DESTDIR and PREFIX: binary, a symlink per applet, configs, man page, hook" {
+@test "make install and uninstall honour DESTDIR, PREFIX, SYSCONFDIR: binary, a symlink per applet, configs kept when changed, man page, hook" {
 	is_static || skip "installs the static build"
 	d=$BATS_TEST_TMPDIR/dest
 	run make -s -C "$BATS_TEST_DIRNAME/.." install DESTDIR="$d" PREFIX=/opt/oc
@@ -133,7 +133,25 @@ setup() {
 	assert_file_exist "$d/etc/ocidec/ocidec.d/solarflare.ini"
 	assert_file_exist "$d/opt/oc/share/man/man1/ocidec.1"
 	[ "$(readlink "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = /opt/oc/bin/ocidec ]
-	assert_file_exist "$d/opt/oc/share/containers/oci/hooks.d/ocidec.json"
+	# a local install: the hooks.d file where podman and CRI-O read the
+	# administrator's, naming the installed hook
+	run perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{hook}{path}' <"$d/etc/containers/oci/hooks.d/ocidec.json"
+	assert_output /opt/oc/libexec/oci/hooks.d/ocidec-hook
 	run "$d/opt/oc/bin/ocidec-list" -c "$d/etc/ocidec/ocidec.d"
 	assert_success
+	# a config changed here survives a reinstall and the uninstall
+	echo "; mine" >>"$d/etc/ocidec/ocidec.d/nvidia.ini"
+	run make -s -C "$BATS_TEST_DIRNAME/.." install DESTDIR="$d" PREFIX=/opt/oc
+	assert_success
+	assert_output "$d/etc/ocidec/ocidec.d/nvidia.ini: changed here, kept; the shipped one is $d/etc/ocidec/ocidec.d/nvidia.ini.new"
+	run tail -n 1 "$d/etc/ocidec/ocidec.d/nvidia.ini"
+	assert_output "; mine"
+	run make -s -C "$BATS_TEST_DIRNAME/.." uninstall DESTDIR="$d" PREFIX=/opt/oc
+	assert_success
+	run find "$d" -type f -o -type l
+	assert_output "$d/etc/ocidec/ocidec.d/nvidia.ini"
+	# a package's prefix: the packaged hooks.d location
+	run make -s -C "$BATS_TEST_DIRNAME/.." install DESTDIR="$d/pkg" PREFIX=/usr
+	assert_success
+	assert_file_exist "$d/pkg/usr/share/containers/oci/hooks.d/ocidec.json"
 }

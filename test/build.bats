@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# build.sh against apt configurations of other hosts: `./build.sh sources`
+# prints the deb-src lines its private apt setup would use, from a fake
+# apt state (Release files in a lists directory) through APT_CONFIG.
+
+load helpers
+
+# fake_apt ORIGIN|URI|SUITE... : an apt config whose indextargets lists each
+# archive (component main), with that origin in its Release file
+fake_apt() {
+	local a=$BATS_TEST_TMPDIR/apt line origin uri suite host path
+	mkdir -p "$a/lists/partial" "$a/parts"
+	: >"$a/sources.list"
+	for line in "$@"; do
+		IFS='|' read -r origin uri suite <<<"$line"
+		echo "deb $uri $suite main" >>"$a/sources.list"
+		host=${uri#http://}
+		path=$(tr / _ <<<"${host%/}")_dists_${suite}
+		printf 'Origin: %s\nLabel: %s\nSuite: %s\nCodename: %s\nComponents: main\nArchitectures: amd64\n' \
+			"$origin" "$origin" "$suite" "$suite" >"$a/lists/${path}_Release"
+		: >"$a/lists/${path}_main_binary-amd64_Packages"
+	done
+	printf 'Dir::Etc::SourceList "%s";\nDir::Etc::SourceParts "%s";\nDir::State::Lists "%s";\n' \
+		"$a/sources.list" "$a/parts" "$a/lists" >"$a/apt.conf"
+	echo "$a/apt.conf"
+}
+
+@test "build.sh sources: bookworm-backports (origin 'Debian Backports') is a Debian archive; other origins are left out" {
+	conf=$(fake_apt "Debian|http://deb.debian.org/debian/|bookworm" \
+		"Debian Backports|http://deb.debian.org/debian/|bookworm-backports" \
+		"Debian|http://deb.debian.org/debian-security/|bookworm-security" \
+		"Docker|http://download.docker.com/linux/debian/|bookworm")
+	run env APT_CONFIG="$conf" "$BATS_TEST_DIRNAME/../build.sh" sources
+	assert_success
+	k=
+	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] && k=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	assert_output "deb-src$k http://deb.debian.org/debian-security/ bookworm-security main
+deb-src$k http://deb.debian.org/debian/ bookworm main
+deb-src$k http://deb.debian.org/debian/ bookworm-backports main
+deb-src$k http://deb.debian.org/debian/ trixie main"
+}
+
+@test "build.sh sources: no Debian or Ubuntu archive is a clear error" {
+	conf=$(fake_apt "Docker|http://download.docker.com/linux/debian/|bookworm")
+	run env APT_CONFIG="$conf" "$BATS_TEST_DIRNAME/../build.sh" sources
+	assert_failure 1
+	assert_output "build.sh: fatal: no Debian or Ubuntu archive in the system's apt sources"
+}
