@@ -26,8 +26,8 @@ INIH_VERSIONS="59-1"
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
 # dependency sources; file: the size line.
 BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin"
-# The demo: runc and a busybox-static + glibc rootfs.
-DEMO_PACKAGES="runc busybox-static"
+# The demo: runc, a busybox-static + glibc rootfs, perl for its config.json.
+DEMO_PACKAGES="runc busybox-static perl"
 # The tests: bats; clang and its runtime: the libFuzzer targets in
 # test/fuzz; util-linux: setpriv, nsenter; podman: the hook under podman;
 # the selinux-policy and setools packages: the policy module test; strace:
