@@ -319,7 +319,7 @@ APPLET_MAIN(cdi)
 		{ "hook-path", required_argument, NULL, 'H' },
 		{ 0 },
 	};
-	const char *dir = CONFIG_DIR_DEFAULT, *output = NULL, *format = NULL;
+	const char *dir = config_dir_default(), *output = NULL, *format = NULL;
 	struct cdi_run run = { .features = "all", .co = { .version = "0.5.0" } };
 	char self[PATH_MAX];
 	struct config cfg;

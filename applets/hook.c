@@ -140,7 +140,7 @@ APPLET_MAIN(hook)
 		{ "symlink", required_argument, NULL, 'Y' },
 		{ 0 },
 	};
-	const char *dir = CONFIG_DIR_DEFAULT, *stage = "prestart";
+	const char *dir = config_dir_default(), *stage = "prestart";
 	struct oci_state st;
 	struct oci_config oc;
 	struct config cfg;

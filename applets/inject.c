@@ -47,7 +47,7 @@ APPLET_MAIN(inject)
 		{ "format", required_argument, NULL, 'F' },
 		{ 0 },
 	};
-	const char *dir = CONFIG_DIR_DEFAULT, *devices = "all", *features = NULL;
+	const char *dir = config_dir_default(), *devices = "all", *features = NULL;
 	struct inject_opts io = { .rootfs = "/" };
 	struct activation *act;
 	struct config cfg;

@@ -45,7 +45,7 @@ APPLET_MAIN(list)
 		{ "features", required_argument, NULL, 'f' },
 		{ 0 },
 	};
-	const char *dir = CONFIG_DIR_DEFAULT;
+	const char *dir = config_dir_default();
 	struct plan_select sel = { .features = "all" };
 	struct config cfg;
 	struct plan plan = { 0 };

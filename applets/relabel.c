@@ -86,7 +86,7 @@ APPLET_MAIN(relabel)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 },
 	};
-	const char *dir = CONFIG_DIR_DEFAULT;
+	const char *dir = config_dir_default();
 	struct config cfg;
 	struct oerr err;
 	struct relabel r = { 0 };

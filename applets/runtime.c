@@ -214,7 +214,7 @@ static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
 
 APPLET_MAIN(runtime)
 {
-	const char *dir = CONFIG_DIR_DEFAULT;
+	const char *dir = config_dir_default();
 	char **args = xcalloc((size_t)argc + 1, sizeof(*args)), *real = NULL, *abs = NULL, cwd[PATH_MAX];
 	int n = 1, cmd = 0;
 	struct oerr err;

@@ -160,7 +160,7 @@ APPLET_MAIN(selinux_check)
 		{ "selinuxfs", required_argument, NULL, 's' },
 		{ 0 },
 	};
-	const char *dir = CONFIG_DIR_DEFAULT;
+	const char *dir = config_dir_default();
 	_cleanup_free_ char *fs = NULL, *enforce = NULL;
 	struct report r = { 0 };
 	struct config cfg;

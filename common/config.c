@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1051,4 +1052,23 @@ int config_runtime(const char *dir, char **path, struct oerr *err)
 	}
 	*path = p.path;
 	return 0;
+}
+
+const char *config_dir_default(void)
+{
+	static char dir[PATH_MAX];
+	struct stat st;
+	ssize_t l = proc_fd >= 0 ? readlinkat(proc_fd, "self/exe", dir, sizeof(dir) - 16) : -1;
+	char *slash;
+
+	if (l <= 0)
+		return CONFIG_DIR_DEFAULT;
+	dir[l] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash || slash - dir < 4 || memcmp(slash - 4, "/bin", 4) != 0)
+		return CONFIG_DIR_DEFAULT;
+	strcpy(slash - 4, "/etc/ocidec.d");  /* "/bin/NAME" -> "/etc/ocidec.d": 16 bytes kept free */
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return dir;
+	return CONFIG_DIR_DEFAULT;
 }

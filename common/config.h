@@ -9,6 +9,13 @@
 
 #define CONFIG_DIR_DEFAULT "/etc/ocidec/ocidec.d"
 
+/* The vendor configs an applet reads without -c: P/etc/ocidec.d when this
+ * binary is P/bin/NAME and that directory exists (a relocated install,
+ * `ocidec install --prefix P`, which containerd's runtime entry cannot give
+ * arguments to), else CONFIG_DIR_DEFAULT. Read through the host's /proc
+ * (proc_fd) at the applet's start, before any setns. */
+const char *config_dir_default(void);
+
 /* What a feature lists, in the order `list` prints them. */
 enum item_kind {
 	KIND_DEVICES,

@@ -77,3 +77,26 @@ dk() {
 	assert_success
 	assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl'
 }
+
+@test "ocidec install --runtime docker: dockerd reads the merged daemon.json and runs the installed runtime" {
+	E=$(mktemp -d /tmp/ocidec-docker-install.XXXXXX)
+	H=$E/host
+	mkdir -p "$H/etc/docker" "$E/cfg"
+	# the administrator's settings, which the merge keeps and dockerd applies
+	printf '{\n  "log-level": "warn",\n  "default-ulimits": { "nofile": { "Name": "nofile", "Hard": 4096, "Soft": 2048 } },\n  "runtimes": { "plain": { "path": "/usr/sbin/runc" } }\n}\n' \
+		>"$H/etc/docker/daemon.json"
+	"$BATS_TEST_DIRNAME/fixtures/demo-vendor.sh" "$E/dr" "$E/cfg" >/dev/null
+	ocidec install --host-root "$H" -c "$E/cfg" --runtime docker >/dev/null
+	HOST=$H "$BATS_TEST_DIRNAME/fixtures/dockerd.sh" start "$E" || { rm -rf "$E"; false; }
+	tar -C "$D/b/rootfs" -c . | /usr/bin/docker -H "unix://$E/docker.sock" import - ocidec-test:1 >/dev/null
+	run timeout 60 /usr/bin/docker -H "unix://$E/docker.sock" info --format '{{range $k, $v := .Runtimes}}{{$k}}={{$v.Path}} {{end}}'
+	assert_output --partial "ocidec=/usr/local/ocidec/bin/ocidec-runtime"
+	assert_output --partial "plain=/usr/sbin/runc"
+	run timeout 120 /usr/bin/docker -H "unix://$E/docker.sock" run --rm --network none --runtime ocidec -e OCI_DEMO=all \
+		ocidec-test:1 sh -c "ulimit -n; $DEMO_SEE"
+	"$BATS_TEST_DIRNAME/fixtures/dockerd.sh" stop "$E"
+	rm -rf "$E"
+	assert_success
+	assert_output "2048
+$DEMO_SEEN_ALL"
+}

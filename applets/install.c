@@ -1,0 +1,891 @@
+/* install: put ocidec on a host from a container (a driver or toolkit
+ * container, a Kubernetes DaemonSet), and take it off again.
+ *
+ * See: ocidec(1), APPLETS (install). Everything happens under the host's
+ * root directory (--host-root), every path resolved inside it
+ * (rootpath.c: the host's absolute symlinks, /usr/local -> /var/usrlocal on
+ * CoreOS, stay on the host). Two phases: every input is read and checked and
+ * every file's new content computed first (bad input: exit 2, nothing
+ * written); then the files are written, each atomically. PREFIX/install.json
+ * records, before each write, what was made and what was changed (the
+ * original kept as FILE.ocidec-orig, a hard link to the old inode: bytes,
+ * mode, owner and label), so that --uninstall removes exactly what was added
+ * and restores what was changed. A file that already has the content is not
+ * touched: a second install changes nothing.
+ */
+#include "common/applet.h"
+#include "common/config.h"
+#include "common/ldconfig.h"
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <ini.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char install_usage[] =
+	"usage: ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
+	"           [--runtime LIST]... [--hooks-dir D] [-c DIR] [--vendor NAME]... [--wait]\n"
+	"       ocidec install --host-root DIR [--prefix P] --uninstall\n"
+	"\n"
+	"Installs ocidec on the host whose / is DIR (a driver or toolkit container's\n"
+	"view of it): this binary as P/bin/ocidec, links P/bin/ocidec-hook and\n"
+	"P/bin/ocidec-runtime, the vendor configs of -c DIR as P/etc/ocidec.d\n"
+	"(which a binary in P/bin reads by default), and registers them with each\n"
+	"engine in LIST. A changed file is kept as FILE.ocidec-orig; P/install.json\n"
+	"records what was done. A second run changes nothing.\n"
+	"\n"
+	"  --host-root DIR       the host's root directory (required)\n"
+	"  --prefix P            where on the host (default /usr/local/ocidec)\n"
+	"  --driver-root PATH    driver_root of every installed config (a host path,\n"
+	"                        /run/nvidia/driver for a driver container)\n"
+	"  --runtime LIST        engines, comma-separated, repeatable (default podman):\n"
+	"                          podman, crio  an oci-hooks(5) file in the hooks dir\n"
+	"                          docker        runtime \"ocidec\" in /etc/docker/daemon.json\n"
+	"                          containerd    runtime \"ocidec\": /etc/containerd/conf.d/ocidec.toml,\n"
+	"                                        imported by /etc/containerd/config.toml\n"
+	"  --hooks-dir D         the hooks dir (default /etc/containers/oci/hooks.d)\n"
+	"  -c, --config-dir DIR  the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
+	"  --vendor NAME         install this vendor only (repeatable; default all)\n"
+	"  --uninstall           remove what P/install.json records, restore what was changed\n"
+	"  --wait                after installing, wait for SIGTERM or SIGINT, then uninstall\n"
+	"                        (a DaemonSet's container)\n";
+
+#define PREFIX_DEFAULT "/usr/local/ocidec"
+#define HOOKS_DIR_DEFAULT "/etc/containers/oci/hooks.d"
+#define DOCKER_JSON "/etc/docker/daemon.json"
+#define CONTAINERD_TOML "/etc/containerd/config.toml"
+#define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
+#define ORIG ".ocidec-orig"
+#define MAX_FILE (64u << 20)
+
+enum merge { MERGE_NONE, MERGE_DOCKER, MERGE_TOML };
+
+/* One file to put on the host: its content, or a symlink's text. */
+struct action {
+	char *path;
+	char *data;       /* content; NULL for a symlink */
+	size_t len;
+	char *link;       /* symlink text */
+	mode_t mode;
+	enum merge merge; /* a file of the administrator's that we edit */
+};
+
+struct inst {
+	int root;
+	const char *prefix;
+	char *state_path;
+	cJSON *state, *files, *dirs;
+	struct action *a;
+	size_t n;
+	int changes;
+};
+
+enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8 };
+
+/* ---- small file helpers, every path inside the host root ---- */
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+}
+
+/* Read the regular file PATH (not through a final symlink): 1 and its
+ * content, 0 when absent, -1 with ERR. */
+static int read_host(struct inst *in, const char *path, char **buf, size_t *len, struct stat *st,
+		     struct oerr *err)
+{
+	_cleanup_close_ int pfd = root_open(in->root, path, O_PATH | O_NOFOLLOW);
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (pfd < 0 && errno == ENOENT)
+		return 0;
+	if (pfd < 0)
+		return oerr_set(err, errno, "%s", path);
+	fd = reopen_regular(in->root, pfd, st);
+	if (fd == -2)
+		return oerr_set(err, 0, "%s: not a regular file: left alone", path);
+	if (fd < 0)
+		return oerr_set(err, errno, "%s", path);
+	r = read_fd_all(fd, MAX_FILE, buf, len, err);
+	return r < 0 ? oerr_prefix(err, "%s", path) : 1;
+}
+
+/* The symlink text of PATH: 1, 0 when absent, 2 when PATH is something else */
+static int read_link(struct inst *in, const char *path, char *text, size_t size)
+{
+	_cleanup_free_ char *dir = dir_of(path);
+	_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+	const char *base = strrchr(path, '/') + 1;
+	ssize_t l;
+
+	if (dfd < 0)
+		return 0;
+	l = readlinkat(dfd, base, text, size - 1);
+	if (l >= 0) {
+		text[l] = '\0';
+		return 1;
+	}
+	return errno == ENOENT ? 0 : 2;
+}
+
+static int save_state(struct inst *in, struct oerr *err)
+{
+	_cleanup_free_ char *text = cJSON_Print(in->state);
+	_cleanup_free_ char *line = text ? xconcat(text, "\n") : oom();
+
+	return root_write_atomic(in->root, in->state_path, line, strlen(line), 0644, true, err);
+}
+
+static cJSON *state_entry(struct inst *in, const char *path)
+{
+	cJSON *e;
+
+	cJSON_ArrayForEach(e, in->files) {
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+		if (p && strcmp(p, path) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Make DIR and its missing parents, each recorded (removed by --uninstall
+ * when empty). */
+static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
+{
+	_cleanup_free_ char *path = xstrdup(dir);
+	bool made = false;
+
+	for (char *p = path + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+		*p = '\0';
+		int fd = root_open(in->root, path, O_PATH | O_DIRECTORY);
+		if (fd < 0 && errno == ENOENT) {
+			_cleanup_free_ char *parent = dir_of(path);
+			_cleanup_close_ int pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
+
+			if (pfd < 0 || mkdirat(pfd, strrchr(path, '/') + 1, 0755) < 0)
+				return oerr_set(err, errno, "%s: mkdir", path);
+			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
+			made = true;
+		} else if (fd < 0) {
+			return oerr_set(err, errno, "%s", path);
+		} else {
+			close(fd);
+		}
+		*p = c;
+		if (!c)  /* the first call makes PREFIX, where the record goes */
+			return made ? save_state(in, err) : 0;
+	}
+}
+
+/* Record PATH before it changes: made, or changed with the original kept
+ * as PATH.ocidec-orig (a hard link: the same inode). Saved first, so that
+ * an install cut short is still undone by --uninstall. */
+static int record(struct inst *in, const char *path, bool exists, struct oerr *err)
+{
+	_cleanup_free_ char *orig = xconcat(path, ORIG), *dir = dir_of(path);
+	_cleanup_close_ int dfd = -1;
+	cJSON *e = state_entry(in, path);
+	const char *backup = e ? cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup")) : NULL;
+
+	if (e && (!backup || !exists))
+		return 0;
+	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return oerr_set(err, errno, "%s", dir);
+	if (e) {  /* changed before: the original must still be kept */
+		if (faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return 0;
+	} else {
+		if (faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return oerr_set(err, 0, "%s exists and install.json does not name it: move it away first",
+					orig);
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "path", path);
+		if (exists)
+			cJSON_AddStringToObject(e, "backup", orig);
+		cJSON_AddItemToArray(in->files, e);
+		if (save_state(in, err) < 0)
+			return -1;
+	}
+	if (exists && linkat(dfd, strrchr(path, '/') + 1, dfd, strrchr(orig, '/') + 1, 0) < 0)
+		return oerr_set(err, errno, "%s: keeping the original", orig);
+	return 0;
+}
+
+static void set_wrote(struct inst *in, const char *path, const struct action *a)
+{
+	cJSON *e = state_entry(in, path);
+
+	if (e && a->merge != MERGE_NONE) {
+		cJSON_DeleteItemFromObject(e, "wrote");
+		cJSON_AddItemToObject(e, "wrote", cJSON_CreateString(a->data));
+	}
+}
+
+static int apply(struct inst *in, const struct action *a, struct oerr *err)
+{
+	_cleanup_free_ char *dir = dir_of(a->path), *cur = NULL;
+	struct stat st;
+	size_t len = 0;
+	int have;
+
+	if (make_dirs(in, dir, err) < 0)
+		return -1;
+	if (a->link) {
+		char text[PATH_MAX];
+		int l = read_link(in, a->path, text, sizeof(text));
+		_cleanup_close_ int dfd = -1;
+		_cleanup_free_ char *tmp = NULL;
+
+		if (l == 1 && strcmp(text, a->link) == 0)
+			return 0;
+		if (record(in, a->path, l != 0, err) < 0)
+			return -1;
+		dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+		tmp = xasprintf(".%s.ocidec-new", strrchr(a->path, '/') + 1);
+		if (dfd >= 0)
+			unlinkat(dfd, tmp, 0);
+		if (dfd < 0 || symlinkat(a->link, dfd, tmp) < 0 ||
+		    renameat(dfd, tmp, dfd, strrchr(a->path, '/') + 1) < 0)
+			return oerr_set(err, errno, "%s: symlink", a->path);
+		out("linked %s -> %s\n", a->path, a->link);
+		in->changes++;
+		return 0;
+	}
+	have = read_host(in, a->path, &cur, &len, &st, err);
+	if (have < 0)
+		return -1;
+	if (have && len == a->len && memcmp(cur, a->data, len) == 0 && (st.st_mode & 07777) == a->mode)
+		return 0;
+	if (record(in, a->path, have, err) < 0)
+		return -1;
+	set_wrote(in, a->path, a);
+	if (a->merge != MERGE_NONE && save_state(in, err) < 0)
+		return -1;
+	if (root_write_atomic(in->root, a->path, a->data, a->len, a->mode, true, err) < 0)
+		return -1;
+	out("wrote %s%s\n", a->path,
+	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? " (the original kept as FILE" ORIG ")" : "");
+	in->changes++;
+	return 0;
+}
+
+/* ---- what to write ---- */
+
+static void add_action(struct inst *in, char *path, char *data, size_t len, mode_t mode, enum merge m)
+{
+	in->a = xreallocarray(in->a, in->n + 1, sizeof(*in->a));
+	in->a[in->n++] = (struct action){ .path = path, .data = data, .len = len, .mode = mode, .merge = m };
+}
+
+static void add_link(struct inst *in, char *path, const char *text)
+{
+	add_action(in, path, NULL, 0, 0777, MERGE_NONE);
+	in->a[in->n - 1].link = xstrdup(text);
+}
+
+/* Where the vendor file's driver_root lines are, for rewriting */
+struct root_lines {
+	int vendor_line;       /* [vendor] */
+	int first, last;       /* driver_root = ... (with continuation lines), 0: none */
+	bool in_vendor;
+};
+
+static int root_lines_handler(void *user, const char *section, const char *name, const char *value,
+			      int lineno)
+{
+	struct root_lines *r = user;
+
+	(void)value;
+	if (!name) {
+		r->in_vendor = strcmp(section, "vendor") == 0;
+		if (r->in_vendor && !r->vendor_line)
+			r->vendor_line = lineno;
+		return 1;
+	}
+	if (r->in_vendor && strcmp(name, "driver_root") == 0) {
+		if (!r->first)
+			r->first = lineno;
+		r->last = lineno;
+	}
+	return 1;
+}
+
+/* TEXT with driver_root set to ROOT in [vendor]: the key's lines replaced,
+ * or one line added after [vendor]. inih finds the lines. */
+static char *set_driver_root(const char *text, const char *root)
+{
+	struct root_lines r = { 0 };
+	size_t cap = strlen(text) + strlen(root) + 32, n = 0;
+	char *outp = xmalloc(cap);
+	const char *p = text;
+	int line = 1;
+
+	ini_parse_string(text, root_lines_handler, &r);
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+
+		if (r.first && line == r.first) {
+			n += (size_t)snprintf(outp + n, cap - n, "driver_root = %s\n", root);
+		} else if (!r.first || line < r.first || line > r.last) {
+			memcpy(outp + n, p, l);
+			n += l;
+			if (!eol)
+				outp[n++] = '\n';
+		}
+		if (!r.first && line == r.vendor_line)
+			n += (size_t)snprintf(outp + n, cap - n, "driver_root = %s\n", root);
+		p += l;
+		line++;
+	}
+	outp[n] = '\0';
+	return outp;
+}
+
+static bool clean_path(const char *p)
+{
+	return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && !strstr(p, "//") &&
+	       strcspn(p, "\n\r\t \";#\\") == strlen(p) &&
+	       !(strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0);
+}
+
+static int plan_configs(struct inst *in, const char *cdir, char *const *names, int nnames,
+			const char *driver_root, struct oerr *err)
+{
+	struct config cfg;
+	int r = 0;
+
+	if (config_load_named(&cfg, cdir, names, nnames, err) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg.n && r == 0; i++) {
+		const struct vendor *v = &cfg.vendors[i];
+		_cleanup_close_ int fd = open(v->file, O_RDONLY | O_CLOEXEC);
+		char *text = NULL;
+		size_t len;
+
+		if (!vendor_named(v, names, nnames))
+			continue;
+		if (fd < 0 || read_fd_all(fd, MAX_FILE, &text, &len, err) < 0) {
+			r = fd < 0 ? oerr_set(err, errno, "%s", v->file) : oerr_prefix(err, "%s", v->file);
+			break;
+		}
+		if (driver_root) {
+			char *t = set_driver_root(text, driver_root);
+			free(text);
+			text = t;
+			len = strlen(t);
+		}
+		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
+			   0644, MERGE_NONE);
+	}
+	if (r == 0 && cfg.n == 0)
+		r = oerr_usage(err, "%s: no vendor config to install", cdir);
+	config_free(&cfg);
+	return r;
+}
+
+static char *hooks_json(const char *prefix)
+{
+	cJSON *j = cJSON_CreateObject(), *hook = cJSON_AddObjectToObject(j, "hook");
+	cJSON *args = cJSON_AddArrayToObject(hook, "args"), *env, *st;
+	_cleanup_free_ char *path = xasprintf("%s/bin/ocidec-hook", prefix);
+	char *text, *line;
+
+	cJSON_AddStringToObject(j, "version", "1.0.0");
+	cJSON_AddStringToObject(hook, "path", path);
+	cJSON_AddItemToArray(args, cJSON_CreateString("ocidec-hook"));
+	cJSON_AddItemToArray(args, cJSON_CreateString("prestart"));
+	env = cJSON_AddArrayToObject(hook, "env");
+	cJSON_AddItemToArray(env, cJSON_CreateString("PATH=/usr/sbin:/usr/bin:/sbin:/bin"));
+	cJSON_AddTrueToObject(cJSON_AddObjectToObject(j, "when"), "always");
+	st = cJSON_AddArrayToObject(j, "stages");
+	cJSON_AddItemToArray(st, cJSON_CreateString("prestart"));
+	text = cJSON_Print(j);
+	cJSON_Delete(j);
+	line = xconcat(text ? text : oom(), "\n");
+	free(text);
+	return line;
+}
+
+/* daemon.json TEXT (NULL: none) with runtime "ocidec" added (PATH) or
+ * removed (NULL). Returns the new text, or TEXT's copy when nothing
+ * changes; NULL with ERR when TEXT is not a JSON object. */
+static char *docker_merge(const char *text, const char *path, struct oerr *err)
+{
+	cJSON *j = text && *text ? cJSON_Parse(text) : cJSON_CreateObject(), *rt, *want;
+	char *outp;
+
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DOCKER_JSON ": not a JSON object: left alone");
+		return NULL;
+	}
+	rt = cJSON_GetObjectItemCaseSensitive(j, "runtimes");
+	if (rt && !cJSON_IsObject(rt)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DOCKER_JSON ": \"runtimes\" is not an object: left alone");
+		return NULL;
+	}
+	if (path) {
+		want = cJSON_CreateObject();
+		cJSON_AddStringToObject(want, "path", path);
+		if (rt && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, "ocidec"), want, true)) {
+			cJSON_Delete(want);
+			cJSON_Delete(j);
+			return xstrdup(text);
+		}
+		if (!rt)
+			rt = cJSON_AddObjectToObject(j, "runtimes");
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, "ocidec");
+		cJSON_AddItemToObject(rt, "ocidec", want);
+	} else {
+		if (!rt || !cJSON_GetObjectItemCaseSensitive(rt, "ocidec")) {
+			cJSON_Delete(j);
+			return xstrdup(text ? text : "");
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, "ocidec");
+		if (!rt->child)
+			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
+	}
+	outp = cJSON_Print(j);
+	cJSON_Delete(j);
+	if (!outp)
+		return oom();
+	char *line = xconcat(outp, "\n");
+	free(outp);
+	return line;
+}
+
+/* containerd's config.toml: ours is one line, or one string in an
+ * existing top-level imports array. */
+#define TOML_LINE "imports = [\"" CONTAINERD_DROPIN "\"]  # ocidec install\n"
+#define TOML_ITEM "\"" CONTAINERD_DROPIN "\", "
+
+/* The top-level line of TEXT whose key is KEY (before the first table), or NULL */
+static const char *toml_top_key(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *s = p + strspn(p, " \t");
+		if (*s == '[')
+			return NULL;
+		if (strncmp(s, key, kl) == 0 && strchr(" \t=", s[kl]))
+			return s;
+	}
+	return NULL;
+}
+
+static char *toml_add_import(const char *text)
+{
+	const char *imp, *br;
+
+	if (strstr(text, "\"" CONTAINERD_DROPIN "\""))
+		return xstrdup(text);
+	imp = toml_top_key(text, "imports");
+	br = imp ? strchr(imp, '[') : NULL;
+	if (br && (!strchr(imp, '\n') || br < strchr(imp, '\n')))
+		return xasprintf("%.*s" TOML_ITEM "%s", (int)(br + 1 - text), text, br + 1);
+	return xconcat(TOML_LINE, text);
+}
+
+static char *toml_remove_import(const char *text)
+{
+	const char *at = strstr(text, TOML_LINE);
+	size_t l = strlen(TOML_LINE);
+
+	if (!at) {
+		at = strstr(text, TOML_ITEM);
+		l = strlen(TOML_ITEM);
+	}
+	if (!at)
+		return xstrdup(text);
+	return xasprintf("%.*s%s", (int)(at - text), text, at + l);
+}
+
+static char *containerd_dropin(const char *prefix, int version)
+{
+	const char *plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+
+	return xasprintf("# ocidec install: the runtime shim as containerd's runtime \"ocidec\"\n"
+			 "# (a RuntimeClass's handler). --uninstall removes this file.\n"
+			 "version = %d\n\n"
+			 "[plugins.\"%s\".containerd.runtimes.ocidec]\n"
+			 "  runtime_type = \"io.containerd.runc.v2\"\n\n"
+			 "[plugins.\"%s\".containerd.runtimes.ocidec.options]\n"
+			 "  BinaryName = \"%s/bin/ocidec-runtime\"\n",
+			 version >= 3 ? 3 : 2, plugin, plugin, prefix);
+}
+
+static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
+{
+	_cleanup_free_ char *shim = xasprintf("%s/bin/ocidec-runtime", in->prefix);
+
+	if (rts & (RT_PODMAN | RT_CRIO)) {
+		char *j = hooks_json(in->prefix);
+		add_action(in, xasprintf("%s/ocidec.json", hooks_dir), j, strlen(j), 0644, MERGE_NONE);
+	}
+	if (rts & RT_DOCKER) {
+		_cleanup_free_ char *cur = NULL;
+		struct stat st;
+		size_t len;
+		int have = read_host(in, DOCKER_JSON, &cur, &len, &st, err);
+		char *j;
+
+		if (have < 0)
+			return -1;
+		j = docker_merge(have ? cur : NULL, shim, err);
+		if (!j)
+			return -1;
+		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, MERGE_DOCKER);
+	}
+	if (rts & RT_CONTAINERD) {
+		_cleanup_free_ char *cur = NULL;
+		struct stat st;
+		size_t len;
+		int have = read_host(in, CONTAINERD_TOML, &cur, &len, &st, err), version = 2;
+		const char *v;
+		char *t;
+
+		if (have < 0)
+			return -1;
+		if (have && (v = toml_top_key(cur, "version")) && (v = strchr(v, '=')))
+			version = atoi(v + 1);
+		t = have ? toml_add_import(cur) : xconcat("version = 2\n", TOML_LINE);
+		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
+			   MERGE_TOML);
+		t = containerd_dropin(in->prefix, version);
+		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+	}
+	return 0;
+}
+
+static int plan_binary(struct inst *in, struct oerr *err)
+{
+	_cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	char *buf = NULL;
+	size_t len;
+
+	if (fd < 0 || read_fd_all(fd, MAX_FILE, &buf, &len, err) < 0)
+		return fd < 0 ? oerr_set(err, errno, "/proc/self/exe") : oerr_prefix(err, "/proc/self/exe");
+	add_action(in, xasprintf("%s/bin/ocidec", in->prefix), buf, len, 0755, MERGE_NONE);
+	add_link(in, xasprintf("%s/bin/ocidec-hook", in->prefix), "ocidec");
+	add_link(in, xasprintf("%s/bin/ocidec-runtime", in->prefix), "ocidec");
+	return 0;
+}
+
+static int load_state(struct inst *in, struct oerr *err)
+{
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	size_t len;
+	int have = read_host(in, in->state_path, &text, &len, &st, err);
+
+	if (have < 0)
+		return -1;
+	in->state = have ? cJSON_Parse(text) : cJSON_CreateObject();
+	if (!cJSON_IsObject(in->state))
+		return oerr_usage(err, "%s: not a JSON object", in->state_path);
+	in->files = cJSON_GetObjectItem(in->state, "files");
+	in->dirs = cJSON_GetObjectItem(in->state, "dirs");
+	if (!in->files)
+		in->files = cJSON_AddArrayToObject(in->state, "files");
+	if (!in->dirs)
+		in->dirs = cJSON_AddArrayToObject(in->state, "dirs");
+	if (!cJSON_IsArray(in->files) || !cJSON_IsArray(in->dirs))
+		return oerr_usage(err, "%s: \"files\" and \"dirs\" must be arrays", in->state_path);
+	return have;
+}
+
+/* ---- uninstall ---- */
+
+static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
+{
+	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+	const char *backup = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup"));
+	const char *wrote = cJSON_GetStringValue(cJSON_GetObjectItem(e, "wrote"));
+	_cleanup_free_ char *dir = NULL, *cur = NULL, *edited = NULL;
+	_cleanup_close_ int dfd = -1;
+	struct stat st;
+	size_t len;
+	int have;
+
+	if (!path || !clean_path(path) || (backup && strcmp(backup + strlen(backup) - strlen(ORIG), ORIG) != 0))
+		return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
+	dir = dir_of(path);
+	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);
+	if (wrote) {
+		/* the administrator's file, edited since: take out only ours */
+		have = read_host(in, path, &cur, &len, &st, err);
+		if (have < 0)
+			return -1;
+		if (have && strcmp(cur, wrote) != 0) {
+			if (strstr(path, "daemon.json"))
+				edited = docker_merge(cur, NULL, err);
+			else
+				edited = toml_remove_import(cur);
+			if (!edited)
+				return -1;
+			if (!backup && strspn(edited, " \t\n{}") == strlen(edited))
+				edited[0] = '\0';
+			if (!*edited && !backup) {
+				unlinkat(dfd, strrchr(path, '/') + 1, 0);
+			} else if (root_write_atomic(in->root, path, edited, strlen(edited), st.st_mode & 07777, true,
+						     err) < 0) {
+				return -1;
+			}
+			if (backup)
+				unlinkat(dfd, strrchr(backup, '/') + 1, 0);
+			out("edited %s: changed since the install, only ocidec's part taken out\n", path);
+			return 0;
+		}
+	}
+	if (backup) {
+		if (renameat(dfd, strrchr(backup, '/') + 1, dfd, strrchr(path, '/') + 1) < 0) {
+			if (errno != ENOENT)
+				return oerr_set(err, errno, "%s: restoring", path);
+		} else {
+			out("restored %s\n", path);
+		}
+	} else if (unlinkat(dfd, strrchr(path, '/') + 1, 0) == 0) {
+		out("removed %s\n", path);
+	} else if (errno != ENOENT) {
+		return oerr_set(err, errno, "%s: unlink", path);
+	}
+	return 0;
+}
+
+static int uninstall(struct inst *in, struct oerr *err)
+{
+	int have = load_state(in, err), n;
+
+	if (have <= 0)
+		return have < 0 ? -1 : oerr_set(err, 0, "%s: not installed there (no install record)",
+						in->state_path);
+	n = cJSON_GetArraySize(in->files);
+	for (int i = n - 1; i >= 0; i--) {
+		if (undo_file(in, cJSON_GetArrayItem(in->files, i), err) < 0)
+			return -1;
+		cJSON_DeleteItemFromArray(in->files, i);
+		if (save_state(in, err) < 0)
+			return -1;
+	}
+	{
+		_cleanup_free_ char *dir = dir_of(in->state_path);
+		_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+		if (dfd < 0 || unlinkat(dfd, "install.json", 0) < 0)
+			return oerr_set(err, errno, "%s", in->state_path);
+	}
+	n = cJSON_GetArraySize(in->dirs);
+	for (int i = n - 1; i >= 0; i--) {
+		const char *d = cJSON_GetStringValue(cJSON_GetArrayItem(in->dirs, i));
+		if (!d || !clean_path(d) || strcmp(d, "/") == 0)
+			continue;
+		_cleanup_free_ char *parent = dir_of(d);
+		_cleanup_close_ int pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
+		if (pfd >= 0 && unlinkat(pfd, strrchr(d, '/') + 1, AT_REMOVEDIR) == 0)
+			out("removed %s/\n", d);
+	}
+	out("ocidec install: uninstalled from %s\n", in->prefix);
+	return 0;
+}
+
+/* ---- main ---- */
+
+static int parse_runtimes(const char *list, unsigned *rts)
+{
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "podman") == 0) *rts |= RT_PODMAN;
+		else if (strcmp(t, "crio") == 0 || strcmp(t, "cri-o") == 0) *rts |= RT_CRIO;
+		else if (strcmp(t, "docker") == 0) *rts |= RT_DOCKER;
+		else if (strcmp(t, "containerd") == 0) *rts |= RT_CONTAINERD;
+		else return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd", t);
+	}
+	return 0;
+}
+
+static int install(struct inst *in, struct oerr *err)
+{
+	int have = load_state(in, err);
+
+	if (have < 0)
+		return -1;
+	if (make_dirs(in, in->prefix, err) < 0)
+		return -1;
+	for (size_t i = 0; i < in->n; i++)
+		if (apply(in, &in->a[i], err) < 0)
+			return -1;
+	/* configs an earlier install put there that this one does not */
+	for (int i = cJSON_GetArraySize(in->files) - 1; i >= 0; i--) {
+		cJSON *e = cJSON_GetArrayItem(in->files, i);
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+		_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d/", in->prefix);
+		bool keep = !p || strncmp(p, cdir, strlen(cdir)) != 0;
+
+		for (size_t k = 0; k < in->n && !keep; k++)
+			keep = strcmp(in->a[k].path, p) == 0;
+		if (keep)
+			continue;
+		if (undo_file(in, e, err) < 0)
+			return -1;
+		cJSON_DeleteItemFromArray(in->files, i);
+		in->changes++;
+	}
+	if (!have || in->changes)
+		if (save_state(in, err) < 0)
+			return -1;
+	if (in->changes)
+		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->prefix);
+	else
+		out("ocidec install: nothing to change\n");
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+APPLET_MAIN(install)
+{
+	static const struct option opts[] = {
+		{ "host-root", required_argument, NULL, 'R' },
+		{ "prefix", required_argument, NULL, 'P' },
+		{ "driver-root", required_argument, NULL, 'D' },
+		{ "runtime", required_argument, NULL, 'r' },
+		{ "hooks-dir", required_argument, NULL, 'H' },
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "vendor", required_argument, NULL, 'v' },
+		{ "uninstall", no_argument, NULL, 'U' },
+		{ "wait", no_argument, NULL, 'W' },
+		{ 0 },
+	};
+	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL;
+	const char *hooks_dir = HOOKS_DIR_DEFAULT;
+	struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT };
+	struct strv vendors = { 0 };
+	bool undo = false, wait = false;
+	unsigned rts = 0;
+	struct oerr err;
+	int o, status = EXIT_OK;
+	sigset_t sigs;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'R': host = optarg; break;
+		case 'P': in.prefix = optarg; break;
+		case 'D': driver_root = optarg; break;
+		case 'H': hooks_dir = optarg; break;
+		case 'c': cdir = optarg; break;
+		case 'v': strv_push(&vendors, optarg); break;
+		case 'U': undo = true; break;
+		case 'W': wait = true; break;
+		case 'r':
+			if (parse_runtimes(optarg, &rts) != 0) {
+				strv_free(&vendors);
+				return EXIT_USAGE;
+			}
+			break;
+		default:
+			strv_free(&vendors);
+			return applet_bad_option(o, argc, argv);
+		}
+	}
+	if (optind < argc)
+		status = applet_usage_error("unexpected argument '%s'", argv[optind]);
+	else if (!host)
+		status = applet_usage_error("--host-root DIR is required (the host's / as this container sees it)");
+	else if (!clean_path(in.prefix) || strcmp(in.prefix, "/") == 0)
+		status = applet_usage_error("--prefix %s: not a clean absolute path", in.prefix);
+	else if (!clean_path(hooks_dir))
+		status = applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
+	else if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0)
+		status = applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
+	else if (undo && wait)
+		status = applet_usage_error("--uninstall and --wait: one or the other");
+	if (status != EXIT_OK) {
+		strv_free(&vendors);
+		return status;
+	}
+	if (!rts)
+		rts = RT_PODMAN;
+	in.root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	in.state_path = xasprintf("%s/install.json", in.prefix);
+	if (in.root < 0) {
+		oerr_set(&err, errno, "--host-root %s", host);
+		status = applet_fail(&err);
+		goto done;
+	}
+	if (undo) {
+		if (uninstall(&in, &err) < 0)
+			status = applet_fail(&err);
+		goto done;
+	}
+	/* everything read and checked before anything is written */
+	if (plan_binary(&in, &err) < 0 || plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0 ||
+	    plan_engines(&in, rts, hooks_dir, &err) < 0) {
+		status = applet_fail(&err);
+		goto done;
+	}
+	if (wait) {  /* blocked before installing: a SIGTERM meanwhile waits for us */
+		sigemptyset(&sigs);
+		sigaddset(&sigs, SIGTERM);
+		sigaddset(&sigs, SIGINT);
+		signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
+		signal(SIGINT, on_signal);
+		sigprocmask(SIG_BLOCK, &sigs, NULL);
+	}
+	if (install(&in, &err) < 0) {
+		status = applet_fail(&err);
+		goto done;
+	}
+	if (wait) {
+		int sig;
+
+		status = applet_finish_stdout(EXIT_OK);
+		fflush(stdout);
+		while (sigwait(&sigs, &sig) != 0)
+			;
+		out("ocidec install: signal %d: uninstalling\n", sig);
+		cJSON_Delete(in.state);
+		in.state = NULL;
+		if (uninstall(&in, &err) < 0)
+			status = applet_fail(&err);
+	}
+done:
+	for (size_t i = 0; i < in.n; i++) {
+		free(in.a[i].path);
+		free(in.a[i].data);
+		free(in.a[i].link);
+	}
+	free(in.a);
+	free(in.state_path);
+	cJSON_Delete(in.state);
+	strv_free(&vendors);
+	if (in.root >= 0)
+		close(in.root);
+	return applet_finish_stdout(status);
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env bats
+# ocidec install: a host root that is a directory (a driver or toolkit
+# container's /host), with an administrator's daemon.json and containerd
+# config.toml in it; what install adds, what a second run changes (nothing),
+# what --uninstall restores (every byte); containerd's own `config dump`
+# reading the result; the toolkit image (Containerfile) built and run by
+# podman; a podman container on this host given the demo vendor through
+# what was installed.
+
+load helpers
+
+setup() {
+	common_setup
+	H=$BATS_TEST_TMPDIR/host
+	P=/usr/local/ocidec
+	mkdir -p "$H/etc/docker" "$H/etc/containerd" "$H/usr/local/bin"
+	cat >"$H/etc/docker/daemon.json" <<-'EOF'
+	{
+	  "log-level": "warn",
+	  "storage-driver": "overlay2",
+	  "runtimes": { "other": { "path": "/usr/bin/other-runtime" } }
+	}
+	EOF
+	chmod 0600 "$H/etc/docker/daemon.json"
+	printf 'version = 2\nroot = "/var/lib/containerd"\n\n[grpc]\n  address = "/run/containerd/containerd.sock"\n' \
+		>"$H/etc/containerd/config.toml"
+	DR=$BATS_TEST_TMPDIR/dr
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	ALL=(--host-root "$H" -c "$CFG" --runtime podman,docker --runtime containerd)
+}
+
+# snapshot: every path under the host root with type, mode, size, inode,
+# mtime, link text, and every file's digest (a directory's mode only: its
+# mtime moves when install adds an entry and uninstall takes it out)
+snapshot() {
+	(cd "$H" && find . \( -type d -printf '%p/ %m\n' \) -o -printf '%p %y %m %s %i %T@ %l\n' | LC_ALL=C sort &&
+		find . -type f -exec sha256sum {} + | LC_ALL=C sort)
+}
+
+@test "install: the binary, its links, the configs, the hooks.d file, Docker's runtime, containerd's drop-in" {
+	run ocidec install "${ALL[@]}"
+	assert_success
+	assert_line "ocidec install: 8 changes under $P"
+	cmp "$OCIDEC" "$H$P/bin/ocidec"
+	[ "$(stat -c %a "$H$P/bin/ocidec")" = 755 ]
+	[ "$(readlink "$H$P/bin/ocidec-hook")" = ocidec ]
+	[ "$(readlink "$H$P/bin/ocidec-runtime")" = ocidec ]
+	cmp "$CFG/demo.ini" "$H$P/etc/ocidec.d/demo.ini"
+	run python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); print(h["hook"]["path"], h["hook"]["args"], h["stages"], h["when"])' \
+		"$H/etc/containers/oci/hooks.d/ocidec.json"
+	assert_output "$P/bin/ocidec-hook ['ocidec-hook', 'prestart'] ['prestart'] {'always': True}"
+	# daemon.json: merged, the administrator's settings and runtime kept, mode kept
+	run python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$H/etc/docker/daemon.json"
+	assert_output '{"log-level": "warn", "runtimes": {"ocidec": {"path": "/usr/local/ocidec/bin/ocidec-runtime"}, "other": {"path": "/usr/bin/other-runtime"}}, "storage-driver": "overlay2"}'
+	[ "$(stat -c %a "$H/etc/docker/daemon.json")" = 600 ]
+	# the originals kept: the same inode as before
+	run cat "$H/etc/docker/daemon.json.ocidec-orig"
+	assert_line '  "runtimes": { "other": { "path": "/usr/bin/other-runtime" } }'
+	run head -n 2 "$H/etc/containerd/config.toml"
+	assert_output $'imports = ["/etc/containerd/conf.d/ocidec.toml"]  # ocidec install\nversion = 2'
+	assert_file_exists "$H/etc/containerd/config.toml.ocidec-orig"
+	run grep -A1 'runtimes.ocidec.options' "$H/etc/containerd/conf.d/ocidec.toml"
+	assert_line '  BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"'
+}
+
+@test "install: a second run changes nothing; --uninstall restores every file byte for byte" {
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	ocidec install "${ALL[@]}" >/dev/null
+	snapshot >"$BATS_TEST_TMPDIR/once"
+	run ocidec install "${ALL[@]}"
+	assert_success
+	assert_output "ocidec install: nothing to change"
+	snapshot >"$BATS_TEST_TMPDIR/twice"
+	diff "$BATS_TEST_TMPDIR/once" "$BATS_TEST_TMPDIR/twice"
+	run ocidec install --host-root "$H" --uninstall
+	assert_success
+	assert_line "restored /etc/docker/daemon.json"
+	assert_line "restored /etc/containerd/config.toml"
+	assert_line "removed $P/bin/ocidec"
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	# inodes and mtimes too: the originals are back, not copies of them
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	run ocidec install --host-root "$H" --uninstall
+	assert_failure 1
+	assert_output "ocidec install: $P/install.json: not installed there (no install record)"
+}
+
+@test "install --uninstall after the administrator changed daemon.json and config.toml: only ocidec's part goes" {
+	ocidec install "${ALL[@]}" >/dev/null
+	python3 - "$H/etc/docker/daemon.json" <<-'EOF'
+	import json, sys
+	d = json.load(open(sys.argv[1])); d["debug"] = True
+	json.dump(d, open(sys.argv[1], "w"))
+	EOF
+	printf '\n[debug]\n  level = "info"\n' >>"$H/etc/containerd/config.toml"
+	run ocidec install --host-root "$H" --uninstall
+	assert_success
+	assert_line "edited /etc/docker/daemon.json: changed since the install, only ocidec's part taken out"
+	run python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$H/etc/docker/daemon.json"
+	assert_output '{"debug": true, "log-level": "warn", "runtimes": {"other": {"path": "/usr/bin/other-runtime"}}, "storage-driver": "overlay2"}'
+	run cat "$H/etc/containerd/config.toml"
+	assert_output $'version = 2\nroot = "/var/lib/containerd"\n\n[grpc]\n  address = "/run/containerd/containerd.sock"\n\n[debug]\n  level = "info"'
+	assert_file_not_exists "$H/etc/docker/daemon.json.ocidec-orig"
+	assert_file_not_exists "$H/etc/containerd/config.toml.ocidec-orig"
+}
+
+@test "install on a host without daemon.json or config.toml: both made, and removed again" {
+	rm -r "$H/etc/docker" "$H/etc/containerd"
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	ocidec install "${ALL[@]}" >/dev/null
+	run cat "$H/etc/containerd/config.toml"
+	assert_output $'version = 2\nimports = ["/etc/containerd/conf.d/ocidec.toml"]  # ocidec install'
+	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' "$H/etc/docker/daemon.json"
+	assert_output "{'runtimes': {'ocidec': {'path': '/usr/local/ocidec/bin/ocidec-runtime'}}}"
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "install: an existing imports array gets one string; containerd 2's version 3 gets its plugin's table" {
+	printf 'version = 3\nimports = ["/etc/containerd/other.toml"]\n' >"$H/etc/containerd/config.toml"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	run cat "$H/etc/containerd/config.toml"
+	assert_output $'version = 3\nimports = ["/etc/containerd/conf.d/ocidec.toml", "/etc/containerd/other.toml"]'
+	run grep '^\[' "$H/etc/containerd/conf.d/ocidec.toml"
+	assert_output $'[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec]\n[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec.options]'
+}
+
+@test "install: containerd 1.6's config dump shows the runtime through the imports line" {
+	command -v containerd >/dev/null || skip "containerd is not installed"
+	[ -d /etc/containerd ] || skip "no /etc/containerd to mount over"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	run unshare -m sh -c 'mount --bind "$1/etc/containerd" /etc/containerd && containerd --config /etc/containerd/config.toml config dump' \
+		sh "$H"
+	assert_success
+	assert_line 'imports = ["/etc/containerd/config.toml", "/etc/containerd/conf.d/ocidec.toml"]'
+	assert_line --regexp '^ +\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.ocidec\]$'
+	assert_line --regexp '^ +runtime_type = "io\.containerd\.runc\.v2"$'
+	assert_line --regexp '^ +BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"$'
+}
+
+@test "install --driver-root --vendor: the driver root rewritten, and P/bin/ocidec reads P/etc/ocidec.d by default" {
+	nvidia_ini /nowhere
+	ln -s dr "$BATS_TEST_TMPDIR/driver"
+	run ocidec install --host-root "$H" -c "$CFG" --vendor demo --driver-root "$BATS_TEST_TMPDIR/driver"
+	assert_success
+	assert_file_not_exists "$H$P/etc/ocidec.d/nvidia.ini"
+	diff <(sed "s|^driver_root = .*|driver_root = $BATS_TEST_TMPDIR/driver|" "$CFG/demo.ini") "$H$P/etc/ocidec.d/demo.ini"
+	# the installed binary, without -c, reads the installed configs
+	run "$H$P/bin/ocidec" list --features base
+	assert_success
+	assert_line "$BATS_TEST_TMPDIR/driver/usr/bin/demo-tool"
+	assert_equal "$output" "$(ocidec list -c "$H$P/etc/ocidec.d" --features base)"
+	# a config without driver_root gets one line after [vendor]
+	printf '[vendor]\nname = plain\nactivation_flag = OCI_PLAIN\n[feature.a]\nbinaries = /bin/true\n' | write_ini plain
+	ocidec install --host-root "$H" -c "$CFG" --vendor plain --driver-root /drv >/dev/null
+	run cat "$H$P/etc/ocidec.d/plain.ini"
+	assert_output $'[vendor]\ndriver_root = /drv\nname = plain\nactivation_flag = OCI_PLAIN\n[feature.a]\nbinaries = /bin/true'
+	# the demo config the first run put there is gone: this run installs plain only
+	assert_file_not_exists "$H$P/etc/ocidec.d/demo.ini"
+}
+
+@test "install: bad input is one line, exit 2, and nothing written" {
+	echo '{ "log-level": "warn", ' >"$H/etc/docker/daemon.json"
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	run ocidec install "${ALL[@]}"
+	assert_failure 2
+	assert_output "ocidec install: /etc/docker/daemon.json: not a JSON object: left alone"
+	printf '[vendor]\nname = bad\nbogus = 1\n' | write_ini bad
+	run ocidec install --host-root "$H" -c "$CFG"
+	assert_failure 2
+	assert_output --partial "bad.ini:3:"
+	run ocidec install -c "$CFG"
+	assert_failure 2
+	assert_output --partial "--host-root DIR is required"
+	run ocidec install --host-root "$H" --prefix /usr/../etc
+	assert_failure 2
+	run ocidec install --host-root "$H" --runtime docker,kubelet
+	assert_failure 2
+	assert_output --partial "--runtime kubelet: not one of"
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "install: a host's absolute symlink resolves inside the host root (CoreOS: /usr/local -> /var/usrlocal)" {
+	rmdir "$H/usr/local/bin" "$H/usr/local"
+	mkdir -p "$H/var/usrlocal"
+	ln -s /var/usrlocal "$H/usr/local"
+	ocidec install --host-root "$H" -c "$CFG" >/dev/null
+	assert_file_exists "$H/var/usrlocal/ocidec/bin/ocidec"
+	[ ! -e /var/usrlocal/ocidec ]
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	assert_file_not_exists "$H/var/usrlocal/ocidec"
+	[ "$(readlink "$H/usr/local")" = /var/usrlocal ]
+}
+
+@test "install --wait: installed until SIGTERM, then uninstalled" {
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/out" &
+	pid=$!
+	for _ in $(seq 100); do [ -e "$H$P/etc/ocidec.d/demo.ini" ] && grep -q 'changes under' "$BATS_TEST_TMPDIR/out" && break; sleep 0.1; done
+	assert_file_exists "$H/etc/containers/oci/hooks.d/ocidec.json"
+	kill -TERM "$pid"
+	wait "$pid"
+	run cat "$BATS_TEST_TMPDIR/out"
+	assert_line "ocidec install: signal 15: uninstalling"
+	assert_line "ocidec install: uninstalled from $P"
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+# --- the toolkit image and a container through what it installed ---
+
+podman_setup() {
+	is_static || skip "podman runs once, in the static build's pass"
+	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
+	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+	IMAGE=localhost/ocidec-toolkit-test:$$
+	# the build context: the repository's Containerfile with this binary
+	CTX=$BATS_TEST_TMPDIR/ctx
+	mkdir -p "$CTX/build" "$CTX/conf"
+	cp "$BATS_TEST_DIRNAME/../Containerfile" "$BATS_TEST_DIRNAME/../.containerignore" "$CTX/"
+	cp "$OCIDEC" "$CTX/build/ocidec"
+	cp "$CONF"/*.ini "$CTX/conf/"
+}
+
+teardown() {
+	[ -z "${IMAGE:-}" ] || podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+}
+
+@test "toolkit image: FROM scratch, built offline; run against a host root it installs, and podman stop uninstalls" {
+	podman_setup
+	run timeout 300 podman build --network none -q -t "$IMAGE" "$CTX"
+	assert_success
+	run podman image inspect --format '{{.Size}} {{len .RootFS.Layers}}' "$IMAGE"
+	echo "# toolkit image: $output (bytes, layers)" >&3
+	# the shipped configs are in it and the entrypoint is install
+	run timeout 120 podman run --rm --network none -v "$H:/host" "$IMAGE" --host-root /host --runtime docker
+	assert_success
+	assert_line "wrote /etc/docker/daemon.json (the original kept as FILE.ocidec-orig)"
+	assert_file_exists "$H$P/etc/ocidec.d/nvidia.ini"
+	cmp "$OCIDEC" "$H$P/bin/ocidec"
+	timeout 120 podman run --rm --network none -v "$H:/host" "$IMAGE" --host-root /host --uninstall >/dev/null
+	assert_file_not_exists "$H$P"
+	# the image's default command waits; podman stop sends SIGTERM, and it uninstalls
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	id=$(timeout 120 podman run -d --network none -v "$H:/host" "$IMAGE")
+	for _ in $(seq 100); do [ -e "$H/etc/containers/oci/hooks.d/ocidec.json" ] && break; sleep 0.1; done
+	assert_file_exists "$H$P/install.json"
+	timeout 60 podman stop -t 20 "$id" >/dev/null
+	run podman logs "$id"
+	assert_line "ocidec install: uninstalled from $P"
+	podman rm -f "$id" >/dev/null
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "toolkit image: a podman container on this host gets the demo vendor through what it installed" {
+	podman_setup
+	timeout 300 podman build --network none -q -t "$IMAGE" "$CTX" >/dev/null
+	timeout 120 podman run --rm --network none -v "$H:/host" -v "$CFG:/cfg:ro" "$IMAGE" \
+		--host-root /host -c /cfg --vendor demo --driver-root "$DR" --runtime podman >/dev/null
+	ROOTFS=$BATS_TEST_TMPDIR/b/rootfs
+	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
+	# the host's /usr/local/ocidec is the one installed under $H: a private
+	# mount namespace shows it there; podman reads the hooks dir install wrote
+	run unshare -m sh -c '
+		mount -t tmpfs tmpfs /usr/local && mkdir /usr/local/ocidec &&
+		mount --bind "$1/usr/local/ocidec" /usr/local/ocidec &&
+		timeout 120 podman --hooks-dir "$1/etc/containers/oci/hooks.d" run --rm --network none \
+			-e OCI_DEMO=all --rootfs "$2" sh -c "$3"' sh "$H" "$ROOTFS" "$DEMO_SEE"
+	assert_success
+	assert_output "$DEMO_SEEN_ALL"
+}
