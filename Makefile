@@ -7,6 +7,9 @@
 #   make fuzz       the libFuzzer targets, FUZZ_RUNS inputs each (test/fuzz/run.sh)
 #   make demo       the demo (demo.sh)
 #   make install    DESTDIR, PREFIX, SYSCONFDIR honoured; make uninstall
+#   make dist       build/dist: the source tarball and the dependency sources
+#   make rpm        build/rpm: ocidec and ocidec-selinux rpms (rpm/ocidec.spec)
+#   make deb        build/deb: the ocidec .deb (deb/, dpkg-buildpackage)
 #   make clean
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 PREFIX    ?= /usr
@@ -77,7 +80,7 @@ $(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
 	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -c $< -o $@
 
 $(B)/ocidec: $(MUSL_OBJS) $(B)/deps/musl/libdeps.a
-	$(MUSLCC) -static -s -Wl,--gc-sections -o $@ $^
+	$(MUSLCC) -static -s -Wl,--gc-sections -Wl,--build-id -o $@ $^
 	@printf 'ocidec: %s bytes, %s\n' "$$(stat -c %s $@)" "$$(file -b $@ | cut -d, -f1-5)"
 
 $(B)/ocidec-asan: $(ASAN_OBJS) $(B)/deps/asan/libdeps.a
@@ -140,8 +143,9 @@ install: $(B)/ocidec
 	done
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec.1
+	for a in $(APPLETS); do ln -sf ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	install -d $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(HOOKSDIR)
-	ln -sf $(BINDIR)/ocidec $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
+	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/oci/hooks.d $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
 	sed 's|"/usr/libexec/oci/hooks.d/ocidec-hook"|"$(LIBEXECDIR)/oci/hooks.d/ocidec-hook"|' \
 		conf/hooks.d/ocidec.json >$(DESTDIR)$(HOOKSDIR)/ocidec.json
 	chmod 0644 $(DESTDIR)$(HOOKSDIR)/ocidec.json
@@ -150,7 +154,7 @@ install: $(B)/ocidec
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ocidec $(DESTDIR)$(MANDIR)/man1/ocidec.1 \
 		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json
-	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a; done
+	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	@for f in conf/*.ini; do \
 		t=$(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/$${f#conf/}; \
 		rm -f "$$t.new"; \
@@ -159,10 +163,46 @@ uninstall:
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d $(DESTDIR)$(SYSCONFDIR)/ocidec \
 		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(LIBEXECDIR)/oci 2>/dev/null
 
+# Packages. The source tarball is the tracked files as they are; the
+# dependency sources are build/deps/src as build.sh fetched them (Debian's
+# source packages, patched), in a tarball of their own: the spec's Source1,
+# the deb's build tree. Neither is committed.
+DIST      := $(B)/dist
+DISTNAME  := ocidec-$(VERSION)
+dist: $(DEPS_SRCS)
+	@rm -rf $(DIST) && mkdir -p $(DIST)/$(DISTNAME)
+	git ls-files -z | xargs -0 cp --parents -t $(DIST)/$(DISTNAME)
+	tar -C $(DIST) --owner=0 --group=0 --sort=name -czf $(DIST)/$(DISTNAME).tar.gz $(DISTNAME)
+	tar -C . --owner=0 --group=0 --sort=name --exclude=.git -czf $(DIST)/ocidec-deps-$(VERSION).tar.gz $(DEPSRC)
+	@rm -rf $(DIST)/$(DISTNAME)
+	@ls -l $(DIST)
+
+RPMTOP    := $(abspath $(B)/rpm)
+# --nodeps: a Debian build host's rpm database is empty (the spec's
+# BuildRequires are Fedora's names, musl-gcc and selinux-policy-devel)
+rpm: dist
+	rm -rf $(RPMTOP) && mkdir -p $(RPMTOP)/SOURCES $(RPMTOP)/SPECS
+	cp $(DIST)/*.tar.gz $(RPMTOP)/SOURCES/
+	sed 's/@VERSION@/$(VERSION)/' rpm/ocidec.spec >$(RPMTOP)/SPECS/ocidec.spec
+	rpmbuild --define '_topdir $(RPMTOP)' --define 'packager ocidec developers' \
+		--nodeps -ba $(RPMTOP)/SPECS/ocidec.spec
+	@find $(RPMTOP)/RPMS $(RPMTOP)/SRPMS -name '*.rpm' -printf '%s bytes  %p\n'
+	rpmlint -r rpm/ocidec.rpmlintrc $(RPMTOP)/SPECS/ocidec.spec $(RPMTOP)/RPMS/*/*.rpm $(RPMTOP)/SRPMS/*.rpm
+
+DEBTOP    := $(B)/deb
+deb: dist
+	rm -rf $(DEBTOP) && mkdir -p $(DEBTOP)
+	tar -C $(DEBTOP) -xzf $(DIST)/$(DISTNAME).tar.gz
+	tar -C $(DEBTOP)/$(DISTNAME) -xzf $(DIST)/ocidec-deps-$(VERSION).tar.gz
+	cp -r deb $(DEBTOP)/$(DISTNAME)/debian
+	sed -i '1s/@VERSION@/$(VERSION)/' $(DEBTOP)/$(DISTNAME)/debian/changelog
+	cd $(DEBTOP)/$(DISTNAME) && dpkg-buildpackage -us -uc -b
+	@find $(DEBTOP) -maxdepth 1 -name '*.deb' -printf '%s bytes  %p\n'
+
 clean:
 	rm -rf $(B)/musl $(B)/asan $(B)/deps/musl $(B)/deps/asan $(B)/ocidec $(B)/ocidec-asan
 
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan test test-asan check fuzz fuzz-targets demo install uninstall clean distclean
+.PHONY: all asan test test-asan check fuzz fuzz-targets demo install uninstall dist rpm deb clean distclean

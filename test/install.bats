@@ -272,3 +272,47 @@ teardown() {
 	assert_success
 	assert_output "$DEMO_SEEN_ALL"
 }
+
+# --- deploy/kubernetes ---
+
+@test "deploy/kubernetes: the manifests pass the API's types (python3-kubernetes); a misspelt field does not" {
+	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
+	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/runtimeclass.yaml"
+	assert_success
+	assert_output $'Namespace/ocidec\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
+	sed 's/mountPropagation:/mountPropogation:/' "$K/ocidec-toolkit.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
+	run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/bad.yaml"
+	assert_failure 1
+	assert_output --partial "unknown field 'mountPropogation' in V1VolumeMount"
+	grep -v '^handler:' "$K/runtimeclass.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
+	run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/bad.yaml"
+	assert_failure 1
+	assert_output --partial "handler"
+}
+
+@test "deploy/kubernetes: the DaemonSet's args install NVIDIA's config and the containerd runtime the RuntimeClass names" {
+	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
+	mapfile -t args < <(/usr/bin/python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] == "DaemonSet":
+        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$K/ocidec-toolkit.yaml")
+	[[ " ${args[*]} " == *" --wait "* ]]
+	# as the image runs them (its configs are the shipped ones), but with
+	# $H for /host and without --wait (the --wait test is above)
+	inst=()
+	for a in "${args[@]}"; do
+		case $a in
+		--wait) ;;
+		--host-root=/host) inst+=("--host-root=$H") ;;
+		*) inst+=("$a") ;;
+		esac
+	done
+	run ocidec install -c "$CONF" "${inst[@]}"
+	assert_success
+	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
+	assert_output "driver_root = /run/nvidia/driver"
+	assert_file_not_exists "$H$P/etc/ocidec.d/solarflare.ini"
+	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/runtimeclass.yaml")
+	run grep -c "^\[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.$handler\]$" "$H/etc/containerd/conf.d/ocidec.toml"
+	assert_output 1
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# The packages, built from this checkout as a packager would: `make rpm`
+# (rpmbuild, rpmlint) and `make deb` (dpkg-buildpackage, lintian); the rpm
+# installed into an empty --root and run from there; the deb installed with
+# apt-get into a fresh bookworm made by debootstrap, then purged. Once, in
+# the static build's pass: they build their own binary from the sources.
+
+load helpers
+
+TOP=$BATS_TEST_DIRNAME/..
+
+setup_file() {
+	is_static || return 0
+	export VERSION RPMLOG DEBLOG
+	VERSION=$(cat "$TOP/VERSION")
+	RPMLOG=$BATS_FILE_TMPDIR/rpm.log DEBLOG=$BATS_FILE_TMPDIR/deb.log
+	make -C "$TOP" rpm >"$RPMLOG" 2>&1 || echo "make rpm failed" >>"$RPMLOG"
+	make -C "$TOP" deb >"$DEBLOG" 2>&1 || echo "make deb failed" >>"$DEBLOG"
+	for f in "$TOP"/build/rpm/RPMS/*/*.rpm "$TOP"/build/rpm/SRPMS/*.rpm "$TOP"/build/deb/*.deb; do
+		[ -e "$f" ] && echo "# $(stat -c %s "$f") bytes  ${f#"$TOP"/}" >&3
+	done
+}
+
+setup() {
+	common_setup
+	is_static || skip "the packages are built once, in the static build's pass"
+	RPM=$TOP/build/rpm/RPMS/x86_64/ocidec-$VERSION-1.x86_64.rpm
+	RPMSE=$TOP/build/rpm/RPMS/noarch/ocidec-selinux-$VERSION-1.noarch.rpm
+	DEB=$TOP/build/deb/ocidec_${VERSION}_amd64.deb
+}
+
+# the package's files (no directories), compared across formats: no doc,
+# license, lintian or build-id paths, man pages without their compression suffix
+payload() {
+	grep -Ev '^/usr/share/(doc|licenses|lintian)/|^/usr/lib/\.build-id/' | sed 's/\.gz$//' | LC_ALL=C sort
+}
+
+@test "make rpm: ocidec and ocidec-selinux built by rpmbuild from the source tarballs; rpmlint 0 errors" {
+	run grep 'specfiles checked' "$RPMLOG"
+	assert_output --regexp '^ 3 packages and 1 specfiles checked; 0 errors, [0-9]+ warnings'
+	assert_file_exists "$RPM"
+	assert_file_exists "$RPMSE"
+	assert_file_exists "$TOP/build/rpm/SRPMS/ocidec-$VERSION-1.src.rpm"
+	run rpm -qp --qf '%{VERSION} %{LICENSE}\n' "$RPM"
+	assert_output "$VERSION Apache-2.0 AND MIT AND BSD-3-Clause"
+	run rpm -qcp "$RPM"
+	assert_output $'/etc/ocidec/ocidec.d/nvidia.ini\n/etc/ocidec/ocidec.d/solarflare.ini'
+	run rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$RPM"
+	assert_line "cn /etc/ocidec/ocidec.d/nvidia.ini"  # %config(noreplace)
+	run rpm -qlp "$RPMSE"
+	assert_line /usr/share/selinux/packages/targeted/ocidec.pp
+	run rpm -qp --scripts "$RPMSE"
+	assert_output --partial "semodule -n -s targeted -X 200 -i /usr/share/selinux/packages/targeted/ocidec.pp"
+	assert_output --partial "semodule -n -s targeted -X 200 -r ocidec"
+	assert_output --partial "/usr/bin/ocidec list | restorecon -i -f -"
+}
+
+@test "make deb: dpkg-buildpackage, conffiles, lintian 0 errors and 0 warnings; both formats carry the same files" {
+	run grep -c "make deb failed" "$DEBLOG"
+	assert_output 0
+	run lintian --fail-on error,warning "$TOP/build/deb/ocidec_${VERSION}_amd64.changes"
+	assert_success
+	refute_output --regexp '^[EW]: '
+	run dpkg-deb -f "$DEB" Version
+	assert_output "$VERSION"
+	run sh -c 'dpkg-deb --ctrl-tarfile "$1" | tar -xO ./conffiles' sh "$DEB"
+	assert_output $'/etc/ocidec/ocidec.d/nvidia.ini\n/etc/ocidec/ocidec.d/solarflare.ini'
+	diff <(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$RPM" | awk '!/^d/ { print $2 }' | payload) \
+		<(dpkg-deb -c "$DEB" | awk '!/^d/ { print substr($6, 2) }' | payload)
+}
+
+@test "rpm -i into an empty --root: the static binary runs there, the hook file names it; rpm -e leaves nothing" {
+	R=$BATS_TEST_TMPDIR/root
+	mkdir "$R"
+	rpm --root "$R" --dbpath /var/lib/rpm --initdb
+	run rpm --root "$R" --dbpath /var/lib/rpm -i --nodeps "$RPM"
+	assert_success
+	run chroot "$R" /usr/bin/ocidec --version
+	assert_output "ocidec $VERSION"
+	run chroot "$R" /usr/libexec/oci/hooks.d/ocidec-hook --version
+	assert_output "ocidec $VERSION"
+	run chroot "$R" ocidec list -c /etc/ocidec/ocidec.d
+	assert_success
+	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hook"]["path"])' \
+		"$R/usr/share/containers/oci/hooks.d/ocidec.json"
+	assert_output /usr/libexec/oci/hooks.d/ocidec-hook
+	rpm --root "$R" --dbpath /var/lib/rpm -e --nodeps ocidec
+	# (directories rpm made as parents stay: on a real system the filesystem package owns them)
+	run find "$R" -not -type d -not -path "$R/var/lib/rpm/*"
+	assert_output ""
+}
+
+@test "the deb in a fresh bookworm (debootstrap): apt-get install, ocidec runs, the hook file is in place; apt-get purge leaves nothing" {
+	command -v debootstrap >/dev/null || skip "debootstrap is not installed"
+	C=$BATS_TEST_TMPDIR/bookworm
+	"$FIXTURES/chroot.sh" "$C"
+	files() {
+		(cd "$C" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./tmp -o -path ./run \
+			-o -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache -o -path ./var/log \) -prune \
+			-o -printf '%p %y %m %s\n' | LC_ALL=C sort)
+	}
+	files >"$BATS_TEST_TMPDIR/before"
+	cp "$DEB" "$C/tmp/"
+	in_chroot() {
+		unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" sh -c "$2"' sh "$C" "$1"
+	}
+	run in_chroot "apt-get install -y -q /tmp/$(basename "$DEB")"
+	assert_success
+	run in_chroot 'ocidec --version; ocidec list; echo "list: $?"; ls /usr/share/containers/oci/hooks.d; readlink -f /usr/libexec/oci/hooks.d/ocidec-hook; dpkg-query -W -f="\${Conffiles}\n" ocidec'
+	assert_success
+	assert_line "ocidec $VERSION"
+	assert_line "list: 0"
+	assert_line ocidec.json
+	assert_line /usr/bin/ocidec
+	assert_line --regexp '^ /etc/ocidec/ocidec.d/nvidia.ini [0-9a-f]{32}$'
+	# installing again is fine (nothing in the package runs twice wrongly)
+	run in_chroot "apt-get install -y -q --reinstall /tmp/$(basename "$DEB")"
+	assert_success
+	run in_chroot 'apt-get purge -y -q ocidec; dpkg-query -W ocidec'
+	assert_line --partial "no packages found matching ocidec"
+	rm "$C/tmp/$(basename "$DEB")"
+	files >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
