@@ -627,8 +627,12 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	size_t len;
 	int have;
 
-	if (!path || !clean_path(path) || (backup && strcmp(backup + strlen(backup) - strlen(ORIG), ORIG) != 0))
+	if (!path || !clean_path(path))
 		return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
+	dir = xconcat(path, ORIG);
+	if (backup && strcmp(backup, dir) != 0)
+		return oerr_usage(err, "%s: %s: the backup is not %s", in->state_path, path, dir);
+	free(dir);
 	dir = dir_of(path);
 	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)

@@ -133,7 +133,12 @@ setup() {
 	assert_file_exist "$d/etc/ocidec/ocidec.d/nvidia.ini"
 	assert_file_exist "$d/etc/ocidec/ocidec.d/solarflare.ini"
 	assert_file_exist "$d/opt/oc/share/man/man1/ocidec.1"
-	[ "$(readlink "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = /opt/oc/bin/ocidec ]
+	# relative, so it holds in DESTDIR, a package and an image alike
+	[ "$(readlink "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = ../../../bin/ocidec ]
+	[ "$(readlink -f "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = "$d/opt/oc/bin/ocidec" ]
+	for a in $APPLETS; do
+		[ "$(readlink "$d/opt/oc/share/man/man1/ocidec-$a.1")" = ocidec.1 ]
+	done
 	# a local install: the hooks.d file where podman and CRI-O read the
 	# administrator's, naming the installed hook
 	run perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{hook}{path}' <"$d/etc/containers/oci/hooks.d/ocidec.json"
