@@ -5,7 +5,13 @@
  * knows ocidec_container_t (a write of a context naming it to selinuxfs's
  * `context` node, which the kernel refuses for an unknown type), the
  * booleans that matter where the policy has them, and whether every path
- * `list` prints carries the context the vendor config names. Each problem
+ * `list` prints carries the context the vendor config names. It tells the
+ * two bases apart: Fedora's policy (RHEL, CoreOS) with container-selinux,
+ * whose virt module has virt_sandbox_use_all_caps, and refpolicy (Debian);
+ * the container module's name and priority come from the policy store
+ * (ROOT/var/lib/selinux/TYPE/active/modules), its release range from the
+ * booleans it declares (the store keeps modules compressed, with no version
+ * to read without a bzip2 decoder). Each problem
  * comes with the command that fixes it. Plain lines, or --json. Exit 0 when
  * all is in order or SELinux is disabled, 1 otherwise.
  */
@@ -14,6 +20,7 @@
 #include "common/log.h"
 #include "common/plan.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,10 +35,12 @@
 #include "cJSON.h"
 
 const char selinux_check_usage[] =
-	"usage: ocidec selinux-check [-c DIR] [--json] [--selinuxfs DIR] [VENDOR...]\n"
+	"usage: ocidec selinux-check [-c DIR] [--json] [--selinuxfs DIR] [--root DIR] [VENDOR...]\n"
 	"\n"
-	"Report the SELinux mode, whether the policy has ocidec's module\n"
-	"(ocidec_container_t), the container booleans, and whether the paths\n"
+	"Report the SELinux mode, the policy's base (Fedora/RHEL with\n"
+	"container-selinux, or refpolicy) and container module, whether the\n"
+	"policy has ocidec's module (ocidec_container_t), the container\n"
+	"booleans, and whether the paths\n"
 	"`ocidec list` prints carry the contexts the vendor configs name; say what\n"
 	"to run for each problem. Exit 0 when all is in order or SELinux is\n"
 	"disabled, 1 otherwise.\n"
@@ -39,13 +48,28 @@ const char selinux_check_usage[] =
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -j, --json            one JSON object instead of lines\n"
 	"  -s, --selinuxfs DIR   selinuxfs is mounted at DIR (default: found in\n"
-	"                        /proc/self/mountinfo)\n";
+	"                        /proc/self/mountinfo)\n"
+	"  -r, --root DIR        the policy's config and store under DIR (default /)\n";
 
 #define TYPE_CONTEXT "system_u:system_r:ocidec_container_t:s0"
 
+/* The booleans that matter for accelerator containers, where the policy
+ * has them: container-selinux's (and virt's) on Fedora/RHEL, refpolicy's
+ * container module's on Debian. */
 static const char *const booleans[] = {
-	"container_use_devices", "container_use_dri_devices", "container_manage_cgroup",
-	"virt_use_nfs", NULL,
+	"container_use_devices", "container_use_xserver_devices", "container_use_dri_devices",
+	"container_manage_cgroup", "virt_sandbox_use_all_caps", "virt_use_nfs",
+	"container_use_nfs", "container_mounton_non_security", NULL,
+};
+
+/* The base, told by the booleans its modules declare */
+struct base {
+	const char *name;       /* "container-selinux" or "refpolicy", NULL: no container module */
+	const char *release;    /* container-selinux's release range, from its booleans */
+	const char *fix;        /* installs ocidec's module there */
+	char *type;             /* SELINUXTYPE */
+	char *module;           /* "container" */
+	int priority;           /* of the container module in the store, -1: not found */
 };
 
 struct report {
@@ -112,6 +136,80 @@ static bool type_known(const char *fs, int *why)
 	return ok;
 }
 
+static bool has_node(const char *fs, const char *name)
+{
+	_cleanup_free_ char *path = xasprintf("%s/%s", fs, name);
+
+	return access(path, F_OK) == 0;
+}
+
+/* SELINUXTYPE= in ROOT/etc/selinux/config, or "targeted" */
+static char *policy_type(const char *root)
+{
+	_cleanup_free_ char *path = xasprintf("%s/etc/selinux/config", root);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct oerr err;
+	size_t len;
+
+	if (fd >= 0 && read_fd_all(fd, 65536, &buf, &len, &err) == 0)
+		for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			l += strspn(l, " \t");
+			if (strncmp(l, "SELINUXTYPE=", 12) == 0) {
+				size_t n = strcspn(l + 12, " \t\r\n");
+				if (n && memchr(l + 12, '/', n) == NULL)
+					return xstrndup(l + 12, n);
+			}
+		}
+	return xstrdup("targeted");
+}
+
+/* The highest priority ROOT/var/lib/selinux/TYPE/active/modules/P/NAME
+ * (the one semodule uses), or -1 */
+static int module_priority(const char *root, const char *type, const char *name)
+{
+	_cleanup_free_ char *dir = xasprintf("%s/var/lib/selinux/%s/active/modules", root, type);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int best = -1;
+
+	while (d && (e = readdir(d))) {
+		char *end;
+		long p = strtol(e->d_name, &end, 10);
+		_cleanup_free_ char *path = NULL;
+
+		if (*end || end == e->d_name || p <= best || p > 999)
+			continue;
+		path = xasprintf("%s/%s/%s", dir, e->d_name, name);
+		if (access(path, F_OK) == 0)
+			best = (int)p;
+	}
+	if (d)
+		closedir(d);
+	return best;
+}
+
+static void find_base(const char *fs, const char *root, struct base *b)
+{
+	b->type = policy_type(root);
+	b->module = xstrdup("container");
+	b->priority = module_priority(root, b->type, "container");
+	if (has_node(fs, "booleans/virt_sandbox_use_all_caps")) {
+		b->name = "container-selinux";
+		b->release = has_node(fs, "booleans/container_use_xserver_devices") ? "v2.2xx or later"
+			     : has_node(fs, "booleans/container_use_devices")       ? "v2.17x to v2.2xx"
+										      : "v2.167 or earlier";
+		b->fix = "dnf install ocidec-selinux (CoreOS: semodule -i ocidec.cil, built for its container-selinux)";
+	} else if (b->priority > 0 || has_node(fs, "booleans/container_mounton_non_security")) {
+		b->name = "refpolicy";
+		b->release = NULL;
+		b->fix = "make -C selinux && semodule -i selinux/ocidec.pp";
+	} else {
+		b->name = NULL;
+		b->fix = "make -C selinux && semodule -i selinux/ocidec.pp";
+	}
+}
+
 struct label_check {
 	struct report *r;
 	int checked;
@@ -158,9 +256,11 @@ APPLET_MAIN(selinux_check)
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "selinuxfs", required_argument, NULL, 's' },
+		{ "root", required_argument, NULL, 'r' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default();
+	const char *dir = config_dir_default(), *root = "/";
+	struct base base = { 0 };
 	_cleanup_free_ char *fs = NULL, *enforce = NULL;
 	struct report r = { 0 };
 	struct config cfg;
@@ -170,9 +270,10 @@ APPLET_MAIN(selinux_check)
 	bool known;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:js:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":c:js:r:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
+		case 'r': root = optarg; break;
 		case 'j': r.json = true; break;
 		case 's': free(fs); fs = xstrdup(optarg); break;
 		default: return applet_bad_option(o, argc, argv);
@@ -202,14 +303,40 @@ APPLET_MAIN(selinux_check)
 	if (enforce) {
 		cJSON *bools = r.json ? cJSON_CreateObject() : NULL;
 
+		find_base(fs, root, &base);
+		if (r.json) {
+			cJSON *m = cJSON_AddObjectToObject(r.root, "container_module");
+			cJSON_AddStringToObject(r.root, "policy", base.type);
+			if (base.name)
+				cJSON_AddStringToObject(r.root, "base", base.name);
+			else
+				cJSON_AddNullToObject(r.root, "base");
+			cJSON_AddStringToObject(m, "name", base.module);
+			cJSON_AddNumberToObject(m, "priority", base.priority);
+			if (base.release)
+				cJSON_AddStringToObject(m, "release", base.release);
+		} else if (base.name && strcmp(base.name, "container-selinux") == 0) {
+			out("policy: %s, Fedora/RHEL/CoreOS base with container-selinux (%s, by its booleans)\n",
+			    base.type, base.release);
+		} else if (base.name) {
+			out("policy: %s, refpolicy base (Debian)\n", base.type);
+		} else {
+			out("policy: %s, no container module\n", base.type);
+		}
+		if (!r.json && base.priority > 0)
+			out("container module: %s at priority %d\n", base.module, base.priority);
+		if (!base.name)
+			problem(&r, "Fedora, RHEL: dnf install container-selinux; Debian: semodule -i container.pp "
+				    "(built from selinux-policy-src)",
+				"the policy has no container module: no container_t for ocidec_container_t to build on");
+
 		known = type_known(fs, &why);
 		if (r.json)
 			cJSON_AddBoolToObject(r.root, "ocidec_container_t", known);
 		if (known)
 			out(r.json ? "" : "policy: ocidec_container_t is loaded\n");
 		else
-			problem(&r, "make -C selinux && semodule -i selinux/ocidec.pp",
-				"the policy does not know ocidec_container_t (%s)", strerror(why));
+			problem(&r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(why));
 		for (const char *const *b = booleans; *b; b++) {
 			_cleanup_free_ char *name = xasprintf("booleans/%s", *b);
 			_cleanup_free_ char *val = read_node(fs, name);
@@ -225,6 +352,10 @@ APPLET_MAIN(selinux_check)
 				problem(&r, "setsebool -P container_use_devices off",
 					"container_use_devices is on: every container may use every device; "
 					"ocidec_container_t needs no such boolean");
+			if (strcmp(*b, "container_use_xserver_devices") == 0 && on)
+				problem(&r, "setsebool -P container_use_xserver_devices off",
+					"container_use_xserver_devices is on: every container_t may use the NVIDIA "
+					"devices; ocidec_container_t needs no such boolean");
 		}
 		if (r.json)
 			cJSON_AddItemToObject(r.root, "booleans", bools);
@@ -245,6 +376,8 @@ APPLET_MAIN(selinux_check)
 		out(r.nproblems ? "%d problem%s\n" : "all in order\n", r.nproblems, r.nproblems == 1 ? "" : "s");
 	}
 	config_free(&cfg);
+	free(base.type);
+	free(base.module);
 	if (status == EXIT_OK && r.nproblems)
 		status = EXIT_FAIL;
 	return applet_finish_stdout(status);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
-# selinux-check against a fake selinuxfs tree (--selinuxfs): enforcing,
-# permissive, disabled, the policy type missing, wrong labels, JSON. The
-# labels are real security.selinux attributes on this machine's file systems.
+# selinux-check against a fake selinuxfs tree (--selinuxfs) and a fake
+# policy root (--root: /etc/selinux/config and the policy store's module
+# directories): enforcing, permissive, disabled, the two bases (Fedora/RHEL
+# with container-selinux, Debian's refpolicy), the policy type missing,
+# wrong labels, JSON. The labels are real security.selinux attributes on
+# this machine's file systems.
 
 load helpers
 
@@ -14,10 +17,16 @@ setup() {
 	: >"$FS/context"                       # a write to it succeeds: the type is known
 	echo "0 0" >"$FS/booleans/container_use_devices"
 	echo "1 1" >"$FS/booleans/container_manage_cgroup"
+	# a RHEL host: virt's boolean, container-selinux's module at priority 200
+	echo "0 0" >"$FS/booleans/virt_sandbox_use_all_caps"
+	ROOT=$BATS_TEST_TMPDIR/root
+	mkdir -p "$ROOT/etc/selinux" "$ROOT/var/lib/selinux/targeted/active/modules/200/container" \
+		"$ROOT/var/lib/selinux/targeted/active/modules/100/base"
+	printf 'SELINUX=enforcing\nSELINUXTYPE=targeted\n' >"$ROOT/etc/selinux/config"
 }
 
 check() {
-	"$OCIDEC" selinux-check -c "$CFG" --selinuxfs "$FS" "$@"
+	"$OCIDEC" selinux-check -c "$CFG" --selinuxfs "$FS" --root "$ROOT" "$@"
 }
 
 @test "enforcing, module loaded, labels right: all in order, exit 0" {
@@ -25,10 +34,42 @@ check() {
 	run check
 	assert_success
 	assert_output "$(printf '%s\n' "SELinux: enforcing (selinuxfs at $FS)" \
+		"policy: targeted, Fedora/RHEL/CoreOS base with container-selinux (v2.17x to v2.2xx, by its booleans)" \
+		"container module: container at priority 200" \
 		"policy: ocidec_container_t is loaded" \
 		"boolean container_use_devices: off" \
 		"boolean container_manage_cgroup: on" \
+		"boolean virt_sandbox_use_all_caps: off" \
 		"labels: 9 paths checked" "all in order")"
+}
+
+@test "the bases: container-selinux's release by its booleans, Debian's refpolicy, no container module at all" {
+	relabel -c "$CFG"
+	echo "0 0" >"$FS/booleans/container_use_xserver_devices"
+	run check
+	assert_success
+	assert_line "policy: targeted, Fedora/RHEL/CoreOS base with container-selinux (v2.2xx or later, by its booleans)"
+	assert_line "boolean container_use_xserver_devices: off"
+	# on, it gives every container_t the NVIDIA devices
+	echo "1 1" >"$FS/booleans/container_use_xserver_devices"
+	run check
+	assert_failure 1
+	assert_line "  fix: setsebool -P container_use_xserver_devices off"
+	# Debian: refpolicy's booleans, its container module at priority 100 in the default store
+	rm "$FS"/booleans/*
+	echo "0 0" >"$FS/booleans/container_mounton_non_security"
+	printf 'SELINUXTYPE=default\n' >"$ROOT/etc/selinux/config"
+	mkdir -p "$ROOT/var/lib/selinux/default/active/modules/100/container"
+	run check
+	assert_success
+	assert_line "policy: default, refpolicy base (Debian)"
+	assert_line "container module: container at priority 100"
+	# no container module: the problem, and what installs one
+	rm -r "$ROOT/var/lib/selinux/default/active/modules/100/container" "$FS/booleans/container_mounton_non_security"
+	run check
+	assert_failure 1
+	assert_line "policy: default, no container module"
+	assert_line "problem: the policy has no container module: no container_t for ocidec_container_t to build on"
 }
 
 @test "permissive is reported as such" {
@@ -55,7 +96,7 @@ check() {
 	run check
 	assert_failure 1
 	assert_line --regexp "^problem: the policy does not know ocidec_container_t \(.*\)$"
-	assert_line "  fix: make -C selinux && semodule -i selinux/ocidec.pp"
+	assert_line "  fix: dnf install ocidec-selinux (CoreOS: semodule -i ocidec.cil, built for its container-selinux)"
 	assert_line "1 problem"
 }
 
@@ -87,10 +128,11 @@ check() {
 	run check --json
 	assert_failure 1
 	run perl -MJSON::PP -e 'local $/; my $j = decode_json(<STDIN>);
-		printf "%s %s %s %d %d %s %s\n", $j->{mode}, $j->{ocidec_container_t} ? "loaded" : "missing",
+		printf "%s %s %d %s %s %d %d %s %s\n", $j->{mode}, $j->{base}, $j->{container_module}{priority},
+			$j->{ocidec_container_t} ? "loaded" : "missing",
 			$j->{booleans}{container_use_devices} ? "on" : "off", scalar @{$j->{paths}},
 			scalar @{$j->{problems}}, $j->{problems}[0]{fix}, $j->{ok} ? "ok" : "not-ok"' <<<"$output"
-	assert_output "enforcing loaded off 9 9 ocidec relabel demo not-ok"
+	assert_output "enforcing container-selinux 200 loaded off 9 9 ocidec relabel demo not-ok"
 	relabel -c "$CFG"
 	run check --json
 	assert_success
