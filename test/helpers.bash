@@ -27,11 +27,14 @@ common_setup() {
 # The applets, from the table the dispatcher and the Makefile read
 APPLETS=$(sed -n 's/^APPLET("\([^"]*\)".*/\1/p' "$BATS_TEST_DIRNAME/../applets/applets.def")
 
-# mounts_under DIR: the host's mount points (PID 1's mount namespace) at or
-# below DIR, sorted. A test compares only these, its own: whatever else
-# runs on the machine may mount and unmount elsewhere meanwhile.
+# mounts_under DIR: the mount points at or below DIR, sorted, in the test's
+# own mount namespace (the one runc and the hook start from, where a leaked
+# mount would land; the host's when the suite runs there). A test compares
+# only these, under its own directory: whatever else runs on the machine may
+# mount and unmount elsewhere meanwhile.
 mounts_under() {
-	awk -v p="${1%/}/" 'index($5, p) == 1 { print $5 }' /proc/1/mountinfo | LC_ALL=C sort
+	awk -v d="${1%/}" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo |
+		LC_ALL=C sort
 }
 
 # is_static: the binary under test is the static build (not the sanitizer one)
