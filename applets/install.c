@@ -202,17 +202,19 @@ static int record(struct inst *in, const char *path, bool exists, struct oerr *e
 	_cleanup_close_ int dfd = -1;
 	cJSON *e = state_entry(in, path);
 	const char *backup = e ? cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup")) : NULL;
+	bool kept;
 
 	if (e && (!backup || !exists))
 		return 0;
 	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return oerr_set(err, errno, "%s", dir);
+	kept = faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 	if (e) {  /* changed before: the original must still be kept */
-		if (faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		if (kept)
 			return 0;
 	} else {
-		if (faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		if (kept)
 			return oerr_set(err, 0, "%s exists and install.json does not name it: move it away first",
 					orig);
 		e = cJSON_CreateObject();
@@ -643,7 +645,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 		if (have < 0)
 			return -1;
 		if (have && strcmp(cur, wrote) != 0) {
-			if (strstr(path, "daemon.json"))
+			if (strcmp(path, DOCKER_JSON) == 0)
 				edited = docker_merge(cur, NULL, err);
 			else
 				edited = toml_remove_import(cur);
@@ -732,6 +734,7 @@ static int parse_runtimes(const char *list, unsigned *rts)
 
 static int install(struct inst *in, struct oerr *err)
 {
+	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d/", in->prefix);
 	int have = load_state(in, err);
 
 	if (have < 0)
@@ -745,7 +748,6 @@ static int install(struct inst *in, struct oerr *err)
 	for (int i = cJSON_GetArraySize(in->files) - 1; i >= 0; i--) {
 		cJSON *e = cJSON_GetArrayItem(in->files, i);
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-		_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d/", in->prefix);
 		bool keep = !p || strncmp(p, cdir, strlen(cdir)) != 0;
 
 		for (size_t k = 0; k < in->n && !keep; k++)

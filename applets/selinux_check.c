@@ -68,7 +68,7 @@ struct base {
 	const char *release;    /* container-selinux's release range, from its booleans */
 	const char *fix;        /* installs ocidec's module there */
 	char *type;             /* SELINUXTYPE */
-	char *module;           /* "container" */
+	const char *module;     /* "container" */
 	int priority;           /* of the container module in the store, -1: not found */
 };
 
@@ -192,7 +192,7 @@ static int module_priority(const char *root, const char *type, const char *name)
 static void find_base(const char *fs, const char *root, struct base *b)
 {
 	b->type = policy_type(root);
-	b->module = xstrdup("container");
+	b->module = "container";
 	b->priority = module_priority(root, b->type, "container");
 	if (has_node(fs, "booleans/virt_sandbox_use_all_caps")) {
 		b->name = "container-selinux";
@@ -377,7 +377,6 @@ APPLET_MAIN(selinux_check)
 	}
 	config_free(&cfg);
 	free(base.type);
-	free(base.module);
 	if (status == EXIT_OK && r.nproblems)
 		status = EXIT_FAIL;
 	return applet_finish_stdout(status);

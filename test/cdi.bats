@@ -244,8 +244,7 @@ cdi_bundle() {
 	[ -d /etc/cdi ] || { mkdir /etc/cdi; MADE_ETC_CDI=1; }
 	ROOTFS=$BATS_TEST_TMPDIR/b/rootfs
 	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
-	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
-	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+	podman_conf
 	ETC_SPEC=/etc/cdi/ocidec-test-$$-$BATS_TEST_NUMBER.json
 	cdi -c "$CFG" -o "$ETC_SPEC" demo
 	run timeout 120 podman run --rm --network none --device ocidec.io/demo=all --rootfs "$ROOTFS" sh -c \

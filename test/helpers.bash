@@ -37,6 +37,14 @@ mounts_under() {
 		LC_ALL=C sort
 }
 
+# podman_conf: CONTAINERS_CONF for the test's podman: no default ulimits
+# (podman's fail here) and runc pinned (crun, once installed, is podman's
+# choice and fails on hybrid-cgroup hosts)
+podman_conf() {
+	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
+	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+}
+
 # is_static: the binary under test is the static build (not the sanitizer one)
 is_static() {
 	file -L "$OCIDEC" | grep -q 'statically linked'

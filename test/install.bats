@@ -214,8 +214,7 @@ snapshot() {
 
 podman_setup() {
 	is_static || skip "podman runs once, in the static build's pass"
-	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
-	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+	podman_conf
 	IMAGE=localhost/ocidec-toolkit-test:$$
 	# the build context: the repository's Containerfile with this binary
 	CTX=$BATS_TEST_TMPDIR/ctx

@@ -12,9 +12,7 @@ setup() {
 	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
 	ROOTFS=$BATS_TEST_TMPDIR/b/rootfs
 	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
-	export CONTAINERS_CONF=$BATS_TEST_TMPDIR/containers.conf
-	# runc pinned: crun, once installed, is podman's choice and fails on hybrid-cgroup hosts
-	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+	podman_conf
 	HOOKS=$BATS_TEST_TMPDIR/hooks.d
 	mkdir -p "$HOOKS"
 	OCIDEC=$OCIDEC CFG=$CFG perl -MJSON::PP -e '
