@@ -15,6 +15,7 @@
  */
 #include "common/applet.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootpath.h"
@@ -431,7 +432,7 @@ static char *hooks_json(const char *prefix)
  * changes; NULL with ERR when TEXT is not a JSON object. */
 static char *docker_merge(const char *text, const char *path, struct oerr *err)
 {
-	cJSON *j = text && *text ? cJSON_Parse(text) : cJSON_CreateObject(), *rt, *want;
+	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *rt, *want;
 	char *outp;
 
 	if (!cJSON_IsObject(j)) {
@@ -466,10 +467,8 @@ static char *docker_merge(const char *text, const char *path, struct oerr *err)
 		if (!rt->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
 	}
-	outp = cJSON_Print(j);
+	outp = json_print_exact(j, 1);
 	cJSON_Delete(j);
-	if (!outp)
-		return oom();
 	char *line = xconcat(outp, "\n");
 	free(outp);
 	return line;

@@ -1,8 +1,8 @@
 /* runtime: an OCI runtime shim for engines that read no hooks.d (Docker,
  * containerd): called exactly as runc is called.
  *
- * See: ocidec(1), APPLETS (runtime). For `create` and `run`, the bundle's
- * config.json gets the container edits of the vendors it activates (the
+ * See: ocidec(1), APPLETS (runtime). For `create`, `run` and `restore`,
+ * the bundle's (the last --bundle, as the runtimes take it) config.json gets the container edits of the vendors it activates (the
  * hook's decision, activate.c): device nodes, their cgroup rules, bind
  * mounts, the cache hook; written atomically. Then, and for every other
  * subcommand at once, the real runtime is exec'd with the arguments
@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "common/edits.h"
 #include "common/inject.h"
+#include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/oci.h"
@@ -29,13 +30,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* set in the real runtime's environment: seen again, a loop */
+#define LOOP_MARK "OCIDEC_RUNTIME_CALLED"
+
 const char runtime_usage[] =
 	"usage: ocidec runtime [--ocidec-config-dir DIR] RUNC-ARGUMENTS...\n"
 	"       ocidec runtime --ocidec-help\n"
 	"\n"
-	"An OCI runtime for Docker and containerd (argv[0] ocidec-runtime): `create`\n"
-	"and `run` add the container edits of the vendors the container activates\n"
-	"to BUNDLE/config.json; then the real runtime runs with the same arguments.\n"
+	"An OCI runtime for Docker and containerd (argv[0] ocidec-runtime): `create`,\n"
+	"`run` and `restore` add the container edits of the vendors the container\n"
+	"activates to BUNDLE/config.json; then the real runtime runs with the same\n"
+	"arguments (runc's and crun's global options understood).\n"
 	"The real runtime: DIR/runtime.conf ([runtime] path = ...), else the first of\n"
 	"runc and crun in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin.\n"
 	"\n"
@@ -43,10 +48,12 @@ const char runtime_usage[] =
 	"\n"
 	"--version, --help and everything else are the real runtime's.\n";
 
-/* runc's global options that take a value ("--root DIR" or "--root=DIR") */
+/* The global options of runc and crun that take a value ("--root DIR" or
+ * "--root=DIR"); the others (--debug, --systemd-cgroup) take none */
 static bool global_takes_value(const char *a)
 {
-	static const char *const opts[] = { "log", "log-format", "root", "criu", "rootless", NULL };
+	static const char *const opts[] = { "log", "log-format", "log-level", "root", "criu", "rootless",
+					    "cgroup-manager", NULL };
 
 	a += strspn(a, "-");
 	for (int i = 0; opts[i]; i++)
@@ -55,21 +62,26 @@ static bool global_takes_value(const char *a)
 	return false;
 }
 
-/* The value of option NAME ("bundle", short S) among ARGS, or NULL */
+/* The value of option NAME ("bundle", short S) among ARGS, or NULL; the
+ * last one when it is given twice, as runc and crun take it */
 static const char *option_value(char **args, int n, const char *name, char s)
 {
+	const char *v = NULL;
+
 	for (int i = 0; i < n; i++) {
 		const char *a = args[i], *k = a + strspn(a, "-");
 		size_t kl = strlen(name);
 
+		if (strcmp(a, "--") == 0)
+			break;
 		if (a[0] != '-' || k == a)
 			continue;
 		if (strncmp(k, name, kl) == 0 && (k[kl] == '=' || !k[kl]))
-			return k[kl] ? k + kl + 1 : (i + 1 < n ? args[i + 1] : NULL);
-		if (k[0] == s && (k[1] == '=' || !k[1]) && k - a == 1)
-			return k[1] ? k + 2 : (i + 1 < n ? args[i + 1] : NULL);
+			v = k[kl] ? k + kl + 1 : (i + 1 < n ? args[i + 1] : NULL);
+		else if (k[0] == s && (k[1] == '=' || !k[1]) && k - a == 1)
+			v = k[1] ? k + 2 : (i + 1 < n ? args[i + 1] : NULL);
 	}
-	return NULL;
+	return v;
 }
 
 static bool same_file(const char *a, const char *b)
@@ -153,7 +165,7 @@ static int write_edits(const char *config, const char *text, size_t len, const s
 	if (plan_activations(act, n, &plan, err) < 0)
 		goto out;
 	edits_build(&plan, &e);
-	json = cJSON_ParseWithLength(text, len);
+	json = json_parse_exact(text, len, NULL);  /* uint64 rlimits stay exact */
 	if (!json) {
 		oerr_set(err, 0, "%s: not JSON", config);
 		goto out;
@@ -167,9 +179,7 @@ static int write_edits(const char *config, const char *text, size_t len, const s
 		oerr_prefix(err, "%s", config);
 		goto out;
 	}
-	out = cJSON_PrintUnformatted(json);
-	if (!out)
-		oom();
+	out = json_print_exact(json, 0);
 	/* atomic, not durable: the runtime reads it at once, and a crash
 	 * loses the container with it */
 	r = root_write_atomic(root, config, out, strlen(out), st.st_mode & 0777, false, err);
@@ -243,12 +253,21 @@ APPLET_MAIN(runtime)
 		if (!strchr(argv[i], '=') && global_takes_value(argv[i]) && i + 1 < argc)
 			args[n++] = argv[++i];
 	}
+	/* a real runtime that leads back here (a wrapper calling
+	 * ocidec-runtime) would loop for ever */
+	if (getenv(LOOP_MARK)) {
+		free(args);
+		oerr_set(&err, 0, "called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): "
+			 "refused; name the real runc or crun in %s/runtime.conf", dir);
+		return applet_fail(&err);
+	}
 	if (real_runtime(dir, &real, &err) < 0) {
 		free(args);
 		return applet_fail(&err);
 	}
 	args[0] = strrchr(real, '/') + 1;
-	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0)) {
+	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0 ||
+		    strcmp(args[cmd], "restore") == 0)) {
 		const char *bundle = option_value(args + cmd + 1, n - cmd - 1, "bundle", 'b');
 
 		if (!bundle || bundle[0] != '/') {  /* relative to the working directory */
@@ -268,6 +287,7 @@ APPLET_MAIN(runtime)
 		}
 		free(abs);
 	}
+	setenv(LOOP_MARK, "1", 1);
 	execv(real, args);
 	oerr_set(&err, errno, "%s", real);
 	free(real);

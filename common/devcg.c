@@ -25,7 +25,7 @@
 #define DEVCG_DEV_BLOCK 1
 #define DEVCG_DEV_CHAR 2
 #define MARKER 0x0c1dec00  /* "ocidec": the first instruction of our prefix */
-#define MAX_INSNS 65536
+#define MAX_INSNS 1000000  /* BPF_COMPLEXITY_LIMIT_INSNS: the most a privileged load takes */
 
 struct insn {
 	uint8_t code;
@@ -138,45 +138,98 @@ static bool has_rule(const struct devcg_rule *r, size_t n, const struct devcg_ru
 	return false;
 }
 
-/* Put the rules in front of the program PROG_ID attached to CGFD. */
-static int patch_prog(int cgfd, uint32_t prog_id, const struct devcg_rule *rules, size_t n,
-		      const char *dir, struct oerr *err)
+/* The verifier's reason for refusing INSNS[N]: the load again with a log,
+ * its last line that is not the statistics ("processed N insns ...") */
+static void verifier_reason(const struct insn *insns, size_t n, char *out, size_t outlen)
+{
+	size_t size = 1 << 20;
+	char *log = xcalloc(size, 1), *end, *line = NULL;
+	union attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.load.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE_;
+	a.load.insn_cnt = (uint32_t)n;
+	a.load.insns = (uint64_t)(uintptr_t)insns;
+	a.load.license = (uint64_t)(uintptr_t)"Apache";
+	a.load.log_level = 1;
+	a.load.log_size = (uint32_t)size;
+	a.load.log_buf = (uint64_t)(uintptr_t)log;
+	fd = (int)bpf(BPF_PROG_LOAD_, &a);
+	if (fd >= 0)
+		close(fd);
+	log[size - 1] = '\0';
+	/* the last line that is not the verifier's statistics */
+	end = log + strlen(log);
+	while (!line && end > log) {
+		char *nl;
+
+		while (end > log && end[-1] == '\n')
+			end--;
+		*end = '\0';
+		nl = strrchr(log, '\n');
+		line = nl ? nl + 1 : log;
+		if (!*line || strncmp(line, "processed ", 10) == 0 || strncmp(line, "verification time", 17) == 0 ||
+		    strncmp(line, "stack depth", 11) == 0)
+			line = NULL;
+		end = nl ? nl : log;
+	}
+	snprintf(out, outlen, "%s", line ? line : "");
+	free(log);
+}
+
+/* One device program attached to the container's cgroup: the program
+ * (OLD_FD), the one that replaces it (NEW_FD, -1: nothing to do) */
+struct devprog {
+	uint32_t id;
+	int old_fd, new_fd;
+};
+
+/* Read the program PROG->id and load the one with the rules in front. */
+static int prepare_prog(struct devprog *prog, const struct devcg_rule *rules, size_t n, const char *dir,
+			struct oerr *err)
 {
 	union attr a;
 	struct prog_info info;
 	struct insn *old = NULL, *new = NULL;
 	struct devcg_rule *have = NULL, *all = NULL;
-	size_t nold, body, nall = 0;
+	size_t nold, body, nall = 0, nnew;
 	long nhave;
-	int pfd, nfd = -1, r = -1;
-	char log[4096] = "";
+	int r = -1;
 
 	memset(&a, 0, sizeof(a));
-	a.getid.prog_id = prog_id;
-	pfd = (int)bpf(BPF_PROG_GET_FD_BY_ID_, &a);
-	if (pfd < 0)
-		return oerr_set(err, errno, "%s: device program %u", dir, prog_id);
+	a.getid.prog_id = prog->id;
+	prog->old_fd = (int)bpf(BPF_PROG_GET_FD_BY_ID_, &a);
+	if (prog->old_fd < 0)
+		return oerr_set(err, errno, "%s: device program %u", dir, prog->id);
 	memset(&info, 0, sizeof(info));
 	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)pfd;
+	a.info.bpf_fd = (uint32_t)prog->old_fd;
 	a.info.info_len = sizeof(info);
 	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0 || info.xlated_prog_len == 0 ||
-	    info.xlated_prog_len > MAX_INSNS * sizeof(struct insn)) {
-		oerr_set(err, errno, "%s: reading device program %u", dir, prog_id);
+	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0 || info.xlated_prog_len == 0) {
+		oerr_set(err, errno, "%s: reading device program %u", dir, prog->id);
 		goto out;
 	}
 	nold = info.xlated_prog_len / sizeof(struct insn);
+	if (nold > MAX_INSNS) {
+		oerr_set(err, 0, "%s: device program %u has %zu instructions, more than the kernel loads (%d)",
+			 dir, prog->id, nold, MAX_INSNS);
+		goto out;
+	}
 	old = xcalloc(nold, sizeof(*old));
 	memset(&info, 0, sizeof(info));
 	memset(&a, 0, sizeof(a));
 	info.xlated_prog_len = (uint32_t)(nold * sizeof(struct insn));
 	info.xlated_prog_insns = (uint64_t)(uintptr_t)old;
-	a.info.bpf_fd = (uint32_t)pfd;
+	a.info.bpf_fd = (uint32_t)prog->old_fd;
 	a.info.info_len = sizeof(info);
 	a.info.info = (uint64_t)(uintptr_t)&info;
 	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0) {
-		oerr_set(err, errno, "%s: reading device program %u", dir, prog_id);
+		/* the kernel copies a program out in one allocation: the largest
+		 * ones (half a million instructions) it cannot */
+		oerr_set(err, errno, "%s: reading device program %u (%zu instructions): nothing changed", dir,
+			 prog->id, nold);
 		goto out;
 	}
 
@@ -190,47 +243,42 @@ static int patch_prog(int cgfd, uint32_t prog_id, const struct devcg_rule *rules
 		if (!has_rule(all, nall, &rules[i]))
 			all[nall++] = rules[i];
 	if (nhave >= 0 && (size_t)nhave == nall) {
-		log_debug("%s: device program %u allows the devices already", dir, prog_id);
+		log_debug("%s: device program %u allows the devices already", dir, prog->id);
 		r = 0;
 		goto out;
 	}
-	new = xcalloc(prefix_len(nall) + nold - body, sizeof(*new));
+	nnew = prefix_len(nall) + nold - body;
+	if (nnew > MAX_INSNS) {
+		oerr_set(err, 0, "%s: device program %u (%zu instructions) with %zu device rules in front would "
+			 "have %zu, more than the kernel loads (%d): nothing changed", dir, prog->id, nold - body,
+			 nall, nnew, MAX_INSNS);
+		goto out;
+	}
+	new = xcalloc(nnew, sizeof(*new));
 	make_prefix(new, all, nall);
 	memcpy(new + prefix_len(nall), old + body, (nold - body) * sizeof(*new));
 
+	/* No log on the way that works: the verifier's log of a runtime's
+	 * program (hundreds of instructions) overflows any small buffer, and
+	 * an overflow fails the load (ENOSPC) */
 	memset(&a, 0, sizeof(a));
 	a.load.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE_;
-	a.load.insn_cnt = (uint32_t)(prefix_len(nall) + nold - body);
+	a.load.insn_cnt = (uint32_t)nnew;
 	a.load.insns = (uint64_t)(uintptr_t)new;
 	a.load.license = (uint64_t)(uintptr_t)"Apache";
-	a.load.log_level = 1;
-	a.load.log_size = sizeof(log);
-	a.load.log_buf = (uint64_t)(uintptr_t)log;
 	snprintf(a.load.prog_name, sizeof(a.load.prog_name), "ocidec_devices");
-	nfd = (int)bpf(BPF_PROG_LOAD_, &a);
-	if (nfd < 0) {
-		char *nl = strchr(log, '\n');
-		if (nl)
-			*nl = '\0';
-		oerr_set(err, errno, "%s: loading the device program%s%s", dir, *log ? ": " : "", log);
+	prog->new_fd = (int)bpf(BPF_PROG_LOAD_, &a);
+	if (prog->new_fd < 0) {
+		char why[512];
+		int e = errno;
+
+		verifier_reason(new, nnew, why, sizeof(why));
+		oerr_set(err, e, "%s: loading the device program (%zu instructions)%s%s: nothing changed", dir, nnew,
+			 *why ? ": " : "", why);
 		goto out;
 	}
-	memset(&a, 0, sizeof(a));
-	a.attach.target_fd = (uint32_t)cgfd;
-	a.attach.attach_bpf_fd = (uint32_t)nfd;
-	a.attach.attach_type = BPF_CGROUP_DEVICE_;
-	a.attach.attach_flags = BPF_F_ALLOW_MULTI_ | BPF_F_REPLACE_;
-	a.attach.replace_bpf_fd = (uint32_t)pfd;
-	if (bpf(BPF_PROG_ATTACH_, &a) < 0) {
-		oerr_set(err, errno, "%s: replacing device program %u", dir, prog_id);
-		goto out;
-	}
-	log_info("%s: device program %u replaced, %zu devices allowed in front of it", dir, prog_id, nall);
 	r = 0;
 out:
-	if (nfd >= 0)
-		close(nfd);
-	close(pfd);
 	free(old);
 	free(new);
 	free(have);
@@ -238,6 +286,72 @@ out:
 	return r;
 }
 
+/* Put PROG's replacement in its place (or, ROLLBACK, the original back). */
+static int attach_prog(int cgfd, const struct devprog *prog, bool rollback)
+{
+	union attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.attach.target_fd = (uint32_t)cgfd;
+	a.attach.attach_bpf_fd = (uint32_t)(rollback ? prog->old_fd : prog->new_fd);
+	a.attach.attach_type = BPF_CGROUP_DEVICE_;
+	a.attach.attach_flags = BPF_F_ALLOW_MULTI_ | BPF_F_REPLACE_;
+	a.attach.replace_bpf_fd = (uint32_t)(rollback ? prog->new_fd : prog->old_fd);
+	return (int)bpf(BPF_PROG_ATTACH_, &a);
+}
+
+/* The v2 cgroup DIR (open at CGFD): every attached device program gets the
+ * rules in front. All replacements are loaded before the first is attached,
+ * and a failed attach puts the originals back: all or nothing. */
+static int devcg2_allow(int cgfd, const char *dir, const struct devcg_rule *rules, size_t n, bool dry_run,
+			struct oerr *err)
+{
+	struct devprog progs[64];
+	uint32_t ids[64], cnt;
+	union attr a;
+	int r = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.query.target_fd = (uint32_t)cgfd;
+	a.query.attach_type = BPF_CGROUP_DEVICE_;
+	a.query.prog_ids = (uint64_t)(uintptr_t)ids;
+	a.query.prog_cnt = 64;
+	if (bpf(BPF_PROG_QUERY_, &a) < 0) {
+		log_debug("%s: no device programs to query: %s", dir, strerror(errno));
+		return 0;
+	}
+	cnt = a.query.prog_cnt < 64 ? a.query.prog_cnt : 64;
+	if (dry_run) {
+		for (uint32_t i = 0; i < cnt; i++)
+			for (size_t k = 0; k < n; k++)
+				printf("cgroup2 %s %c %u:%u rwm\n", dir, rules[k].type, rules[k].major, rules[k].minor);
+		return 0;
+	}
+	for (uint32_t i = 0; i < cnt; i++)
+		progs[i] = (struct devprog){ ids[i], -1, -1 };
+	for (uint32_t i = 0; i < cnt && r == 0; i++)
+		r = prepare_prog(&progs[i], rules, n, dir, err);
+	for (uint32_t i = 0; i < cnt && r == 0; i++) {
+		if (progs[i].new_fd < 0)
+			continue;
+		if (attach_prog(cgfd, &progs[i], false) < 0) {
+			r = oerr_set(err, errno, "%s: replacing device program %u: nothing changed", dir, progs[i].id);
+			while (i-- > 0)
+				if (progs[i].new_fd >= 0 && attach_prog(cgfd, &progs[i], true) < 0)
+					log_warn("%s: putting device program %u back: %s", dir, progs[i].id,
+						  strerror(errno));
+			break;
+		}
+		log_info("%s: device program %u replaced, the devices allowed in front of it", dir, progs[i].id);
+	}
+	for (uint32_t i = 0; i < cnt; i++) {
+		if (progs[i].old_fd >= 0)
+			close(progs[i].old_fd);
+		if (progs[i].new_fd >= 0)
+			close(progs[i].new_fd);
+	}
+	return r;
+}
 
 static bool v1_allows_all(const char *cg)
 {
@@ -307,29 +421,11 @@ int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run,
 	if (r == 0 && v2) {
 		char *mnt = mountinfo_find("cgroup2"), *dir = mnt ? xasprintf("%s%s", mnt, v2) : NULL;
 		int cgfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-		uint32_t ids[64];
-		union attr a;
 
-		memset(&a, 0, sizeof(a));
-		a.query.target_fd = (uint32_t)cgfd;
-		a.query.attach_type = BPF_CGROUP_DEVICE_;
-		a.query.prog_ids = (uint64_t)(uintptr_t)ids;
-		a.query.prog_cnt = 64;
-		if (cgfd >= 0 && bpf(BPF_PROG_QUERY_, &a) == 0) {
-			for (uint32_t i = 0; i < a.query.prog_cnt && i < 64 && r == 0; i++) {
-				if (dry_run) {
-					for (size_t k = 0; k < n; k++)
-						printf("cgroup2 %s %c %u:%u rwm\n", dir, rules[k].type,
-						       rules[k].major, rules[k].minor);
-					continue;
-				}
-				r = patch_prog(cgfd, ids[i], rules, n, dir, err);
-			}
-		} else if (cgfd >= 0) {
-			log_debug("%s: no device programs to query: %s", dir, strerror(errno));
-		}
-		if (cgfd >= 0)
+		if (cgfd >= 0) {
+			r = devcg2_allow(cgfd, dir, rules, n, dry_run, err);
 			close(cgfd);
+		}
 		free(dir);
 		free(mnt);
 	}

@@ -41,3 +41,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# ociconfig: stat::number_of_executed_units: 200000$'
 }
+
+@test "the exact-number JSON reader and printer (the shim's config.json) survive 200000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 200000 300 json
+	assert_success
+	assert_line --regexp '^# json: stat::number_of_executed_units: 200000$'
+}

@@ -25,6 +25,20 @@ teardown() {
 		while read -r p; do echo "$p" >"$(dirname "$cg")/cgroup.procs"; done <"$cg/cgroup.procs"
 		rmdir "$cg"
 	done
+	[ -z "${CG2_MINE:-}" ] || umount "$CG2_MINE"
+	[ -z "${CG2NAME:-}" ] || "$FIXTURES/cgroup2.sh" --clean "$CG2NAME"
+}
+
+# cg2: the unified hierarchy's mount point in CG2 (the host's, or one of the
+# test's own under its directory: a hybrid host may mount none)
+cg2() {
+	CG2=$(awk '$9 == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
+	if [ -z "$CG2" ]; then
+		CG2=$BATS_TEST_TMPDIR/cgroup2
+		mkdir "$CG2"
+		mount -t cgroup2 none "$CG2"
+		CG2_MINE=$CG2
+	fi
 }
 
 # bundle [KEY=VALUE...] [-- ARGS...]: the test's bundle, with the hook
@@ -374,9 +388,8 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 }
 
 @test "cgroup v2: a device the runtime's program denies opens after inject, the runtime's rules kept" {
-	mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-	[ -n "$mnt" ] || skip "no cgroup2 hierarchy mounted"
-	CG=$mnt/ocidec-test-$$-$BATS_TEST_NUMBER
+	cg2
+	CG=$CG2/ocidec-test-$$-$BATS_TEST_NUMBER
 	mkdir "$CG"
 	gcc -o "$BATS_TEST_TMPDIR/devcg-deny" "$FIXTURES/devcg-deny.c"
 	"$BATS_TEST_TMPDIR/devcg-deny" "$CG"
@@ -414,6 +427,45 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_equal "$(insns)" $((first + 5))
 	run in_cg "cat $DR/dev/democtl </dev/null"
 	assert_output --partial "democtl: Invalid argument"
+}
+
+@test "cgroup v2 only (a Fedora, Debian or Ubuntu default): runc's own device program takes the hook's rules (issue 21, finding 1)" {
+	# the real runtimes build their programs (runc 1.1: some 300
+	# instructions with the default rules) on a cgroup2-only layout
+	CG2NAME=ocidec-test-$$-$BATS_TEST_NUMBER
+	bundle OCI_DEMO=all -- sh -c "$DEMO_SEE" >/dev/null
+	run bash -c "cd '$B' && '$FIXTURES/cgroup2.sh' '$CG2NAME' runc run '$ID'"
+	assert_success
+	assert_output "$DEMO_SEEN_ALL"
+	# a container that asks for nothing: untouched
+	bundle -- sh -c 'head -c 0 /dev/null && echo null; ls /dev | grep -c demo' >/dev/null
+	run bash -c "cd '$B' && '$FIXTURES/cgroup2.sh' '$CG2NAME' runc run '$ID-2'"
+	runc delete -f "$ID-2" >/dev/null 2>&1 || true
+	assert_output "null
+0"
+}
+
+@test "cgroup v2: a program near the kernel's size limit is refused with a clear error, nothing half-applied" {
+	cg2
+	CG=$CG2/ocidec-test-$$-$BATS_TEST_NUMBER
+	mkdir "$CG"
+	gcc -o "$BATS_TEST_TMPDIR/devcg-deny" "$FIXTURES/devcg-deny.c"
+	small=$("$BATS_TEST_TMPDIR/devcg-deny" "$CG")
+	big=$("$BATS_TEST_TMPDIR/devcg-deny" "$CG" 999900)   # 999,911 instructions
+	[ -n "$small" ] && [ -n "$big" ]
+	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
+	sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
+	SPID=$!
+	for i in $(seq 50); do grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	ids() { bpftool -j cgroup show "$CG" | perl -MJSON::PP -e 'local $/; print join(",", sort map { $_->{id} } @{decode_json(<STDIN>)}), "\n"'; }
+	before=$(ids)
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --devices 0 demo
+	assert_failure 1
+	assert_output --regexp "^ocidec inject: .*/ocidec-test-[0-9-]+: (reading|loading the) device program.*: nothing changed"
+	assert_equal "$(ids)" "$before"       # the small program not replaced either
+	in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
+	run in_cg "cat $DR/dev/democtl </dev/null"
+	assert_output --partial "Operation not permitted"
 }
 
 @test "the device cgroup follows the hook's user namespace, not config.json's" {

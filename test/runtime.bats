@@ -142,3 +142,54 @@ shim() {
 	assert_failure 2
 	assert_output --partial "broken.ini:4: unknown key 'bogus'"
 }
+
+@test "numbers pass through exactly: Docker's --ulimit core=-1 (uint64 max) and integers above 2^53 (issue 21, finding 5)" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- sh -c 'ulimit -c; head -c 0 /dev/democtl && echo opened' >/dev/null
+	python3 - "$B/config.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["process"]["rlimits"] = [{"type": "RLIMIT_CORE", "hard": 18446744073709551615, "soft": 18446744073709551615}]
+		c["annotations"] = {"x": "y"}
+		c["x-numbers"] = [9007199254740993, -1, 0.1, "INF", 2.5e-3]
+		open(sys.argv[1], "w").write(json.dumps(c).replace('"INF"', "1e400"))
+		EOF
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	assert_line unlimited
+	assert_line opened
+	run grep -o '"hard":18446744073709551615,"soft":18446744073709551615' "$B/config.json"
+	assert_success
+	run grep -o '"x-numbers":\[9007199254740993,-1,0.1,1e400,0.0025\]' "$B/config.json"
+	assert_success
+}
+
+@test "runtime argv: crun's value options, the last --bundle, restore edited; a wrapper leading back is refused (issue 21, finding 7)" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- sh -c "$DEMO_SEE" >/dev/null
+	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/other" -- true >/dev/null
+	# two --bundle: runc runs the last, and the last is the one edited
+	run shim run --bundle "$BATS_TEST_TMPDIR/other" --bundle "$B" "$ID"
+	assert_success
+	assert_output "$DEMO_SEEN_ALL"
+	# a value-taking global option of crun's before the command: the
+	# command is still found (runc here just refuses the option)
+	rm -rf "$B" && "$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- true >/dev/null
+	run ocidec-runtime --ocidec-config-dir "$CFG" --log-level debug --root "$ROOT" create --bundle "$B" "$ID-x"
+	run grep -c '"ocidec-hook","--cdi"' "$B/config.json"
+	assert_output 1
+	rm -rf "$B" && "$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- true >/dev/null
+	run ocidec-runtime --ocidec-config-dir "$CFG" --cgroup-manager=cgroupfs --root "$ROOT" create -b "$B" "$ID-x"
+	run grep -c '"ocidec-hook","--cdi"' "$B/config.json"
+	assert_output 1
+	# restore (CRIU) starts a container from a bundle too
+	rm -rf "$B" && "$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- true >/dev/null
+	run shim restore --image-path "$BATS_TEST_TMPDIR/nosuch" --bundle "$B" "$ID"
+	run grep -c '"ocidec-hook","--cdi"' "$B/config.json"
+	assert_output 1
+	# a real runtime that calls ocidec-runtime again: refused at once
+	printf '#!/bin/sh\nexec %s "$@"\n' "$BIN/ocidec-runtime" >"$BATS_TEST_TMPDIR/wrapper"
+	chmod 0755 "$BATS_TEST_TMPDIR/wrapper"
+	printf '[runtime]\npath = %s\n' "$BATS_TEST_TMPDIR/wrapper" | install -m 0644 /dev/stdin "$CFG/runtime.conf"
+	run timeout 10 ocidec-runtime --ocidec-config-dir "$CFG" --version
+	assert_failure 1
+	assert_output --partial "ocidec runtime: called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): refused"
+}

@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig}
+targets=${*:-ldcache elf config state ociconfig json}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -45,6 +45,12 @@ if [ ! -d "$seeds/config" ]; then
 		$c->{annotations}{"ocidec.io/v"} = "all";
 		print encode_json($c);' <"$spec/config.json" >"$seeds/ociconfig/runc-spec"
 	rm -rf "$spec"
+fi
+if [ ! -d "$seeds/json" ]; then
+	mkdir -p "$seeds/json"
+	cp "$seeds/ociconfig/runc-spec" "$seeds/json/"
+	printf '{"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":18446744073709551615,"soft":18446744073709551615}]},"a":[-0.5e-3,1E+2,"x\\"1",9007199254740993]}' \
+		>"$seeds/json/numbers"
 fi
 status=0
 for t in $targets; do
