@@ -177,6 +177,10 @@ int main(int argc, char **argv)
 		int n = hook_nvidia_argv(argc, argv);
 		return n ? run(find_applet("hook"), n, argv) : EXIT_OK;
 	}
+	/* NVIDIA's runtime name (a daemon.json or config.toml written for
+	 * NVIDIA's toolkit): the shim, called as runc is */
+	if (strcmp(base, "nvidia-container-runtime") == 0)
+		return run(find_applet("runtime"), argc, argv);
 	if (argc < 2) {
 		print_usage(stderr);
 		return EXIT_USAGE;

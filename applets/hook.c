@@ -102,14 +102,15 @@ static int hook_cdi(const struct oci_state *st, const char *buf, size_t len, con
 
 	if (oci_container_config(st, buf, len, &oc, err) < 0)
 		return -1;
-	if (st->pid <= 0 && !io->dry_run) {
-		oci_config_free(&oc);
-		return oerr_set(err, 0, "container state: no \"pid\"");
-	}
 	io->pid = st->pid;
 	io->rootfs = oc.root;
 	io->rootfs_is_host_path = true;
-	io->in_container = st->pid > 0 && st->pid == (int)getppid();
+	/* A createContainer hook runs in the container's mount namespace,
+	 * before pivot_root: runc's as a child of the container's process
+	 * (whose pid the state gives), crun's with "pid" 0 (it runs the hook
+	 * from inside the container's PID namespace, where the state's
+	 * numbers mean nothing). Either way the rootfs is at its path here. */
+	io->in_container = st->pid <= 0 || st->pid == (int)getppid();
 	r = inject_cache(c, io, err);
 	if (r < 0)
 		oerr_prefix(err, "container %s", st->id);
@@ -248,7 +249,8 @@ APPLET_MAIN(hook)
 	} else if (nact == 0) {
 		status = EXIT_OK;
 	} else if (st.pid <= 0 && !io.dry_run) {
-		oerr_set(&err, 0, "container state: no \"pid\"");
+		oerr_set(&err, 0, "container state: no \"pid\" (crun's createContainer hooks get none: "
+			 "the vendor hook runs at prestart or createRuntime)");
 		status = applet_fail(&err);
 	} else {
 		io.pid = st.pid;

@@ -15,6 +15,7 @@
  */
 #include "common/applet.h"
 #include "common/config.h"
+#include "common/ctrd.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
@@ -26,16 +27,34 @@
 #include <getopt.h>
 #include <ini.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#define PREFIX_DEFAULT "/usr/local/ocidec"
+#define HOOKS_DIR_USR "/usr/share/containers/oci/hooks.d"  /* what podman and CRI-O read by default */
+#define HOOKS_DIR_ETC "/etc/containers/oci/hooks.d"
+#define PODMAN_DROPIN "/etc/containers/containers.conf.d/ocidec.conf"
+#define CRIO_DROPIN "/etc/crio/crio.conf.d/99-ocidec.conf"
+#define NVIDIA_HOOK_LINK "/usr/local/bin/nvidia-container-runtime-hook"
+#define DOCKER_JSON "/etc/docker/daemon.json"
+#define CONTAINERD_TOML "/etc/containerd/config.toml"
+#define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
+#define ORIG ".ocidec-orig"
 
 const char install_usage[] =
 	"usage: ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
-	"           [--runtime LIST]... [--hooks-dir D] [-c DIR] [--vendor NAME]... [--wait]\n"
+	"           [--runtime LIST]... [--runtime-name NAME] [--hooks-dir D] [-c DIR]\n"
+	"           [--vendor NAME]... [--wait]\n"
 	"       ocidec install --host-root DIR [--prefix P] --uninstall\n"
 	"\n"
 	"Installs ocidec on the host whose / is DIR (a driver or toolkit container's\n"
@@ -43,30 +62,33 @@ const char install_usage[] =
 	"P/bin/ocidec-runtime, the vendor configs of -c DIR as P/etc/ocidec.d\n"
 	"(which a binary in P/bin reads by default), and registers them with each\n"
 	"engine in LIST. A changed file is kept as FILE.ocidec-orig; P/install.json\n"
-	"records what was done. A second run changes nothing.\n"
+	"records what was done. A second run changes nothing. One install or\n"
+	"uninstall runs at a time on a host (a lock on DIR).\n"
 	"\n"
 	"  --host-root DIR       the host's root directory (required)\n"
 	"  --prefix P            where on the host (default /usr/local/ocidec)\n"
 	"  --driver-root PATH    driver_root of every installed config (a host path,\n"
 	"                        /run/nvidia/driver for a driver container)\n"
 	"  --runtime LIST        engines, comma-separated, repeatable (default podman):\n"
-	"                          podman, crio  an oci-hooks(5) file in the hooks dir\n"
-	"                          docker        runtime \"ocidec\" in /etc/docker/daemon.json\n"
-	"                          containerd    runtime \"ocidec\": /etc/containerd/conf.d/ocidec.toml,\n"
-	"                                        imported by /etc/containerd/config.toml\n"
-	"  --hooks-dir D         the hooks dir (default /etc/containers/oci/hooks.d)\n"
+	"                          podman, crio  an oci-hooks(5) file where they read it:\n"
+	"                                        " HOOKS_DIR_USR ", or where /usr is\n"
+	"                                        read-only " HOOKS_DIR_ETC "\n"
+	"                                        and a containers.conf.d / crio.conf.d drop-in\n"
+	"                          docker        runtime NAME in /etc/docker/daemon.json (and\n"
+	"                                        NVIDIA's hook name for --gpus, with nvidia.ini)\n"
+	"                          containerd    runtime NAME: /etc/containerd/conf.d/ocidec.toml\n"
+	"                                        from `containerd config dump` (the node's CRI\n"
+	"                                        settings kept, the default runtime's options\n"
+	"                                        inherited), imported by /etc/containerd/config.toml\n"
+	"  --runtime-name NAME   Docker's and containerd's name of the shim (default ocidec;\n"
+	"                        nvidia for scripts written for NVIDIA's toolkit)\n"
+	"  --hooks-dir D         the hooks dir, instead of the above\n"
 	"  -c, --config-dir DIR  the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
 	"  --vendor NAME         install this vendor only (repeatable; default all)\n"
 	"  --uninstall           remove what P/install.json records, restore what was changed\n"
 	"  --wait                after installing, wait for SIGTERM or SIGINT, then uninstall\n"
-	"                        (a DaemonSet's container)\n";
+	"                        unless a newer install has taken over (a DaemonSet's container)\n";
 
-#define PREFIX_DEFAULT "/usr/local/ocidec"
-#define HOOKS_DIR_DEFAULT "/etc/containers/oci/hooks.d"
-#define DOCKER_JSON "/etc/docker/daemon.json"
-#define CONTAINERD_TOML "/etc/containerd/config.toml"
-#define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
-#define ORIG ".ocidec-orig"
 #define MAX_FILE (64u << 20)
 
 enum merge { MERGE_NONE, MERGE_DOCKER, MERGE_TOML };
@@ -84,6 +106,10 @@ struct action {
 struct inst {
 	int root;
 	const char *prefix;
+	const char *runtime_name;  /* Docker's and containerd's name of the shim */
+	char owner[40];            /* this install's token in install.json */
+	bool has_nvidia;           /* the nvidia vendor is among the configs */
+	bool changed_docker, changed_containerd;
 	char *state_path;
 	cJSON *state, *files, *dirs;
 	struct action *a;
@@ -162,12 +188,20 @@ static cJSON *state_entry(struct inst *in, const char *path)
 	return NULL;
 }
 
-/* Make DIR and its missing parents, each recorded (removed by --uninstall
- * when empty). */
+/* The runtime name the install recorded (Docker's, containerd's) */
+static const char *state_runtime_name(struct inst *in)
+{
+	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(in->state, "runtime_name"));
+
+	return n && *n ? n : "ocidec";
+}
+
+/* Make DIR and its missing parents, each recorded before it is made
+ * (removed by --uninstall when empty): an install cut short leaves no
+ * directory the record does not name. */
 static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
 {
 	_cleanup_free_ char *path = xstrdup(dir);
-	bool made = false;
 
 	for (char *p = path + 1;; p++) {
 		if (*p && *p != '/')
@@ -179,19 +213,85 @@ static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
 			_cleanup_free_ char *parent = dir_of(path);
 			_cleanup_close_ int pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
 
+			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
+			if (save_state(in, err) < 0)
+				return -1;
 			if (pfd < 0 || mkdirat(pfd, strrchr(path, '/') + 1, 0755) < 0)
 				return oerr_set(err, errno, "%s: mkdir", path);
-			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
-			made = true;
 		} else if (fd < 0) {
 			return oerr_set(err, errno, "%s", path);
 		} else {
 			close(fd);
 		}
 		*p = c;
-		if (!c)  /* the first call makes PREFIX, where the record goes */
-			return made ? save_state(in, err) : 0;
+		if (!c)
+			return 0;
 	}
+}
+
+/* PREFIX, where the record lives: its missing parents made (recorded once
+ * the record exists), then PREFIX itself made as PREFIX.ocidec-new with the
+ * record in it and renamed into place, so that it never exists without
+ * the record that names it. */
+static int make_prefix(struct inst *in, struct oerr *err)
+{
+	_cleanup_free_ char *parent = dir_of(in->prefix), *tmp = xconcat(in->prefix, ".ocidec-new");
+	_cleanup_free_ char *tmp_state = xasprintf("%s/install.json", tmp);
+	_cleanup_free_ char *text = NULL, *line = NULL;
+	_cleanup_close_ int fd = root_open(in->root, in->prefix, O_PATH | O_DIRECTORY), pfd = -1;
+	cJSON *made = cJSON_CreateArray();
+	char *p;
+
+	if (fd >= 0)
+		return 0;
+	if (errno != ENOENT)
+		return oerr_set(err, errno, "%s", in->prefix);
+	/* parents (rare: /usr/local/ocidec's /usr/local exists everywhere) */
+	p = xstrdup(parent);
+	for (char *q = p + 1; *q || q[-1]; q++) {
+		if (*q && *q != '/')
+			continue;
+		char c = *q;
+		*q = '\0';
+		_cleanup_close_ int d = root_open(in->root, p, O_PATH | O_DIRECTORY);
+		if (d < 0 && errno == ENOENT) {
+			_cleanup_free_ char *pp = dir_of(p);
+			_cleanup_close_ int ppfd = root_open(in->root, pp, O_PATH | O_DIRECTORY);
+
+			if (ppfd < 0 || mkdirat(ppfd, strrchr(p, '/') + 1, 0755) < 0) {
+				oerr_set(err, errno, "%s: mkdir", p);
+				free(p);
+				cJSON_Delete(made);
+				return -1;
+			}
+			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(p));
+		}
+		*q = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	cJSON_Delete(made);
+	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(in->prefix));
+	pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
+	if (pfd < 0)
+		return oerr_set(err, errno, "%s", parent);
+	/* a leftover of an install killed at this step */
+	{
+		_cleanup_close_ int t = root_open(in->root, tmp, O_PATH | O_DIRECTORY);
+		if (t >= 0)
+			unlinkat(t, "install.json", 0);
+		unlinkat(pfd, strrchr(tmp, '/') + 1, AT_REMOVEDIR);
+	}
+	if (mkdirat(pfd, strrchr(tmp, '/') + 1, 0755) < 0)
+		return oerr_set(err, errno, "%s: mkdir", tmp);
+	text = cJSON_Print(in->state);
+	line = xconcat(text ? text : oom(), "\n");
+	if (root_write_atomic(in->root, tmp_state, line, strlen(line), 0644, true, err) < 0)
+		return -1;
+	if (renameat(pfd, strrchr(tmp, '/') + 1, pfd, strrchr(in->prefix, '/') + 1) < 0)
+		return oerr_set(err, errno, "%s", in->prefix);
+	return 0;
 }
 
 /* Record PATH before it changes: made, or changed with the original kept
@@ -283,6 +383,8 @@ static int apply(struct inst *in, const struct action *a, struct oerr *err)
 		return -1;
 	if (root_write_atomic(in->root, a->path, a->data, a->len, a->mode, true, err) < 0)
 		return -1;
+	in->changed_docker |= a->merge == MERGE_DOCKER;
+	in->changed_containerd |= strcmp(a->path, CONTAINERD_DROPIN) == 0 || a->merge == MERGE_TOML;
 	out("wrote %s%s\n", a->path,
 	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? " (the original kept as FILE" ORIG ")" : "");
 	in->changes++;
@@ -397,6 +499,7 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 		}
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
 			   0644, MERGE_NONE);
+		in->has_nvidia |= strcmp(v->name, "nvidia") == 0;
 	}
 	if (r == 0 && cfg.n == 0)
 		r = oerr_usage(err, "%s: no vendor config to install", cdir);
@@ -427,10 +530,10 @@ static char *hooks_json(const char *prefix)
 	return line;
 }
 
-/* daemon.json TEXT (NULL: none) with runtime "ocidec" added (PATH) or
+/* daemon.json TEXT (NULL: none) with runtime NAME added (PATH) or
  * removed (NULL). Returns the new text, or TEXT's copy when nothing
  * changes; NULL with ERR when TEXT is not a JSON object. */
-static char *docker_merge(const char *text, const char *path, struct oerr *err)
+static char *docker_merge(const char *text, const char *name, const char *path, struct oerr *err)
 {
 	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *rt, *want;
 	char *outp;
@@ -449,21 +552,21 @@ static char *docker_merge(const char *text, const char *path, struct oerr *err)
 	if (path) {
 		want = cJSON_CreateObject();
 		cJSON_AddStringToObject(want, "path", path);
-		if (rt && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, "ocidec"), want, true)) {
+		if (rt && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, name), want, true)) {
 			cJSON_Delete(want);
 			cJSON_Delete(j);
 			return xstrdup(text);
 		}
 		if (!rt)
 			rt = cJSON_AddObjectToObject(j, "runtimes");
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, "ocidec");
-		cJSON_AddItemToObject(rt, "ocidec", want);
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
+		cJSON_AddItemToObject(rt, name, want);
 	} else {
-		if (!rt || !cJSON_GetObjectItemCaseSensitive(rt, "ocidec")) {
+		if (!rt || !cJSON_GetObjectItemCaseSensitive(rt, name)) {
 			cJSON_Delete(j);
 			return xstrdup(text ? text : "");
 		}
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, "ocidec");
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
 		if (!rt->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
 	}
@@ -521,18 +624,162 @@ static char *toml_remove_import(const char *text)
 	return xasprintf("%.*s%s", (int)(at - text), text, at + l);
 }
 
-static char *containerd_dropin(const char *prefix, int version)
+/* The host's containerd binary (a path inside the host root), or NULL */
+static const char *containerd_binary(struct inst *in)
 {
-	const char *plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+	static const char *const paths[] = { "/usr/bin/containerd", "/usr/local/bin/containerd",
+					     "/usr/sbin/containerd", "/bin/containerd", "/opt/bin/containerd",
+					     NULL };
 
-	return xasprintf("# ocidec install: the runtime shim as containerd's runtime \"ocidec\"\n"
-			 "# (a RuntimeClass's handler). --uninstall removes this file.\n"
-			 "version = %d\n\n"
-			 "[plugins.\"%s\".containerd.runtimes.ocidec]\n"
-			 "  runtime_type = \"io.containerd.runc.v2\"\n\n"
-			 "[plugins.\"%s\".containerd.runtimes.ocidec.options]\n"
-			 "  BinaryName = \"%s/bin/ocidec-runtime\"\n",
-			 version >= 3 ? 3 : 2, plugin, plugin, prefix);
+	for (int i = 0; paths[i]; i++) {
+		_cleanup_close_ int fd = root_open(in->root, paths[i], O_PATH);
+		struct stat st;
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+			return paths[i];
+	}
+	return NULL;
+}
+
+/* What the host's containerd makes of config.toml's text TEXT (without
+ * ocidec's import; NULL: there is no config.toml): `containerd --config
+ * FILE config dump`, run in the host root (the host's own binary and
+ * libraries), FILE a copy of TEXT beside config.toml (its relative imports
+ * resolve the same), removed after. The engine reads its TOML; ocidec
+ * reads only the dump's lines. */
+static int containerd_dump(struct inst *in, const char *text, char **dump, size_t *len, struct oerr *err)
+{
+	/* beside config.toml; without one (containerd 1.x then refuses its
+	 * default path) an empty configuration wherever the host has a
+	 * directory for it */
+	static const char *const dirs[] = { "/etc/containerd", "/tmp", "/etc", NULL };
+	const char *bin = containerd_binary(in), *dir = NULL;
+	struct buf { char *p; size_t n, cap; } o = { 0 }, e = { 0 };
+	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status = 0, r = -1;
+	time_t until = time(NULL) + 60;
+	char tmp[64];
+	pid_t pid;
+
+	if (!bin)
+		return oerr_usage(err, "containerd: no containerd binary on the host (/usr/bin, /usr/local/bin, "
+			       "/usr/sbin, /bin, /opt/bin): install containerd first, or leave it out of --runtime");
+	for (int i = 0; dirs[i] && !dir; i++) {
+		_cleanup_close_ int d = root_open(in->root, dirs[i], O_PATH | O_DIRECTORY);
+		if (d >= 0 && (text || i > 0))
+			dir = dirs[i];
+	}
+	if (!dir)
+		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
+	snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d.toml", dir, (int)getpid());
+	if (root_write_atomic(in->root, tmp, text ? text : "", text ? strlen(text) : 0, 0600, false, err) < 0)
+		return -1;
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		oerr_set(err, errno, "pipe");
+		goto done;
+	}
+	pid = fork();
+	if (pid < 0) {
+		oerr_set(err, errno, "fork");
+		goto done;
+	}
+	if (pid == 0) {
+		char *const argv[] = { (char *)"containerd", (char *)"--config", (char *)tmp, (char *)"config",
+				       (char *)"dump", NULL };
+		char *const envp[] = { (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+				       NULL };
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fchdir(in->root) < 0 || chroot(".") < 0 || chdir("/") < 0 || null < 0 ||
+		    dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(errp[1], 2) < 0)
+			_exit(126);
+		execve(bin, argv, envp);
+		_exit(127);
+	}
+	close(out[1]), out[1] = -1;
+	close(errp[1]), errp[1] = -1;
+	for (int open_ = 2; open_ > 0;) {
+		struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
+		int left = (int)(until - time(NULL));
+
+		if (left <= 0 || poll(pf, 2, left * 1000) <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		for (int k = 0; k < 2; k++) {
+			struct buf *b = k ? &e : &o;
+			char chunk[65536];
+			ssize_t n;
+
+			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)) || pf[k].fd < 0)
+				continue;
+			n = read(pf[k].fd, chunk, sizeof(chunk));
+			if (n <= 0) {
+				close(k ? errp[0] : out[0]);
+				if (k) errp[0] = -1; else out[0] = -1;
+				open_--;
+				continue;
+			}
+			if (b->n + (size_t)n + 1 > MAX_FILE) {
+				kill(pid, SIGKILL);
+				open_ = 0;
+				break;
+			}
+			if (b->n + (size_t)n + 1 > b->cap) {
+				b->cap = (b->n + (size_t)n + 1) * 2;
+				b->p = xrealloc(b->p, b->cap);
+			}
+			memcpy(b->p + b->n, chunk, (size_t)n);
+			b->n += (size_t)n;
+			b->p[b->n] = '\0';
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !o.n) {
+		char *nl = e.p ? strchr(e.p, '\n') : NULL;
+		if (nl)
+			*nl = '\0';
+		oerr_usage(err, "%s: `%s --config %s config dump` failed (%s %d)%s%s", CONTAINERD_TOML, bin, tmp,
+			   WIFEXITED(status) ? "exit" : "signal",
+			   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), e.p ? ": " : "", e.p ? e.p : "");
+		goto done;
+	}
+	*dump = o.p;
+	*len = o.n;
+	o.p = NULL;
+	r = 0;
+done:
+	for (int k = 0; k < 2; k++) {
+		if (out[k] >= 0) close(out[k]);
+		if (errp[k] >= 0) close(errp[k]);
+	}
+	{
+		_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+		if (dfd >= 0)
+			unlinkat(dfd, strrchr(tmp, '/') + 1, 0);
+	}
+	free(o.p);
+	free(e.p);
+	return r;
+}
+
+/* Can files be written under PATH on the host (its nearest existing
+ * directory on a read-write mount)? CoreOS's /usr is read-only. */
+static bool host_writable(struct inst *in, const char *path)
+{
+	_cleanup_free_ char *p = xstrdup(path);
+
+	for (;;) {
+		_cleanup_close_ int fd = root_open(in->root, p, O_RDONLY | O_DIRECTORY);
+		struct statvfs sv;
+		char *slash;
+
+		if (fd >= 0)
+			return fstatvfs(fd, &sv) == 0 && !(sv.f_flag & ST_RDONLY);
+		if (errno != ENOENT || !(slash = strrchr(p, '/')) || slash == p)
+			return false;
+		*slash = '\0';
+	}
 }
 
 static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
@@ -541,7 +788,27 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 
 	if (rts & (RT_PODMAN | RT_CRIO)) {
 		char *j = hooks_json(in->prefix);
-		add_action(in, xasprintf("%s/ocidec.json", hooks_dir), j, strlen(j), 0644, MERGE_NONE);
+
+		/* podman and CRI-O read /usr/share/containers/oci/hooks.d unless
+		 * their configuration says otherwise; where /usr is read-only,
+		 * /etc's hooks dir and a drop-in naming both */
+		if (!hooks_dir && !host_writable(in, HOOKS_DIR_USR)) {
+			const char *dirs = "[\"" HOOKS_DIR_USR "\", \"" HOOKS_DIR_ETC "\"]";
+
+			hooks_dir = HOOKS_DIR_ETC;
+			if (rts & RT_PODMAN) {
+				char *t = xasprintf("# ocidec install: podman reads the hooks dir ocidec's hook is in\n"
+						    "[engine]\nhooks_dir = %s\n", dirs);
+				add_action(in, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+			}
+			if (rts & RT_CRIO) {
+				char *t = xasprintf("# ocidec install: CRI-O reads the hooks dir ocidec's hook is in\n"
+						    "[crio.runtime]\nhooks_dir = %s\n", dirs);
+				add_action(in, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+			}
+		}
+		add_action(in, xasprintf("%s/ocidec.json", hooks_dir ? hooks_dir : HOOKS_DIR_USR), j, strlen(j), 0644,
+			   MERGE_NONE);
 	}
 	if (rts & RT_DOCKER) {
 		_cleanup_free_ char *cur = NULL;
@@ -552,15 +819,29 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 
 		if (have < 0)
 			return -1;
-		j = docker_merge(have ? cur : NULL, shim, err);
+		j = docker_merge(have ? cur : NULL, in->runtime_name, shim, err);
 		if (!j)
 			return -1;
 		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, MERGE_DOCKER);
+		/* Docker's --gpus runs the hook under NVIDIA's name, found on
+		 * dockerd's PATH when it starts; an NVIDIA toolkit's is left be */
+		if (in->has_nvidia) {
+			char text[PATH_MAX];
+			_cleanup_free_ char *target = xasprintf("%s/bin/ocidec", in->prefix);
+			int l = read_link(in, NVIDIA_HOOK_LINK, text, sizeof(text));
+			_cleanup_close_ int other = root_open(in->root, "/usr/bin/nvidia-container-runtime-hook", O_PATH);
+
+			if (other >= 0 || (l == 1 && strcmp(text, target) != 0) || l == 2)
+				log_warn("an nvidia-container-runtime-hook is installed already: Docker's --gpus runs "
+					 "that one");
+			else
+				add_link(in, xstrdup(NVIDIA_HOOK_LINK), target);
+		}
 	}
 	if (rts & RT_CONTAINERD) {
-		_cleanup_free_ char *cur = NULL;
+		_cleanup_free_ char *cur = NULL, *plain = NULL, *dump = NULL, *binary = NULL;
 		struct stat st;
-		size_t len;
+		size_t len, dlen;
 		int have = read_host(in, CONTAINERD_TOML, &cur, &len, &st, err), version = 2;
 		const char *v;
 		char *t;
@@ -569,11 +850,24 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			return -1;
 		if (have && (v = toml_top_key(cur, "version")) && (v = strchr(v, '=')))
 			version = atoi(v + 1);
+		/* the node's configuration as containerd reads it, without ours */
+		plain = have ? toml_remove_import(cur) : NULL;
+		if (containerd_dump(in, plain, &dump, &dlen, err) < 0)
+			return -1;
+		t = ctrd_dropin(dump, dlen, version, in->runtime_name, shim, &binary);
+		if (!t)
+			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
+					  "(`containerd config dump`): not registered", CONTAINERD_TOML);
+		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+		if (binary) {  /* the node's runc is another binary: the shim runs it */
+			char *rc = xasprintf("# ocidec install: the runtime containerd's default runtime ran\n"
+					     "[runtime]\npath = %s\n", binary);
+			add_action(in, xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix), rc, strlen(rc), 0644,
+				   MERGE_NONE);
+		}
 		t = have ? toml_add_import(cur) : xconcat("version = 2\n", TOML_LINE);
 		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
 			   MERGE_TOML);
-		t = containerd_dropin(in->prefix, version);
-		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), 0644, MERGE_NONE);
 	}
 	return 0;
 }
@@ -645,7 +939,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 			return -1;
 		if (have && strcmp(cur, wrote) != 0) {
 			if (strcmp(path, DOCKER_JSON) == 0)
-				edited = docker_merge(cur, NULL, err);
+				edited = docker_merge(cur, state_runtime_name(in), NULL, err);
 			else
 				edited = toml_remove_import(cur);
 			if (!edited)
@@ -738,7 +1032,18 @@ static int install(struct inst *in, struct oerr *err)
 
 	if (have < 0)
 		return -1;
-	if (make_dirs(in, in->prefix, err) < 0)
+	/* the latest install owns the record: a --wait that is not it (a
+	 * DaemonSet's old pod, during a surge) does not uninstall */
+	if (!cJSON_IsString(cJSON_GetObjectItem(in->state, "owner")) ||
+	    strcmp(cJSON_GetObjectItem(in->state, "owner")->valuestring, in->owner) != 0 ||
+	    strcmp(state_runtime_name(in), in->runtime_name) != 0) {
+		cJSON_DeleteItemFromObject(in->state, "owner");
+		cJSON_AddStringToObject(in->state, "owner", in->owner);
+		cJSON_DeleteItemFromObject(in->state, "runtime_name");
+		cJSON_AddStringToObject(in->state, "runtime_name", in->runtime_name);
+		in->changes += have > 0;
+	}
+	if (make_prefix(in, err) < 0)
 		return -1;
 	for (size_t i = 0; i < in->n; i++)
 		if (apply(in, &in->a[i], err) < 0)
@@ -765,7 +1070,42 @@ static int install(struct inst *in, struct oerr *err)
 		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->prefix);
 	else
 		out("ocidec install: nothing to change\n");
+	if (in->changed_containerd)
+		out("ocidec install: restart containerd to load runtime \"%s\" (systemctl restart containerd)\n",
+		    in->runtime_name);
+	if (in->changed_docker)
+		out("ocidec install: Docker loads runtime \"%s\" on SIGHUP (systemctl reload docker); "
+		    "--gpus needs dockerd restarted\n", in->runtime_name);
 	return 0;
+}
+
+/* The host's root directory locked (flock, exclusive; released when the
+ * descriptor closes, by exit or death): every ocidec install on the host,
+ * from any container, takes the same lock. */
+static int host_lock(const char *host, int *fd, struct oerr *err)
+{
+	*fd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return oerr_set(err, errno, "--host-root %s", host);
+	while (flock(*fd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			return oerr_set(err, errno, "--host-root %s: lock", host);
+	}
+	return 0;
+}
+
+/* Is the install on the host still this one (its record names our owner
+ * token)? */
+static bool owned(struct inst *in)
+{
+	struct oerr e;
+	int have = load_state(in, &e);
+	const char *o = have > 0 ? cJSON_GetStringValue(cJSON_GetObjectItem(in->state, "owner")) : NULL;
+	bool r = o ? strcmp(o, in->owner) == 0 : have > 0;
+
+	cJSON_Delete(in->state);
+	in->state = NULL;
+	return r;
 }
 
 static void on_signal(int sig)
@@ -785,16 +1125,17 @@ APPLET_MAIN(install)
 		{ "vendor", required_argument, NULL, 'v' },
 		{ "uninstall", no_argument, NULL, 'U' },
 		{ "wait", no_argument, NULL, 'W' },
+		{ "runtime-name", required_argument, NULL, 'N' },
 		{ 0 },
 	};
 	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL;
-	const char *hooks_dir = HOOKS_DIR_DEFAULT;
-	struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT };
+	const char *hooks_dir = NULL;
+	struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT, .runtime_name = "ocidec", .owner = "install" };
 	struct strv vendors = { 0 };
 	bool undo = false, wait = false;
 	unsigned rts = 0;
 	struct oerr err;
-	int o, status = EXIT_OK;
+	int o, status = EXIT_OK, lockfd = -1;
 	sigset_t sigs;
 
 	opterr = 0;
@@ -808,6 +1149,7 @@ APPLET_MAIN(install)
 		case 'v': strv_push(&vendors, optarg); break;
 		case 'U': undo = true; break;
 		case 'W': wait = true; break;
+		case 'N': in.runtime_name = optarg; break;
 		case 'r':
 			if (parse_runtimes(optarg, &rts) != 0) {
 				strv_free(&vendors);
@@ -825,12 +1167,16 @@ APPLET_MAIN(install)
 		status = applet_usage_error("--host-root DIR is required (the host's / as this container sees it)");
 	else if (!clean_path(in.prefix) || strcmp(in.prefix, "/") == 0)
 		status = applet_usage_error("--prefix %s: not a clean absolute path", in.prefix);
-	else if (!clean_path(hooks_dir))
+	else if (hooks_dir && !clean_path(hooks_dir))
 		status = applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
 	else if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0)
 		status = applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	else if (undo && wait)
 		status = applet_usage_error("--uninstall and --wait: one or the other");
+	else if (!*in.runtime_name || strspn(in.runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") !=
+		 strlen(in.runtime_name))
+		status = applet_usage_error("--runtime-name %s: lower-case letters, digits, - and _ only",
+					    in.runtime_name);
 	if (status != EXIT_OK) {
 		strv_free(&vendors);
 		return status;
@@ -843,6 +1189,23 @@ APPLET_MAIN(install)
 		oerr_set(&err, errno, "--host-root %s", host);
 		status = applet_fail(&err);
 		goto done;
+	}
+	/* one install or uninstall at a time on a host (a DaemonSet's rolling
+	 * update: the old pod uninstalling while the new one installs) */
+	if (host_lock(host, &lockfd, &err) < 0) {
+		status = applet_fail(&err);
+		goto done;
+	}
+	if (wait) {
+		unsigned char r[16];
+
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+			oerr_set(&err, errno, "getrandom");
+			status = applet_fail(&err);
+			goto done;
+		}
+		for (int i = 0; i < 16; i++)
+			snprintf(in.owner + 2 * i, 3, "%02x", r[i]);
 	}
 	if (undo) {
 		if (uninstall(&in, &err) < 0)
@@ -872,13 +1235,21 @@ APPLET_MAIN(install)
 
 		status = applet_finish_stdout(EXIT_OK);
 		fflush(stdout);
+		close(lockfd);
+		lockfd = -1;
 		while (sigwait(&sigs, &sig) != 0)
 			;
-		out("ocidec install: signal %d: uninstalling\n", sig);
 		cJSON_Delete(in.state);
 		in.state = NULL;
-		if (uninstall(&in, &err) < 0)
+		if (host_lock(host, &lockfd, &err) < 0) {
 			status = applet_fail(&err);
+		} else if (!owned(&in)) {
+			out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in.prefix);
+		} else {
+			out("ocidec install: signal %d: uninstalling\n", sig);
+			if (uninstall(&in, &err) < 0)
+				status = applet_fail(&err);
+		}
 	}
 done:
 	for (size_t i = 0; i < in.n; i++) {
@@ -892,5 +1263,7 @@ done:
 	strv_free(&vendors);
 	if (in.root >= 0)
 		close(in.root);
+	if (lockfd >= 0)
+		close(lockfd);
 	return applet_finish_stdout(status);
 }

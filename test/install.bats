@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
 # ocidec install: a host root that is a directory (a driver or toolkit
 # container's /host), with an administrator's daemon.json and containerd
-# config.toml in it; what install adds, what a second run changes (nothing),
-# what --uninstall restores (every byte); containerd's own `config dump`
-# reading the result; the toolkit image (Containerfile) built and run by
-# podman; a podman container on this host given the demo vendor through
-# what was installed.
+# config.toml in it, and this machine's containerd 1.6 (its binary and
+# libc: install asks it for its configuration); what install adds, what a
+# second run changes (nothing), what --uninstall restores (every byte);
+# containerd's own `config dump` reading the result; the toolkit image
+# (Containerfile) built and run by podman; a podman container on this host
+# given the demo vendor through what was installed. containerd 1.7, podman
+# 5 and Docker 26 read what install writes in test/engines.bats.
 
 load helpers
 
@@ -24,9 +26,20 @@ setup() {
 	chmod 0600 "$H/etc/docker/daemon.json"
 	printf 'version = 2\nroot = "/var/lib/containerd"\n\n[grpc]\n  address = "/run/containerd/containerd.sock"\n' \
 		>"$H/etc/containerd/config.toml"
+	host_containerd "$H"
 	DR=$BATS_TEST_TMPDIR/dr
 	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
 	ALL=(--host-root "$H" -c "$CFG" --runtime podman,docker --runtime containerd)
+	HOOKS=/usr/share/containers/oci/hooks.d
+}
+
+# host_containerd H: this machine's containerd in the host root H, with the
+# loader and libc it runs on
+host_containerd() {
+	mkdir -p "$1/usr/bin" "$1/lib64" "$1/lib/x86_64-linux-gnu"
+	cp -l /usr/bin/containerd "$1/usr/bin/" 2>/dev/null || cp /usr/bin/containerd "$1/usr/bin/"
+	cp -L /lib64/ld-linux-x86-64.so.2 "$1/lib64/"
+	cp -L /lib/x86_64-linux-gnu/libc.so.6 "$1/lib/x86_64-linux-gnu/"
 }
 
 # snapshot: every path under the host root with type, mode, size, inode,
@@ -47,7 +60,7 @@ snapshot() {
 	[ "$(readlink "$H$P/bin/ocidec-runtime")" = ocidec ]
 	cmp "$CFG/demo.ini" "$H$P/etc/ocidec.d/demo.ini"
 	run python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); print(h["hook"]["path"], h["hook"]["args"], h["stages"], h["when"])' \
-		"$H/etc/containers/oci/hooks.d/ocidec.json"
+		"$H$HOOKS/ocidec.json"
 	assert_output "$P/bin/ocidec-hook ['ocidec-hook', 'prestart'] ['prestart'] {'always': True}"
 	# daemon.json: merged, the administrator's settings and runtime kept, mode kept
 	run python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$H/etc/docker/daemon.json"
@@ -117,27 +130,144 @@ snapshot() {
 	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
 
-@test "install: an existing imports array gets one string; containerd 2's version 3 gets its plugin's table" {
+@test "install: an existing imports array gets one string; containerd 2's version 3 gets the runtime's tables only" {
+	# a stand-in for containerd 2 (none in Debian): it prints a 2.x dump
+	# (test/fixtures/containerd/dump-v3.toml), as the host's own would
+	mkdir -p "$H/bin"
+	cp /bin/busybox "$H/bin/busybox"
+	ln -s busybox "$H/bin/sh"
+	cp "$FIXTURES/containerd/dump-v3.toml" "$H/etc/containerd/dump-v3.toml"
+	rm "$H/usr/bin/containerd"
+	printf '#!/bin/sh\nexec /bin/busybox cat /etc/containerd/dump-v3.toml\n' >"$H/usr/bin/containerd"
+	chmod 0755 "$H/usr/bin/containerd"
 	printf 'version = 3\nimports = ["/etc/containerd/other.toml"]\n' >"$H/etc/containerd/config.toml"
 	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
 	run cat "$H/etc/containerd/config.toml"
 	assert_output $'version = 3\nimports = ["/etc/containerd/conf.d/ocidec.toml", "/etc/containerd/other.toml"]'
-	run grep '^\[' "$H/etc/containerd/conf.d/ocidec.toml"
-	assert_output $'[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec]\n[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec.options]'
+	run grep -v '^#' "$H/etc/containerd/conf.d/ocidec.toml"
+	assert_output - <<-'EOF'
+	version = 3
+
+	[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec]
+	  runtime_type = "io.containerd.runc.v2"
+	  runtime_path = ''
+	  pod_annotations = []
+	  container_annotations = ["ocidec.io/*"]
+	  privileged_without_host_devices = false
+	  privileged_without_host_devices_all_devices_allowed = false
+	  base_runtime_spec = ''
+	  cni_conf_dir = ''
+	  cni_max_conf_num = 0
+	  snapshotter = ''
+	  sandboxer = 'podsandbox'
+	  io_type = ''
+
+	[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec.options]
+	  BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"
+	  CriuImagePath = ''
+	  CriuWorkPath = ''
+	  IoGid = 0
+	  IoUid = 0
+	  NoNewKeyring = false
+	  Root = ''
+	  ShimCgroup = ''
+	  SystemdCgroup = true
+	EOF
 }
 
-@test "install: containerd 1.6's config dump shows the runtime through the imports line" {
-	command -v containerd >/dev/null || skip "containerd is not installed"
-	[ -d /etc/containerd ] || skip "no /etc/containerd to mount over"
-	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
-	run unshare -m sh -c 'mount --bind "$1/etc/containerd" /etc/containerd && containerd --config /etc/containerd/config.toml config dump' \
-		sh "$H"
+@test "install: containerd 1.6 keeps every CRI setting of the node, the runtime inherits runc's options (issue 21, finding 3)" {
+	cat >"$H/etc/containerd/config.toml" <<-'EOF'
+	version = 2
+	root = "/var/lib/containerd"
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "registry.example/pause:9"
+	  enable_cdi = true
+	  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+	    SystemdCgroup = true
+	    BinaryName = "/usr/local/sbin/runc-vendor"
+	  [plugins."io.containerd.grpc.v1.cri".registry]
+	    config_path = "/etc/containerd/certs.d"
+	EOF
+	cp "$H/etc/containerd/config.toml" "$BATS_TEST_TMPDIR/orig.toml"
+	# containerd's dump of it, before and after, in the host root
+	dump() { chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump; }
+	dump >"$BATS_TEST_TMPDIR/before.dump"
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd
 	assert_success
-	# (containerd lists the imports in either order)
-	assert_line --regexp '^imports = \[("/etc/containerd/config.toml", )?"/etc/containerd/conf.d/ocidec.toml"(, "/etc/containerd/config.toml")?\]$'
-	assert_line --regexp '^ +\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.ocidec\]$'
-	assert_line --regexp '^ +runtime_type = "io\.containerd\.runc\.v2"$'
-	assert_line --regexp '^ +BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"$'
+	assert_line 'ocidec install: restart containerd to load runtime "ocidec" (systemctl restart containerd)'
+	dump >"$BATS_TEST_TMPDIR/after.dump"
+	# what containerd reads now: the node's settings all there, and ocidec's runtime
+	run diff "$BATS_TEST_TMPDIR/before.dump" "$BATS_TEST_TMPDIR/after.dump"
+	assert_line --regexp '^> +\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.ocidec\]$'
+	assert_line --regexp '^> +BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"$'
+	assert_line --regexp '^> +SystemdCgroup = true$'
+	assert_line --regexp '^> +container_annotations = \["ocidec.io/\*"\]$'
+	assert_line '> imports = ["/etc/containerd/config.toml", "/etc/containerd/conf.d/ocidec.toml"]'
+	refute_line --regexp '^< [^i]'                   # nothing of the node's lost
+	refute_line --regexp '^> +(sandbox_image|enable_cdi|config_path|default_runtime_name) '
+	# runc's own binary: the shim runs it
+	run cat "$H$P/etc/ocidec.d/runtime.conf"
+	assert_output --partial $'[runtime]\npath = /usr/local/sbin/runc-vendor'
+	# a second run: nothing; --uninstall: config.toml byte for byte
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd
+	assert_output "ocidec install: nothing to change"
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	cmp "$BATS_TEST_TMPDIR/orig.toml" "$H/etc/containerd/config.toml"
+	assert_file_not_exists "$H/etc/containerd/conf.d"
+}
+
+@test "install: one install or uninstall at a time; --wait never undoes a newer install; no directory without its record (issue 21, finding 6)" {
+	# a DaemonSet's surge: the new pod installs while the old one waits,
+	# then the old one gets SIGTERM
+	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/old" &
+	old=$!
+	for _ in $(seq 100); do grep -q 'changes under' "$BATS_TEST_TMPDIR/old" && break; sleep 0.1; done
+	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/new" &
+	new=$!
+	for _ in $(seq 100); do grep -q 'under\|nothing' "$BATS_TEST_TMPDIR/new" && break; sleep 0.1; done
+	kill -TERM "$old"
+	wait "$old"
+	run cat "$BATS_TEST_TMPDIR/old"
+	assert_line "ocidec install: signal 15: a newer install owns $P: left in place"
+	assert_file_exists "$H$P/bin/ocidec"
+	assert_file_exists "$H$HOOKS/ocidec.json"
+	kill -TERM "$new"
+	wait "$new"
+	run cat "$BATS_TEST_TMPDIR/new"
+	assert_line "ocidec install: uninstalled from $P"
+	assert_file_not_exists "$H$P"
+	# the lock: while one holds it (here: flock(1) on the host root), the other waits
+	flock "$H" sleep 2 &
+	sleep 0.3
+	start=$(date +%s%N)
+	ocidec install "${ALL[@]}" >/dev/null
+	[ $(( ($(date +%s%N) - start) / 1000000 )) -ge 1000 ]
+	wait
+	# rolling updates, 20 rounds: the old pod's uninstall racing the new pod's
+	# install; each round ends installed, with the binary and its record
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	ocidec install "${ALL[@]}" --wait >/dev/null &
+	prev=$!
+	for i in $(seq 20); do
+		for _ in $(seq 100); do [ -e "$H$P/install.json" ] && break; sleep 0.05; done
+		ocidec install "${ALL[@]}" --wait >/dev/null &
+		next=$!
+		kill -TERM "$prev"
+		wait "$prev"
+		for _ in $(seq 100); do grep -q '"owner"' "$H$P/install.json" 2>/dev/null && break; sleep 0.05; done
+		prev=$next
+	done
+	sleep 0.5
+	assert_file_exists "$H$P/bin/ocidec"
+	assert_file_exists "$H$P/install.json"
+	kill -TERM "$prev"
+	wait "$prev"
+	assert_file_not_exists "$H$P"
+	# SIGKILL between making the prefix and the first file: the record names it
+	ocidec install --host-root "$H" -c "$CFG" >/dev/null
+	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dirs"])' "$H$P/install.json"
+	assert_output --partial "'$P'"
+	assert_output --partial "'$P/bin'"
 }
 
 @test "install --driver-root --vendor: the driver root rewritten, and P/bin/ocidec reads P/etc/ocidec.d by default" {
@@ -200,7 +330,7 @@ snapshot() {
 	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/out" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$H$P/etc/ocidec.d/demo.ini" ] && grep -q 'changes under' "$BATS_TEST_TMPDIR/out" && break; sleep 0.1; done
-	assert_file_exists "$H/etc/containers/oci/hooks.d/ocidec.json"
+	assert_file_exists "$H$HOOKS/ocidec.json"
 	kill -TERM "$pid"
 	wait "$pid"
 	run cat "$BATS_TEST_TMPDIR/out"
@@ -245,7 +375,7 @@ teardown() {
 	# the image's default command waits; podman stop sends SIGTERM, and it uninstalls
 	snapshot >"$BATS_TEST_TMPDIR/before"
 	id=$(timeout 120 podman run -d --network none -v "$H:/host" "$IMAGE")
-	for _ in $(seq 100); do [ -e "$H/etc/containers/oci/hooks.d/ocidec.json" ] && break; sleep 0.1; done
+	for _ in $(seq 100); do [ -e "$H$HOOKS/ocidec.json" ] && break; sleep 0.1; done
 	assert_file_exists "$H$P/install.json"
 	timeout 60 podman stop -t 20 "$id" >/dev/null
 	run podman logs "$id"
@@ -267,7 +397,7 @@ teardown() {
 	run unshare -m sh -c '
 		mount -t tmpfs tmpfs /usr/local && mkdir /usr/local/ocidec &&
 		mount --bind "$1/usr/local/ocidec" /usr/local/ocidec &&
-		timeout 120 podman --hooks-dir "$1/etc/containers/oci/hooks.d" run --rm --network none \
+		timeout 120 podman --hooks-dir "$1/usr/share/containers/oci/hooks.d" run --rm --network none \
 			-e OCI_DEMO=all --rootfs "$2" sh -c "$3"' sh "$H" "$ROOTFS" "$DEMO_SEE"
 	assert_success
 	assert_output "$DEMO_SEEN_ALL"

@@ -17,7 +17,7 @@ setup_file() {
 	make -C "$TOP" rpm >"$RPMLOG" 2>&1 || echo "make rpm failed" >>"$RPMLOG"
 	make -C "$TOP" deb >"$DEBLOG" 2>&1 || echo "make deb failed" >>"$DEBLOG"
 	for f in "$TOP"/build/rpm/RPMS/*/*.rpm "$TOP"/build/rpm/SRPMS/*.rpm "$TOP"/build/deb/*.deb; do
-		[ -e "$f" ] && echo "# $(stat -c %s "$f") bytes  ${f#"$TOP"/}" >&3
+		if [ -e "$f" ]; then echo "# $(stat -c %s "$f") bytes  ${f#"$TOP"/}" >&3; fi
 	done
 }
 

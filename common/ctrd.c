@@ -1,0 +1,265 @@
+/* ctrd.c: see ctrd.h. */
+#include "common/ctrd.h"
+
+#include "common/util.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		b->cap = (b->n + n + 1) * 2;
+		b->p = xrealloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void puts_(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+/* The table a header line names ("[a.b]" or "[[a.b]]", spaces around), into
+ * OUT; false when LINE is no header */
+static bool header(const char *line, size_t len, char *out, size_t outlen)
+{
+	const char *s = line, *e = line + len;
+	size_t n;
+
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	if (e - s < 2 || *s != '[' || e[-1] != ']')
+		return false;
+	s++, e--;
+	if (s < e && *s == '[' && e > s + 1 && e[-1] == ']')
+		s++, e--;
+	n = (size_t)(e - s);
+	if (n + 1 > outlen)
+		n = outlen - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	/* containerd 2 (go-toml v2) quotes keys with '...': one spelling */
+	for (char *q = out; (q = strchr(q, '\'')); q++)
+		*q = '"';
+	return true;
+}
+
+/* Is TABLE the table PREFIX or one under it? */
+static bool under(const char *table, const char *prefix)
+{
+	size_t l = strlen(prefix);
+
+	return strncmp(table, prefix, l) == 0 && (!table[l] || table[l] == '.');
+}
+
+/* "key = value" in LINE: does the key equal KEY? then *VALUE (in LINE) */
+static bool key_is(const char *line, size_t len, const char *key, const char **value, size_t *vlen)
+{
+	const char *s = line, *e = line + len;
+	size_t kl = strlen(key);
+
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	if ((size_t)(e - s) <= kl || strncmp(s, key, kl) != 0 || (s[kl] != ' ' && s[kl] != '='))
+		return false;
+	s += kl;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	if (s == e || *s != '=')
+		return false;
+	s++;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	*value = s;
+	*vlen = (size_t)(e - s);
+	return true;
+}
+
+/* A TOML string's content without its quotes ("basic" or 'literal'; no
+ * escapes in the names and paths read here: a basic one with a backslash
+ * is refused), or NULL */
+static char *unquote(const char *v, size_t n)
+{
+	if (n < 2 || (v[0] != '"' && v[0] != '\'') || v[n - 1] != v[0] || memchr(v + 1, v[0], n - 2) ||
+	    (v[0] == '"' && memchr(v + 1, '\\', n - 2)))
+		return NULL;
+	return xstrndup(v + 1, n - 2);
+}
+
+/* The header of runtime RT's table, in both spellings (bare and quoted) */
+static bool runtime_table(const char *table, const char *rts, const char *rt, const char **rest)
+{
+	char *bare = xasprintf("%s%s", rts, rt), *quoted = xasprintf("%s\"%s\"", rts, rt);
+	bool r = false;
+
+	if (under(table, bare)) {
+		*rest = table + strlen(bare);
+		r = true;
+	} else if (under(table, quoted)) {
+		*rest = table + strlen(quoted);
+		r = true;
+	}
+	free(bare);
+	free(quoted);
+	return r;
+}
+
+#define EACH_LINE(text, len, l, ll)                                                                 \
+	for (const char *l = (text), *nl_ = NULL; l < (text) + (len);                               \
+	     l = nl_ ? nl_ + 1 : (text) + (len))                                                    \
+		for (size_t ll = (size_t)(((nl_ = memchr(l, '\n', (size_t)((text) + (len) - l))) ? nl_ \
+									   : (text) + (len)) - l), \
+			    once_ = 1; once_; once_ = 0)
+
+char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, const char *shim, char **binary)
+{
+	const char *plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+	char *cri = xasprintf("plugins.\"%s\"", plugin), *ctr = xasprintf("%s.containerd", cri);
+	char *rts = xasprintf("%s.runtimes.", ctr), *def = NULL, *runc_type = NULL;
+	char table[1024] = "";
+	struct buf out = { 0 }, rt = { 0 };
+	bool have_cri = false, in_opts = false, bin_done = false, typed = false;
+	const char *v, *rest;
+	size_t vl;
+
+	*binary = NULL;
+	/* the default runtime's name, and the type of its table */
+	EACH_LINE(dump, len, l, ll) {
+		if (header(l, ll, table, sizeof(table))) {
+			have_cri |= under(table, cri);
+			continue;
+		}
+		if (strcmp(table, ctr) == 0 && key_is(l, ll, "default_runtime_name", &v, &vl) && !def)
+			def = unquote(v, vl);
+	}
+	if (!have_cri) {
+		free(cri), free(ctr), free(rts), free(def);
+		return NULL;
+	}
+	if (!def || !*def || strcmp(def, name) == 0) {  /* ours as the default: runc's options */
+		free(def);
+		def = xstrdup("runc");
+	}
+	/* a runtime that is not runc's kind (kata, gVisor as the default):
+	 * runc's table instead */
+	table[0] = '\0';
+	EACH_LINE(dump, len, l, ll) {
+		if (header(l, ll, table, sizeof(table)))
+			continue;
+		if (runtime_table(table, rts, def, &rest) && !*rest && key_is(l, ll, "runtime_type", &v, &vl) &&
+		    !runc_type)
+			runc_type = unquote(v, vl);
+	}
+	if (runc_type && *runc_type && strcmp(runc_type, "io.containerd.runc.v2") != 0) {
+		free(def);
+		def = xstrdup("runc");
+	}
+	free(runc_type);
+
+	puts_(&out, "# ocidec install: the runtime shim as containerd's runtime \"");
+	puts_(&out, name);
+	puts_(&out, "\" (a RuntimeClass's handler),\n"
+		    "# made from `containerd config dump` of this node");
+	puts_(&out, version >= 3 ? ".\n" : ": containerd 1.x\n"
+		    "# replaces a plugin's section with an imported file's whole, so this file\n"
+		    "# carries the node's CRI section as it was. Change CRI settings, then run\n"
+		    "# ocidec install again. --uninstall removes this file.\n");
+	puts_(&out, version >= 3 ? "version = 3\n" : "version = 2\n");
+
+	table[0] = '\0';
+	EACH_LINE(dump, len, l, ll) {
+		bool is_hdr = header(l, ll, table, sizeof(table));
+		bool ours = runtime_table(table, rts, name, &rest);
+		bool is_def = runtime_table(table, rts, def, &rest);
+
+		if (strspn(l, " \t\r") == ll)  /* blank */
+			continue;
+		if (is_hdr)
+			in_opts = is_def && strcmp(rest, ".options") == 0;
+		/* containerd 1.x: the whole CRI section, but an earlier ocidec's runtime */
+		if (version < 3 && under(table, cri) && !ours) {
+			if (is_hdr)
+				put(&out, "\n", 1);
+			put(&out, l + strspn(l, " \t"), ll - strspn(l, " \t"));
+			put(&out, "\n", 1);
+		}
+		if (!is_def)
+			continue;
+		/* the default runtime's tables, renamed; its type runc's, its
+		 * binary the shim */
+		if (is_hdr) {
+			if (!typed) {
+				puts_(&rt, "\n[");
+				puts_(&rt, rts);
+				puts_(&rt, name);
+				puts_(&rt, "]\n  runtime_type = \"io.containerd.runc.v2\"\n");
+				typed = true;
+			}
+			if (!*rest)
+				continue;
+			puts_(&rt, "\n[");
+			puts_(&rt, rts);
+			puts_(&rt, name);
+			puts_(&rt, rest);
+			puts_(&rt, "]\n");
+			if (in_opts) {
+				puts_(&rt, "  BinaryName = \"");
+				puts_(&rt, shim);
+				puts_(&rt, "\"\n");
+				bin_done = true;
+			}
+			continue;
+		}
+		if (in_opts && key_is(l, ll, "BinaryName", &v, &vl)) {
+			char *b = unquote(v, vl);
+			if (b && *b && !*binary)
+				*binary = b;
+			else
+				free(b);
+			continue;
+		}
+		if (!*rest && key_is(l, ll, "runtime_type", &v, &vl))
+			continue;
+		/* the vendors' annotations reach the runtime (activation by
+		 * annotation, CDI's) */
+		if (!*rest && key_is(l, ll, "container_annotations", &v, &vl) && vl >= 2 && v[0] == '[' &&
+		    !memmem(v, vl, "\"ocidec.io/*\"", 13) && !memmem(v, vl, "'ocidec.io/*'", 13)) {
+			puts_(&rt, "  container_annotations = [\"ocidec.io/*\"");
+			puts_(&rt, v[1 + strspn(v + 1, " ")] == ']' ? "" : ", ");
+			put(&rt, v + 1, vl - 1);
+			put(&rt, "\n", 1);
+			continue;
+		}
+		put(&rt, "  ", 2);
+		put(&rt, l + strspn(l, " \t"), ll - strspn(l, " \t"));
+		put(&rt, "\n", 1);
+	}
+	if (!typed) {  /* no table of the default runtime: runc's kind, no options */
+		char *t = xasprintf("\n[%s%s]\n  runtime_type = \"io.containerd.runc.v2\"\n", rts, name);
+		puts_(&rt, t);
+		free(t);
+	}
+	if (!bin_done) {
+		char *t = xasprintf("\n[%s%s.options]\n  BinaryName = \"%s\"\n", rts, name, shim);
+		puts_(&rt, t);
+		free(t);
+	}
+	put(&out, rt.p, rt.n);
+	free(rt.p);
+	free(cri), free(ctr), free(rts), free(def);
+	return out.p;
+}
