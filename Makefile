@@ -17,13 +17,10 @@ BINDIR    ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
 SYSCONFDIR ?= /etc
 MANDIR    ?= $(PREFIX)/share/man
-# podman and CRI-O read oci-hooks(5) files from both: the packaged
-# location for PREFIX=/usr, the administrator's for any other (a local install)
-ifeq ($(PREFIX),/usr)
-HOOKSDIR  ?= $(PREFIX)/share/containers/oci/hooks.d
-else
-HOOKSDIR  ?= $(SYSCONFDIR)/containers/oci/hooks.d
-endif
+# podman (4 and 5) and CRI-O read oci-hooks(5) files from
+# /usr/share/containers/oci/hooks.d unless their configuration names other
+# directories, whatever PREFIX is (/etc/containers/oci/hooks.d only then)
+HOOKSDIR  ?= /usr/share/containers/oci/hooks.d
 DESTDIR   ?=
 
 B         := build

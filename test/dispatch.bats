@@ -139,9 +139,9 @@ setup() {
 	for a in $APPLETS; do
 		[ "$(readlink "$d/opt/oc/share/man/man1/ocidec-$a.1")" = ocidec.1 ]
 	done
-	# a local install: the hooks.d file where podman and CRI-O read the
-	# administrator's, naming the installed hook
-	run perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{hook}{path}' <"$d/etc/containers/oci/hooks.d/ocidec.json"
+	# a local install too: the hooks.d file where podman and CRI-O read it
+	# by default, naming the installed hook
+	run perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{hook}{path}' <"$d/usr/share/containers/oci/hooks.d/ocidec.json"
 	assert_output /opt/oc/libexec/oci/hooks.d/ocidec-hook
 	run "$d/opt/oc/bin/ocidec-list" -c "$d/etc/ocidec/ocidec.d"
 	assert_success

@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# The engines users run today, for real: Debian 13's podman 5.4, crun 1.21,
+# runc 1.1.15, containerd 1.7 (its CRI driven as kubelet drives it) and
+# Docker 26, in a root of their own (test/fixtures/testbed.sh, bed.sh) with
+# ocidec installed as a package installs it, on two cgroup layouts: cgroup2
+# only (Fedora, RHEL 9, Debian 12+, Ubuntu 22.04+ by default) and this
+# host's hybrid one. The demo vendor (test/fixtures/demo-vendor.sh) stands
+# for a GPU: its control device is one every runtime's default rules deny.
+# Once, in the static build's pass (the bed runs the static binary).
+
+load helpers
+
+setup_file() {
+	is_static || return 0
+	export V2 HY
+	V2=$(mktemp -d /tmp/ocidec-bed2.XXXXXX)
+	HY=$(mktemp -d /tmp/ocidec-bedh.XXXXXX)
+	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
+	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$V2" v2 "$OCIDEC"
+	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$HY" hybrid "$OCIDEC"
+}
+
+teardown_file() {
+	for d in "${V2:-}" "${HY:-}"; do
+		[ -n "$d" ] || continue
+		"$BATS_TEST_DIRNAME/fixtures/bed.sh" stop "$d"
+		rm -rf "$d"
+	done
+}
+
+setup() {
+	common_setup
+	is_static || skip "the engines run once, in the static build's pass"
+}
+
+# bed DIR CMD...: CMD in the bed
+bed() {
+	local d=$1
+	shift
+	timeout 300 "$FIXTURES/bed.sh" exec "$d" "$@"
+}
+
+# pod DIR ARGS...: test/fixtures/cri.py run against the bed's containerd
+pod() {
+	local d=$1
+	shift
+	timeout 300 /usr/bin/python3 "$FIXTURES/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" "$@"
+}
+
+DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo opened'
+
+@test "podman 5 hooks.d, rootful: crun and runc on cgroup v2, runc on the hybrid layout; the hook make install put where podman reads it (issue 21, findings 1, 4)" {
+	for rt in "$V2 crun" "$V2 runc" "$HY runc"; do
+		set -- $rt
+		run bed "$1" podman run --rm --runtime "$2" -e OCI_DEMO=all --rootfs "$1/b/rootfs" sh -c "$DEMO_SEE"
+		assert_success
+		assert_output "$DEMO_SEEN_ALL"
+		# a container that asks for nothing: nothing added
+		run bed "$1" podman run --rm --runtime "$2" --rootfs "$1/b/rootfs" sh -c 'ls /dev | grep -c demo; grep -c " /usr/bin/demo-tool " /proc/self/mountinfo'
+		assert_output $'0\n0'
+	done
+	# crun on the hybrid layout refuses any container, ours or not
+	run bed "$HY" podman run --rm --runtime crun --rootfs "$HY/b/rootfs" true
+	assert_failure
+}
+
+@test "podman 5 CDI: crun (a createContainer hook with pid 0) and runc, on both layouts (issue 21, finding 2)" {
+	for rt in "$V2 crun" "$V2 runc" "$HY runc"; do
+		set -- $rt
+		run bed "$1" podman run --rm --runtime "$2" --device ocidec.io/demo=1 --rootfs "$1/b/rootfs" sh -c "$DEMO_SEE_SHORT"
+		assert_success
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	done
+	run bed "$V2" sh -c 'grep -o "\"cdiVersion\":[^,]*" /etc/cdi/ocidec.io-demo.json'
+	assert_output --regexp '"cdiVersion":[[:space:]]*"0\.[5-8]\.0"'
+}
+
+@test "ocidec install --runtime podman: podman 5 runs the hook without --hooks-dir, also where /usr is read-only (CoreOS) (issue 21, finding 4)" {
+	# a vendor only the installed configs have: the installed hook is the one that runs
+	mkdir -p "$V2/cfgx"
+	sed 's/^name = demo$/name = demox/; s/^activation_flag = OCI_DEMO$/activation_flag = OCI_DEMOX/' \
+		"$V2/root/etc/ocidec/ocidec.d/demo.ini" >"$V2/cfgx/demox.ini"
+	chmod 0644 "$V2/cfgx/demox.ini"
+	for ro in "" ro; do
+		run bed "$V2" unshare -m --propagation private sh -c '
+			set -e
+			# CoreOS: /usr read-only, /usr/local (/var/usrlocal) writable
+			if [ -n "$1" ]; then mount --bind /usr /usr; mount -o remount,bind,ro /usr; mount -t tmpfs tmpfs /usr/local; fi
+			ocidec install --host-root / -c "$2/cfgx" --runtime podman >"$2/install.out"
+			podman run --rm -e OCI_DEMOX=all --rootfs "$2/b/rootfs" sh -c "$3"
+			ocidec install --host-root / --uninstall >/dev/null' sh "$ro" "$V2" "$DEMO_SEE_SHORT"
+		assert_success
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+		run cat "$V2/install.out"
+		if [ -n "$ro" ]; then
+			assert_line "wrote /etc/containers/oci/hooks.d/ocidec.json"
+			assert_line "wrote /etc/containers/containers.conf.d/ocidec.conf"
+		else
+			# the package's file (make install's) kept, and put back by --uninstall
+			assert_line "wrote /usr/share/containers/oci/hooks.d/ocidec.json (the original kept as FILE.ocidec-orig)"
+		fi
+	done
+	assert_file_not_exists "$V2/root/etc/containers/containers.conf.d/ocidec.conf"
+	assert_file_not_exists "$V2/root/usr/local/ocidec"
+}
+
+@test "the shim in front of crun: crun's value-taking options, the container gets the devices (issue 21, finding 7)" {
+	printf '[runtime]\npath = /usr/bin/crun\n' >"$V2/root/etc/ocidec/ocidec.d/runtime.conf"
+	chmod 0644 "$V2/root/etc/ocidec/ocidec.d/runtime.conf"
+	rm -rf "$V2/b7" && cp -a "$V2/b" "$V2/b7"
+	python3 - "$V2/b7/config.json" "$DEMO_SEE_SHORT" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["process"]["env"].append("OCI_DEMO=all")
+		c["process"]["args"] = ["sh", "-c", sys.argv[2]]
+		c["linux"].pop("cgroupsPath", None)
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	run bed "$V2" ocidec-runtime --cgroup-manager cgroupfs --log-level error --root /run/crun-shim run --bundle "$V2/b7" shim7
+	rm -f "$V2/root/etc/ocidec/ocidec.d/runtime.conf"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+}
+
+# dockerd DIR: Docker 26 in the bed with /etc/docker/daemon.json, its data
+# under DIR/docker, its socket DIR/docker.sock; DK is the client
+dockerd_start() {
+	local d=$1
+	mkdir -p "$d/docker"
+	bed "$d" sh -c "exec dockerd --data-root $d/docker/data --exec-root /run/docker -H unix://$d/docker.sock \
+		--pidfile $d/docker.pid --bridge=none --iptables=false --ip6tables=false --ip-forward=false \
+		>$d/docker.log 2>&1" &
+	for _ in $(seq 300); do
+		bed "$d" docker -H "unix://$d/docker.sock" version >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "dockerd did not come up: $(tail -n 5 "$d/docker.log")" >&2
+	return 1
+}
+
+dockerd_stop() {
+	local d=$1 pid
+	pid=$(cat "$d/root$d/docker.pid" 2>/dev/null || cat "$d/docker.pid" 2>/dev/null) || return 0
+	bed "$d" sh -c "kill $pid; for i in \$(seq 100); do kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done" || true
+}
+
+@test "Docker 26: ocidec install --runtime docker --runtime-name nvidia; --runtime nvidia, --gpus, CDI, --ulimit core=-1; nothing asked, nothing changed (issue 21, findings 5, 8)" {
+	for d in "$V2" "$HY"; do
+		run bed "$d" ocidec install --host-root / -c "$d/nv" --runtime docker --runtime-name nvidia
+		assert_success
+		assert_line 'ocidec install: Docker loads runtime "nvidia" on SIGHUP (systemctl reload docker); --gpus needs dockerd restarted'
+		assert_line "linked /usr/local/bin/nvidia-container-runtime-hook -> /usr/local/ocidec/bin/ocidec"
+		# the administrator turns CDI on
+		python3 - "$d/root/etc/docker/daemon.json" <<-'EOF'
+			import json, sys
+			c = json.load(open(sys.argv[1])); c["features"] = {"cdi": True}
+			json.dump(c, open(sys.argv[1], "w"))
+			EOF
+		dockerd_start "$d"
+		dk() { bed "$d" docker -H "unix://$d/docker.sock" "$@"; }
+		bed "$d" sh -c "tar -C $d/b/rootfs -c . | docker -H unix://$d/docker.sock import - ocidec-test:1" >/dev/null
+		run dk run --rm --network none --runtime nvidia -e NVIDIA_VISIBLE_DEVICES=all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+		run dk run --rm --network none --gpus all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+		run dk run --rm --network none --device ocidec.io/demo=0 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+		run dk run --rm --network none --runtime nvidia --ulimit core=-1 -e NVIDIA_VISIBLE_DEVICES=0 ocidec-test:1 sh -c 'ulimit -c; ls /dev | grep demo'
+		assert_output $'unlimited\ndemo0\ndemoctl'
+		run dk run --rm --network none --runtime nvidia ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+		assert_output 0
+		dockerd_stop "$d"
+		bed "$d" ocidec install --host-root / --uninstall >/dev/null
+	done
+}
+
+# containerd_start DIR: containerd 1.7 as a node runs it (/etc/containerd/config.toml)
+containerd_start() {
+	local d=$1
+	bed "$d" sh -c "exec containerd >$d/containerd.log 2>&1" &
+	for _ in $(seq 300); do
+		bed "$d" ctr -a "$d/ctrd/ctrd.sock" version >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "containerd did not come up: $(tail -n 5 "$d/containerd.log")" >&2
+	return 1
+}
+
+containerd_stop() {
+	local d=$1
+	bed "$d" sh -c 'pkill -x containerd || exit 0; for i in $(seq 100); do pgrep -x containerd >/dev/null || exit 0; sleep 0.1; done'
+	# its pods' shims go with the bed; the ones of this test are stopped by cri.py
+}
+
+@test "containerd 1.7 CRI as kubelet drives it: after ocidec install the CRI plugin loads with every node setting; handler ocidec, CDI field and annotation give the devices; --uninstall restores config.toml (issue 21, finding 3)" {
+	for d in "$V2" "$HY"; do
+		mkdir -p "$d/ctrd" "$d/logs"
+		# the node's own CRI settings (restrict_oom_score_adj: this
+		# machine has no CAP_SYS_RESOURCE; disable_cgroup on cgroup2 only:
+		# the controllers are this host's v1 hierarchies')
+		cat >"$d/root/etc/containerd/config.toml" <<-EOF
+		version = 2
+		root = "$d/ctrd/root"
+		state = "$d/ctrd/state"
+		[grpc]
+		  address = "$d/ctrd/ctrd.sock"
+		[plugins."io.containerd.grpc.v1.cri"]
+		  sandbox_image = "docker.io/library/ocidec-test:1"
+		  restrict_oom_score_adj = true
+		  enable_cdi = true
+		  disable_cgroup = $([ "$d" = "$V2" ] && echo true || echo false)
+		  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		    runtime_type = "io.containerd.runc.v2"
+		  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+		    NoNewKeyring = true
+		  [plugins."io.containerd.grpc.v1.cri".registry]
+		    config_path = "/etc/containerd/certs.d"
+		EOF
+		cp "$d/root/etc/containerd/config.toml" "$d/orig.toml"
+		bed "$d" containerd config dump >"$d/before.dump"
+		run bed "$d" ocidec install --host-root / -c /etc/ocidec/ocidec.d --vendor demo --runtime containerd
+		assert_success
+		bed "$d" containerd config dump >"$d/after.dump"
+		run diff "$d/before.dump" "$d/after.dump"
+		refute_line --regexp '^< [^i]'                  # nothing of the node's lost
+		assert_line --regexp '^> +NoNewKeyring = true$'  # runc's options inherited
+		containerd_start "$d"
+		run bed "$d" ctr -a "$d/ctrd/ctrd.sock" plugins ls
+		assert_line --regexp '^io\.containerd\.grpc\.v1 +cri +linux/amd64 +ok *$'
+		bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+		run pod "$d" --handler ocidec --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_success
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+		run pod "$d" --handler ocidec docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+		assert_output 0
+		run pod "$d" --cdi ocidec.io/demo=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+		run pod "$d" --ann cdi.k8s.io/ocidec=ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+		# ctr run through the shim as its runc binary (ctr sets CPU
+		# weights, which this host's cgroup2 has no controller for)
+		[ "$d" = "$HY" ] && run bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io run --rm --runc-binary /usr/local/ocidec/bin/ocidec-runtime \
+			--env OCI_DEMO=1 docker.io/library/ocidec-test:1 "ctr-$$" sh -c "$DEMO_SEE_SHORT" &&
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+		containerd_stop "$d"
+		run bed "$d" ocidec install --host-root / --uninstall
+		assert_success
+		cmp "$d/orig.toml" "$d/root/etc/containerd/config.toml"
+	done
+}
