@@ -56,6 +56,17 @@ static bool header(const char *line, size_t len, char *out, size_t outlen)
 	return true;
 }
 
+/* The length of the run of SET's characters at S, within N bytes (a
+ * line of the dump is not NUL-terminated) */
+static size_t span(const char *s, size_t n, const char *set)
+{
+	size_t i = 0;
+
+	while (i < n && s[i] && strchr(set, s[i]))
+		i++;
+	return i;
+}
+
 /* Is TABLE the table PREFIX or one under it? */
 static bool under(const char *table, const char *prefix)
 {
@@ -132,11 +143,16 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 	char *rts = xasprintf("%s.runtimes.", ctr), *def = NULL, *runc_type = NULL;
 	char table[1024] = "";
 	struct buf out = { 0 }, rt = { 0 };
-	bool have_cri = false, in_opts = false, bin_done = false, typed = false;
+	bool have_cri = false, in_opts = false, bin_done = false, typed = false, dup = false;
+	struct strv seen = { 0 };
 	const char *v, *rest;
 	size_t vl;
 
 	*binary = NULL;
+	if (memchr(dump, '\0', len)) {  /* no text containerd prints */
+		free(cri), free(ctr), free(rts);
+		return NULL;
+	}
 	/* the default runtime's name, and the type of its table */
 	EACH_LINE(dump, len, l, ll) {
 		if (header(l, ll, table, sizeof(table))) {
@@ -186,7 +202,7 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 		bool ours = runtime_table(table, rts, name, &rest);
 		bool is_def = runtime_table(table, rts, def, &rest);
 
-		if (strspn(l, " \t\r") == ll)  /* blank */
+		if (span(l, ll, " \t\r") == ll)  /* blank */
 			continue;
 		if (is_hdr)
 			in_opts = is_def && strcmp(rest, ".options") == 0;
@@ -194,10 +210,17 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 		if (version < 3 && under(table, cri) && !ours) {
 			if (is_hdr)
 				put(&out, "\n", 1);
-			put(&out, l + strspn(l, " \t"), ll - strspn(l, " \t"));
+			put(&out, l + span(l, ll, " \t"), ll - span(l, ll, " \t"));
 			put(&out, "\n", 1);
 		}
-		if (!is_def)
+		if (is_hdr && is_def) {  /* a table given twice (not TOML): its first only */
+			dup = false;
+			for (size_t i = 0; i < seen.n && !dup; i++)
+				dup = strcmp(seen.v[i], rest) == 0;
+			if (!dup)
+				strv_push(&seen, rest);
+		}
+		if (!is_def || dup)
 			continue;
 		/* the default runtime's tables, renamed; its type runc's, its
 		 * binary the shim */
@@ -239,13 +262,13 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 		if (!*rest && key_is(l, ll, "container_annotations", &v, &vl) && vl >= 2 && v[0] == '[' &&
 		    !memmem(v, vl, "\"ocidec.io/*\"", 13) && !memmem(v, vl, "'ocidec.io/*'", 13)) {
 			puts_(&rt, "  container_annotations = [\"ocidec.io/*\"");
-			puts_(&rt, v[1 + strspn(v + 1, " ")] == ']' ? "" : ", ");
+			puts_(&rt, 1 + span(v + 1, vl - 1, " ") < vl && v[1 + span(v + 1, vl - 1, " ")] == ']' ? "" : ", ");
 			put(&rt, v + 1, vl - 1);
 			put(&rt, "\n", 1);
 			continue;
 		}
 		put(&rt, "  ", 2);
-		put(&rt, l + strspn(l, " \t"), ll - strspn(l, " \t"));
+		put(&rt, l + span(l, ll, " \t"), ll - span(l, ll, " \t"));
 		put(&rt, "\n", 1);
 	}
 	if (!typed) {  /* no table of the default runtime: runc's kind, no options */
@@ -259,6 +282,7 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 		free(t);
 	}
 	put(&out, rt.p, rt.n);
+	strv_free(&seen);
 	free(rt.p);
 	free(cri), free(ctr), free(rts), free(def);
 	return out.p;

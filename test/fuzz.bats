@@ -47,3 +47,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# json: stat::number_of_executed_units: 200000$'
 }
+
+@test "the containerd drop-in maker (containerd config dump's text) survives 50000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 50000 300 ctrd
+	assert_success
+	assert_line --regexp '^# ctrd: stat::number_of_executed_units: 50000$'
+}

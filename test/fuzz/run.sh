@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json}
+targets=${*:-ldcache elf config state ociconfig json ctrd}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -51,6 +51,11 @@ if [ ! -d "$seeds/json" ]; then
 	cp "$seeds/ociconfig/runc-spec" "$seeds/json/"
 	printf '{"process":{"rlimits":[{"type":"RLIMIT_MEMLOCK","hard":18446744073709551615,"soft":18446744073709551615}]},"a":[-0.5e-3,1E+2,"x\\"1",9007199254740993]}' \
 		>"$seeds/json/numbers"
+fi
+if [ ! -d "$seeds/ctrd" ]; then
+	mkdir -p "$seeds/ctrd"
+	cp "$top/test/fixtures/containerd/dump-v3.toml" "$seeds/ctrd/v3"
+	containerd config default >"$seeds/ctrd/v2" 2>/dev/null || true
 fi
 status=0
 for t in $targets; do
