@@ -624,144 +624,6 @@ static char *toml_remove_import(const char *text)
 	return xasprintf("%.*s%s", (int)(at - text), text, at + l);
 }
 
-/* The host's containerd binary (a path inside the host root), or NULL */
-static const char *containerd_binary(struct inst *in)
-{
-	static const char *const paths[] = { "/usr/bin/containerd", "/usr/local/bin/containerd",
-					     "/usr/sbin/containerd", "/bin/containerd", "/opt/bin/containerd",
-					     NULL };
-
-	for (int i = 0; paths[i]; i++) {
-		_cleanup_close_ int fd = root_open(in->root, paths[i], O_PATH);
-		struct stat st;
-
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-			return paths[i];
-	}
-	return NULL;
-}
-
-/* What the host's containerd makes of config.toml's text TEXT (without
- * ocidec's import; NULL: there is no config.toml): `containerd --config
- * FILE config dump`, run in the host root (the host's own binary and
- * libraries), FILE a copy of TEXT beside config.toml (its relative imports
- * resolve the same), removed after. The engine reads its TOML; ocidec
- * reads only the dump's lines. */
-static int containerd_dump(struct inst *in, const char *text, char **dump, size_t *len, struct oerr *err)
-{
-	/* beside config.toml; without one (containerd 1.x then refuses its
-	 * default path) an empty configuration wherever the host has a
-	 * directory for it */
-	static const char *const dirs[] = { "/etc/containerd", "/tmp", "/etc", NULL };
-	const char *bin = containerd_binary(in), *dir = NULL;
-	struct buf { char *p; size_t n, cap; } o = { 0 }, e = { 0 };
-	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status = 0, r = -1;
-	time_t until = time(NULL) + 60;
-	char tmp[64];
-	pid_t pid;
-
-	if (!bin)
-		return oerr_usage(err, "containerd: no containerd binary on the host (/usr/bin, /usr/local/bin, "
-			       "/usr/sbin, /bin, /opt/bin): install containerd first, or leave it out of --runtime");
-	for (int i = 0; dirs[i] && !dir; i++) {
-		_cleanup_close_ int d = root_open(in->root, dirs[i], O_PATH | O_DIRECTORY);
-		if (d >= 0 && (text || i > 0))
-			dir = dirs[i];
-	}
-	if (!dir)
-		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
-	snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d.toml", dir, (int)getpid());
-	if (root_write_atomic(in->root, tmp, text ? text : "", text ? strlen(text) : 0, 0600, false, err) < 0)
-		return -1;
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		oerr_set(err, errno, "pipe");
-		goto done;
-	}
-	pid = fork();
-	if (pid < 0) {
-		oerr_set(err, errno, "fork");
-		goto done;
-	}
-	if (pid == 0) {
-		char *const argv[] = { (char *)"containerd", (char *)"--config", (char *)tmp, (char *)"config",
-				       (char *)"dump", NULL };
-		char *const envp[] = { (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-				       NULL };
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fchdir(in->root) < 0 || chroot(".") < 0 || chdir("/") < 0 || null < 0 ||
-		    dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(errp[1], 2) < 0)
-			_exit(126);
-		execve(bin, argv, envp);
-		_exit(127);
-	}
-	close(out[1]), out[1] = -1;
-	close(errp[1]), errp[1] = -1;
-	for (int open_ = 2; open_ > 0;) {
-		struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
-		int left = (int)(until - time(NULL));
-
-		if (left <= 0 || poll(pf, 2, left * 1000) <= 0) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		for (int k = 0; k < 2; k++) {
-			struct buf *b = k ? &e : &o;
-			char chunk[65536];
-			ssize_t n;
-
-			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)) || pf[k].fd < 0)
-				continue;
-			n = read(pf[k].fd, chunk, sizeof(chunk));
-			if (n <= 0) {
-				close(k ? errp[0] : out[0]);
-				if (k) errp[0] = -1; else out[0] = -1;
-				open_--;
-				continue;
-			}
-			if (b->n + (size_t)n + 1 > MAX_FILE) {
-				kill(pid, SIGKILL);
-				open_ = 0;
-				break;
-			}
-			if (b->n + (size_t)n + 1 > b->cap) {
-				b->cap = (b->n + (size_t)n + 1) * 2;
-				b->p = xrealloc(b->p, b->cap);
-			}
-			memcpy(b->p + b->n, chunk, (size_t)n);
-			b->n += (size_t)n;
-			b->p[b->n] = '\0';
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !o.n) {
-		char *nl = e.p ? strchr(e.p, '\n') : NULL;
-		if (nl)
-			*nl = '\0';
-		oerr_usage(err, "%s: `%s --config %s config dump` failed (%s %d)%s%s", CONTAINERD_TOML, bin, tmp,
-			   WIFEXITED(status) ? "exit" : "signal",
-			   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), e.p ? ": " : "", e.p ? e.p : "");
-		goto done;
-	}
-	*dump = o.p;
-	*len = o.n;
-	o.p = NULL;
-	r = 0;
-done:
-	for (int k = 0; k < 2; k++) {
-		if (out[k] >= 0) close(out[k]);
-		if (errp[k] >= 0) close(errp[k]);
-	}
-	{
-		_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
-		if (dfd >= 0)
-			unlinkat(dfd, strrchr(tmp, '/') + 1, 0);
-	}
-	free(o.p);
-	free(e.p);
-	return r;
-}
 
 /* Can files be written under PATH on the host (its nearest existing
  * directory on a read-write mount)? CoreOS's /usr is read-only. */
@@ -776,9 +638,9 @@ static bool host_writable(struct inst *in, const char *path)
 
 		if (fd >= 0)
 			return fstatvfs(fd, &sv) == 0 && !(sv.f_flag & ST_RDONLY);
-		if (errno != ENOENT || !(slash = strrchr(p, '/')) || slash == p)
+		if (errno != ENOENT || !(slash = strrchr(p, '/')) || !p[1])
 			return false;
-		*slash = '\0';
+		slash[slash == p] = '\0';  /* "/usr" -> "/" */
 	}
 }
 
@@ -852,7 +714,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			version = atoi(v + 1);
 		/* the node's configuration as containerd reads it, without ours */
 		plain = have ? toml_remove_import(cur) : NULL;
-		if (containerd_dump(in, plain, &dump, &dlen, err) < 0)
+		if (ctrd_dump(in->root, plain, &dump, &dlen, err) < 0)
 			return -1;
 		t = ctrd_dropin(dump, dlen, version, in->runtime_name, shim, &binary);
 		if (!t)

@@ -287,3 +287,67 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 	free(cri), free(ctr), free(rts), free(def);
 	return out.p;
 }
+
+int ctrd_runtimes(const char *dump, size_t len, int version, char **default_name,
+		  void (*fn)(void *arg, const char *name, const char *type, const char *binary), void *arg)
+{
+	const char *plugin = version >= 3 ? "io.containerd.cri.v1.runtime" : "io.containerd.grpc.v1.cri";
+	char *cri = xasprintf("plugins.\"%s\"", plugin), *ctr = xasprintf("%s.containerd", cri);
+	char *rts = xasprintf("%s.runtimes.", ctr), table[1024] = "";
+	struct strv names = { 0 }, types = { 0 }, bins = { 0 };
+	bool have_cri = false;
+	const char *v;
+	size_t vl;
+
+	*default_name = NULL;
+	if (memchr(dump, '\0', len)) {
+		free(cri), free(ctr), free(rts);
+		return -1;
+	}
+	EACH_LINE(dump, len, l, ll) {
+		char *name, *dot;
+		size_t i;
+
+		if (header(l, ll, table, sizeof(table))) {
+			have_cri |= under(table, cri);
+			continue;
+		}
+		if (strcmp(table, ctr) == 0 && key_is(l, ll, "default_runtime_name", &v, &vl) && !*default_name)
+			*default_name = unquote(v, vl);
+		if (strncmp(table, rts, strlen(rts)) != 0)
+			continue;
+		/* runtimes.NAME or runtimes."NAME", then nothing or ".options" */
+		name = xstrdup(table + strlen(rts));
+		if (name[0] == '"' && (dot = strchr(name + 1, '"'))) {
+			memmove(name, name + 1, strlen(name));
+			dot = strchr(name, '"');
+			*dot = '\0';
+			dot = dot[1] == '.' ? dot + 1 : NULL;
+		} else if ((dot = strchr(name, '.'))) {
+			*dot = '\0';
+			dot++;
+		}
+		for (i = 0; i < names.n && strcmp(names.v[i], name) != 0; i++)
+			;
+		if (i == names.n) {
+			strv_push(&names, name);
+			strv_push(&types, "");
+			strv_push(&bins, "");
+		}
+		if (!dot && key_is(l, ll, "runtime_type", &v, &vl)) {
+			char *t = unquote(v, vl);
+			free(types.v[i]);
+			types.v[i] = t ? t : xstrdup("");
+		} else if (dot && strcmp(dot, "options") == 0 && key_is(l, ll, "BinaryName", &v, &vl)) {
+			char *b = unquote(v, vl);
+			free(bins.v[i]);
+			bins.v[i] = b ? b : xstrdup("");
+		}
+		free(name);
+	}
+	for (size_t i = 0; i < names.n && have_cri; i++)
+		fn(arg, names.v[i], *types.v[i] ? types.v[i] : NULL, *bins.v[i] ? bins.v[i] : NULL);
+	strv_free(&names), strv_free(&types), strv_free(&bins);
+	free(cri), free(ctr), free(rts);
+	return have_cri ? 0 : -1;
+}

@@ -17,12 +17,36 @@
 #ifndef OCIDEC_CTRD_H
 #define OCIDEC_CTRD_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct oerr;
 
 /* The drop-in for config VERSION (2 or 3) from DUMP: malloc'd text, or NULL
  * when DUMP has no CRI section (not containerd's dump, or no CRI plugin).
  * *BINARY gets the BinaryName the default runtime had (malloc'd; NULL: none,
  * runc from PATH), which the shim must run instead of runc. */
 char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, const char *shim, char **binary);
+
+/* The host's containerd binary, a path inside the host root ROOT
+ * (/usr/bin, /usr/local/bin, /usr/sbin, /bin, /opt/bin), or NULL */
+const char *ctrd_binary(int root);
+
+/* What the host's containerd makes of config.toml's text TEXT (NULL: there
+ * is none): `containerd --config FILE config dump`, run in the host root
+ * ROOT (chroot: the host's own binary and libraries), FILE a copy of TEXT
+ * beside config.toml (its relative imports resolve the same), removed
+ * after. The engine reads its TOML; ocidec reads only the dump's lines.
+ * *DUMP malloc'd; -1 with ERR (EXIT_USAGE: no containerd, or it refused). */
+int ctrd_dump(int root, const char *text, char **dump, size_t *len, struct oerr *err);
+/* AS_IS: config.toml itself (TEXT non-NULL: it exists), nothing written */
+int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *len, struct oerr *err);
+
+/* The runtimes of DUMP's CRI section (config VERSION): for each, FN(ARG,
+ * name, runtime_type, BinaryName) (NULL: not set); *DEFAULT_NAME the
+ * default runtime's name (malloc'd, NULL when unset). -1 when DUMP has no
+ * CRI section. */
+int ctrd_runtimes(const char *dump, size_t len, int version, char **default_name,
+		  void (*fn)(void *arg, const char *name, const char *type, const char *binary), void *arg);
 
 #endif

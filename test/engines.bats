@@ -75,6 +75,25 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	assert_output --regexp '"cdiVersion":[[:space:]]*"0\.[5-8]\.0"'
 }
 
+@test "rootless podman 5 (crun and runc, cgroup v2): the hook gives a user's container the devices" {
+	bed "$V2" sh -c 'id rl >/dev/null 2>&1 || useradd -m -u 1500 rl
+		echo rl:200000:65536 >/etc/subuid; echo rl:200000:65536 >/etc/subgid
+		mkdir -p /run/user/1500 && chown rl /run/user/1500 && chmod 0700 /run/user/1500'
+	chmod 0755 "$V2"
+	chmod 0644 "$V2/image.tar"
+	rl() {
+		bed "$V2" su rl -s /bin/sh -c "cd; export XDG_RUNTIME_DIR=/run/user/1500; $1" 2>&1 |
+			grep -v 'is not a shared mount'
+	}
+	rl "podman load -q -i $V2/image.tar" >/dev/null
+	for rt in crun runc; do
+		run rl "podman run --rm --runtime $rt -e OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c '$DEMO_SEE_SHORT'"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+		run rl "podman run --rm --runtime $rt docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'"
+		assert_output 0
+	done
+}
+
 @test "ocidec install --runtime podman: podman 5 runs the hook without --hooks-dir, also where /usr is read-only (CoreOS) (issue 21, finding 4)" {
 	# a vendor only the installed configs have: the installed hook is the one that runs
 	mkdir -p "$V2/cfgx"
@@ -247,4 +266,48 @@ containerd_stop() {
 		assert_success
 		cmp "$d/orig.toml" "$d/root/etc/containerd/config.toml"
 	done
+}
+
+@test "ocidec check: each engine's registration as the engine reads it, each problem with its fix" {
+	d=$V2
+	run bed "$d" ocidec check
+	assert_line --regexp '^ok +demo: driver_root .*: 3 device nodes'
+	assert_line 'info     nvidia: nothing under driver_root /: this driver is not installed here'
+	assert_line --regexp '^ok +podman: the hook /usr/libexec/oci/hooks.d/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json'
+	# the hooks.d file where podman does not look (what install wrote before)
+	bed "$d" sh -c 'mkdir -p /etc/containers/oci/hooks.d && mv /usr/share/containers/oci/hooks.d/ocidec.json /etc/containers/oci/hooks.d/'
+	run bed "$d" ocidec check
+	assert_failure 1
+	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
+	assert_line "         fix: ocidec install --runtime podman (it writes where podman reads)"
+	bed "$d" mv /etc/containers/oci/hooks.d/ocidec.json /usr/share/containers/oci/hooks.d/
+	# containerd 1.7 with a drop-in that holds only a runtime (finding 3):
+	# the CRI section replaced, the default runtime gone
+	mkdir -p "$d/root/etc/containerd/conf.d"
+	printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.x]\n  runtime_type = "io.containerd.runc.v2"\n' \
+		>"$d/root/etc/containerd/conf.d/x.toml"
+	cp "$d/root/etc/containerd/config.toml" "$d/keep.toml"
+	printf 'version = 2\nimports = ["/etc/containerd/conf.d/x.toml"]\nroot = "%s"\nstate = "%s"\n[grpc]\n  address = "%s"\n' \
+		"$d/ctrd/root" "$d/ctrd/state" "$d/ctrd/ctrd.sock" >"$d/root/etc/containerd/config.toml"
+	run bed "$d" ocidec check --json
+	assert_failure 1
+	run python3 -c 'import json,sys; [print(c["status"], c["detail"]) for c in json.load(sys.stdin)["checks"] if c["check"] == "containerd"]' <<<"$output"
+	assert_line 'problem default_runtime_name "runc" has no runtime table: the CRI plugin does not load, no pod starts'
+	rm "$d/root/etc/containerd/conf.d/x.toml"
+	# installed, then containerd started, then its configuration changed
+	printf 'version = 2\nroot = "%s"\nstate = "%s"\n[grpc]\n  address = "%s"\n[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true\n' \
+		"$d/ctrd/root" "$d/ctrd/state" "$d/ctrd/ctrd.sock" >"$d/root/etc/containerd/config.toml"
+	bed "$d" ocidec install --host-root / -c /etc/ocidec/ocidec.d --vendor demo --runtime containerd >/dev/null
+	containerd_start "$d"
+	run bed "$d" ocidec check
+	assert_line --regexp '^ok +containerd: runtime "ocidec" \(io.containerd.runc.v2\): /usr/local/ocidec/bin/ocidec-runtime'
+	refute_line --partial "systemctl restart containerd"
+	sleep 1
+	touch "$d/root/etc/containerd/config.toml"
+	run bed "$d" ocidec check
+	assert_line "PROBLEM  containerd: containerd started before its configuration last changed: it runs the old one"
+	assert_line "         fix: systemctl restart containerd"
+	containerd_stop "$d"
+	bed "$d" ocidec install --host-root / --uninstall >/dev/null
+	cp "$d/keep.toml" "$d/root/etc/containerd/config.toml"
 }

@@ -356,6 +356,8 @@ podman_setup() {
 
 teardown() {
 	[ -z "${IMAGE:-}" ] || podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+	# a --wait of a test that failed half-way
+	for j in $(jobs -p); do kill -TERM "$j" 2>/dev/null || true; done
 }
 
 @test "toolkit image: FROM scratch, built offline; run against a host root it installs, and podman stop uninstalls" {

@@ -193,3 +193,11 @@ shim() {
 	assert_failure 1
 	assert_output --partial "ocidec runtime: called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): refused"
 }
+
+@test "nvidia-container-runtime is the shim's name too (what NVIDIA's toolkit registers) (issue 21, finding 8)" {
+	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvidia-container-runtime"
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- sh -c "$DEMO_SEE" >/dev/null
+	run "$BATS_TEST_TMPDIR/nvidia-container-runtime" --ocidec-config-dir "$CFG" --root "$ROOT" run --bundle "$B" "$ID"
+	assert_success
+	assert_output "$DEMO_SEEN_ALL"
+}

@@ -1,0 +1,515 @@
+/* check: why would an accelerator container not get its devices here?
+ *
+ * See: ocidec(1), APPLETS (check). Each engine's registration is checked as
+ * that engine reads it: podman's hooks dirs (its default, or the
+ * containers.conf drop-in ocidec install writes), Docker's daemon.json and
+ * whether the running dockerd started before it changed, containerd's
+ * configuration as `containerd config dump` prints it (the CRI plugin's
+ * default runtime, ocidec's runtime and its binary) and whether containerd
+ * started before it changed. Then the vendor configs, their driver roots
+ * and device nodes, the cgroup layout, SELinux. Every problem with the
+ * command that fixes it; text, or --json. Nothing is changed.
+ */
+#include "common/applet.h"
+#include "common/config.h"
+#include "common/ctrd.h"
+#include "common/log.h"
+#include "common/plan.h"
+#include "common/rootpath.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+const char check_usage[] =
+	"usage: ocidec check [-c DIR] [--host-root DIR] [--json]\n"
+	"\n"
+	"Tells why an accelerator container would not get its devices on this host:\n"
+	"the vendor configs, their driver roots and device nodes, the cgroup layout,\n"
+	"each engine's registration as that engine reads it (podman's hooks dirs,\n"
+	"Docker's daemon.json and whether dockerd must reload or restart,\n"
+	"containerd's configuration as `containerd config dump` prints it and\n"
+	"whether containerd must restart), SELinux. Every problem with the command\n"
+	"that fixes it. Exit 0: no problem; 1: problems. Nothing is changed.\n"
+	"\n"
+	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"      --host-root DIR   the host's root directory as this process sees it\n"
+	"                        (a toolkit container's /host; default /)\n"
+	"      --json            one JSON object: {\"problems\": N, \"checks\": [...]}\n";
+
+enum status { OK, INFO, PROBLEM };
+
+struct report {
+	cJSON *checks;
+	int problems;
+	bool json;
+};
+
+static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+{
+	static const char *const names[] = { "ok", "info", "problem" };
+	cJSON *c = cJSON_CreateObject();
+	char *detail;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&detail, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	cJSON_AddStringToObject(c, "check", what);
+	cJSON_AddStringToObject(c, "status", names[st]);
+	cJSON_AddStringToObject(c, "detail", detail);
+	if (fix)
+		cJSON_AddStringToObject(c, "fix", fix);
+	cJSON_AddItemToArray(r->checks, c);
+	r->problems += st == PROBLEM;
+	if (!r->json) {
+		out("%-8s %s: %s\n", st == PROBLEM ? "PROBLEM" : names[st], what, detail);
+		if (fix)
+			out("         fix: %s\n", fix);
+	}
+	free(detail);
+}
+
+/* PID's FILE under PROC into BUF (SIZE, NUL-terminated); false: none */
+static bool proc_read(int proc, const char *pid, const char *file, char *buf, size_t size)
+{
+	char path[300];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", pid, file);
+	fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+/* The start of the oldest process named COMM (its /proc/PID/comm), in
+ * seconds since the epoch; 0: none runs */
+static time_t started(int proc, const char *comm)
+{
+	DIR *d = fdopendir(dup(proc));
+	struct dirent *e;
+	time_t best = 0, boot = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	char buf[4096];
+
+	if (!d)
+		return 0;
+	rewinddir(d);  /* the descriptor's offset is shared with PROC's */
+	{
+		_cleanup_close_ int fd = openat(proc, "stat", O_RDONLY | O_CLOEXEC);
+		_cleanup_free_ char *all = NULL;
+		struct oerr oe;
+		size_t len;
+		char *b;
+
+		/* (btime comes after the long interrupt counts) */
+		if (fd >= 0 && read_fd_all(fd, 1u << 20, &all, &len, &oe) == 0 && (b = strstr(all, "\nbtime ")))
+			boot = (time_t)strtoll(b + 7, NULL, 10);
+	}
+	while ((e = readdir(d))) {
+		char name[64];
+		unsigned long long start;
+		char *p;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || !proc_read(proc, e->d_name, "comm", name, sizeof(name)))
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, comm) != 0 || !proc_read(proc, e->d_name, "stat", buf, sizeof(buf)))
+			continue;
+		/* field 22, after the command's closing parenthesis */
+		p = strrchr(buf, ')');
+		for (int f = 2; p && f < 22; f++)
+			p = strchr(p + 1, ' ');
+		if (!p || sscanf(p + 1, "%llu", &start) != 1)
+			continue;
+		{
+			time_t t = boot + (time_t)(start / (unsigned long long)(hz > 0 ? hz : 100));
+			if (!best || t < best)
+				best = t;
+		}
+	}
+	closedir(d);
+	return best;
+}
+
+static bool host_stat(int root, const char *path, struct stat *st, bool follow)
+{
+	_cleanup_close_ int fd = follow ? root_open(root, path, O_PATH) : root_open(root, path, O_PATH | O_NOFOLLOW);
+
+	return fd >= 0 && fstat(fd, st) == 0;
+}
+
+static char *host_read(int root, const char *path)
+{
+	_cleanup_close_ int pfd = root_open(root, path, O_PATH | O_NOFOLLOW);
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	struct oerr e;
+	char *buf = NULL;
+	size_t len;
+
+	if (pfd < 0 || (fd = reopen_regular(root, pfd, &st)) < 0 || read_fd_all(fd, 16u << 20, &buf, &len, &e) < 0)
+		return NULL;
+	return buf;
+}
+
+/* ---- the vendors ---- */
+
+static void check_configs(struct report *r, const char *dir)
+{
+	struct config cfg;
+	struct plan_select sel = { .features = "all" };
+
+	config_load_each(&cfg, dir);
+	for (size_t i = 0; i < cfg.nbroken; i++)
+		say(r, PROBLEM, "config", "correct the line named, then check again: only the containers that ask "
+		    "for that vendor fail meanwhile", "%s", cfg.broken[i].err.msg);
+	if (!cfg.n && !cfg.nbroken)
+		say(r, PROBLEM, "config", "install the vendor configs (ocidec install, or the package)",
+		    "no vendor config in %s", dir);
+	for (size_t i = 0; i < cfg.n; i++) {
+		const struct vendor *v = &cfg.vendors[i];
+		struct plan plan = { 0 };
+		struct oerr err;
+		struct stat st;
+		size_t devs = 0;
+
+		if (stat(v->driver_root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			say(r, PROBLEM, v->name, "install the driver, or start the driver container that provides it "
+			    "(or correct driver_root)", "driver_root %s: %s", v->driver_root,
+			    errno ? strerror(errno) : "not a directory");
+			continue;
+		}
+		if (plan_vendor(&plan, v, &sel, &err) < 0) {
+			say(r, PROBLEM, v->name, "see the vendor file and its driver root", "%s", err.msg);
+			plan_free(&plan);
+			continue;
+		}
+		for (size_t k = 0; k < plan.n; k++)
+			if (stat(plan.items[k].host, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+				devs++;
+		if (!plan.n)
+			say(r, INFO, v->name, NULL, "nothing under driver_root %s: this driver is not installed here",
+			    v->driver_root);
+		else if (!devs)
+			say(r, PROBLEM, v->name, "load the driver's kernel module (for NVIDIA: nvidia-modprobe, or "
+			    "nvidia-smi once), which makes the device nodes",
+			    "no device node under %s (%zu files otherwise)", v->driver_root, plan.n);
+		else
+			say(r, OK, v->name, NULL, "driver_root %s: %zu device node%s, %zu paths in all", v->driver_root,
+			    devs, devs == 1 ? "" : "s", plan.n);
+		plan_free(&plan);
+	}
+	config_free(&cfg);
+}
+
+/* ---- the host ---- */
+
+static void check_cgroups(struct report *r, int root)
+{
+	struct statfs sf;
+	char exe[PATH_MAX] = "";
+	bool systemd = readlink("/proc/1/exe", exe, sizeof(exe) - 1) > 0 && strstr(exe, "systemd");
+	const char *layout = "none";
+
+	(void)root;
+	if (statfs("/sys/fs/cgroup", &sf) == 0) {
+		if (sf.f_type == 0x63677270)  /* CGROUP2_SUPER_MAGIC */
+			layout = "v2 (unified)";
+		else if (statfs("/sys/fs/cgroup/unified", &sf) == 0 && sf.f_type == 0x63677270)
+			layout = "hybrid (v1 controllers, v2 mounted)";
+		else
+			layout = "v1";
+	}
+	say(r, INFO, "cgroups", NULL, "%s; PID 1 %s: engines %s", layout, systemd ? "is systemd" : "is not systemd",
+	    systemd ? "default to the systemd cgroup driver" : "use cgroupfs");
+}
+
+static void check_selinux(struct report *r)
+{
+	char c = 0;
+	_cleanup_close_ int fd = open("/sys/fs/selinux/enforce", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, &c, 1) != 1)
+		return;
+	say(r, INFO, "selinux", c == '1' ? "ocidec selinux-check (labels, module, booleans)" : NULL, "%s",
+	    c == '1' ? "enforcing: containers need the vendor's labels and a domain that may use them" :
+		       "permissive");
+}
+
+/* ---- the engines ---- */
+
+/* Is this hooks.d file's hook ocidec's (the hook under any of its names)? */
+static bool is_ocidec_hook(const char *text, char **path)
+{
+	cJSON *j = cJSON_Parse(text);
+	const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hook"), "path"));
+	const char *base = p ? strrchr(p, '/') : NULL;
+	bool r = base && (strcmp(base, "/ocidec-hook") == 0 || strcmp(base, "/ocidec") == 0);
+
+	if (r)
+		*path = xstrdup(p);
+	cJSON_Delete(j);
+	return r;
+}
+
+/* The hooks dirs podman reads: its default, or what containers.conf and
+ * its drop-ins say (only the hooks_dir lines are looked at) */
+static bool podman_reads(int root, const char *dir)
+{
+	static const char *const confs[] = { "/usr/share/containers/containers.conf", "/etc/containers/containers.conf",
+					     NULL };
+	bool named = false, set = false;
+	struct strv files = { 0 };
+
+	for (int i = 0; confs[i]; i++)
+		strv_push(&files, confs[i]);
+	{
+		_cleanup_close_ int d = root_open(root, "/etc/containers/containers.conf.d", O_RDONLY | O_DIRECTORY);
+		DIR *dd = d >= 0 ? fdopendir(dup(d)) : NULL;
+		struct dirent *e;
+
+		while (dd && (e = readdir(dd)))
+			if (strlen(e->d_name) > 5 && strcmp(e->d_name + strlen(e->d_name) - 5, ".conf") == 0)
+				strv_push_owned(&files, xasprintf("/etc/containers/containers.conf.d/%s", e->d_name));
+		if (dd)
+			closedir(dd);
+	}
+	for (size_t i = 0; i < files.n; i++) {
+		_cleanup_free_ char *t = host_read(root, files.v[i]);
+		for (char *l = t; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			const char *s = l + strspn(l, " \t");
+			size_t ll = strcspn(l, "\n");
+
+			if (strncmp(s, "hooks_dir", 9) != 0)
+				continue;
+			set = true;
+			named |= memmem(l, ll, dir, strlen(dir)) != NULL;
+		}
+	}
+	strv_free(&files);
+	return set ? named : strcmp(dir, "/usr/share/containers/oci/hooks.d") == 0;
+}
+
+static void check_podman(struct report *r, int root)
+{
+	static const char *const dirs[] = { "/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", NULL };
+	bool found = false;
+
+	for (int i = 0; dirs[i]; i++) {
+		_cleanup_close_ int d = root_open(root, dirs[i], O_RDONLY | O_DIRECTORY);
+		DIR *dd = d >= 0 ? fdopendir(dup(d)) : NULL;
+		struct dirent *e;
+
+		while (dd && (e = readdir(dd))) {
+			_cleanup_free_ char *file = xasprintf("%s/%s", dirs[i], e->d_name);
+			_cleanup_free_ char *text = NULL, *hook = NULL;
+			struct stat st;
+
+			if (strlen(e->d_name) < 6 || strcmp(e->d_name + strlen(e->d_name) - 5, ".json") != 0 ||
+			    !(text = host_read(root, file)) || !is_ocidec_hook(text, &hook))
+				continue;
+			found = true;
+			if (!host_stat(root, hook, &st, true) || !(st.st_mode & 0111))
+				say(r, PROBLEM, "podman", "ocidec install --runtime podman (or reinstall the package)",
+				    "%s names the hook %s, which is not there: podman starts containers without it, "
+				    "and without a word", file, hook);
+			else if (!podman_reads(root, dirs[i]))
+				say(r, PROBLEM, "podman", "ocidec install --runtime podman (it writes where podman reads)",
+				    "%s: podman does not read %s (its hooks_dir is elsewhere)", file, dirs[i]);
+			else
+				say(r, OK, "podman", NULL, "the hook %s, from %s (podman and CRI-O read it)", hook, file);
+		}
+		if (dd)
+			closedir(dd);
+	}
+	if (!found)
+		say(r, INFO, "podman", "ocidec install --runtime podman (or use CDI: ocidec cdi -o /etc/cdi)",
+		    "no hooks.d file of ocidec's: podman containers get no vendor through the hook");
+}
+
+static void check_docker(struct report *r, int root, int proc)
+{
+	_cleanup_free_ char *text = host_read(root, "/etc/docker/daemon.json");
+	cJSON *j = text ? cJSON_Parse(text) : NULL, *rt, *e;
+	time_t since = started(proc, "dockerd");
+	struct stat st;
+	bool any = false;
+
+	if (!text)
+		return;
+	if (!cJSON_IsObject(j)) {
+		say(r, PROBLEM, "docker", "correct /etc/docker/daemon.json (dockerd refuses to start with it)",
+		    "/etc/docker/daemon.json is not a JSON object");
+		cJSON_Delete(j);
+		return;
+	}
+	rt = cJSON_GetObjectItem(j, "runtimes");
+	cJSON_ArrayForEach(e, rt) {
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+		const char *base = p ? strrchr(p, '/') : NULL;
+
+		if (!base || (strcmp(base, "/ocidec-runtime") != 0 && strcmp(base, "/nvidia-container-runtime") != 0))
+			continue;
+		any = true;
+		if (!host_stat(root, p, &st, true))
+			say(r, PROBLEM, "docker", "ocidec install --runtime docker", "runtime \"%s\": %s is not there",
+			    e->string, p);
+		else
+			say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)", e->string, p, e->string);
+	}
+	if (any && since && host_stat(root, "/etc/docker/daemon.json", &st, false) && st.st_mtime > since)
+		say(r, PROBLEM, "docker", "systemctl reload docker (SIGHUP to dockerd)",
+		    "dockerd started before /etc/docker/daemon.json last changed: it does not know the runtime yet");
+	if (host_stat(root, "/usr/local/bin/nvidia-container-runtime-hook", &st, false) && since && st.st_mtime > since)
+		say(r, PROBLEM, "docker", "systemctl restart docker",
+		    "nvidia-container-runtime-hook is newer than dockerd: --gpus fails (\"could not select device "
+		    "driver\") until dockerd restarts");
+	cJSON_Delete(j);
+}
+
+struct ctrd_seen {
+	struct report *r;
+	int root;
+	char **def;      /* the default runtime's name, once the dump is read */
+	bool has_def, any;
+};
+
+static void on_runtime(void *arg, const char *name, const char *type, const char *binary)
+{
+	struct ctrd_seen *s = arg;
+	const char *base = binary ? strrchr(binary, '/') : NULL;
+	struct stat st;
+
+	if (strcmp(name, *s->def ? *s->def : "runc") == 0)
+		s->has_def = true;
+	if (!base || (strcmp(base, "/ocidec-runtime") != 0 && strcmp(base, "/nvidia-container-runtime") != 0))
+		return;
+	s->any = true;
+	if (!host_stat(s->root, binary, &st, true))
+		say(s->r, PROBLEM, "containerd", "ocidec install --runtime containerd", "runtime \"%s\": %s is not there",
+		    name, binary);
+	else
+		say(s->r, OK, "containerd", NULL, "runtime \"%s\" (%s): %s (a RuntimeClass with handler %s)", name,
+		    type ? type : "no type", binary, name);
+}
+
+static void check_containerd(struct report *r, int root, int proc)
+{
+	_cleanup_free_ char *conf = host_read(root, "/etc/containerd/config.toml"), *dump = NULL, *def = NULL;
+	struct ctrd_seen seen = { .r = r, .root = root };
+	struct oerr err;
+	struct stat st;
+	time_t since;
+	size_t len;
+	int version = 2;
+
+	if (!ctrd_binary(root))
+		return;
+	if (conf) {
+		const char *v = strstr(conf, "version");
+		if (v && (v == conf || v[-1] == '\n') && (v = strchr(v, '=')))
+			version = atoi(v + 1);
+	}
+	if (ctrd_dump_as(root, conf, true, &dump, &len, &err) < 0) {
+		say(r, PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will not start with it",
+		    "%s", err.msg);
+		return;
+	}
+	seen.def = &def;
+	if (ctrd_runtimes(dump, len, version, &def, on_runtime, &seen) < 0) {
+		say(r, INFO, "containerd", NULL, "no CRI plugin configured (`containerd config dump`)");
+		return;
+	}
+	if (!seen.has_def)
+		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd (its drop-in carries the node's CRI "
+		    "section), or give the default runtime its table again",
+		    "default_runtime_name \"%s\" has no runtime table: the CRI plugin does not load, no pod starts",
+		    def ? def : "runc");
+	if (!seen.any)
+		say(r, INFO, "containerd", "ocidec install --runtime containerd (for a RuntimeClass), or enable_cdi",
+		    "no runtime runs ocidec-runtime");
+	since = started(proc, "containerd");
+	if (since && ((host_stat(root, "/etc/containerd/config.toml", &st, false) && st.st_mtime > since) ||
+		      (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && st.st_mtime > since)))
+		say(r, PROBLEM, "containerd", "systemctl restart containerd",
+		    "containerd started before its configuration last changed: it runs the old one");
+}
+
+APPLET_MAIN(check)
+{
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "host-root", required_argument, NULL, 'R' },
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 },
+	};
+	const char *dir = config_dir_default(), *host = "/";
+	struct report r = { .checks = cJSON_CreateArray() };
+	int o, root, proc;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': dir = optarg; break;
+		case 'R': host = optarg; break;
+		case 'j': r.json = true; break;
+		default:
+			cJSON_Delete(r.checks);
+			return applet_bad_option(o, argc, argv);
+		}
+	}
+	if (optind < argc) {
+		cJSON_Delete(r.checks);
+		return applet_usage_error("unexpected argument '%s'", argv[optind]);
+	}
+	root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0 || proc < 0) {
+		struct oerr err;
+		oerr_set(&err, errno, "%s", root < 0 ? host : "/proc");
+		cJSON_Delete(r.checks);
+		return applet_fail(&err);
+	}
+	check_configs(&r, dir);
+	check_cgroups(&r, root);
+	check_podman(&r, root);
+	check_docker(&r, root, proc);
+	check_containerd(&r, root, proc);
+	check_selinux(&r);
+	if (r.json) {
+		cJSON *j = cJSON_CreateObject();
+		char *t;
+
+		cJSON_AddNumberToObject(j, "problems", r.problems);
+		cJSON_AddItemToObject(j, "checks", r.checks);
+		t = cJSON_Print(j);
+		out("%s\n", t ? t : "");
+		free(t);
+		cJSON_Delete(j);
+	} else {
+		out("%d problem%s\n", r.problems, r.problems == 1 ? "" : "s");
+		cJSON_Delete(r.checks);
+	}
+	close(root);
+	close(proc);
+	return applet_finish_stdout(r.problems ? EXIT_FAIL : EXIT_OK);
+}

@@ -1,0 +1,173 @@
+/* ctrdump.c: see ctrd.h (the host's containerd, asked). */
+#include "common/ctrd.h"
+
+#include "common/ldconfig.h"
+#include "common/rootpath.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CONTAINERD_TOML "/etc/containerd/config.toml"
+#define MAX_DUMP (64u << 20)
+
+/* The host's containerd binary (a path inside the host root), or NULL */
+const char *ctrd_binary(int root)
+{
+	static const char *const paths[] = { "/usr/bin/containerd", "/usr/local/bin/containerd",
+					     "/usr/sbin/containerd", "/bin/containerd", "/opt/bin/containerd",
+					     NULL };
+
+	for (int i = 0; paths[i]; i++) {
+		_cleanup_close_ int fd = root_open(root, paths[i], O_PATH);
+		struct stat st;
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+			return paths[i];
+	}
+	return NULL;
+}
+
+/* What the host's containerd makes of config.toml's text TEXT (without
+ * ocidec's import; NULL: there is no config.toml): `containerd --config
+ * FILE config dump`, run in the host root (the host's own binary and
+ * libraries), FILE a copy of TEXT beside config.toml (its relative imports
+ * resolve the same), removed after. The engine reads its TOML; ocidec
+ * reads only the dump's lines. */
+int ctrd_dump(int root, const char *text, char **dump, size_t *len, struct oerr *err)
+{
+	return ctrd_dump_as(root, text, false, dump, len, err);
+}
+
+int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *len, struct oerr *err)
+{
+	/* beside config.toml; without one (containerd 1.x then refuses its
+	 * default path) an empty configuration wherever the host has a
+	 * directory for it */
+	static const char *const dirs[] = { "/etc/containerd", "/tmp", "/etc", NULL };
+	const char *bin = ctrd_binary(root), *dir = NULL;
+	struct buf { char *p; size_t n, cap; } o = { 0 }, e = { 0 };
+	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status = 0, r = -1;
+	time_t until = time(NULL) + 60;
+	char tmp[64];
+	pid_t pid;
+
+	if (!bin)
+		return oerr_usage(err, "containerd: no containerd binary on the host (/usr/bin, /usr/local/bin, "
+			       "/usr/sbin, /bin, /opt/bin): install containerd first, or leave it out of --runtime");
+	for (int i = 0; dirs[i] && !dir; i++) {
+		_cleanup_close_ int d = root_open(root, dirs[i], O_PATH | O_DIRECTORY);
+		if (d >= 0 && (text || i > 0))
+			dir = dirs[i];
+	}
+	if (as_is) {  /* config.toml itself, nothing written */
+		dir = NULL;
+		snprintf(tmp, sizeof(tmp), "%s", CONTAINERD_TOML);
+	} else if (!dir) {
+		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d.toml", dir, (int)getpid());
+		if (root_write_atomic(root, tmp, text ? text : "", text ? strlen(text) : 0, 0600, false, err) < 0)
+			return -1;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		oerr_set(err, errno, "pipe");
+		goto done;
+	}
+	pid = fork();
+	if (pid < 0) {
+		oerr_set(err, errno, "fork");
+		goto done;
+	}
+	if (pid == 0) {
+		char *const argv[] = { (char *)"containerd", (char *)"--config", (char *)tmp, (char *)"config",
+				       (char *)"dump", NULL };
+		char *const envp[] = { (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+				       NULL };
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fchdir(root) < 0 || chroot(".") < 0 || chdir("/") < 0 || null < 0 ||
+		    dup2(null, 0) < 0 || dup2(out[1], 1) < 0 || dup2(errp[1], 2) < 0)
+			_exit(126);
+		char *const plain[] = { (char *)"containerd", (char *)"config", (char *)"dump", NULL };
+
+		execve(bin, as_is && !text ? plain : argv, envp);
+		_exit(127);
+	}
+	close(out[1]), out[1] = -1;
+	close(errp[1]), errp[1] = -1;
+	for (int open_ = 2; open_ > 0;) {
+		struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
+		int left = (int)(until - time(NULL));
+
+		if (left <= 0 || poll(pf, 2, left * 1000) <= 0) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		for (int k = 0; k < 2; k++) {
+			struct buf *b = k ? &e : &o;
+			char chunk[65536];
+			ssize_t n;
+
+			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)) || pf[k].fd < 0)
+				continue;
+			n = read(pf[k].fd, chunk, sizeof(chunk));
+			if (n <= 0) {
+				close(k ? errp[0] : out[0]);
+				if (k) errp[0] = -1; else out[0] = -1;
+				open_--;
+				continue;
+			}
+			if (b->n + (size_t)n + 1 > MAX_DUMP) {
+				kill(pid, SIGKILL);
+				open_ = 0;
+				break;
+			}
+			if (b->n + (size_t)n + 1 > b->cap) {
+				b->cap = (b->n + (size_t)n + 1) * 2;
+				b->p = xrealloc(b->p, b->cap);
+			}
+			memcpy(b->p + b->n, chunk, (size_t)n);
+			b->n += (size_t)n;
+			b->p[b->n] = '\0';
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !o.n) {
+		char *nl = e.p ? strchr(e.p, '\n') : NULL;
+		if (nl)
+			*nl = '\0';
+		oerr_usage(err, "%s: `%s --config %s config dump` failed (%s %d)%s%s", CONTAINERD_TOML, bin, tmp,
+			   WIFEXITED(status) ? "exit" : "signal",
+			   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), e.p ? ": " : "", e.p ? e.p : "");
+		goto done;
+	}
+	*dump = o.p;
+	*len = o.n;
+	o.p = NULL;
+	r = 0;
+done:
+	for (int k = 0; k < 2; k++) {
+		if (out[k] >= 0) close(out[k]);
+		if (errp[k] >= 0) close(errp[k]);
+	}
+	if (dir) {
+		_cleanup_close_ int dfd = root_open(root, dir, O_PATH | O_DIRECTORY);
+		if (dfd >= 0)
+			unlinkat(dfd, strrchr(tmp, '/') + 1, 0);
+	}
+	free(o.p);
+	free(e.p);
+	return r;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# ocidec check against a host root of the test's own (--host-root): what it
+# finds wrong in the vendor configs, driver roots, podman's hooks dirs and
+# Docker's daemon.json, each with its fix, as text and as JSON; nothing
+# changed. The engines themselves read the same files in test/engines.bats.
+
+load helpers
+
+setup() {
+	common_setup
+	H=$BATS_TEST_TMPDIR/host
+	mkdir -p "$H/usr/share/containers/oci/hooks.d" "$H/etc/docker" "$H/usr/bin"
+	DR=$BATS_TEST_TMPDIR/dr
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	cp "$OCIDEC" "$H/usr/bin/ocidec"       # links resolve inside the host root
+	ln -s ocidec "$H/usr/bin/ocidec-hook"
+	printf '{"version": "1.0.0", "hook": {"path": "/usr/bin/ocidec-hook", "args": ["ocidec-hook", "prestart"]}, "when": {"always": true}, "stages": ["prestart"]}\n' \
+		>"$H/usr/share/containers/oci/hooks.d/ocidec.json"
+}
+
+snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
+
+@test "check: all in order is exit 0, each check one line; nothing changed" {
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	assert_line --regexp "^ok +demo: driver_root $DR: 3 device nodes, [0-9]+ paths in all$"
+	assert_line "ok       podman: the hook /usr/bin/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
+	assert_line --regexp '^info +cgroups: (v2 \(unified\)|hybrid|v1)'
+	assert_line "0 problems"
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "check: a broken config, a missing driver root, a dangling hook, a hooks dir podman does not read, a daemon.json that is no JSON" {
+	printf '[vendor]\nname = bad\nbogus = 1\n' | write_ini bad
+	printf '[vendor]\nname = gone\nactivation_flag = OCI_GONE\ndriver_root = /nonexistent\n[feature.a]\nbinaries = /bin/x\n' | write_ini gone
+	rm "$H/usr/bin/ocidec-hook"
+	mkdir -p "$H/etc/containers/oci/hooks.d"
+	sed 's|/usr/bin/ocidec-hook|/usr/libexec/ocidec|' "$H/usr/share/containers/oci/hooks.d/ocidec.json" \
+		>"$H/etc/containers/oci/hooks.d/ocidec.json"
+	mkdir -p "$H/usr/libexec" && ln -s ../bin/ocidec "$H/usr/libexec/ocidec"
+	echo '{ "runtimes": ' >"$H/etc/docker/daemon.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line --partial "PROBLEM  config: $CFG/bad.ini:3: unknown key 'bogus'"
+	assert_line "PROBLEM  gone: driver_root /nonexistent: No such file or directory"
+	assert_line "PROBLEM  podman: /usr/share/containers/oci/hooks.d/ocidec.json names the hook /usr/bin/ocidec-hook, which is not there: podman starts containers without it, and without a word"
+	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
+	assert_line "         fix: ocidec install --runtime podman (it writes where podman reads)"
+	assert_line "PROBLEM  docker: /etc/docker/daemon.json is not a JSON object"
+	assert_line "5 problems"
+	# a containers.conf drop-in that names /etc's hooks dir: podman reads it
+	mkdir -p "$H/etc/containers/containers.conf.d"
+	printf '[engine]\nhooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]\n' \
+		>"$H/etc/containers/containers.conf.d/ocidec.conf"
+	run ocidec check --host-root "$H" -c "$CFG" --json
+	assert_failure 1
+	run python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["problems"]); [print(c["status"], c["check"], c["detail"]) for c in j["checks"] if c["check"] == "podman"]' <<<"$output"
+	assert_line 4
+	assert_line "ok podman the hook /usr/libexec/ocidec, from /etc/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
+}
+
+@test "check: Docker's runtimes that run the shim, and one whose binary is gone" {
+	ln -s ocidec "$H/usr/bin/ocidec-runtime"
+	printf '{"runtimes": {"ocidec": {"path": "/usr/bin/ocidec-runtime"}, "nvidia": {"path": "/usr/bin/nvidia-container-runtime"}, "other": {"path": "/x"}}}\n' \
+		>"$H/etc/docker/daemon.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line 'ok       docker: runtime "ocidec": /usr/bin/ocidec-runtime (docker run --runtime ocidec)'
+	assert_line 'PROBLEM  docker: runtime "nvidia": /usr/bin/nvidia-container-runtime is not there'
+	refute_line --partial '"other"'
+	run ocidec check --host-root "$H" -c "$CFG" extra
+	assert_failure 2
+}
