@@ -32,6 +32,7 @@ rootfs=$bed_dir/b/rootfs
 in_bed ocidec install --host-root / -c /etc/ocidec/ocidec.d --vendor demo --runtime docker >/dev/null
 in_bed sh -c "exec dockerd --data-root $bed_dir/docker --exec-root /run/docker -H unix://$bed_dir/docker.sock \
 	--bridge=none --iptables=false --ip6tables=false --ip-forward=false >$bed_dir/docker.log 2>&1" &
+disown  # (stopped with the bed)
 for _ in $(seq 300); do in_bed docker -H "unix://$bed_dir/docker.sock" version >/dev/null 2>&1 && break; sleep 0.1; done
 dk() { in_bed docker -H "unix://$bed_dir/docker.sock" "$@"; }
 in_bed sh -c "tar -C $rootfs -c . | docker -H unix://$bed_dir/docker.sock import - ocidec-bench:1" >/dev/null
@@ -53,6 +54,7 @@ state = "$bed_dir/ctrd/state"
 EOF
 in_bed ocidec install --host-root / -c /etc/ocidec/ocidec.d --vendor demo --runtime containerd >/dev/null
 in_bed sh -c "exec containerd >$bed_dir/containerd.log 2>&1" &
+disown
 for _ in $(seq 300); do in_bed ctr -a "$bed_dir/ctrd/ctrd.sock" version >/dev/null 2>&1 && break; sleep 0.1; done
 in_bed ctr -a "$bed_dir/ctrd/ctrd.sock" -n k8s.io images import "$bed_dir/image.tar" >/dev/null
 pod() { /usr/bin/python3 "$fx/cri.py" run "$bed_dir/ctrd/ctrd.sock" --logs "$bed_dir/logs" "$@" docker.io/library/ocidec-test:1 true; }
