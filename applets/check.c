@@ -173,7 +173,7 @@ static char *host_read(int root, const char *path)
 
 /* ---- the vendors ---- */
 
-static void check_configs(struct report *r, const char *dir)
+static void check_configs(struct report *r, const char *dir, int root, bool at_slash)
 {
 	struct config cfg;
 	struct plan_select sel = { .features = "all" };
@@ -192,10 +192,18 @@ static void check_configs(struct report *r, const char *dir)
 		struct stat st;
 		size_t devs = 0;
 
-		if (stat(v->driver_root, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			say(r, PROBLEM, v->name, "install the driver, or start the driver container that provides it "
-			    "(or correct driver_root)", "driver_root %s: %s", v->driver_root,
-			    errno ? strerror(errno) : "not a directory");
+		{
+			bool there = host_stat(root, v->driver_root, &st, true);
+			const char *why = !there ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
+
+			if (why) {
+				say(r, PROBLEM, v->name, "install the driver, or start the driver container that provides "
+				    "it (or correct driver_root)", "driver_root %s: %s", v->driver_root, why);
+				continue;
+			}
+		}
+		if (!at_slash) {  /* the files under it: only in this process's own view */
+			say(r, OK, v->name, NULL, "driver_root %s is there", v->driver_root);
 			continue;
 		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {
@@ -302,7 +310,10 @@ static bool podman_reads(int root, const char *dir)
 			if (strncmp(s, "hooks_dir", 9) != 0)
 				continue;
 			set = true;
-			named |= memmem(l, ll, dir, strlen(dir)) != NULL;
+			{
+				_cleanup_free_ char *dq = xasprintf("\"%s\"", dir), *sq = xasprintf("'%s'", dir);
+				named |= memmem(l, ll, dq, strlen(dq)) || memmem(l, ll, sq, strlen(sq));
+			}
 		}
 	}
 	strv_free(&files);
@@ -424,15 +435,20 @@ static void check_containerd(struct report *r, int root, int proc)
 
 	if (!ctrd_binary(root))
 		return;
-	if (conf) {
-		const char *v = strstr(conf, "version");
-		if (v && (v == conf || v[-1] == '\n') && (v = strchr(v, '=')))
-			version = atoi(v + 1);
+	if (geteuid() != 0) {
+		say(r, INFO, "containerd", "run ocidec check as root", "not root: containerd's configuration not read "
+		    "(containerd config dump runs in the host root)");
+		return;
 	}
 	if (ctrd_dump_as(root, conf, true, &dump, &len, &err) < 0) {
 		say(r, PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will not start with it",
 		    "%s", err.msg);
 		return;
+	}
+	{
+		const char *v = ctrd_version(dump, len);
+		if (v)
+			version = atoi(v);
 	}
 	seen.def = &def;
 	if (ctrd_runtimes(dump, len, version, &def, on_runtime, &seen) < 0) {
@@ -489,7 +505,7 @@ APPLET_MAIN(check)
 		cJSON_Delete(r.checks);
 		return applet_fail(&err);
 	}
-	check_configs(&r, dir);
+	check_configs(&r, dir, root, strcmp(host, "/") == 0);
 	check_cgroups(&r, root);
 	check_podman(&r, root);
 	check_docker(&r, root, proc);

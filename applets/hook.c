@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char hook_usage[] =
@@ -102,6 +103,14 @@ static int hook_cdi(const struct oci_state *st, const char *buf, size_t len, con
 
 	if (oci_container_config(st, buf, len, &oc, err) < 0)
 		return -1;
+	/* crun runs the hook as a child of the container's first process,
+	 * which is PID 1 of the container's PID namespace (where the hook
+	 * runs too): without a pid, only that is a container's hook */
+	if (st->pid <= 0 && !io->dry_run && getppid() != 1) {
+		oci_config_free(&oc);
+		return oerr_set(err, 0, "container state: no \"pid\", and the hook is not in the container's mount "
+				"namespace (only crun's createContainer hooks come without one)");
+	}
 	io->pid = st->pid;
 	io->rootfs = oc.root;
 	io->rootfs_is_host_path = true;

@@ -22,6 +22,7 @@
 #include "common/rootpath.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -173,7 +174,8 @@ static int save_state(struct inst *in, struct oerr *err)
 	_cleanup_free_ char *text = cJSON_Print(in->state);
 	_cleanup_free_ char *line = text ? xconcat(text, "\n") : oom();
 
-	return root_write_atomic(in->root, in->state_path, line, strlen(line), 0644, true, err);
+	/* 0600: it holds what was written into config.toml and daemon.json */
+	return root_write_atomic(in->root, in->state_path, line, strlen(line), 0600, true, err);
 }
 
 static cJSON *state_entry(struct inst *in, const char *path)
@@ -287,7 +289,7 @@ static int make_prefix(struct inst *in, struct oerr *err)
 		return oerr_set(err, errno, "%s: mkdir", tmp);
 	text = cJSON_Print(in->state);
 	line = xconcat(text ? text : oom(), "\n");
-	if (root_write_atomic(in->root, tmp_state, line, strlen(line), 0644, true, err) < 0)
+	if (root_write_atomic(in->root, tmp_state, line, strlen(line), 0600, true, err) < 0)
 		return -1;
 	if (renameat(pfd, strrchr(tmp, '/') + 1, pfd, strrchr(in->prefix, '/') + 1) < 0)
 		return oerr_set(err, errno, "%s", in->prefix);
@@ -577,10 +579,12 @@ static char *docker_merge(const char *text, const char *name, const char *path, 
 	return line;
 }
 
-/* containerd's config.toml: ours is one line, or one string in an
- * existing top-level imports array. */
+/* containerd's config.toml: ours is one line, or the last string of an
+ * existing top-level imports array (containerd 1.x merges imports in
+ * order, a later one replacing a plugin's section: ours must come last). */
 #define TOML_LINE "imports = [\"" CONTAINERD_DROPIN "\"]  # ocidec install\n"
 #define TOML_ITEM "\"" CONTAINERD_DROPIN "\", "
+#define TOML_QUOTED "\"" CONTAINERD_DROPIN "\""
 
 /* The top-level line of TEXT whose key is KEY (before the first table), or NULL */
 static const char *toml_top_key(const char *text, const char *key)
@@ -599,29 +603,37 @@ static const char *toml_top_key(const char *text, const char *key)
 
 static char *toml_add_import(const char *text)
 {
-	const char *imp, *br;
+	const char *imp, *br, *end, *last;
 
-	if (strstr(text, "\"" CONTAINERD_DROPIN "\""))
+	if (strstr(text, TOML_QUOTED))
 		return xstrdup(text);
 	imp = toml_top_key(text, "imports");
 	br = imp ? strchr(imp, '[') : NULL;
-	if (br && (!strchr(imp, '\n') || br < strchr(imp, '\n')))
-		return xasprintf("%.*s" TOML_ITEM "%s", (int)(br + 1 - text), text, br + 1);
-	return xconcat(TOML_LINE, text);
+	end = br ? strchr(br, ']') : NULL;
+	if (!br || !end || (strchr(imp, '\n') && br > strchr(imp, '\n')))
+		return xconcat(TOML_LINE, text);
+	/* after the array's last element, whatever spacing and lines follow */
+	for (last = end - 1; last > br && strchr(" \t\r\n", *last); last--)
+		;
+	return xasprintf("%.*s%s" TOML_QUOTED "%s", (int)(last + 1 - text), text,
+			 *last == '[' ? "" : *last == ',' ? " " : ", ", last + 1);
 }
 
 static char *toml_remove_import(const char *text)
 {
-	const char *at = strstr(text, TOML_LINE);
-	size_t l = strlen(TOML_LINE);
+	/* the line, or the string with the comma and space that came with it
+	 * (after the last element; before the first, as installs before
+	 * 0.1.1 put it), or the string alone */
+	static const char *const forms[] = { TOML_LINE, ", " TOML_QUOTED, TOML_ITEM, " " TOML_QUOTED, TOML_QUOTED,
+					     NULL };
 
-	if (!at) {
-		at = strstr(text, TOML_ITEM);
-		l = strlen(TOML_ITEM);
+	for (int i = 0; forms[i]; i++) {
+		const char *at = strstr(text, forms[i]);
+
+		if (at)
+			return xasprintf("%.*s%s", (int)(at - text), text, at + strlen(forms[i]));
 	}
-	if (!at)
-		return xstrdup(text);
-	return xasprintf("%.*s%s", (int)(at - text), text, at + l);
+	return xstrdup(text);
 }
 
 
@@ -644,6 +656,58 @@ static bool host_writable(struct inst *in, const char *path)
 	}
 }
 
+/* The engines' configuration files that may set hooks_dir (a directory:
+ * its *.conf files) */
+static const char *const podman_confs[] = { "/usr/share/containers/containers.conf", "/etc/containers/containers.conf",
+					    "/etc/containers/containers.conf.d", NULL };
+static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
+
+/* Does any of FILES (but OURS) set hooks_dir (*SET), and name
+ * /etc/containers/oci/hooks.d there (*ETC)? Only the hooks_dir lines are
+ * looked at (a list continued on other lines does not name it). */
+static int hooks_dir_set(struct inst *in, const char *const *files, const char *ours, bool *set, bool *etc,
+			 struct oerr *err)
+{
+	struct strv all = { 0 };
+
+	for (int i = 0; files[i]; i++) {
+		_cleanup_close_ int d = root_open(in->root, files[i], O_RDONLY | O_DIRECTORY);
+		DIR *dd = d >= 0 ? fdopendir(dup(d)) : NULL;
+		struct dirent *e;
+
+		if (!dd) {
+			strv_push(&all, files[i]);
+			continue;
+		}
+		while ((e = readdir(dd)))
+			if (e->d_name[0] != '.')
+				strv_push_owned(&all, xasprintf("%s/%s", files[i], e->d_name));
+		closedir(dd);
+	}
+	for (size_t i = 0; i < all.n; i++) {
+		_cleanup_free_ char *text = NULL;
+		struct stat st;
+		size_t len;
+		int have = strcmp(all.v[i], ours) == 0 ? 0 : read_host(in, all.v[i], &text, &len, &st, err);
+
+		if (have < 0) {
+			strv_free(&all);
+			return -1;
+		}
+		for (char *l = have ? text : NULL; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			size_t ll = strcspn(l, "\n");
+
+			if (strncmp(l + strspn(l, " \t"), "hooks_dir", 9) != 0)
+				continue;
+			*set = true;
+			*etc |= memmem(l, ll, "\"" HOOKS_DIR_ETC "\"", strlen(HOOKS_DIR_ETC) + 2) ||
+				memmem(l, ll, "'" HOOKS_DIR_ETC "'", strlen(HOOKS_DIR_ETC) + 2);
+		}
+	}
+	strv_free(&all);
+	return 0;
+}
+
 static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
 {
 	_cleanup_free_ char *shim = xasprintf("%s/bin/ocidec-runtime", in->prefix);
@@ -656,14 +720,28 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		 * /etc's hooks dir and a drop-in naming both */
 		if (!hooks_dir && !host_writable(in, HOOKS_DIR_USR)) {
 			const char *dirs = "[\"" HOOKS_DIR_USR "\", \"" HOOKS_DIR_ETC "\"]";
+			bool pset = false, petc = false, cset = false, cetc = false;
 
 			hooks_dir = HOOKS_DIR_ETC;
-			if (rts & RT_PODMAN) {
+			/* a hooks_dir of the administrator's (OpenShift's CRI-O lists
+			 * /run/containers/oci/hooks.d): a drop-in would replace it */
+			if (((rts & RT_PODMAN) && hooks_dir_set(in, podman_confs, PODMAN_DROPIN, &pset, &petc, err) < 0) ||
+			    ((rts & RT_CRIO) && hooks_dir_set(in, crio_confs, CRIO_DROPIN, &cset, &cetc, err) < 0)) {
+				free(j);
+				return -1;
+			}
+			if ((pset && !petc) || (cset && !cetc)) {
+				free(j);
+				return oerr_usage(err, "%s is read-only and the %s configuration sets its own hooks_dir "
+						  "without %s: add %s there, or name one of its directories with --hooks-dir",
+						  HOOKS_DIR_USR, pset && !petc ? "podman" : "CRI-O", HOOKS_DIR_ETC, HOOKS_DIR_ETC);
+			}
+			if ((rts & RT_PODMAN) && !pset) {
 				char *t = xasprintf("# ocidec install: podman reads the hooks dir ocidec's hook is in\n"
 						    "[engine]\nhooks_dir = %s\n", dirs);
 				add_action(in, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, MERGE_NONE);
 			}
-			if (rts & RT_CRIO) {
+			if ((rts & RT_CRIO) && !cset) {
 				char *t = xasprintf("# ocidec install: CRI-O reads the hooks dir ocidec's hook is in\n"
 						    "[crio.runtime]\nhooks_dir = %s\n", dirs);
 				add_action(in, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, MERGE_NONE);
@@ -712,15 +790,37 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			return -1;
 		if (have && (v = toml_top_key(cur, "version")) && (v = strchr(v, '=')))
 			version = atoi(v + 1);
-		/* the node's configuration as containerd reads it, without ours */
+		/* the node's configuration as containerd reads it, without ours:
+		 * our import line out, and our drop-in itself aside meanwhile
+		 * (an imports glob such as conf.d/\*.toml would still read it,
+		 * and freeze the CRI section it holds); the host lock keeps
+		 * other installs out */
 		plain = have ? toml_remove_import(cur) : NULL;
-		if (ctrd_dump(in->root, plain, &dump, &dlen, err) < 0)
-			return -1;
+		{
+			_cleanup_close_ int dfd = root_open(in->root, "/etc/containerd/conf.d", O_PATH | O_DIRECTORY);
+			bool aside = dfd >= 0 && renameat(dfd, "ocidec.toml", dfd, "ocidec.toml.ocidec-aside") == 0;
+			int r = ctrd_dump(in->root, plain, &dump, &dlen, err);
+
+			if (aside && renameat(dfd, "ocidec.toml.ocidec-aside", dfd, "ocidec.toml") < 0)
+				return oerr_set(err, errno, "%s: putting it back", CONTAINERD_DROPIN);
+			if (r < 0)
+				return -1;
+		}
+		if ((v = ctrd_version(dump, dlen)))
+			version = atoi(v);
 		t = ctrd_dropin(dump, dlen, version, in->runtime_name, shim, &binary);
 		if (!t)
 			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
 					  "(`containerd config dump`): not registered", CONTAINERD_TOML);
-		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+		/* config.toml's mode: the CRI section may hold registry credentials */
+		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, MERGE_NONE);
+		if (binary && (binary[0] != '/' || strcmp(strrchr(binary, '/'), "/ocidec-runtime") == 0 ||
+			       strcmp(strrchr(binary, '/'), "/nvidia-container-runtime") == 0)) {
+			log_warn("%s: the default runtime's BinaryName %s is %s: the shim runs runc from PATH",
+				 CONTAINERD_TOML, binary, binary[0] != '/' ? "not an absolute path" : "a shim itself");
+			free(binary);
+			binary = NULL;
+		}
 		if (binary) {  /* the node's runc is another binary: the shim runs it */
 			char *rc = xasprintf("# ocidec install: the runtime containerd's default runtime ran\n"
 					     "[runtime]\npath = %s\n", binary);
@@ -1052,6 +1152,15 @@ APPLET_MAIN(install)
 		status = applet_fail(&err);
 		goto done;
 	}
+	if (wait) {  /* blocked from the start: a SIGTERM while we wait for the
+		      * lock or plan (a containerd dump) waits for us */
+		sigemptyset(&sigs);
+		sigaddset(&sigs, SIGTERM);
+		sigaddset(&sigs, SIGINT);
+		signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
+		signal(SIGINT, on_signal);
+		sigprocmask(SIG_BLOCK, &sigs, NULL);
+	}
 	/* one install or uninstall at a time on a host (a DaemonSet's rolling
 	 * update: the old pod uninstalling while the new one installs) */
 	if (host_lock(host, &lockfd, &err) < 0) {
@@ -1079,14 +1188,6 @@ APPLET_MAIN(install)
 	    plan_engines(&in, rts, hooks_dir, &err) < 0) {
 		status = applet_fail(&err);
 		goto done;
-	}
-	if (wait) {  /* blocked before installing: a SIGTERM meanwhile waits for us */
-		sigemptyset(&sigs);
-		sigaddset(&sigs, SIGTERM);
-		sigaddset(&sigs, SIGINT);
-		signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
-		signal(SIGINT, on_signal);
-		sigprocmask(SIG_BLOCK, &sigs, NULL);
 	}
 	if (install(&in, &err) < 0) {
 		status = applet_fail(&err);

@@ -351,3 +351,18 @@ int ctrd_runtimes(const char *dump, size_t len, int version, char **default_name
 	free(cri), free(ctr), free(rts);
 	return have_cri ? 0 : -1;
 }
+
+const char *ctrd_version(const char *dump, size_t len)
+{
+	const char *v;
+	size_t vl;
+	char table[8];
+
+	EACH_LINE(dump, len, l, ll) {
+		if (header(l, ll, table, sizeof(table)))
+			return NULL;
+		if (key_is(l, ll, "version", &v, &vl) && vl && v[0] >= '0' && v[0] <= '9')
+			return v;
+	}
+	return NULL;
+}

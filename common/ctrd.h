@@ -42,6 +42,9 @@ int ctrd_dump(int root, const char *text, char **dump, size_t *len, struct oerr 
 /* AS_IS: config.toml itself (TEXT non-NULL: it exists), nothing written */
 int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *len, struct oerr *err);
 
+/* The top-level "version = N" of DUMP: a pointer to N in DUMP, or NULL */
+const char *ctrd_version(const char *dump, size_t len);
+
 /* The runtimes of DUMP's CRI section (config VERSION): for each, FN(ARG,
  * name, runtime_type, BinaryName) (NULL: not set); *DEFAULT_NAME the
  * default runtime's name (malloc'd, NULL when unset). -1 when DUMP has no

@@ -32,7 +32,9 @@ const char *ctrd_binary(int root)
 		_cleanup_close_ int fd = root_open(root, paths[i], O_PATH);
 		struct stat st;
 
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+		/* run as root: only root's, and writable by no one else */
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) && st.st_uid == 0 &&
+		    !(st.st_mode & 022))
 			return paths[i];
 	}
 	return NULL;
@@ -76,7 +78,8 @@ int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *le
 	} else if (!dir) {
 		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
 	} else {
-		snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d.toml", dir, (int)getpid());
+		/* (no .toml: an imports glob must never read a leftover) */
+		snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d", dir, (int)getpid());
 		if (root_write_atomic(root, tmp, text ? text : "", text ? strlen(text) : 0, 0600, false, err) < 0)
 			return -1;
 	}
@@ -144,6 +147,14 @@ int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *le
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 126) {
+		oerr_usage(err, "containerd: cannot enter the host root to run %s (chroot needs root)", bin);
+		goto done;
+	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+		oerr_usage(err, "containerd: `%s config dump` took over 60 s or printed over 64 MiB: stopped", bin);
+		goto done;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !o.n) {
 		char *nl = e.p ? strchr(e.p, '\n') : NULL;
 		if (nl)

@@ -10,8 +10,9 @@ setup() {
 	common_setup
 	H=$BATS_TEST_TMPDIR/host
 	mkdir -p "$H/usr/share/containers/oci/hooks.d" "$H/etc/docker" "$H/usr/bin"
-	DR=$BATS_TEST_TMPDIR/dr
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	# the driver root inside the host root, its config naming it as the host does
+	"$FIXTURES/demo-vendor.sh" "$H/dr" "$CFG" >/dev/null
+	sed -i "s|^driver_root = .*|driver_root = /dr|" "$CFG/demo.ini"
 	cp "$OCIDEC" "$H/usr/bin/ocidec"       # links resolve inside the host root
 	ln -s ocidec "$H/usr/bin/ocidec-hook"
 	printf '{"version": "1.0.0", "hook": {"path": "/usr/bin/ocidec-hook", "args": ["ocidec-hook", "prestart"]}, "when": {"always": true}, "stages": ["prestart"]}\n' \
@@ -24,7 +25,7 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	snapshot >"$BATS_TEST_TMPDIR/before"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_success
-	assert_line --regexp "^ok +demo: driver_root $DR: 3 device nodes, [0-9]+ paths in all$"
+	assert_line "ok       demo: driver_root /dr is there"
 	assert_line "ok       podman: the hook /usr/bin/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
 	assert_line --regexp '^info +cgroups: (v2 \(unified\)|hybrid|v1)'
 	assert_line "0 problems"

@@ -525,6 +525,10 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	run "$OCIDEC" hook -c "$CFG" <<<"{\"bundle\": \"$B\"}"
 	assert_failure
 	assert_output "ocidec hook: container state: no \"pid\" (crun's createContainer hooks get none: the vendor hook runs at prestart or createRuntime)"
+	# the CDI spec's hook takes no pid only in a container's mount namespace
+	run "$OCIDEC" hook --cdi --library /opt/demo/lib/libdemo.so.1 <<<"{\"bundle\": \"$B\", \"pid\": 0}"
+	assert_failure
+	assert_output "ocidec hook: container state: no \"pid\", and the hook is not in the container's mount namespace (only crun's createContainer hooks come without one)"
 }
 
 @test "the cache survives the container's own ldconfig: a drop-in in /etc/ld.so.conf.d" {

@@ -143,7 +143,7 @@ snapshot() {
 	printf 'version = 3\nimports = ["/etc/containerd/other.toml"]\n' >"$H/etc/containerd/config.toml"
 	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
 	run cat "$H/etc/containerd/config.toml"
-	assert_output $'version = 3\nimports = ["/etc/containerd/conf.d/ocidec.toml", "/etc/containerd/other.toml"]'
+	assert_output $'version = 3\nimports = ["/etc/containerd/other.toml", "/etc/containerd/conf.d/ocidec.toml"]'
 	run grep -v '^#' "$H/etc/containerd/conf.d/ocidec.toml"
 	assert_output - <<-'EOF'
 	version = 3
@@ -214,6 +214,68 @@ snapshot() {
 	ocidec install --host-root "$H" --uninstall >/dev/null
 	cmp "$BATS_TEST_TMPDIR/orig.toml" "$H/etc/containerd/config.toml"
 	assert_file_not_exists "$H/etc/containerd/conf.d"
+}
+
+@test "install: containerd 1.6 with an imports glob, a later import with a CRI section, a 0600 config.toml" {
+	dump() { chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump; }
+	mkdir -p "$H/etc/containerd/conf.d"
+	# a glob that reads ocidec's own drop-in too: a second install still
+	# starts from the node's settings, not from the drop-in's copy of them
+	printf 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "first/pause:1"\n' \
+		>"$H/etc/containerd/config.toml"
+	chmod 0600 "$H/etc/containerd/config.toml"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	sed -i 's|first/pause:1|second/pause:2|' "$H/etc/containerd/config.toml"
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd
+	assert_line "wrote /etc/containerd/conf.d/ocidec.toml"
+	run dump
+	assert_line --regexp '^ +sandbox_image = "second/pause:2"$'
+	assert_line --regexp '^ +\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.ocidec\]$'
+	# registry credentials may be in the CRI section: the drop-in and the record as private as config.toml
+	[ "$(stat -c %a "$H/etc/containerd/conf.d/ocidec.toml")" = 600 ]
+	[ "$(stat -c %a "$H$P/install.json")" = 600 ]
+	assert_file_not_exists "$H/etc/containerd/conf.d/ocidec.toml.ocidec-aside"
+	ls -A "$H/etc/containerd" | grep -v '^\(config.toml\|config.toml.ocidec-orig\|conf.d\)$' && false
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	# an import after ours with a CRI section of its own would replace ours: ours goes last
+	printf 'version = 2\nimports = ["/etc/containerd/other.toml"]\n' >"$H/etc/containerd/config.toml"
+	printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata]\n  runtime_type = "io.containerd.kata.v2"\n' \
+		>"$H/etc/containerd/other.toml"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	run head -n 2 "$H/etc/containerd/config.toml"
+	assert_line 'imports = ["/etc/containerd/other.toml", "/etc/containerd/conf.d/ocidec.toml"]'
+	run dump
+	assert_line --regexp '^ +\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.ocidec\]$'
+	assert_line --regexp '^ +\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.kata\]$'
+}
+
+@test "install where /usr is read-only (CoreOS): /etc's hooks dir and a drop-in, never over the engine's own hooks_dir" {
+	ro() { unshare -m --propagation private sh -c 'mount --bind "$1/usr" "$1/usr" && mount -o remount,bind,ro "$1/usr" && shift && exec "$@"' sh "$H" "$@"; }
+	mkdir -p "$H/usr/share" "$H/var/usrlocal"
+	rm -rf "$H/usr/local"
+	ln -s /var/usrlocal "$H/usr/local"
+	run ro ocidec install --host-root "$H" -c "$CFG" --runtime podman,crio
+	assert_success
+	assert_line "wrote /etc/containers/oci/hooks.d/ocidec.json"
+	run cat "$H/etc/containers/containers.conf.d/ocidec.conf" "$H/etc/crio/crio.conf.d/99-ocidec.conf"
+	assert_line 'hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]'
+	assert_line '[crio.runtime]'
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	# OpenShift's CRI-O names its own hooks dirs: a drop-in would drop them
+	mkdir -p "$H/etc/crio/crio.conf.d"
+	printf '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d-other", "/run/containers/oci/hooks.d"]\n' >"$H/etc/crio/crio.conf.d/10-site.conf"
+	snapshot >"$BATS_TEST_TMPDIR/before"
+	run ro ocidec install --host-root "$H" -c "$CFG" --runtime crio
+	assert_failure 2
+	assert_output "ocidec install: /usr/share/containers/oci/hooks.d is read-only and the CRI-O configuration sets its own hooks_dir without /etc/containers/oci/hooks.d: add /etc/containers/oci/hooks.d there, or name one of its directories with --hooks-dir"
+	snapshot >"$BATS_TEST_TMPDIR/after"
+	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	# one that names /etc's already: no drop-in needed
+	printf '[crio.runtime]\nhooks_dir = ["/etc/containers/oci/hooks.d", "/run/containers/oci/hooks.d"]\n' >"$H/etc/crio/crio.conf.d/10-site.conf"
+	run ro ocidec install --host-root "$H" -c "$CFG" --runtime crio
+	assert_success
+	assert_file_not_exists "$H/etc/crio/crio.conf.d/99-ocidec.conf"
+	assert_file_exists "$H/etc/containers/oci/hooks.d/ocidec.json"
 }
 
 @test "install: one install or uninstall at a time; --wait never undoes a newer install; no directory without its record (issue 21, finding 6)" {
