@@ -41,7 +41,8 @@ const char cdi_usage[] =
 	"  -F, --format FORMAT   json (the default) or yaml\n"
 	"  -o, --output DIR|FILE write DIR/VENDOR-CLASS.json (.yaml) for each vendor,\n"
 	"                        or FILE for one vendor (a .yaml name means yaml),\n"
-	"                        atomically; default: stdout\n"
+	"                        atomically; a FILE that is no regular file (a FIFO,\n"
+	"                        /dev/stdout) is written through; default and -: stdout\n"
 	"  -f, --features LIST   features, comma separated, or all (the default)\n"
 	"      --hook-path PATH  the host's path of ocidec, which the spec's hook runs\n"
 	"                        (default: this binary's)\n"
@@ -290,12 +291,35 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* TEXT to PATH (absolute, or relative to the working directory), atomically */
+/* TEXT to PATH (absolute, or relative to the working directory): a new or
+ * regular file atomically (a new inode renamed over it); anything else
+ * there (a symlink such as /dev/stdout, a FIFO, a device) is written
+ * through, never replaced */
 static int write_spec(const char *path, const char *text, struct oerr *err)
 {
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *abs = NULL;
 	char cwd[PATH_MAX];
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+		size_t len = strlen(text), done = 0;
+
+		if (fd < 0)
+			return oerr_set(err, errno, "%s", path);
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+			return oerr_set(err, EISDIR, "%s", path);
+		while (done < len) {
+			ssize_t n = write(fd, text + done, len - done);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return oerr_set(err, errno, "%s", path);
+			done += (size_t)n;
+		}
+		return 0;
+	}
 
 	if (path[0] != '/') {
 		if (!getcwd(cwd, sizeof(cwd)))
@@ -346,7 +370,7 @@ APPLET_MAIN(cdi)
 				return applet_usage_error("--format %s: json or yaml", optarg);
 			format = optarg;
 			break;
-		case 'o': output = optarg; break;
+		case 'o': output = strcmp(optarg, "-") == 0 ? NULL : optarg; break;  /* -: standard output */
 		case 'f': run.features = optarg; break;
 		case 'H':
 			if (optarg[0] != '/')

@@ -33,6 +33,15 @@ static void print_once(struct strv *seen, const char *path)
 {
 	if (strv_contains(seen, path))
 		return;
+	/* restorecon -f reads one path a line and knows no escapes: a name
+	 * with a control character (a newline forges a line) is left out */
+	for (const char *c = path; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			log_warn("%s: a name with a control character: not listed", path);  /* (escaped) */
+			strv_push(seen, path);
+			return;
+		}
+	}
 	strv_push(seen, path);
 	out("%s\n", path);
 }

@@ -136,28 +136,42 @@ static int cache_entry(const struct edit_mount *m, char **soname, char **path)
 	return r;
 }
 
+/* The text outputs: every name escaped (escape_bytes), so that a file
+ * name in a driver root holding a newline or an ESC forges no line and no
+ * terminal sequence. */
+#define ESC_MAX (PATH_MAX * 4 + 1)
+static const char *esc(const char *s, char *buf)
+{
+	escape_bytes(s, buf, ESC_MAX);
+	return buf;
+}
+
 void edits_print_mounts(const struct edits *e)
 {
+	static char a[ESC_MAX], b[ESC_MAX];
+
 	for (size_t i = 0; i < e->nmounts; i++) {
 		const struct edit_mount *m = &e->mounts[i];
 
-		printf("mount %s %s %s\n", m->source, m->destination, edit_flags_text(m->flags));
+		printf("mount %s %s %s\n", esc(m->source, a), esc(m->destination, b), edit_flags_text(m->flags));
 		for (size_t k = 0; k < e->nlinks; k++)
 			if (e->links[k].mount == i)
-				printf("symlink %s %s\n", e->links[k].path, e->links[k].text);
+				printf("symlink %s %s\n", esc(e->links[k].path, a), esc(e->links[k].text, b));
 	}
 }
 
 void edits_print_cache(const struct edits *e)
 {
+	static char a[ESC_MAX], b[ESC_MAX];
+
 	for (size_t i = 0; i < e->libdirs.n; i++)
-		printf("ldcache %s\n", e->libdirs.v[i]);
+		printf("ldcache %s\n", esc(e->libdirs.v[i], a));
 	for (size_t i = 0; i < e->nmounts; i++) {
 		char *soname, *path;
 
 		if (e->mounts[i].it->kind != KIND_LIBRARIES || cache_entry(&e->mounts[i], &soname, &path) < 0)
 			continue;
-		printf("ldcache-entry %s %s\n", soname, path);
+		printf("ldcache-entry %s %s\n", esc(soname, a), esc(path, b));
 		free(soname);
 		free(path);
 	}

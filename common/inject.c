@@ -624,10 +624,17 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 	for (size_t i = 0; i < c->libraries.n; i++)
 		edits_libdir_add(&dirs, c->libraries.v[i]);
 	if (o->dry_run) {
-		for (size_t i = 0; i + 1 < c->links.n; i += 2)
-			printf("symlink %s %s\n", c->links.v[i], c->links.v[i + 1]);
-		for (size_t i = 0; i < dirs.n; i++)
-			printf("ldcache %s\n", dirs.v[i]);
+		static char a[PATH_MAX * 4 + 1], b[PATH_MAX * 4 + 1];
+
+		for (size_t i = 0; i + 1 < c->links.n; i += 2) {
+			escape_bytes(c->links.v[i], a, sizeof(a));
+			escape_bytes(c->links.v[i + 1], b, sizeof(b));
+			printf("symlink %s %s\n", a, b);
+		}
+		for (size_t i = 0; i < dirs.n; i++) {
+			escape_bytes(dirs.v[i], a, sizeof(a));
+			printf("ldcache %s\n", a);
+		}
 		r = 0;
 		goto out;
 	}

@@ -443,3 +443,40 @@ attack() {
 		[ -f "$B/rootfs/etc/ld.so.cache" ] && [ ! -L "$B/rootfs/etc/ld.so.cache" ]
 	done
 }
+
+@test "a driver-root file name holding a newline or ESC forges no line of list (restorecon -f -) or of the dry run (issue 22, finding 6)" {
+	# a library name that carries a forged line (restorecon -f reads a
+	# relative path against its working directory)
+	cp "$DR/opt/demo/lib/libdemo.so.1.0" "$DR/opt/demo/lib/libdemo.so.9"$'\n'"shadow"
+	cp "$DR/opt/demo/lib/libdemo.so.1.0" "$DR/opt/demo/lib/libdemo.so.8"$'\e[2J'
+	run ocidec list -c "$CFG"
+	assert_success
+	refute_line shadow
+	refute_line --partial $'\e'
+	assert_line --partial 'libdemo.so.9\x0ashadow: a name with a control character: not listed'
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all >/dev/null
+	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	refute_line --regexp '^shadow'
+	refute_line --partial $'\e'
+	assert_line --regexp '^mount .*/libdemo\.so\.9\\x0ashadow /opt/demo/lib/libdemo\.so\.9\\x0ashadow ro'
+}
+
+@test "cdi -o - is standard output; -o onto a symlink or FIFO writes through it and never replaces it (issue 22, finding 7)" {
+	cd "$BATS_TEST_TMPDIR"
+	run cdi -c "$CFG" -o - demo
+	assert_success
+	assert_line --partial '"kind":	"ocidec.io/demo"'
+	assert_file_not_exists "$BATS_TEST_TMPDIR/-"
+	# a link to standard output (what /dev/stdout is): the link stays a link
+	ln -s /proc/self/fd/1 "$BATS_TEST_TMPDIR/out"
+	cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/out" demo >"$BATS_TEST_TMPDIR/captured"
+	[ -L "$BATS_TEST_TMPDIR/out" ]
+	grep -q '"kind":	"ocidec.io/demo"' "$BATS_TEST_TMPDIR/captured"
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	cat "$BATS_TEST_TMPDIR/fifo" >"$BATS_TEST_TMPDIR/from-fifo" &
+	cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/fifo" demo
+	wait
+	[ -p "$BATS_TEST_TMPDIR/fifo" ]
+	grep -q '"kind":	"ocidec.io/demo"' "$BATS_TEST_TMPDIR/from-fifo"
+}
