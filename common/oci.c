@@ -30,8 +30,51 @@ static bool has_nul(const char *buf, size_t len)
 	return false;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A member name given twice in an object under ITEM, or NULL. Go's
+ * encoding/json (runc, containerd) takes the last, cJSON's lookups the
+ * first: such a document would mean one thing to the runtime and another
+ * to ocidec. */
+static const char *duplicate_key(const cJSON *item, int depth)
+{
+	if (depth > 64)
+		return NULL;  /* (cJSON's own nesting limit is lower) */
+	for (; item; item = item->next) {
+		if (cJSON_IsObject(item) && item->child) {
+			/* the names sorted: a duplicate is a neighbour (n log n, an
+			 * object may have many members) */
+			size_t n = 0, k = 0;
+			const char *found = NULL, **names;
+
+			for (const cJSON *a = item->child; a; a = a->next)
+				n++;
+			names = xcalloc(n, sizeof(*names));
+			for (const cJSON *a = item->child; a; a = a->next)
+				names[k++] = a->string ? a->string : "";
+			qsort(names, n, sizeof(*names), cmp_name);
+			for (k = 1; k < n && !found; k++)
+				if (strcmp(names[k - 1], names[k]) == 0)
+					found = names[k];
+			free(names);
+			if (found)
+				return found;
+		}
+		if (item->child) {
+			const char *d = duplicate_key(item->child, depth + 1);
+			if (d)
+				return d;
+		}
+	}
+	return NULL;
+}
+
 static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err)
 {
+	const char *dup;
 	const char *end = NULL;
 
 	if (has_nul(buf, len))
@@ -44,6 +87,12 @@ static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err
 	if (!cJSON_IsObject(*out)) {
 		cJSON_Delete(*out);
 		return oerr_set(err, 0, "not a JSON object");
+	}
+	if ((dup = duplicate_key(*out, 0))) {
+		oerr_set(err, 0, "the key \"%s\" is given twice in one object (runtimes read the last, ocidec "
+			 "would read the first): refused", dup);
+		cJSON_Delete(*out);
+		return -1;
 	}
 	return 0;
 }

@@ -480,3 +480,23 @@ attack() {
 	[ -p "$BATS_TEST_TMPDIR/fifo" ]
 	grep -q '"kind":	"ocidec.io/demo"' "$BATS_TEST_TMPDIR/from-fifo"
 }
+
+@test "a config.json with a key given twice is refused: runc reads the last, ocidec would read the first (issue 22, finding 8)" {
+	"$FIXTURES/bundle.sh" "$B" -- true >/dev/null
+	# the first "process" asks for the vendor with the capabilities of a
+	# device plugin, the one runc runs is another
+	python3 - "$B/config.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		p1 = dict(c["process"]); p1["env"] = p1["env"] + ["OCI_DEMO=all"]
+		text = json.dumps(c)
+		text = text.replace('"process": ', '"process": ' + json.dumps(p1) + ', "process": ', 1)
+		open(sys.argv[1], "w").write(text)
+		EOF
+	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_failure
+	assert_output --partial "the key \"process\" is given twice in one object (runtimes read the last, ocidec would read the first): refused"
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
+	assert_failure
+	assert_output --partial "given twice"
+}
