@@ -241,7 +241,6 @@ static int make_prefix(struct inst *in, struct oerr *err)
 	_cleanup_free_ char *tmp_state = xasprintf("%s/install.json", tmp);
 	_cleanup_free_ char *text = NULL, *line = NULL;
 	_cleanup_close_ int fd = root_open(in->root, in->prefix, O_PATH | O_DIRECTORY), pfd = -1;
-	cJSON *made = cJSON_CreateArray();
 	char *p;
 
 	if (fd >= 0)
@@ -263,7 +262,6 @@ static int make_prefix(struct inst *in, struct oerr *err)
 			if (ppfd < 0 || mkdirat(ppfd, strrchr(p, '/') + 1, 0755) < 0) {
 				oerr_set(err, errno, "%s: mkdir", p);
 				free(p);
-				cJSON_Delete(made);
 				return -1;
 			}
 			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(p));
@@ -273,7 +271,6 @@ static int make_prefix(struct inst *in, struct oerr *err)
 			break;
 	}
 	free(p);
-	cJSON_Delete(made);
 	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(in->prefix));
 	pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
 	if (pfd < 0)
