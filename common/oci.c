@@ -233,10 +233,14 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 	cJSON_ArrayForEach(e, a)
 		if (cJSON_IsString(e) && strcmp(e->valuestring, "CAP_SYS_ADMIN") == 0)
 			c->cap_sys_admin = true;
+	/* a device plugin's device list: mounts of /dev/null (NVIDIA's
+	 * volume-mounts strategy), which a pod cannot make itself without a
+	 * hostPath; a pod's own volume at the same place is not one */
 	a = cJSON_GetObjectItemCaseSensitive(j, "mounts");
 	cJSON_ArrayForEach(e, a) {
-		const char *dst = NULL;
-		if (cJSON_IsObject(e) && get_str(e, "destination", &dst, err) == 0 && dst)
+		const char *dst = NULL, *src = NULL;
+		if (cJSON_IsObject(e) && get_str(e, "destination", &dst, err) == 0 && dst &&
+		    get_str(e, "source", &src, err) == 0 && src && strcmp(src, "/dev/null") == 0)
 			strv_push(&c->mounts, dst);
 	}
 	if (get_annotations(j, &c->ann, err) < 0)

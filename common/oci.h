@@ -23,7 +23,8 @@ struct oci_config {
 	char *root;           /* root.path joined to the bundle when relative */
 	struct strv env;      /* process.env, "NAME=value" */
 	struct strv ann;      /* annotations: key, value, ... */
-	struct strv mounts;   /* mounts[].destination */
+	struct strv mounts;   /* mounts[].destination of the mounts of /dev/null
+			       * (a device plugin's device list) */
 	bool cap_sys_admin;   /* CAP_SYS_ADMIN in process.capabilities.bounding */
 };
 

@@ -342,6 +342,14 @@ attack() {
 		run cat "$BATS_TEST_TMPDIR/log"
 		assert_line --partial "demo: feature 'ipc' dropped: a container without CAP_SYS_ADMIN may not ask for it (unprivileged_features)"
 		rm "$BATS_TEST_TMPDIR/log"
+		# a pod's own volume at the device-list dir (an emptyDir) is no
+		# device plugin's: only a mount of /dev/null counts (issue 22, finding 1)
+		mkdir -p "$BATS_TEST_TMPDIR/emptydir"
+		EDIT='push @{$c->{mounts}}, {destination => "/var/run/nvidia-container-devices/all", type => "bind", source => "'"$BATS_TEST_TMPDIR/emptydir"'", options => ["bind", "ro"]}' \
+			attack "$mode" ':' 'ls /dev; test -e /usr/bin/demo-tool && echo injected; true'
+		assert_success
+		refute_line injected
+		refute_line democtl
 	done
 }
 
