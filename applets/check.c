@@ -303,18 +303,8 @@ static bool podman_reads(int root, const char *dir)
 	}
 	for (size_t i = 0; i < files.n; i++) {
 		_cleanup_free_ char *t = host_read(root, files.v[i]);
-		for (char *l = t; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-			const char *s = l + strspn(l, " \t");
-			size_t ll = strcspn(l, "\n");
 
-			if (strncmp(s, "hooks_dir", 9) != 0)
-				continue;
-			set = true;
-			{
-				_cleanup_free_ char *dq = xasprintf("\"%s\"", dir), *sq = xasprintf("'%s'", dir);
-				named |= memmem(l, ll, dq, strlen(dq)) || memmem(l, ll, sq, strlen(sq));
-			}
-		}
+		named |= conf_hooks_dir_names(t, dir, &set);
 	}
 	strv_free(&files);
 	return set ? named : strcmp(dir, "/usr/share/containers/oci/hooks.d") == 0;
@@ -361,12 +351,13 @@ static void check_docker(struct report *r, int root, int proc)
 {
 	_cleanup_free_ char *text = host_read(root, "/etc/docker/daemon.json");
 	cJSON *j = text ? cJSON_Parse(text) : NULL, *rt, *e;
-	time_t since = started(proc, "dockerd");
+	time_t since;
 	struct stat st;
 	bool any = false;
 
 	if (!text)
 		return;
+	since = started(proc, "dockerd");
 	if (!cJSON_IsObject(j)) {
 		say(r, PROBLEM, "docker", "correct /etc/docker/daemon.json (dockerd refuses to start with it)",
 		    "/etc/docker/daemon.json is not a JSON object");

@@ -660,8 +660,7 @@ static const char *const podman_confs[] = { "/usr/share/containers/containers.co
 static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
 
 /* Does any of FILES (but OURS) set hooks_dir (*SET), and name
- * /etc/containers/oci/hooks.d there (*ETC)? Only the hooks_dir lines are
- * looked at (a list continued on other lines does not name it). */
+ * /etc/containers/oci/hooks.d there (*ETC)? */
 static int hooks_dir_set(struct inst *in, const char *const *files, const char *ours, bool *set, bool *etc,
 			 struct oerr *err)
 {
@@ -691,15 +690,8 @@ static int hooks_dir_set(struct inst *in, const char *const *files, const char *
 			strv_free(&all);
 			return -1;
 		}
-		for (char *l = have ? text : NULL; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-			size_t ll = strcspn(l, "\n");
-
-			if (strncmp(l + strspn(l, " \t"), "hooks_dir", 9) != 0)
-				continue;
-			*set = true;
-			*etc |= memmem(l, ll, "\"" HOOKS_DIR_ETC "\"", strlen(HOOKS_DIR_ETC) + 2) ||
-				memmem(l, ll, "'" HOOKS_DIR_ETC "'", strlen(HOOKS_DIR_ETC) + 2);
-		}
+		if (have)
+			*etc |= conf_hooks_dir_names(text, HOOKS_DIR_ETC, set);
 	}
 	strv_free(&all);
 	return 0;

@@ -2,8 +2,9 @@
  * containerd): called exactly as runc is called.
  *
  * See: ocidec(1), APPLETS (runtime). For `create`, `run` and `restore`,
- * the bundle's (the last --bundle, as the runtimes take it) config.json gets the container edits of the vendors it activates (the
- * hook's decision, activate.c): device nodes, their cgroup rules, bind
+ * the bundle's config.json (the last --bundle, as the runtimes take it)
+ * gets the container edits of the vendors it activates (the hook's
+ * decision, activate.c): device nodes, their cgroup rules, bind
  * mounts, the cache hook; written atomically. Then, and for every other
  * subcommand at once, the real runtime is exec'd with the arguments
  * unchanged (ocidec's own --ocidec-config-dir taken out): its output and
