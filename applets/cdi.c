@@ -199,6 +199,18 @@ static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, boo
 		*empty = true;
 		goto fail;
 	}
+	/* The vendor's variables set to "void": an image that carries one
+	 * (CUDA's NVIDIA_VISIBLE_DEVICES=all) asks the hook, where it is
+	 * installed too, for nothing more than the spec gave */
+	common = cJSON_GetObjectItemCaseSensitive(spec, "containerEdits");
+	if (!common)
+		common = jadd(spec, "containerEdits", cJSON_CreateObject());
+	all = jadd(common, "env", cJSON_CreateArray());
+	for (size_t k = 0; k <= v->activation_aliases.n; k++) {
+		_cleanup_free_ char *e = xconcat(k ? v->activation_aliases.v[k - 1] : v->activation_flag, "=void");
+		jadd(all, NULL, cJSON_CreateString(e));
+	}
+	common = NULL;
 	free(idx);
 	strv_free(&u.names);
 	return spec;

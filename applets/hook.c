@@ -264,6 +264,7 @@ APPLET_MAIN(hook)
 		io.pid = st.pid;
 		io.rootfs = oc.root;
 		io.rootfs_is_host_path = true;
+		io.cgroups_path = oc.cgroups_path;
 		io.in_container = st.pid == (int)getppid();
 		if (inject_activations(act, nact, &io, &err) < 0) {
 			oerr_prefix(&err, "container %s", st.id);

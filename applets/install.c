@@ -862,6 +862,66 @@ static int load_state(struct inst *in, struct oerr *err)
 
 /* ---- uninstall ---- */
 
+/* The record is a file on the host like any other, and --uninstall acts
+ * only on what an install writes, whatever the record says: files under
+ * the prefix, the engines' files above, a hooks dir's ocidec.json
+ * (--hooks-dir's), and the directories above them. */
+static const char *const engine_files[] = {
+	HOOKS_DIR_USR "/ocidec.json", HOOKS_DIR_ETC "/ocidec.json", PODMAN_DROPIN, CRIO_DROPIN,
+	NVIDIA_HOOK_LINK, DOCKER_JSON, CONTAINERD_TOML, CONTAINERD_DROPIN, NULL,
+};
+
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+static bool install_file(const struct inst *in, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	if (below(path, in->prefix))
+		return true;
+	for (size_t i = 0; engine_files[i]; i++)
+		if (strcmp(path, engine_files[i]) == 0)
+			return true;
+	return base && strcmp(base, "/ocidec.json") == 0;
+}
+
+/* Every entry of the record one an install makes, or ERR (exit 2) and
+ * nothing done; FILES gets the files' paths. */
+static int check_record(struct inst *in, struct strv *files, struct oerr *err)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, in->files) {
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+
+		if (!path || !clean_path(path))
+			return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
+		if (!install_file(in, path))
+			return oerr_usage(err, "%s names %s, which no install writes: nothing changed", in->state_path,
+					  path);
+		strv_push(files, path);
+	}
+	cJSON_ArrayForEach(e, in->dirs) {
+		const char *d = cJSON_GetStringValue(e);
+		bool ok = d && clean_path(d) && strcmp(d, "/") != 0 &&
+			  (strcmp(d, in->prefix) == 0 || below(d, in->prefix) || below(in->prefix, d));
+
+		for (size_t i = 0; !ok && d && engine_files[i]; i++)
+			ok = below(engine_files[i], d);
+		for (size_t i = 0; !ok && d && i < files->n; i++)
+			ok = below(files->v[i], d);
+		if (!ok)
+			return oerr_usage(err, "%s names the directory %s, which no install makes: nothing changed",
+					  in->state_path, d ? d : "(not a string)");
+	}
+	return 0;
+}
+
 static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 {
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
@@ -928,9 +988,15 @@ static int uninstall(struct inst *in, struct oerr *err)
 {
 	int have = load_state(in, err), n;
 
+	struct strv files = { 0 };
+
 	if (have <= 0)
 		return have < 0 ? -1 : oerr_set(err, 0, "%s: not installed there (no install record)",
 						in->state_path);
+	have = check_record(in, &files, err);
+	strv_free(&files);
+	if (have < 0)
+		return -1;
 	n = cJSON_GetArraySize(in->files);
 	for (int i = n - 1; i >= 0; i--) {
 		if (undo_file(in, cJSON_GetArrayItem(in->files, i), err) < 0)

@@ -119,6 +119,84 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 	return 0;
 }
 
+/* The environment's request: each of activation_flag and
+ * activation_aliases that is set (not empty) can only narrow it, so no
+ * variable widens what another gives: an image's ENV OCI_NVIDIA=all under
+ * the device plugin's NVIDIA_VISIBLE_DEVICES=GPU-x gets GPU-x, and a CDI
+ * spec's NVIDIA_VISIBLE_DEVICES=void turns the image's OCI_NVIDIA=all off.
+ * *OUT: "all", "none" or indices; NULL when nothing is asked, one says
+ * "void", or lists have no device in common (said). *VARS: "A=x" or
+ * "A=x B=y", for the logs. -1: a device the vendor does not have. */
+static int env_request(const struct vendor *v, const struct strv *env, char **out, char **vars, struct oerr *err)
+{
+	enum { MAXDEV = 4097 };
+	static bool in[MAXDEV], keep[MAXDEV];
+	bool listed = false, none = false, off = false;
+	size_t nset = 0, len = 0;
+
+	*out = *vars = NULL;
+	/* every entry of every variable: an engine that appends a variable
+	 * the image has (a CDI spec's void) leaves both */
+	for (size_t e = 0; e < env->n * (v->activation_aliases.n + 1); e++) {
+		size_t k = e / env->n;
+		const char *var = k ? v->activation_aliases.v[k - 1] : v->activation_flag, *val = env->v[e % env->n];
+		size_t vl = strlen(var);
+		char *mapped = NULL, *save = NULL, *old;
+
+		if (strncmp(val, var, vl) != 0 || val[vl] != '=' || !val[vl + 1])
+			continue;
+		val += vl + 1;
+		old = *vars;
+		*vars = old ? xasprintf("%s %s=%s", old, var, val) : xasprintf("%s=%s", var, val);
+		free(old);
+		nset++;
+		if (strcmp(val, "void") == 0) {
+			off = true;
+			continue;
+		}
+		if (strcmp(val, "all") == 0)
+			continue;
+		if (strcmp(val, "none") == 0) {
+			none = true;
+			continue;
+		}
+		if (map_devices(v, val, &mapped, err) < 0) {
+			free(*vars);
+			*vars = NULL;
+			return -1;
+		}
+		memset(in, 0, sizeof(in));
+		for (char *t = strtok_r(mapped, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, "none") != 0)
+				in[strtoul(t, NULL, 10) % MAXDEV] = true;
+		for (size_t i = 0; i < MAXDEV; i++)
+			keep[i] = listed ? keep[i] && in[i] : in[i];
+		listed = true;
+		free(mapped);
+	}
+	if (!nset || off)
+		return 0;
+	if (none) {
+		*out = xstrdup("none");
+		return 0;
+	}
+	if (!listed) {
+		*out = xstrdup("all");
+		return 0;
+	}
+	*out = xmalloc(MAXDEV * 6);
+	(*out)[0] = '\0';
+	for (size_t i = 0; i < MAXDEV; i++)
+		if (keep[i])
+			len += (size_t)sprintf(*out + len, "%s%zu", len ? "," : "", i);
+	if (!len) {
+		log_warn("%s: %s: no device in common: none given", v->name, *vars);
+		free(*out);
+		*out = NULL;
+	}
+	return 0;
+}
+
 /* Keep the feature names the vendor knows; "all" stays "all". */
 static char *filter_features(const struct vendor *v, const char *value, const char *var)
 {
@@ -226,8 +304,8 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 	for (size_t i = 0; i < cfg->n; i++) {
 		const struct vendor *v = &cfg->vendors[i];
 		unsigned allowed = oc->cap_sys_admin ? v->selection : v->unprivileged_selection;
-		const char *val = NULL, *ann, *env = NULL, *var = NULL, *feat;
-		_cleanup_free_ char *mounted = mounted_devices(v, &oc->mounts), *what = NULL;
+		const char *val = NULL, *ann, *var = NULL, *feat;
+		_cleanup_free_ char *mounted = mounted_devices(v, &oc->mounts), *what = NULL, *env = NULL;
 		unsigned src = 0;
 
 		/* the device plugin's mounts, then the annotation, then env */
@@ -253,17 +331,16 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 			}
 		}
 		if (!val) {
-			var = v->activation_flag;
-			env = oci_env(&oc->env, var);
-			for (size_t k = 0; !env && k < v->activation_aliases.n; k++)
-				env = oci_env(&oc->env, var = v->activation_aliases.v[k]);
-			if (env && *env && strcmp(env, "void") != 0) {
-				free(what);
-				what = xasprintf("%s=%s", var, env);
-				if (!refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin)) {
-					val = env;
-					src = SRC_ENV;
-				}
+			free(what);
+			what = NULL;
+			if (env_request(v, &oc->env, &env, &what, err) < 0) {
+				activation_free(act, (size_t)n);
+				return -1;
+			}
+			if (env && !refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin)) {
+				val = env;
+				src = SRC_ENV;
+				var = what;
 			}
 		}
 		if (!val || !*val || strcmp(val, "void") == 0)

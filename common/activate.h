@@ -2,9 +2,11 @@
  * features (ocidec(1), ACTIVATION). Reads only the container's config (env,
  * annotations) and, for NVIDIA-style UUIDs, the vendor's information files.
  *
- * Per vendor: its annotation (in config.json or the state) wins; else the
- * first of activation_flag and activation_aliases set in process.env. Empty
- * or "void": inactive. With env_needs_cap_sys_admin, an env request from a
+ * Per vendor: a device plugin's mounts win, then its annotation (in
+ * config.json or the state); else process.env, where each of
+ * activation_flag and activation_aliases that is set narrows the request
+ * (no variable widens another's; "void" in any: inactive). Empty or
+ * "void": inactive. With env_needs_cap_sys_admin, an env request from a
  * container without CAP_SYS_ADMIN in its bounding set is refused (warned
  * about, not an error): Kubernetes grants devices through annotations.
  * The value: "all", "none", or devices by index or UUID; features from

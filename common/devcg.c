@@ -2,6 +2,7 @@
 #include "common/devcg.h"
 
 #include "common/log.h"
+#include "common/sdbus.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -366,9 +367,40 @@ static bool v1_allows_all(const char *cg)
 	return strcmp(buf, "a *:* rwm\n") == 0;
 }
 
-int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err)
+/* Is UNIT a directory of the cgroup path CG ("/a/UNIT/b" or "/a/UNIT")? */
+static bool cgroup_in_unit(const char *cg, const char *unit)
 {
-	char path[64], *buf = NULL, *save = NULL, *v1 = NULL, *v2 = NULL;
+	size_t n = strlen(unit);
+
+	for (const char *p = cg; (p = strchr(p, '/')); p++)
+		if (strncmp(p + 1, unit, n) == 0 && (p[1 + n] == '/' || p[1 + n] == '\0'))
+			return true;
+	return false;
+}
+
+/* The systemd driver: the unit systemd keeps the device policy of. Told
+ * first: it fails before anything else changed. */
+static int unit_allow(const char *unit, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err)
+{
+	if (dry_run) {
+		for (size_t i = 0; i < n; i++)
+			printf("systemd %s DeviceAllow=/dev/%s/%u:%u rwm\n", unit, rules[i].type == 'b' ? "block" : "char",
+			       rules[i].major, rules[i].minor);
+		return 0;
+	}
+	if (access(SDBUS_SOCKET, F_OK) < 0) {
+		log_warn("systemd: %s: no %s here: the devices are the cgroup's only, until systemd next applies "
+			 "the unit's own rules", unit, SDBUS_SOCKET);
+		return 0;
+	}
+	return sdbus_allow_devices(SDBUS_SOCKET, unit, rules, n, err) < 0 ? -1 : 0;
+}
+
+int devcg_allow(int pid, const char *cgroups_path, const struct devcg_rule *rules, size_t n, bool dry_run,
+		struct oerr *err)
+{
+	char path[64], *buf = NULL, *save = NULL, *v1 = NULL, *v2 = NULL, *sd = NULL;
+	_cleanup_free_ char *unit = sdbus_unit(cgroups_path);
 	_cleanup_close_ int fd = -1;
 	size_t len;
 	int r = 0;
@@ -388,15 +420,24 @@ int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run,
 		*c2 = '\0';
 		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
 			v2 = c2 + 1;
+		if (strcmp(c1 + 1, "name=systemd") == 0)
+			sd = c2 + 1;
 		for (char *ctl = strtok_r(c1 + 1, ",", &s2); ctl; ctl = strtok_r(NULL, ",", &s2))
 			if (strcmp(ctl, "devices") == 0)
 				v1 = c2 + 1;
 	}
 
+	/* the unit is the container's when the process is in it (a
+	 * cgroupsPath of systemd's form under a cgroupfs runtime is not) */
+	if (unit && ((v2 && cgroup_in_unit(v2, unit)) || (sd && cgroup_in_unit(sd, unit))))
+		r = unit_allow(unit, rules, n, dry_run, err);
+	else if (unit)
+		log_debug("%s: not the cgroup of process %d: no systemd unit to tell", unit, pid);
+
 	/* v1: the root cgroup allows everything and takes no rules; so does a
 	 * cgroup whose list is "a *:* rwm" (a rootless container's, which is
 	 * its user's session: left as it is) */
-	if (v1 && strcmp(v1, "/") != 0 && !v1_allows_all(v1)) {
+	if (r == 0 && v1 && strcmp(v1, "/") != 0 && !v1_allows_all(v1)) {
 		char *allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", v1);
 		for (size_t i = 0; i < n && r == 0; i++) {
 			char rule[64];

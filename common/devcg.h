@@ -25,8 +25,12 @@ struct devcg_rule {
 	unsigned major, minor;
 };
 
-/* Allow RULES for process PID. DRY_RUN prints "cgroup FILE RULE" and
- * "cgroup2 DIR RULE" lines instead. */
-int devcg_allow(int pid, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err);
+/* Allow RULES for process PID, whose config.json's linux.cgroupsPath is
+ * CGROUPS_PATH (or NULL): under the systemd driver, first in the DeviceAllow=
+ * of the container's unit (sdbus.h), then in its cgroups. DRY_RUN prints
+ * "systemd UNIT DeviceAllow=PATH rwm", "cgroup FILE RULE" and "cgroup2 DIR
+ * RULE" lines instead. */
+int devcg_allow(int pid, const char *cgroups_path, const struct devcg_rule *rules, size_t n, bool dry_run,
+		struct oerr *err);
 
 #endif

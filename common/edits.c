@@ -83,7 +83,8 @@ void edits_build(const struct plan *p, struct edits *e)
 				.path = m->destination, .host = m->source,
 				.type = S_ISCHR(it->st.st_mode) ? 'c' : 'b',
 				.major = major(it->st.st_rdev), .minor = minor(it->st.st_rdev),
-				.mode = it->st.st_mode & 07777, .cgroup = it->vendor->cgroup_devices,
+				.mode = it->st.st_mode & 07777, .gid = it->st.st_gid,
+				.cgroup = it->vendor->cgroup_devices,
 			};
 		e->nmounts++;
 	}
@@ -271,6 +272,8 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 		add_str(n, "type", type);
 		add_num(n, "major", d->major);
 		add_num(n, "minor", d->minor);
+		if (d->gid)
+			add_num(n, "gid", d->gid);
 	}
 	for (size_t i = 0; i < e->nmounts; i++) {
 		const struct edit_mount *m = &e->mounts[i];
@@ -332,7 +335,7 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 		add_num(o, "minor", d->minor);
 		add_num(o, "fileMode", d->mode);
 		add_num(o, "uid", 0);
-		add_num(o, "gid", 0);
+		add_num(o, "gid", d->gid);
 	}
 	r = edits_rules(e, &nrules);
 	for (size_t i = 0; i < nrules; i++) {

@@ -44,6 +44,8 @@ struct edit_device {
 	const char *host;        /* driver_root + canonical path */
 	char type;               /* 'c' or 'b' */
 	unsigned major, minor, mode;
+	unsigned gid;            /* the host node's group (a render group's
+				  * members keep their access in the container) */
 	bool cgroup;             /* the vendor's cgroup_devices: a rule to allow it */
 };
 

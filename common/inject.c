@@ -466,7 +466,7 @@ static int cgroup_allow(const struct edits *e, const struct inject_opts *o, stru
 		return 0;
 	}
 	rules = edits_rules(e, &n);
-	r = devcg_allow(o->pid, rules, n, o->dry_run, err);
+	r = devcg_allow(o->pid, o->cgroups_path, rules, n, o->dry_run, err);
 	free(rules);
 	return r;
 }

@@ -30,6 +30,7 @@ struct inject_opts {
 	bool in_container;   /* the process is in the container's namespaces
 			      * already (a createContainer hook): ROOTFS is
 			      * its path here, before pivot_root */
+	const char *cgroups_path; /* config.json's linux.cgroupsPath, or NULL */
 	bool dry_run;        /* print what would be done, change nothing */
 	bool json;           /* (dry_run) print the container edits as JSON */
 };

@@ -243,6 +243,11 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 		    get_str(e, "source", &src, err) == 0 && src && strcmp(src, "/dev/null") == 0)
 			strv_push(&c->mounts, dst);
 	}
+	a = get_obj(j, "linux");
+	if (a && get_str(a, "cgroupsPath", &path, err) < 0)
+		goto out;
+	if (a && path)
+		c->cgroups_path = xstrdup(path);
 	if (get_annotations(j, &c->ann, err) < 0)
 		goto out;
 	r = 0;
@@ -310,6 +315,7 @@ void oci_state_free(struct oci_state *st)
 void oci_config_free(struct oci_config *c)
 {
 	free(c->root);
+	free(c->cgroups_path);
 	strv_free(&c->env);
 	strv_free(&c->ann);
 	strv_free(&c->mounts);

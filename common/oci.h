@@ -26,6 +26,7 @@ struct oci_config {
 	struct strv mounts;   /* mounts[].destination of the mounts of /dev/null
 			       * (a device plugin's device list) */
 	bool cap_sys_admin;   /* CAP_SYS_ADMIN in process.capabilities.bounding */
+	char *cgroups_path;   /* linux.cgroupsPath, or NULL */
 };
 
 int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err);

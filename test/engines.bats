@@ -12,16 +12,18 @@ load helpers
 
 setup_file() {
 	is_static || return 0
-	export V2 HY
+	export V2 HY SD
 	V2=$(mktemp -d /tmp/ocidec-bed2.XXXXXX)
 	HY=$(mktemp -d /tmp/ocidec-bedh.XXXXXX)
+	SD=$(mktemp -d /tmp/ocidec-beds.XXXXXX)
 	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
 	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$V2" v2 "$OCIDEC"
 	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$HY" hybrid "$OCIDEC"
+	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$SD" systemd "$OCIDEC"
 }
 
 teardown_file() {
-	for d in "${V2:-}" "${HY:-}"; do
+	for d in "${V2:-}" "${HY:-}" "${SD:-}"; do
 		[ -n "$d" ] || continue
 		"$BATS_TEST_DIRNAME/fixtures/bed.sh" stop "$d"
 		rm -rf "$d"
@@ -73,6 +75,80 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	done
 	run bed "$V2" sh -c 'grep -o "\"cdiVersion\":[^,]*" /etc/cdi/ocidec.io-demo.json'
 	assert_output --regexp '"cdiVersion":[[:space:]]*"0\.[5-8]\.0"'
+}
+
+@test "podman 5 CDI with the hook installed too: an image's OCI_DEMO=all gets no more than the spec's device; device nodes keep their host group (issue 22, finding 4)" {
+	chgrp 44 "$V2/dr/dev/demo1"
+	bed "$V2" ocidec cdi -o /etc/cdi demo
+	run bed "$V2" podman run --rm --runtime crun --device ocidec.io/demo=1 -e OCI_DEMO=all --rootfs "$V2/b/rootfs" \
+		sh -c 'ls /dev | grep demo; stat -c %g /dev/demo1; echo "$OCI_DEMO"'
+	chgrp 0 "$V2/dr/dev/demo1"
+	bed "$V2" ocidec cdi -o /etc/cdi demo
+	assert_success
+	assert_output $'demo1\ndemoctl\n44\nvoid'
+}
+
+@test "systemd as init, the systemd cgroup driver: the hook's devices go to the container's unit and survive systemd re-applying it; crun, runc, CDI, the shim (issue 21: systemd)" {
+	# what systemd does to a unit's cgroup: daemon-reload, daemon-reexec
+	# (a package upgrade), set-property, and a sibling container's start
+	# after either (systemd then re-applies the slice's units)
+	probe() {
+		bed "$SD" podman exec "$1" sh -c 'head -c 0 /dev/democtl 2>/dev/null && echo opened || echo denied'
+	}
+	for how in "hook crun" "hook runc" "cdi crun" "cdi runc" "shim runc"; do
+		set -- $how
+		case $1 in
+		hook) args=(--runtime "$2" -e OCI_DEMO=all) ;;
+		cdi) args=(--runtime "$2" --device ocidec.io/demo=1) ;;
+		shim) args=(--runtime /usr/bin/ocidec-runtime -e OCI_DEMO=all) ;;
+		esac
+		bed "$SD" podman rm -f -t 0 c >/dev/null 2>&1 || true
+		run bed "$SD" podman run -d --name c "${args[@]}" --rootfs "$SD/b/rootfs" sleep 600
+		assert_success
+		id=${output##*$'\n'}
+		run probe c
+		assert_output "opened"
+		# the runtime's scope, and its DeviceAllow= holds the device
+		run bed "$SD" systemctl show -p DevicePolicy -p DeviceAllow "libpod-$id.scope"
+		assert_line "DevicePolicy=strict"
+		assert_line "DeviceAllow=/dev/char/10:237 rwm"
+		bed "$SD" systemctl daemon-reload
+		run probe c
+		assert_output "opened"
+		bed "$SD" systemctl daemon-reexec
+		bed "$SD" podman run --rm --runtime runc --rootfs "$SD/b/rootfs" true
+		run probe c
+		assert_output "opened"
+		bed "$SD" systemctl set-property --runtime "libpod-$id.scope" TasksMax=1000
+		run probe c
+		assert_output "opened"
+		bed "$SD" podman rm -f -t 0 c >/dev/null
+	done
+	# nothing left behind by the runtime property: it went with the scope
+	run bed "$SD" sh -c 'ls /run/systemd/system.control 2>/dev/null | grep -c libpod'
+	assert_output 0
+	# a privileged container's unit restricts nothing: left so
+	run bed "$SD" podman run -d --name p --privileged --runtime runc -e OCI_DEMO=all --rootfs "$SD/b/rootfs" sleep 600
+	assert_success
+	id=${output##*$'\n'}
+	run bed "$SD" systemctl show -p DevicePolicy -p DeviceAllow "libpod-$id.scope"
+	assert_output "DevicePolicy=auto"
+	run probe p
+	assert_output "opened"
+	bed "$SD" podman rm -f -t 0 p >/dev/null
+	# a container that asks for nothing: its unit untouched
+	run bed "$SD" podman run --rm --runtime crun --rootfs "$SD/b/rootfs" sh -c 'head -c 0 /dev/democtl 2>/dev/null || echo denied'
+	assert_output "denied"
+	# the dry run names the unit
+	run bed "$SD" sh -c 'podman run -d --name d --runtime runc -e OCI_DEMO=all --rootfs "$1/b/rootfs" sleep 600 >/dev/null
+		id=$(podman inspect -f "{{.Id}}" d); pid=$(podman inspect -f "{{.State.Pid}}" d)
+		echo "$id"
+		printf "{\"ociVersion\":\"1.0.2\",\"id\":\"%s\",\"status\":\"running\",\"pid\":%s,\"bundle\":\"%s\"}" \
+			"$id" "$pid" "/var/lib/containers/storage/overlay-containers/$id/userdata" | ocidec hook --dry-run prestart
+		podman rm -f -t 0 d >/dev/null' sh "$SD"
+	assert_success
+	id=${lines[0]}
+	assert_line "systemd libpod-$id.scope DeviceAllow=/dev/char/10:237 rwm"
 }
 
 @test "rootless podman 5 (crun and runc, cgroup v2): the hook gives a user's container the devices" {

@@ -53,3 +53,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# ctrd: stat::number_of_executed_units: 50000$'
 }
+
+@test "systemd's replies (the D-Bus reader) and the calls made to it survive 300000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 sdbus
+	assert_success
+	assert_line --regexp '^# sdbus: stat::number_of_executed_units: 300000$'
+}

@@ -353,6 +353,30 @@ attack() {
 	done
 }
 
+@test "the image's own variable never widens what the device plugin's alias gives: each one set narrows the request (issue 22, finding 2)" {
+	sed -i '/^\[vendor\]/a activation_aliases = DEMO_VISIBLE_DEVICES' "$CFG/demo.ini"
+	flag0='s/^OCI_DEMO=all$/OCI_DEMO=0/ for @{$c->{process}{env}}'
+	# the image says OCI_DEMO=all, the device plugin (kubelet) DEMO_VISIBLE_DEVICES=1
+	ENVS=DEMO_VISIBLE_DEVICES=1 attack openat2 ':' 'ls /dev | grep demo'
+	assert_success
+	assert_output $'demo1\ndemoctl'
+	# either way round
+	ENVS=DEMO_VISIBLE_DEVICES=all EDIT=$flag0 attack openat2 ':' 'ls /dev | grep demo'
+	assert_output $'demo0\ndemoctl'
+	# void (what a CDI spec sets, issue 22 finding 4): nothing from the environment
+	ENVS=DEMO_VISIBLE_DEVICES=void attack openat2 ':' 'ls /dev | grep -c demo; true'
+	assert_output 0
+	# a variable given twice (an engine appending a spec's void): each entry narrows
+	ENVS=OCI_DEMO=void attack openat2 ':' 'ls /dev | grep -c demo; true'
+	assert_output 0
+	# lists with no device in common: nothing, and the log says why
+	ENVS=DEMO_VISIBLE_DEVICES=1 EDIT=$flag0 HOOK_ARGS="--log $BATS_TEST_TMPDIR/log " \
+		attack openat2 ':' 'ls /dev | grep -c demo; true'
+	assert_output 0
+	run cat "$BATS_TEST_TMPDIR/log"
+	assert_line --partial "demo: OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1: no device in common: none given"
+}
+
 @test "9. a FIFO at the log path does not hold the hook; container values are escaped in the log" {
 	mkfifo "$BATS_TEST_TMPDIR/fifo"
 	for mode in openat2 fallback; do

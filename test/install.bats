@@ -333,6 +333,36 @@ snapshot() {
 	assert_output --partial "'$P/bin'"
 }
 
+@test "install --uninstall acts only on what an install writes, whatever install.json says (issue 22, finding 5)" {
+	ocidec install "${ALL[@]}" >/dev/null
+	mkdir -p "$H/etc/ssh"
+	echo "root:x:0:0::/root:/bin/sh" >"$H/etc/passwd"
+	echo "planted" >"$H/etc/passwd.ocidec-orig"
+	echo "key" >"$H/etc/ssh/ssh_host_ed25519_key"
+	cp "$H$P/install.json" "$BATS_TEST_TMPDIR/record"
+	for edit in \
+		'push @{$r->{files}}, {path => "/etc/passwd", backup => "/etc/passwd.ocidec-orig"}' \
+		'push @{$r->{files}}, {path => "/etc/ssh/ssh_host_ed25519_key"}' \
+		'push @{$r->{files}}, {path => "/etc/../etc/passwd"}' \
+		'push @{$r->{dirs}}, "/etc/ssh"'; do
+		CODE=$edit perl -MJSON::PP -e 'local $/; my $r = decode_json(<STDIN>); eval $ENV{CODE}; die $@ if $@;
+			print encode_json($r)' <"$BATS_TEST_TMPDIR/record" >"$H$P/install.json"
+		snapshot >"$BATS_TEST_TMPDIR/before"
+		run ocidec install --host-root "$H" --uninstall
+		assert_failure 2
+		assert_output --regexp "^ocidec install: $P/install.json( names|: an entry without a clean)"
+		snapshot >"$BATS_TEST_TMPDIR/after"
+		diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	done
+	assert_equal "$(cat "$H/etc/passwd")" "root:x:0:0::/root:/bin/sh"
+	assert_file_exists "$H/etc/ssh/ssh_host_ed25519_key"
+	# the install's own record still uninstalls
+	cp "$BATS_TEST_TMPDIR/record" "$H$P/install.json"
+	run ocidec install --host-root "$H" --uninstall
+	assert_success
+	assert_line "restored /etc/docker/daemon.json"
+}
+
 @test "install --driver-root --vendor: the driver root rewritten, and P/bin/ocidec reads P/etc/ocidec.d by default" {
 	nvidia_ini /nowhere
 	ln -s dr "$BATS_TEST_TMPDIR/driver"

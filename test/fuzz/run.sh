@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd sdbus; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd}
+targets=${*:-ldcache elf config state ociconfig json ctrd sdbus}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -56,6 +56,15 @@ if [ ! -d "$seeds/ctrd" ]; then
 	mkdir -p "$seeds/ctrd"
 	cp "$top/test/fixtures/containerd/dump-v3.toml" "$seeds/ctrd/v3"
 	containerd config default >"$seeds/ctrd/v2" 2>/dev/null || true
+fi
+if [ ! -d "$seeds/sdbus" ]; then
+	mkdir -p "$seeds/sdbus"
+	# systemd's reply to a Get of DevicePolicy: a variant holding "strict"
+	printf 'l\2\1\1\17\0\0\0\2\0\0\0\17\0\0\0\5\1u\0\1\0\0\0\10\1g\0\1v\0\0\1s\0\0\6\0\0\0strict\0' \
+		>"$seeds/sdbus/return"
+	# an error: its name, and a message as the body
+	printf 'l\3\1\1\13\0\0\0\3\0\0\0\67\0\0\0\5\1u\0\2\0\0\0\4\1s\0\37\0\0\0org.freedesktop.DBus.Error.Fail\0\10\1g\0\1s\0\0\6\0\0\0no way\0' \
+		>"$seeds/sdbus/error"
 fi
 status=0
 for t in $targets; do
