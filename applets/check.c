@@ -192,6 +192,19 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 		struct stat st;
 		size_t devs = 0;
 
+		/* the tenant policy: on a Kubernetes node (kubelet's directory)
+		 * any pod sets its own environment */
+		if (v->unprivileged_selection & SRC_ENV) {
+			bool kube = host_stat(root, "/var/lib/kubelet", &st, true) && S_ISDIR(st.st_mode);
+
+			say(r, kube ? PROBLEM : INFO, v->name,
+			    kube ? "ocidec install --tenant-policy kubernetes, or in the vendor file: selection = mounts "
+				   "annotation env and unprivileged_selection = mounts annotation" : NULL,
+			    "a container without CAP_SYS_ADMIN selects devices through its own environment "
+			    "(unprivileged_selection has env)%s", kube ? ": on this Kubernetes node any pod gets any "
+			    "device by setting the variable" : "");
+		}
+
 		{
 			bool there = host_stat(root, v->driver_root, &st, true);
 			const char *why = !there ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;

@@ -55,7 +55,7 @@
 const char install_usage[] =
 	"usage: ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
 	"           [--runtime LIST]... [--runtime-name NAME] [--hooks-dir D] [-c DIR]\n"
-	"           [--vendor NAME]... [--wait]\n"
+	"           [--vendor NAME]... [--tenant-policy open|kubernetes] [--wait]\n"
 	"       ocidec install --host-root DIR [--prefix P] --uninstall\n"
 	"\n"
 	"Installs ocidec on the host whose / is DIR (a driver or toolkit container's\n"
@@ -86,6 +86,10 @@ const char install_usage[] =
 	"  --hooks-dir D         the hooks dir, instead of the above\n"
 	"  -c, --config-dir DIR  the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
 	"  --vendor NAME         install this vendor only (repeatable; default all)\n"
+	"  --tenant-policy P     open (default): the configs as they are; kubernetes:\n"
+	"                        a container without CAP_SYS_ADMIN selects devices only\n"
+	"                        through a device plugin's mounts or annotation, never\n"
+	"                        its own environment (selection, unprivileged_selection)\n"
 	"  --uninstall           remove what P/install.json records, restore what was changed\n"
 	"  --wait                after installing, wait for SIGTERM or SIGINT, then uninstall\n"
 	"                        unless a newer install has taken over (a DaemonSet's container)\n";
@@ -110,6 +114,7 @@ struct inst {
 	const char *runtime_name;  /* Docker's and containerd's name of the shim */
 	char owner[40];            /* this install's token in install.json */
 	bool has_nvidia;           /* the nvidia vendor is among the configs */
+	bool tenant_kubernetes;    /* --tenant-policy kubernetes */
 	bool changed_docker, changed_containerd;
 	char *state_path;
 	cJSON *state, *files, *dirs;
@@ -404,17 +409,17 @@ static void add_link(struct inst *in, char *path, const char *text)
 	in->a[in->n - 1].link = xstrdup(text);
 }
 
-/* Where the vendor file's driver_root lines are, for rewriting */
-struct root_lines {
+/* Where a key's lines are in the vendor file's [vendor], for rewriting */
+struct key_lines {
+	const char *key;
 	int vendor_line;       /* [vendor] */
-	int first, last;       /* driver_root = ... (with continuation lines), 0: none */
+	int first, last;       /* KEY = ... (with continuation lines), 0: none */
 	bool in_vendor;
 };
 
-static int root_lines_handler(void *user, const char *section, const char *name, const char *value,
-			      int lineno)
+static int key_lines_handler(void *user, const char *section, const char *name, const char *value, int lineno)
 {
-	struct root_lines *r = user;
+	struct key_lines *r = user;
 
 	(void)value;
 	if (!name) {
@@ -423,7 +428,7 @@ static int root_lines_handler(void *user, const char *section, const char *name,
 			r->vendor_line = lineno;
 		return 1;
 	}
-	if (r->in_vendor && strcmp(name, "driver_root") == 0) {
+	if (r->in_vendor && strcmp(name, r->key) == 0) {
 		if (!r->first)
 			r->first = lineno;
 		r->last = lineno;
@@ -431,23 +436,23 @@ static int root_lines_handler(void *user, const char *section, const char *name,
 	return 1;
 }
 
-/* TEXT with driver_root set to ROOT in [vendor]: the key's lines replaced,
- * or one line added after [vendor]. inih finds the lines. */
-static char *set_driver_root(const char *text, const char *root)
+/* TEXT (freed) with KEY set to VALUE in [vendor]: the key's lines
+ * replaced, or one line added after [vendor]. inih finds the lines. */
+static char *set_vendor_key(char *text, const char *key, const char *value)
 {
-	struct root_lines r = { 0 };
-	size_t cap = strlen(text) + strlen(root) + 32, n = 0;
+	struct key_lines r = { .key = key };
+	size_t cap = strlen(text) + strlen(key) + strlen(value) + 32, n = 0;
 	char *outp = xmalloc(cap);
 	const char *p = text;
 	int line = 1;
 
-	ini_parse_string(text, root_lines_handler, &r);
+	ini_parse_string(text, key_lines_handler, &r);
 	while (*p) {
 		const char *eol = strchr(p, '\n');
 		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
 
 		if (r.first && line == r.first) {
-			n += (size_t)snprintf(outp + n, cap - n, "driver_root = %s\n", root);
+			n += (size_t)snprintf(outp + n, cap - n, "%s = %s\n", key, value);
 		} else if (!r.first || line < r.first || line > r.last) {
 			memcpy(outp + n, p, l);
 			n += l;
@@ -455,11 +460,12 @@ static char *set_driver_root(const char *text, const char *root)
 				outp[n++] = '\n';
 		}
 		if (!r.first && line == r.vendor_line)
-			n += (size_t)snprintf(outp + n, cap - n, "driver_root = %s\n", root);
+			n += (size_t)snprintf(outp + n, cap - n, "%s = %s\n", key, value);
 		p += l;
 		line++;
 	}
 	outp[n] = '\0';
+	free(text);
 	return outp;
 }
 
@@ -490,12 +496,16 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 			r = fd < 0 ? oerr_set(err, errno, "%s", v->file) : oerr_prefix(err, "%s", v->file);
 			break;
 		}
-		if (driver_root) {
-			char *t = set_driver_root(text, driver_root);
-			free(text);
-			text = t;
-			len = strlen(t);
+		if (driver_root)
+			text = set_vendor_key(text, "driver_root", driver_root);
+		/* a shared node: only what the device plugin or the runtime
+		 * set selects devices; privileged pods (the device plugin's,
+		 * the operator's) keep the environment */
+		if (in->tenant_kubernetes) {
+			text = set_vendor_key(text, "selection", "mounts annotation env");
+			text = set_vendor_key(text, "unprivileged_selection", "mounts annotation");
 		}
+		len = strlen(text);
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
 			   0644, MERGE_NONE);
 		in->has_nvidia |= strcmp(v->name, "nvidia") == 0;
@@ -1143,6 +1153,7 @@ APPLET_MAIN(install)
 		{ "uninstall", no_argument, NULL, 'U' },
 		{ "wait", no_argument, NULL, 'W' },
 		{ "runtime-name", required_argument, NULL, 'N' },
+		{ "tenant-policy", required_argument, NULL, 'T' },
 		{ 0 },
 	};
 	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL;
@@ -1167,6 +1178,13 @@ APPLET_MAIN(install)
 		case 'U': undo = true; break;
 		case 'W': wait = true; break;
 		case 'N': in.runtime_name = optarg; break;
+		case 'T':
+			if (strcmp(optarg, "kubernetes") != 0 && strcmp(optarg, "open") != 0) {
+				strv_free(&vendors);
+				return applet_usage_error("--tenant-policy %s: open or kubernetes", optarg);
+			}
+			in.tenant_kubernetes = strcmp(optarg, "kubernetes") == 0;
+			break;
 		case 'r':
 			if (parse_runtimes(optarg, &rts) != 0) {
 				strv_free(&vendors);

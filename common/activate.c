@@ -146,6 +146,11 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 		if (strncmp(val, var, vl) != 0 || val[vl] != '=' || !val[vl + 1])
 			continue;
 		val += vl + 1;
+		/* the device plugin's volume-mounts strategy names the list's
+		 * directory: the list is the mounts, not this */
+		if (strncmp(val, v->device_list_dir, strlen(v->device_list_dir)) == 0 &&
+		    strspn(val + strlen(v->device_list_dir), "/") == strlen(val + strlen(v->device_list_dir)))
+			continue;
 		old = *vars;
 		*vars = old ? xasprintf("%s %s=%s", old, var, val) : xasprintf("%s=%s", var, val);
 		free(old);

@@ -74,3 +74,19 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$H" -c "$CFG" extra
 	assert_failure 2
 }
+
+@test "check: a Kubernetes node whose vendor lets unprivileged pods select devices by their own environment (issue 22)" {
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	assert_line "info     demo: a container without CAP_SYS_ADMIN selects devices through its own environment (unprivileged_selection has env)"
+	mkdir -p "$H/var/lib/kubelet"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line "PROBLEM  demo: a container without CAP_SYS_ADMIN selects devices through its own environment (unprivileged_selection has env): on this Kubernetes node any pod gets any device by setting the variable"
+	assert_line "         fix: ocidec install --tenant-policy kubernetes, or in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts annotation"
+	# the Kubernetes policy: no such line
+	sed -i '/^\[vendor\]/a selection = mounts annotation env\nunprivileged_selection = mounts annotation' "$CFG/demo.ini"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	refute_line --partial "its own environment"
+}

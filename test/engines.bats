@@ -344,6 +344,70 @@ containerd_stop() {
 	done
 }
 
+@test "deploy/kubernetes as written, through containerd's CRI: a pod that sets NVIDIA_VISIBLE_DEVICES itself gets nothing; the device plugin's mounts give exactly their GPU; its own privileged pod keeps the environment (issue 22, finding 3)" {
+	d=$V2
+	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
+	mkdir -p "$d/ctrd" "$d/logs" "$d/nvk"
+	cat >"$d/root/etc/containerd/config.toml" <<-EOF
+	version = 2
+	root = "$d/ctrd/root"
+	state = "$d/ctrd/state"
+	[grpc]
+	  address = "$d/ctrd/ctrd.sock"
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "docker.io/library/ocidec-test:1"
+	  restrict_oom_score_adj = true
+	  disable_cgroup = true
+	EOF
+	# NVIDIA's file as the DaemonSet installs it, the demo vendor standing
+	# in for the GPUs: its device-list dir is the shipped one's
+	sed "/^activation_flag/a $(grep '^device_list_dir' "$BATS_TEST_DIRNAME/../conf/nvidia.ini")" \
+		"$d/nv/nvidia.ini" >"$d/nvk/nvidia.ini"
+	chmod 0644 "$d/nvk/nvidia.ini"
+	# the DaemonSet's args, its /host being the bed's /, the driver
+	# container's root at /run/nvidia/driver
+	mapfile -t args < <(/usr/bin/python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] == "DaemonSet":
+        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$K/ocidec-toolkit.yaml")
+	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/runtimeclass.yaml")
+	inst=()
+	for a in "${args[@]}"; do
+		case $a in
+		--wait) ;;
+		--host-root=/host) inst+=(--host-root=/) ;;
+		*) inst+=("$a") ;;
+		esac
+	done
+	bed "$d" sh -c 'mkdir -p /run/nvidia/driver && mount --bind "$1/dr" /run/nvidia/driver' sh "$d"
+	run bed "$d" ocidec install -c "$d/nvk" "${inst[@]}"
+	assert_success
+	containerd_start "$d"
+	bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+	see='ls /dev | grep demo; true'
+	# a tenant's pod: the variable, the vendor's annotation on the pod, a
+	# CUDA image's all: nothing, and its log (kubectl logs) says why
+	run pod "$d" --handler "$handler" --env NVIDIA_VISIBLE_DEVICES=all --pod-ann ocidec.io/nvidia=all \
+		docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_success
+	assert_output "ocidec runtime: warn: nvidia: NVIDIA_VISIBLE_DEVICES=all ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN (unprivileged_selection)"
+	# the device plugin's volume-mounts allocation (kubelet passes its
+	# mounts and env): that GPU, and the image's all does not widen it
+	run pod "$d" --handler "$handler" --mount /dev/null:/var/run/nvidia-container-devices/1 \
+		--env NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_success
+	assert_output $'demo1\ndemoctl'
+	# the device plugin's own pod (privileged, CAP_SYS_ADMIN): its env
+	run pod "$d" --handler "$handler" --cap-add SYS_ADMIN --env NVIDIA_VISIBLE_DEVICES=all \
+		docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_success
+	assert_output $'demo0\ndemo1\ndemoctl'
+	containerd_stop "$d"
+	run bed "$d" ocidec install --host-root / --uninstall
+	assert_success
+	bed "$d" umount /run/nvidia/driver
+}
+
 @test "ocidec check: each engine's registration as the engine reads it, each problem with its fix" {
 	d=$V2
 	run bed "$d" ocidec check

@@ -366,6 +366,11 @@ attack() {
 	# void (what a CDI spec sets, issue 22 finding 4): nothing from the environment
 	ENVS=DEMO_VISIBLE_DEVICES=void attack openat2 ':' 'ls /dev | grep -c demo; true'
 	assert_output 0
+	# the device plugin's volume-mounts value, the list's directory: the
+	# list is the mounts, the variable asks for nothing
+	ENVS=DEMO_VISIBLE_DEVICES=/var/run/ocidec-devices/demo attack openat2 ':' 'ls /dev | grep demo'
+	assert_success
+	assert_output $'demo0\ndemo1\ndemoctl'
 	# a variable given twice (an engine appending a spec's void): each entry narrows
 	ENVS=OCI_DEMO=void attack openat2 ':' 'ls /dev | grep -c demo; true'
 	assert_output 0
