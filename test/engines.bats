@@ -270,6 +270,26 @@ dockerd_stop() {
 }
 
 # containerd_start DIR: containerd 1.7 as a node runs it (/etc/containerd/config.toml)
+# containerd_config DIR: the bed's containerd's own settings, the CRI
+# plugin's table last (restrict_oom_score_adj: this machine has no
+# CAP_SYS_RESOURCE; disable_cgroup on cgroup2 only: the controllers are
+# this host's v1 hierarchies')
+containerd_config() {
+	local d=$1
+	mkdir -p "$d/ctrd" "$d/logs"
+	cat <<-EOF
+	version = 2
+	root = "$d/ctrd/root"
+	state = "$d/ctrd/state"
+	[grpc]
+	  address = "$d/ctrd/ctrd.sock"
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "docker.io/library/ocidec-test:1"
+	  restrict_oom_score_adj = true
+	  disable_cgroup = $([ "$d" = "$V2" ] && echo true || echo false)
+	EOF
+}
+
 containerd_start() {
 	local d=$1
 	bed "$d" sh -c "exec containerd >$d/containerd.log 2>&1" &
@@ -289,21 +309,10 @@ containerd_stop() {
 
 @test "containerd 1.7 CRI as kubelet drives it: after ocidec install the CRI plugin loads with every node setting; handler ocidec, CDI field and annotation give the devices; --uninstall restores config.toml (issue 21, finding 3)" {
 	for d in "$V2" "$HY"; do
-		mkdir -p "$d/ctrd" "$d/logs"
-		# the node's own CRI settings (restrict_oom_score_adj: this
-		# machine has no CAP_SYS_RESOURCE; disable_cgroup on cgroup2 only:
-		# the controllers are this host's v1 hierarchies')
-		cat >"$d/root/etc/containerd/config.toml" <<-EOF
-		version = 2
-		root = "$d/ctrd/root"
-		state = "$d/ctrd/state"
-		[grpc]
-		  address = "$d/ctrd/ctrd.sock"
-		[plugins."io.containerd.grpc.v1.cri"]
-		  sandbox_image = "docker.io/library/ocidec-test:1"
-		  restrict_oom_score_adj = true
+		# the node's own CRI settings
+		containerd_config "$d" >"$d/root/etc/containerd/config.toml"
+		cat >>"$d/root/etc/containerd/config.toml" <<-EOF
 		  enable_cdi = true
-		  disable_cgroup = $([ "$d" = "$V2" ] && echo true || echo false)
 		  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
 		    runtime_type = "io.containerd.runc.v2"
 		  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
@@ -347,18 +356,8 @@ containerd_stop() {
 @test "deploy/kubernetes as written, through containerd's CRI: a pod that sets NVIDIA_VISIBLE_DEVICES itself gets nothing; the device plugin's mounts give exactly their GPU; its own privileged pod keeps the environment (issue 22, finding 3)" {
 	d=$V2
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
-	mkdir -p "$d/ctrd" "$d/logs" "$d/nvk"
-	cat >"$d/root/etc/containerd/config.toml" <<-EOF
-	version = 2
-	root = "$d/ctrd/root"
-	state = "$d/ctrd/state"
-	[grpc]
-	  address = "$d/ctrd/ctrd.sock"
-	[plugins."io.containerd.grpc.v1.cri"]
-	  sandbox_image = "docker.io/library/ocidec-test:1"
-	  restrict_oom_score_adj = true
-	  disable_cgroup = true
-	EOF
+	mkdir -p "$d/nvk"
+	containerd_config "$d" >"$d/root/etc/containerd/config.toml"
 	# NVIDIA's file as the DaemonSet installs it, the demo vendor standing
 	# in for the GPUs: its device-list dir is the shipped one's
 	sed "/^activation_flag/a $(grep '^device_list_dir' "$BATS_TEST_DIRNAME/../conf/nvidia.ini")" \
