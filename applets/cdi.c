@@ -108,8 +108,9 @@ struct uuids {
 	const struct vendor *v;
 };
 
-static int note_uuid(const char *uuid, int minor, int index, void *arg)
+static int note_uuid(const char *file, const char *uuid, int minor, int index, void *arg)
 {
+	(void)file;
 	struct uuids *u = arg;
 
 	(void)minor;

@@ -24,7 +24,8 @@
 
 const char hook_usage[] =
 	"usage: ocidec hook [-c DIR] [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
-	"       ocidec hook --cdi [--library PATH]... [--symlink PATH::TEXT]... < STATE\n"
+	"       ocidec hook --cdi [--library PATH]... [--symlink PATH::TEXT]...\n"
+	"                  [--proc-view DIR [--proc-set 'FILE NAME: VALUE'] [--proc-entry E]...]... < STATE\n"
 	"\n"
 	"An OCI runtime hook: reads the container state on stdin and BUNDLE/config.json,\n"
 	"and injects the vendors the container activates. Works at prestart (the\n"
@@ -46,6 +47,10 @@ const char hook_usage[] =
 	"      --library PATH    --cdi: the spec mounts a library at container path PATH\n"
 	"      --symlink PATH::TEXT\n"
 	"                        --cdi: make the link PATH -> TEXT in the container\n"
+	"      --proc-view DIR   --cdi (the runtime shim's): DIR of the container's procfs\n"
+	"                        becomes a read-only view of its files (--proc-set\n"
+	"                        changing one line of one) and the ENTRY directories\n"
+	"                        under it named by --proc-entry (the container's devices)\n"
 	"      --resolver fallback, --mount-api legacy\n"
 	"                        tests: the code paths of older kernels\n"
 	"\n"
@@ -130,6 +135,7 @@ static int cache_edits_done(struct cache_edits *c, int status)
 {
 	strv_free(&c->libraries);
 	strv_free(&c->links);
+	strv_free(&c->proc);
 	return status;
 }
 
@@ -147,6 +153,9 @@ APPLET_MAIN(hook)
 		{ "cdi", no_argument, NULL, 'C' },
 		{ "library", required_argument, NULL, 'B' },
 		{ "symlink", required_argument, NULL, 'Y' },
+		{ "proc-view", required_argument, NULL, 'V' },
+		{ "proc-set", required_argument, NULL, 'E' },
+		{ "proc-entry", required_argument, NULL, 'G' },
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *stage = "prestart";
@@ -191,6 +200,17 @@ APPLET_MAIN(hook)
 										 optarg));
 			strv_push(&ce.libraries, optarg);
 			break;
+		case 'V':
+		case 'E':
+		case 'G':
+			if (o == 'V' ? strncmp(optarg, "/proc/", 6) != 0 || strstr(optarg, "/..") || strstr(optarg, "/./")
+				     : !ce.proc.n || (o == 'G' && (optarg[0] == '/' || strstr(optarg, "..")))) {
+				return cache_edits_done(&ce, applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" :
+					o == 'E' ? "set" : "entry", optarg, o == 'V' ? "not a directory under /proc" :
+					!ce.proc.n ? "without --proc-view before it" : "not a relative path"));
+			}
+			strv_push_owned(&ce.proc, xconcat(o == 'V' ? "v" : o == 'E' ? "s" : "e", optarg));
+			break;
 		case 'Y':
 			if (add_link(&ce, optarg) < 0)
 				return cache_edits_done(&ce, applet_usage_error("--symlink %s: not PATH::TEXT with "
@@ -199,8 +219,8 @@ APPLET_MAIN(hook)
 		default: return cache_edits_done(&ce, applet_bad_option(o, argc, argv));
 		}
 	}
-	if (!cdi && (ce.libraries.n || ce.links.n))
-		return cache_edits_done(&ce, applet_usage_error("--library and --symlink go with --cdi"));
+	if (!cdi && (ce.libraries.n || ce.links.n || ce.proc.n))
+		return cache_edits_done(&ce, applet_usage_error("--library, --symlink and --proc-* go with --cdi"));
 	if (cdi && io.json)
 		return cache_edits_done(&ce, applet_usage_error("--format json: not with --cdi"));
 	if (optind < argc)

@@ -16,6 +16,7 @@
 #include "common/applet.h"
 #include "common/config.h"
 #include "common/ctrd.h"
+#include "common/dockerjson.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
@@ -539,53 +540,6 @@ static char *hooks_json(const char *prefix)
 	return line;
 }
 
-/* daemon.json TEXT (NULL: none) with runtime NAME added (PATH) or
- * removed (NULL). Returns the new text, or TEXT's copy when nothing
- * changes; NULL with ERR when TEXT is not a JSON object. */
-static char *docker_merge(const char *text, const char *name, const char *path, struct oerr *err)
-{
-	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *rt, *want;
-	char *outp;
-
-	if (!cJSON_IsObject(j)) {
-		cJSON_Delete(j);
-		oerr_usage(err, DOCKER_JSON ": not a JSON object: left alone");
-		return NULL;
-	}
-	rt = cJSON_GetObjectItemCaseSensitive(j, "runtimes");
-	if (rt && !cJSON_IsObject(rt)) {
-		cJSON_Delete(j);
-		oerr_usage(err, DOCKER_JSON ": \"runtimes\" is not an object: left alone");
-		return NULL;
-	}
-	if (path) {
-		want = cJSON_CreateObject();
-		cJSON_AddStringToObject(want, "path", path);
-		if (rt && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, name), want, true)) {
-			cJSON_Delete(want);
-			cJSON_Delete(j);
-			return xstrdup(text);
-		}
-		if (!rt)
-			rt = cJSON_AddObjectToObject(j, "runtimes");
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
-		cJSON_AddItemToObject(rt, name, want);
-	} else {
-		if (!rt || !cJSON_GetObjectItemCaseSensitive(rt, name)) {
-			cJSON_Delete(j);
-			return xstrdup(text ? text : "");
-		}
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
-		if (!rt->child)
-			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
-	}
-	outp = json_print_exact(j, 1);
-	cJSON_Delete(j);
-	char *line = xconcat(outp, "\n");
-	free(outp);
-	return line;
-}
-
 /* containerd's config.toml: ours is one line, or the last string of an
  * existing top-level imports array (containerd 1.x merges imports in
  * order, a later one replacing a plugin's section: ours must come last). */
@@ -758,7 +712,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 
 		if (have < 0)
 			return -1;
-		j = docker_merge(have ? cur : NULL, in->runtime_name, shim, err);
+		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);
 		if (!j)
 			return -1;
 		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, MERGE_DOCKER);
@@ -960,7 +914,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 			return -1;
 		if (have && strcmp(cur, wrote) != 0) {
 			if (strcmp(path, DOCKER_JSON) == 0)
-				edited = docker_merge(cur, state_runtime_name(in), NULL, err);
+				edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
 			else
 				edited = toml_remove_import(cur);
 			if (!edited)

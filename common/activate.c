@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, int index, void *arg),
+int vendor_uuid_each(const struct vendor *v,
+		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg)
 {
 	glob_t g;
@@ -44,7 +45,7 @@ int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int min
 				uuid = val;
 		}
 		if (m >= 0)
-			r = fn(uuid, m, v->device_index_bus ? position++ : m, arg);
+			r = fn(g.gl_pathv[i], uuid, m, v->device_index_bus ? position++ : m, arg);
 	}
 	globfree(&g);
 	return r;
@@ -56,8 +57,9 @@ struct uuid_find {
 	long found;
 };
 
-static int uuid_match(const char *uuid, int minor, int index, void *arg)
+static int uuid_match(const char *file, const char *uuid, int minor, int index, void *arg)
 {
+	(void)file;
 	struct uuid_find *f = arg;
 
 	if (f->uuid ? !uuid || strcasecmp(uuid, f->uuid) != 0 : index != f->index)

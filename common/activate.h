@@ -51,8 +51,9 @@ int activation_decide(const char *dir, const struct oci_config *oc, const struct
  * the glob's order, which is PCI bus order: FN(U, M, INDEX, ARG), INDEX the
  * device's index (device_index: its minor, or its position among the files
  * with a minor), until FN returns nonzero, which is returned; 0 at the end.
- * U is NULL for a file without one. */
-int vendor_uuid_each(const struct vendor *v, int (*fn)(const char *uuid, int minor, int index, void *arg),
+ * U is NULL for a file without one; FILE is the file's path. */
+int vendor_uuid_each(const struct vendor *v,
+		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg);
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */

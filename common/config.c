@@ -400,6 +400,19 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 		if (value[0] != '/' || has_dot_component(value))
 			return perr(p, line, "device_uuids must be an absolute path (glob)");
 		v->device_uuids = xstrdup(value);
+	} else if (strcmp(key, "proc_view") == 0) {
+		if (value[0] != '/' || has_dot_component(value) || strcspn(value, "*?[") != strlen(value) ||
+		    strlen(value) < 2)
+			return perr(p, line, "proc_view must be an absolute path below / (no glob)");
+		free(v->proc_view);
+		v->proc_view = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
+		v->proc_view_line = line;
+	} else if (strcmp(key, "proc_view_set") == 0) {
+		const char *sp = strchr(value, ' '), *colon = sp ? strchr(sp, ':') : NULL;
+		if (!sp || sp == value || memchr(value, '/', (size_t)(sp - value)) || !colon || colon == sp + 1)
+			return perr(p, line, "proc_view_set must be FILE NAME: VALUE (a file directly in proc_view)");
+		free(v->proc_view_set);
+		v->proc_view_set = xstrdup(value);
 	} else if (strcmp(key, "log_level") == 0) {
 		int l = log_level_parse(value);
 		if (l < 0)
@@ -487,6 +500,8 @@ static void vendor_free(struct vendor *v)
 	free(v->annotation);
 	free(v->feature_env);
 	free(v->device_uuids);
+	free(v->proc_view);
+	free(v->proc_view_set);
 	free(v->cdi_kind);
 	strv_free(&v->selection_list);
 	strv_free(&v->unprivileged_list);

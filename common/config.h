@@ -61,6 +61,11 @@ struct vendor {
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
 	char *cdi_kind;             /* the CDI spec's kind; default ocidec.io/NAME */
+	char *proc_view;            /* the driver's proc directory (/proc/driver/nvidia): a
+				     * container sees its files and its own devices' entries
+				     * (the directories of the device_uuids files below it) */
+	char *proc_view_set;        /* "FILE NAME: VALUE": that line of FILE changed there */
+	int proc_view_line;
 	bool device_index_bus;      /* device_index = bus: index N is the Nth device_uuids
 				     * file (PCI bus order, NVML's), its node that file's minor */
 	int device_index_line;

@@ -48,6 +48,8 @@ void edits_libdir_add(struct strv *dirs, const char *library)
 void edits_build(const struct plan *p, struct edits *e)
 {
 	memset(e, 0, sizeof(*e));
+	e->views = p->views;
+	e->nviews = p->nviews;
 	e->mounts = xcalloc(p->n ? p->n : 1, sizeof(*e->mounts));
 	e->links = xcalloc(p->n ? p->n : 1, sizeof(*e->links));
 	e->devices = xcalloc(p->n ? p->n : 1, sizeof(*e->devices));
@@ -159,6 +161,12 @@ void edits_print_mounts(const struct edits *e)
 			if (e->links[k].mount == i)
 				printf("symlink %s %s\n", esc(e->links[k].path, a), esc(e->links[k].text, b));
 	}
+	for (size_t i = 0; i < e->nviews; i++) {
+		printf("procview %s", esc(e->views[i].vendor->proc_view, a));
+		for (size_t k = 0; k < e->views[i].entries.n; k++)
+			printf(" %s", esc(e->views[i].entries.v[k], a));
+		printf("\n");
+	}
 }
 
 void edits_print_cache(const struct edits *e)
@@ -225,7 +233,7 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 {
 	cJSON *hook, *args;
 
-	if (!e->nlinks && !e->libdirs.n)
+	if (!e->nlinks && !e->libdirs.n && !e->nviews)
 		return NULL;
 	hook = cJSON_CreateObject();
 	if (!hook)
@@ -244,6 +252,20 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 		_cleanup_free_ char *l = xasprintf("%s::%s", e->links[i].path, e->links[i].text);
 		add_str(args, NULL, "--symlink");
 		add_str(args, NULL, l);
+	}
+	for (size_t i = 0; i < e->nviews; i++) {
+		const struct vendor *v = e->views[i].vendor;
+
+		add_str(args, NULL, "--proc-view");
+		add_str(args, NULL, v->proc_view);
+		if (v->proc_view_set) {
+			add_str(args, NULL, "--proc-set");
+			add_str(args, NULL, v->proc_view_set);
+		}
+		for (size_t k = 0; k < e->views[i].entries.n; k++) {
+			add_str(args, NULL, "--proc-entry");
+			add_str(args, NULL, e->views[i].entries.v[k]);
+		}
 	}
 	return hook;
 }
@@ -422,6 +444,17 @@ int edits_print_json(const struct edits *e)
 		add_num(o, "major", rules[i].major);
 		add_num(o, "minor", rules[i].minor);
 		add_str(o, "access", "rwm");
+	}
+	a = add(root, "procViews", cJSON_CreateArray());
+	for (size_t i = 0; i < e->nviews; i++) {
+		cJSON *x = add(a, NULL, cJSON_CreateObject()), *en;
+
+		add_str(x, "path", e->views[i].vendor->proc_view);
+		if (e->views[i].vendor->proc_view_set)
+			add_str(x, "set", e->views[i].vendor->proc_view_set);
+		en = add(x, "entries", cJSON_CreateArray());
+		for (size_t k = 0; k < e->views[i].entries.n; k++)
+			add_str(en, NULL, e->views[i].entries.v[k]);
 	}
 	o = add(root, "ldcache", cJSON_CreateObject());
 	a = add(o, "directories", cJSON_CreateArray());

@@ -57,6 +57,8 @@ struct edits {
 	struct edit_device *devices;
 	size_t ndevices;
 	struct strv libdirs;         /* for the container's cache, in order */
+	const struct plan_view *views; /* proc views (the plan's), procview.h */
+	size_t nviews;
 };
 
 /* The edits of plan P (which must outlive them). */
@@ -70,8 +72,8 @@ struct devcg_rule *edits_rules(const struct edits *e, size_t *n);
 /* "ro,nosuid,nodev" */
 const char *edit_flags_text(unsigned flags);
 
-/* --dry-run, text: "mount SOURCE DESTINATION FLAGS" and "symlink PATH
- * TEXT" lines, then (after the caller's cgroup lines) "ldcache DIR" and
+/* --dry-run, text: "mount SOURCE DESTINATION FLAGS", "symlink PATH
+ * TEXT" and "procview DIR [ENTRY...]" lines, then (after the caller's cgroup lines) "ldcache DIR" and
  * "ldcache-entry SONAME PATH" lines. */
 void edits_print_mounts(const struct edits *e);
 void edits_print_cache(const struct edits *e);

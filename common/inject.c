@@ -1,5 +1,6 @@
 /* inject.c: see inject.h. */
 #include "common/inject.h"
+#include "common/procview.h"
 
 #include "common/devcg.h"
 #include "common/edits.h"
@@ -574,8 +575,13 @@ int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
 	if (jobs_prepare(&e, jobs, err) < 0 || cgroup_allow(&e, o, err) < 0 ||
 	    (rootfd = enter_container(o, err)) < 0)
 		goto out;
-	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, &e, rootfd, err) < 0 ||
-	    update_cache(rootfd, &e.libdirs, err) < 0)
+	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, &e, rootfd, err) < 0)
+		goto out;
+	for (size_t i = 0; i < e.nviews; i++)
+		if (proc_view_apply(rootfd, e.views[i].vendor->proc_view, e.views[i].vendor->proc_view_set,
+				    &e.views[i].entries, err) < 0)
+			goto out;
+	if (update_cache(rootfd, &e.libdirs, err) < 0)
 		goto out;
 	r = 0;
 out:
@@ -635,6 +641,15 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 			escape_bytes(dirs.v[i], a, sizeof(a));
 			printf("ldcache %s\n", a);
 		}
+		for (size_t i = 0; i < c->proc.n; i++) {
+			escape_bytes(c->proc.v[i] + 1, a, sizeof(a));
+			if (c->proc.v[i][0] == 'v')
+				printf("%sprocview %s", i ? "\n" : "", a);
+			else if (c->proc.v[i][0] == 'e')
+				printf(" %s", a);
+		}
+		if (c->proc.n)
+			printf("\n");
 		r = 0;
 		goto out;
 	}
@@ -645,6 +660,26 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 	for (size_t i = 0; i + 1 < c->links.n; i += 2)
 		if (make_link(rootfd, c->links.v[i], c->links.v[i + 1], err) < 0)
 			goto out;
+	/* the proc views: each "v" with the "s" and "e" after it */
+	for (size_t i = 0; i < c->proc.n; i++) {
+		struct strv entries = { 0 };
+		const char *set = NULL;
+		size_t k = i + 1;
+
+		if (c->proc.v[i][0] != 'v')
+			continue;
+		for (; k < c->proc.n && c->proc.v[k][0] != 'v'; k++) {
+			if (c->proc.v[k][0] == 's')
+				set = c->proc.v[k] + 1;
+			else
+				strv_push(&entries, c->proc.v[k] + 1);
+		}
+		int pr = proc_view_apply(rootfd, c->proc.v[i] + 1, set, &entries, err);
+
+		strv_free(&entries);
+		if (pr < 0)
+			goto out;
+	}
 	if (update_cache(rootfd, &dirs, err) < 0)
 		goto out;
 	r = 0;

@@ -59,6 +59,8 @@ int inject_activations(const struct activation *act, int n, const struct inject_
 struct cache_edits {
 	struct strv libraries;  /* container paths the spec mounts libraries at */
 	struct strv links;      /* PATH, TEXT, PATH, TEXT, ...: symlinks to make */
+	struct strv proc;       /* proc views (the shim's): "vDIR", then its "sFILE
+				 * NAME: VALUE" and "eENTRY"s, ... (procview.h) */
 };
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err);
 

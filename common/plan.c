@@ -1,5 +1,6 @@
 /* plan.c: see plan.h. */
 #include "common/plan.h"
+#include "common/procview.h"
 #include "common/activate.h"
 #include "common/ldcache.h"
 #include "common/log.h"
@@ -313,8 +314,9 @@ struct bus_map {
 	size_t nout;
 };
 
-static int bus_index(const char *uuid, int minor, int index, void *arg)
+static int bus_index(const char *file, const char *uuid, int minor, int index, void *arg)
 {
+	(void)file;
 	struct bus_map *m = arg;
 	unsigned long key = (unsigned long)minor;
 
@@ -450,6 +452,11 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 
 	if (vendor_select_features(v, sel->features, selected, err) < 0)
 		goto out;
+	if (sel->container && v->proc_view) {
+		p->views = xreallocarray(p->views, p->nviews + 1, sizeof(*p->views));
+		p->views[p->nviews] = (struct plan_view){ .vendor = v };
+		proc_view_entries(v, sel->devices, &p->views[p->nviews++].entries);
+	}
 	raise_nofile();
 	c.rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c.rootfd < 0) {
@@ -509,6 +516,9 @@ void plan_free(struct plan *p)
 	for (size_t i = 0; i < p->n; i++)
 		plan_item_free(&p->items[i]);
 	free(p->items);
+	for (size_t i = 0; i < p->nviews; i++)
+		strv_free(&p->views[i].entries);
+	free(p->views);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -33,9 +33,18 @@ struct plan_item {
 	struct stat st;    /* of fd */
 };
 
+/* A vendor's proc_view for a container: the entries of its devices
+ * (procview.h) */
+struct plan_view {
+	const struct vendor *vendor;
+	struct strv entries;
+};
+
 struct plan {
 	struct plan_item *items;
 	size_t n, cap;
+	struct plan_view *views;   /* container requests only */
+	size_t nviews;
 };
 
 struct plan_select {

@@ -321,7 +321,7 @@ cdi_bundle() {
 	assert_failure 2
 	run hook --library /x.so </dev/null
 	assert_failure 2
-	assert_output "ocidec hook: --library and --symlink go with --cdi (see ocidec hook --help)"
+	assert_output "ocidec hook: --library, --symlink and --proc-* go with --cdi (see ocidec hook --help)"
 	rm -rf "$B"
 	"$FIXTURES/bundle.sh" "$B" >/dev/null
 	run hook --cdi --dry-run --library /opt/demo/lib/libdemo.so.1.0 --library /usr/lib/x/liby.so \

@@ -59,3 +59,15 @@ setup() {
 	assert_success
 	assert_line --regexp '^# sdbus: stat::number_of_executed_units: 300000$'
 }
+
+@test "install's daemon.json merge survives 300000 fuzzed inputs, everything not ocidec's kept exactly" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 dockerjson
+	assert_success
+	assert_line --regexp '^# dockerjson: stat::number_of_executed_units: 300000$'
+}
+
+@test "the runtime shim's config.json rewrite survives 300000 fuzzed inputs, everything not ocidec's kept exactly" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 shimedit
+	assert_success
+	assert_line --regexp '^# shimedit: stat::number_of_executed_units: 300000$'
+}

@@ -351,9 +351,11 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_success
 	assert_line "mount $DR/dev/demo1 /dev/demo1 ro,nosuid,noexec"
 	refute_line --partial /dev/demo0
-	run dry OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1      # the flag comes before the alias
+	run dry OCI_DEMO=0 DEMO_VISIBLE_DEVICES=all    # each variable narrows (issue 22, finding 2)
 	assert_line --partial /dev/demo0
 	refute_line --partial /dev/demo1
+	run dry OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1
+	assert_output "ocidec hook: warn: demo: OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1: no device in common: none given"
 	run dry OCI_DEMO=GPU-cccc
 	assert_failure 1
 	assert_output "ocidec hook: demo: no device 'GPU-cccc'"

@@ -20,6 +20,7 @@ setup() {
 
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
+	[ -z "${PID:-}" ] || kill "$PID" 2>/dev/null || true
 	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount -R "$HOST/shared"; fi
 }
 
@@ -380,6 +381,81 @@ attack() {
 	assert_output 0
 	run cat "$BATS_TEST_TMPDIR/log"
 	assert_line --partial "demo: OCI_DEMO=0 DEMO_VISIBLE_DEVICES=1: no device in common: none given"
+}
+
+# procview_bed: a fake driver proc directory (two GPUs' entries, params,
+# version) as /proc/driver/demo of a "container" (a process pivoted into
+# the bundle's rootfs, with a procfs of its own) and of the host side that
+# runs ocidec; PID is the container's process
+procview_bed() {
+	FAKE=$BATS_TEST_TMPDIR/procdriver
+	mkdir -p "$FAKE/demo/gpus/0000:01:00.0" "$FAKE/demo/gpus/0000:02:00.0" "$FAKE/demo/capabilities"
+	printf 'Model: Demo\nDevice Minor: 0\nGPU UUID: GPU-aaa\n' >"$FAKE/demo/gpus/0000:01:00.0/information"
+	printf 'Model: Demo\nDevice Minor: 1\nGPU UUID: GPU-bbb\n' >"$FAKE/demo/gpus/0000:02:00.0/information"
+	printf 'ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 1\nDeviceFileGID: 0\n' >"$FAKE/demo/params"
+	echo "NVRM version: demo 1.0" >"$FAKE/demo/version"
+	printf 'device_uuids = /proc/driver/demo/gpus/*/information\nproc_view = /proc/driver/demo\nproc_view_set = params ModifyDeviceFiles: 0\n' >"$BATS_TEST_TMPDIR/extra"
+	EXTRA=$(cat "$BATS_TEST_TMPDIR/extra") "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	"$FIXTURES/bundle.sh" "$B" >/dev/null
+	R=$B/rootfs
+	unshare -m -p --fork --propagation private sh -c '
+		mount --bind "$1" "$1"; mount -t proc proc "$1/proc"; mount --bind "$2" "$1/proc/driver"
+		cd "$1" && mkdir -p .old && pivot_root . .old &&
+			exec /bin/busybox sh -c "/bin/busybox umount -l /.old; exec /bin/busybox sleep 600"' sh "$R" "$FAKE" \
+		</dev/null >/dev/null 2>&1 3>&- &
+	PID=
+	for _ in $(seq 100); do
+		PID=$(pgrep -P $! | head -n 1)
+		[ -n "$PID" ] && [ "$(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null)" = "/bin/busybox sleep 600 " ] && break
+		sleep 0.1
+	done
+	[ "$(tr '\0' ' ' <"/proc/$PID/cmdline")" = "/bin/busybox sleep 600 " ]
+}
+
+# in the "container"
+inside() { nsenter -t "$PID" -m -p -- "$@"; }
+
+@test "9. the driver's proc directory: a container sees its files (ModifyDeviceFiles: 0) and only its own devices' entries, read-only (issue 22, finding 9)" {
+	procview_bed
+	run inside ls /proc/driver/demo/gpus
+	assert_output $'0000:01:00.0\n0000:02:00.0'
+	# the host side sees the same directory (a bind of its own)
+	run unshare -m --propagation private sh -c 'mount --bind "$1" /proc/driver && "$2" inject -c "$3" --pid "$4" -d 1 demo' \
+		sh "$FAKE" "$OCIDEC" "$CFG" "$PID"
+	assert_success
+	run inside ls /proc/driver/demo /proc/driver/demo/gpus
+	assert_output $'/proc/driver/demo:\ngpus\nparams\nversion\n\n/proc/driver/demo/gpus:\n0000:02:00.0'
+	run inside cat /proc/driver/demo/params /proc/driver/demo/gpus/0000:02:00.0/information
+	assert_output $'ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 0\nDeviceFileGID: 0\nModel: Demo\nDevice Minor: 1\nGPU UUID: GPU-bbb'
+	# read-only, the entry too; the host's files untouched
+	run inside sh -c 'echo x >/proc/driver/demo/params; echo x >/proc/driver/demo/gpus/0000:02:00.0/information; mkdir /proc/driver/demo/x' 
+	assert_equal "$(grep -c 'Read-only file system' <<<"$output")" 3
+	assert_equal "$(grep ModifyDeviceFiles "$FAKE/demo/params")" "ModifyDeviceFiles: 1"
+	# a second run changes nothing
+	run unshare -m --propagation private sh -c 'mount --bind "$1" /proc/driver && "$2" inject -c "$3" --pid "$4" -d 1 demo' \
+		sh "$FAKE" "$OCIDEC" "$CFG" "$PID"
+	assert_success
+	run inside sh -c 'grep -c " /proc/driver/demo" /proc/self/mountinfo'
+	assert_output 2
+	kill "$PID"
+}
+
+@test "9. the runtime shim's proc view: its createContainer hook (hook --cdi --proc-view) does the same; bad arguments are usage errors" {
+	procview_bed
+	printf '{"ociVersion":"1.0.2","id":"pv","status":"created","pid":%s,"bundle":"%s"}' "$PID" "$B" >"$BATS_TEST_TMPDIR/state"
+	run unshare -m --propagation private sh -c 'mount --bind "$1" /proc/driver && "$2" hook --cdi --proc-view /proc/driver/demo --proc-set "params ModifyDeviceFiles: 0" --proc-entry gpus/0000:01:00.0 prestart <"$3"' \
+		sh "$FAKE" "$OCIDEC" "$BATS_TEST_TMPDIR/state"
+	assert_success
+	run inside sh -c 'ls /proc/driver/demo/gpus; grep Modify /proc/driver/demo/params'
+	assert_output $'0000:01:00.0\nModifyDeviceFiles: 0'
+	kill "$PID"
+	run "$OCIDEC" hook --cdi --proc-entry gpus/x prestart </dev/null
+	assert_failure 2
+	assert_output --partial "--proc-entry gpus/x: without --proc-view before it"
+	run "$OCIDEC" hook --cdi --proc-view /etc prestart </dev/null
+	assert_failure 2
+	run "$OCIDEC" hook --cdi --proc-view /proc/x --proc-entry ../../etc prestart </dev/null
+	assert_failure 2
 }
 
 @test "9. a FIFO at the log path does not hold the hook; container values are escaped in the log" {

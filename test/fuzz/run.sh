@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd sdbus; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd sdbus dockerjson shimedit; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd sdbus}
+targets=${*:-ldcache elf config state ociconfig json ctrd sdbus dockerjson shimedit}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -65,6 +65,15 @@ if [ ! -d "$seeds/sdbus" ]; then
 	# an error: its name, and a message as the body
 	printf 'l\3\1\1\13\0\0\0\3\0\0\0\67\0\0\0\5\1u\0\2\0\0\0\4\1s\0\37\0\0\0org.freedesktop.DBus.Error.Fail\0\10\1g\0\1s\0\0\6\0\0\0no way\0' \
 		>"$seeds/sdbus/error"
+fi
+if [ ! -d "$seeds/dockerjson" ]; then
+	mkdir -p "$seeds/dockerjson" "$seeds/shimedit"
+	printf '{\n  "log-level": "warn",\n  "default-ulimits": {"memlock": {"Name": "memlock", "Hard": 18446744073709551615, "Soft": -1}},\n  "runtimes": {"other": {"path": "/usr/bin/other"}, "ocidec": {"path": "/old"}}\n}\n' \
+		>"$seeds/dockerjson/daemon"
+	printf '{"runtimes": {}}' >"$seeds/dockerjson/empty-runtimes"
+	cp "$seeds/ociconfig/runc-spec" "$seeds/shimedit/"
+	printf '{"linux": {"devices": [{"path": "/dev/demo1", "type": "c", "major": 9, "minor": 9}]}, "process": {"rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551615}]}}' \
+		>"$seeds/shimedit/image-device"
 fi
 status=0
 for t in $targets; do

@@ -1,0 +1,54 @@
+/* dockerjson.c: see dockerjson.h. */
+#include "common/dockerjson.h"
+
+#include "common/json.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DAEMON_JSON "/etc/docker/daemon.json"
+
+char *docker_json_merge(const char *text, const char *name, const char *path, struct oerr *err)
+{
+	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *rt, *want;
+	char *outp, *line;
+
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
+		return NULL;
+	}
+	rt = cJSON_GetObjectItemCaseSensitive(j, "runtimes");
+	if (rt && !cJSON_IsObject(rt)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DAEMON_JSON ": \"runtimes\" is not an object: left alone");
+		return NULL;
+	}
+	if (path) {
+		want = cJSON_CreateObject();
+		cJSON_AddStringToObject(want, "path", path);
+		if (rt && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, name), want, true)) {
+			cJSON_Delete(want);
+			cJSON_Delete(j);
+			return xstrdup(text);
+		}
+		if (!rt)
+			rt = cJSON_AddObjectToObject(j, "runtimes");
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
+		cJSON_AddItemToObject(rt, name, want);
+	} else {
+		if (!rt || !cJSON_GetObjectItemCaseSensitive(rt, name)) {
+			cJSON_Delete(j);
+			return xstrdup(text ? text : "");
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
+		if (!rt->child)
+			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
+	}
+	outp = json_print_exact(j, 1);
+	cJSON_Delete(j);
+	line = xconcat(outp, "\n");
+	free(outp);
+	return line;
+}

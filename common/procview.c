@@ -1,0 +1,382 @@
+/* procview.c: see procview.h. */
+#include "common/procview.h"
+
+#include "common/activate.h"
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#define PROC_MAGIC 0x9fa0
+#define TMPFS_MAGIC_ 0x01021994
+#define FILE_MAX (64 * 1024)   /* a file of the driver's directory copied */
+#define FILES_MAX 64
+
+struct pick {
+	const struct vendor *v;
+	unsigned long *minors;     /* NULL: all */
+	size_t n;
+	struct strv *entries;
+};
+
+static int pick_entry(const char *file, const char *uuid, int minor, int index, void *arg)
+{
+	struct pick *p = arg;
+	size_t dl = strlen(p->v->proc_view);
+	const char *rel = file + dl + 1, *slash = strrchr(file, '/');
+	bool want = !p->minors;
+
+	(void)uuid;
+	(void)index;
+	for (size_t i = 0; i < p->n && !want; i++)
+		want = p->minors[i] == (unsigned long)minor;
+	if (want && strncmp(file, p->v->proc_view, dl) == 0 && file[dl] == '/' && slash > rel)
+		strv_push_owned(p->entries, xstrndup(rel, (size_t)(slash - rel)));
+	return 0;
+}
+
+void proc_view_entries(const struct vendor *v, const char *devices, struct strv *entries)
+{
+	struct pick p = { v, NULL, 0, entries };
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	if (!v->proc_view || !devices || strcmp(devices, "none") == 0)
+		return;
+	if (strcmp(devices, "all") != 0) {
+		copy = xstrdup(devices);
+		p.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*p.minors));
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			long m = vendor_index_minor(v, strtoul(t, NULL, 10));
+			if (m >= 0)
+				p.minors[p.n++] = (unsigned long)m;
+		}
+	}
+	vendor_uuid_each(v, pick_entry, &p);
+	free(p.minors);
+}
+
+/* Open the directory PATH (relative, "a/b") under DIRFD one component at a
+ * time, never through a link, each on a filesystem of type MAGIC (0: any:
+ * what is below the container's procfs is the runtime's doing, runc
+ * refuses any mount there but a few files, the image makes none). */
+static int open_dir_under(int dirfd, const char *path, long magic, int flags)
+{
+	_cleanup_free_ char *copy = xstrdup(path);
+	char *save = NULL;
+	int fd = dup(dirfd);
+
+	for (char *c = strtok_r(copy, "/", &save); c && fd >= 0; c = strtok_r(NULL, "/", &save)) {
+		int next = strcmp(c, "..") == 0 || strcmp(c, ".") == 0 ? (errno = EINVAL, -1)
+			   : openat(fd, c, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct statfs sf;
+
+		close(fd);
+		fd = next;
+		if (fd >= 0 && magic && (fstatfs(fd, &sf) < 0 || (long)sf.f_type != magic)) {
+			close(fd);
+			fd = -1;
+			errno = EXDEV;
+		}
+	}
+	return fd;
+}
+
+struct file_copy {
+	char name[256];
+	char *data;
+	size_t len;
+};
+
+struct collect {
+	int dirfd;
+	struct file_copy *files;
+	size_t n;
+};
+
+static void collect_file(const char *name, void *arg)
+{
+	struct collect *c = arg;
+	struct stat st;
+	_cleanup_close_ int fd = -1;
+	struct oerr err;
+
+	if (c->n == FILES_MAX || strlen(name) >= sizeof(c->files[0].name) ||
+	    fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return;
+	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	strcpy(c->files[c->n].name, name);
+	if (read_fd_all(fd, FILE_MAX, &c->files[c->n].data, &c->files[c->n].len, &err) == 0)
+		c->n++;
+}
+
+/* The content of FILE in the view: SET ("FILE NAME: VALUE") replaces the
+ * lines of FILE that start with "NAME:" */
+static char *view_text(const struct file_copy *f, const char *set, size_t *len)
+{
+	const char *sp = set ? strchr(set, ' ') : NULL;
+	const char *line = sp ? sp + 1 : NULL, *colon = line ? strchr(line, ':') : NULL;
+	size_t nl = colon ? (size_t)(colon - line + 1) : 0, n = 0;
+	char *out;
+
+	if (!sp || (size_t)(sp - set) != strlen(f->name) || strncmp(set, f->name, strlen(f->name)) != 0) {
+		*len = f->len;
+		out = xmalloc(f->len + 1);
+		memcpy(out, f->data, f->len);
+		return out;
+	}
+	out = xmalloc(f->len + strlen(line) * (f->len / 2 + 1) + 2);
+	for (const char *p = f->data, *end = f->data + f->len; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t l = eol ? (size_t)(eol - p + 1) : (size_t)(end - p);
+
+		if (l >= nl && strncmp(p, line, nl) == 0) {
+			n += (size_t)sprintf(out + n, "%s\n", line);
+		} else {
+			memcpy(out + n, p, l);
+			n += l;
+		}
+		p += l;
+	}
+	*len = n;
+	return out;
+}
+
+static int write_file(int dirfd, const char *name, const char *data, size_t len)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+
+	while (fd >= 0 && len) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		data += w;
+		len -= (size_t)w;
+	}
+	return fd < 0 ? -1 : 0;
+}
+
+/* The directories of ENTRY ("gpus/X") made under VIEWFD; its descriptor */
+static int make_entry_dir(int viewfd, const char *entry)
+{
+	_cleanup_free_ char *copy = xstrdup(entry);
+	char *save = NULL;
+	int fd = dup(viewfd);
+
+	for (char *c = strtok_r(copy, "/", &save); c && fd >= 0; c = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (mkdirat(fd, c, 0555) < 0 && errno != EEXIST) {
+			close(fd);
+			return -1;
+		}
+		next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+
+/* Mounting by descriptor: the new mount API (5.2; mount_setattr 5.12),
+ * else mount(2) through /proc/self/fd, which the container's mount
+ * namespace resolves only before pivot_root. */
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+struct mattr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+#define ATTR_RO_ 0x0f           /* MOUNT_ATTR_RDONLY | NOSUID | NODEV | NOEXEC */
+#define ATTR_NOSUIDDEVEXEC_ 0x0e
+#define EMPTY_BOTH_ 0x44        /* MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH */
+
+static int legacy(const char *src, int srcfd, int tgtfd, const char *type, unsigned long flags, const char *data)
+{
+	char s[64], t[64];
+
+	if (srcfd >= 0)
+		snprintf(s, sizeof(s), "/proc/self/fd/%d", srcfd);
+	snprintf(t, sizeof(t), "/proc/self/fd/%d", tgtfd);
+	return mount(srcfd >= 0 ? s : src, t, type, flags, data);
+}
+
+/* make FD's mount (its root) private and, RO, read-only */
+static int set_attrs(int fd, bool ro)
+{
+	struct mattr a = { .attr_set = ro ? ATTR_RO_ : 0, .propagation = MS_PRIVATE };
+
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof(a)) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	if (legacy(NULL, -1, fd, NULL, MS_PRIVATE, NULL) < 0)
+		return -1;
+	return ro ? legacy(NULL, -1, fd, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			   NULL) : 0;
+}
+
+static int mount_tmpfs(int tgtfd)
+{
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", 1 /* FSOPEN_CLOEXEC */), m = -1, r = -1;
+
+	if (fs < 0)
+		return errno == ENOSYS ? legacy("tmpfs", -1, tgtfd, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+						"mode=0555,size=4m") : -1;
+	if (syscall(SYS_fsconfig, fs, 1 /* SET_STRING */, "mode", "0555", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, 1, "size", "4m", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, 6 /* CMD_CREATE */, NULL, NULL, 0) == 0 &&
+	    (m = (int)syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUIDDEVEXEC_)) >= 0)
+		r = (int)syscall(SYS_move_mount, m, "", tgtfd, "", EMPTY_BOTH_);
+	close(fs);
+	if (m >= 0)
+		close(m);
+	return r;
+}
+
+/* SRCFD's directory bind-mounted read-only on TGTFD */
+static int bind_ro(int srcfd, int tgtfd)
+{
+	struct mattr a = { .attr_set = ATTR_RO_, .propagation = MS_PRIVATE };
+	int t = (int)syscall(SYS_open_tree, srcfd, "", 1 /* OPEN_TREE_CLONE */ | O_CLOEXEC | AT_EMPTY_PATH), r = -1;
+
+	if (t < 0 && errno == ENOSYS) {
+		if (legacy(NULL, srcfd, tgtfd, NULL, MS_BIND, NULL) < 0)
+			return -1;
+		_cleanup_close_ int top = openat(tgtfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return top < 0 ? -1 : set_attrs(top, true);
+	}
+	if (t >= 0 && syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof(a)) == 0)
+		r = (int)syscall(SYS_move_mount, t, "", tgtfd, "", EMPTY_BOTH_);
+	if (t >= 0)
+		close(t);
+	return r;
+}
+
+int proc_view_apply(int rootfd, const char *dir, const char *set, const struct strv *entries, struct oerr *err)
+{
+	_cleanup_close_ int procfd = -1, dirfd = -1, viewfd = -1;
+	struct collect c = { -1, NULL, 0 };
+	int *src = xcalloc(entries->n + 1, sizeof(*src));
+	struct statfs sf;
+	int r = -1;
+
+	for (size_t i = 0; i < entries->n; i++)
+		src[i] = -1;
+	/* the container's procfs, and the directory in it */
+	procfd = root_open_any(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	if (procfd < 0 || fstatfs(procfd, &sf) < 0 || (long)sf.f_type != PROC_MAGIC) {
+		log_warn("%s: the container's /proc is no procfs: no view made", dir);
+		r = 0;
+		goto out;
+	}
+	dirfd = open_dir_under(procfd, dir + strlen("/proc/"), 0, O_RDONLY);
+	if (dirfd < 0) {
+		log_info("%s: not in the container's procfs (%s): no view needed", dir, strerror(errno));
+		r = 0;
+		goto out;
+	}
+	if (fstatfs(dirfd, &sf) == 0 && (long)sf.f_type == TMPFS_MAGIC_) {
+		log_debug("%s: a view already (a run before)", dir);
+		r = 0;
+		goto out;
+	}
+	/* what goes into the view, read before it covers the directory */
+	c.dirfd = dirfd;
+	c.files = xcalloc(FILES_MAX, sizeof(*c.files));
+	if (dir_each(dirfd, collect_file, &c) < 0) {
+		oerr_set(err, errno, "%s: reading", dir);
+		goto out;
+	}
+	for (size_t i = 0; i < entries->n; i++)
+		src[i] = open_dir_under(dirfd, entries->v[i], 0, O_PATH);
+
+	if (mount_tmpfs(dirfd) < 0) {
+		oerr_set(err, errno, "%s: mounting the view", dir);
+		goto out;
+	}
+	viewfd = open_dir_under(procfd, dir + strlen("/proc/"), 0, O_RDONLY);
+	if (viewfd < 0 || fstatfs(viewfd, &sf) < 0 || (long)sf.f_type != TMPFS_MAGIC_ || set_attrs(viewfd, false) < 0) {
+		oerr_set(err, errno, "%s: the view just mounted", dir);
+		goto out;
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		size_t len;
+		_cleanup_free_ char *text = view_text(&c.files[i], set, &len);
+
+		if (write_file(viewfd, c.files[i].name, text, len) < 0) {
+			oerr_set(err, errno, "%s/%s: in the view", dir, c.files[i].name);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < entries->n; i++) {
+		if (src[i] < 0)
+			continue;
+		int t = make_entry_dir(viewfd, entries->v[i]);
+		if (t < 0) {
+			oerr_set(err, errno, "%s/%s: in the view", dir, entries->v[i]);
+			goto out;
+		}
+		close(t);
+	}
+	if (set_attrs(viewfd, true) < 0) {
+		oerr_set(err, errno, "%s: the view read-only", dir);
+		goto out;
+	}
+	/* each device's entry, bind-mounted read-only from the procfs */
+	for (size_t i = 0; i < entries->n; i++) {
+		_cleanup_close_ int t = -1;
+
+		if (src[i] < 0) {
+			log_warn("%s/%s: not in the container's procfs", dir, entries->v[i]);
+			continue;
+		}
+		t = open_dir_under(viewfd, entries->v[i], TMPFS_MAGIC_, O_PATH);
+		if (t < 0 || bind_ro(src[i], t) < 0) {
+			oerr_set(err, errno, "%s/%s: bind mount", dir, entries->v[i]);
+			goto out;
+		}
+	}
+	log_info("%s: the container sees its files and %zu device entr%s", dir, entries->n,
+		 entries->n == 1 ? "y" : "ies");
+	r = 0;
+out:
+	for (size_t i = 0; i < entries->n; i++)
+		if (src[i] >= 0)
+			close(src[i]);
+	free(src);
+	for (size_t i = 0; i < c.n; i++)
+		free(c.files[i].data);
+	free(c.files);
+	return r;
+}
