@@ -1,5 +1,6 @@
 /* inject.c: see inject.h. */
 #include "common/inject.h"
+#include "common/mountapi.h"
 #include "common/procview.h"
 
 #include "common/devcg.h"
@@ -27,31 +28,9 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#ifndef SYS_open_tree
-#define SYS_open_tree 428
-#endif
-#ifndef SYS_move_mount
-#define SYS_move_mount 429
-#endif
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442
-#endif
-#define OPEN_TREE_CLONE_ 1
-#define MOVE_MOUNT_F_EMPTY_PATH_ 0x04
-#define MOVE_MOUNT_T_EMPTY_PATH_ 0x40
-#define MOUNT_ATTR_RDONLY_ 0x01
-#define MOUNT_ATTR_NOSUID_ 0x02
-#define MOUNT_ATTR_NODEV_ 0x04
-#define MOUNT_ATTR_NOEXEC_ 0x08
 _Static_assert(EDIT_RDONLY == MOUNT_ATTR_RDONLY_ && EDIT_NOSUID == MOUNT_ATTR_NOSUID_ &&
 	       EDIT_NODEV == MOUNT_ATTR_NODEV_ && EDIT_NOEXEC == MOUNT_ATTR_NOEXEC_,
 	       "the edit flags are mount_setattr's");
-#define MS_PRIVATE_ (1 << 18)
-#define TMPFS_MAGIC_ 0x01021994
-
-struct mount_attr_ {
-	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
 
 /* One mount edit to apply: its source cloned as a detached mount. The
  * EDIT_* flags are the kernel's MOUNT_ATTR_* values. */

@@ -3,6 +3,7 @@
 
 #include "common/activate.h"
 #include "common/log.h"
+#include "common/mountapi.h"
 #include "common/rootpath.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include <unistd.h>
 
 #define PROC_MAGIC 0x9fa0
-#define TMPFS_MAGIC_ 0x01021994
 #define FILE_MAX (64 * 1024)   /* a file of the driver's directory copied */
 #define FILES_MAX 64
 
@@ -158,16 +158,7 @@ static int write_file(int dirfd, const char *name, const char *data, size_t len)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
 
-	while (fd >= 0 && len) {
-		ssize_t w = write(fd, data, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		data += w;
-		len -= (size_t)w;
-	}
-	return fd < 0 ? -1 : 0;
+	return fd < 0 ? -1 : write_all(fd, data, len);
 }
 
 /* The directories of ENTRY ("gpus/X") made under VIEWFD; its descriptor */
@@ -191,35 +182,11 @@ static int make_entry_dir(int viewfd, const char *entry)
 	return fd;
 }
 
-/* Mounting by descriptor: the new mount API (5.2; mount_setattr 5.12),
- * else mount(2) through /proc/self/fd, which the container's mount
- * namespace resolves only before pivot_root. */
-#ifndef SYS_open_tree
-#define SYS_open_tree 428
-#endif
-#ifndef SYS_move_mount
-#define SYS_move_mount 429
-#endif
-#ifndef SYS_fsopen
-#define SYS_fsopen 430
-#endif
-#ifndef SYS_fsconfig
-#define SYS_fsconfig 431
-#endif
-#ifndef SYS_fsmount
-#define SYS_fsmount 432
-#endif
-#ifndef SYS_mount_setattr
-#define SYS_mount_setattr 442
-#endif
-
-struct mattr {
-	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
-#define ATTR_RO_ 0x0f           /* MOUNT_ATTR_RDONLY | NOSUID | NODEV | NOEXEC */
-#define ATTR_NOSUIDDEVEXEC_ 0x0e
-#define EMPTY_BOTH_ 0x44        /* MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH */
+/* Mounting by descriptor: the new mount API (mountapi.h), else mount(2)
+ * through /proc/self/fd, which the container's mount namespace resolves
+ * only before pivot_root. */
+#define ATTR_RO_ (MOUNT_ATTR_RDONLY_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_ | MOUNT_ATTR_NOEXEC_)
+#define EMPTY_BOTH_ (MOVE_MOUNT_F_EMPTY_PATH_ | MOVE_MOUNT_T_EMPTY_PATH_)
 
 static int legacy(const char *src, int srcfd, int tgtfd, const char *type, unsigned long flags, const char *data)
 {
@@ -234,7 +201,7 @@ static int legacy(const char *src, int srcfd, int tgtfd, const char *type, unsig
 /* make FD's mount (its root) private and, RO, read-only */
 static int set_attrs(int fd, bool ro)
 {
-	struct mattr a = { .attr_set = ro ? ATTR_RO_ : 0, .propagation = MS_PRIVATE };
+	struct mount_attr_ a = { .attr_set = ro ? ATTR_RO_ : 0, .propagation = MS_PRIVATE };
 
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &a, sizeof(a)) == 0)
 		return 0;
@@ -248,15 +215,15 @@ static int set_attrs(int fd, bool ro)
 
 static int mount_tmpfs(int tgtfd)
 {
-	int fs = (int)syscall(SYS_fsopen, "tmpfs", 1 /* FSOPEN_CLOEXEC */), m = -1, r = -1;
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC_), m = -1, r = -1;
 
 	if (fs < 0)
 		return errno == ENOSYS ? legacy("tmpfs", -1, tgtfd, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 						"mode=0555,size=4m") : -1;
-	if (syscall(SYS_fsconfig, fs, 1 /* SET_STRING */, "mode", "0555", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, 1, "size", "4m", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, 6 /* CMD_CREATE */, NULL, NULL, 0) == 0 &&
-	    (m = (int)syscall(SYS_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, ATTR_NOSUIDDEVEXEC_)) >= 0)
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING_, "mode", "0555", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING_, "size", "4m", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE_, NULL, NULL, 0) == 0 &&
+	    (m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC_, ATTR_RO_ & ~MOUNT_ATTR_RDONLY_)) >= 0)
 		r = (int)syscall(SYS_move_mount, m, "", tgtfd, "", EMPTY_BOTH_);
 	close(fs);
 	if (m >= 0)
@@ -267,8 +234,8 @@ static int mount_tmpfs(int tgtfd)
 /* SRCFD's directory bind-mounted read-only on TGTFD */
 static int bind_ro(int srcfd, int tgtfd)
 {
-	struct mattr a = { .attr_set = ATTR_RO_, .propagation = MS_PRIVATE };
-	int t = (int)syscall(SYS_open_tree, srcfd, "", 1 /* OPEN_TREE_CLONE */ | O_CLOEXEC | AT_EMPTY_PATH), r = -1;
+	struct mount_attr_ a = { .attr_set = ATTR_RO_, .propagation = MS_PRIVATE };
+	int t = (int)syscall(SYS_open_tree, srcfd, "", OPEN_TREE_CLONE_ | O_CLOEXEC | AT_EMPTY_PATH), r = -1;
 
 	if (t < 0 && errno == ENOSYS) {
 		if (legacy(NULL, srcfd, tgtfd, NULL, MS_BIND, NULL) < 0)

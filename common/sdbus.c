@@ -348,22 +348,6 @@ long sdbus_parse(const uint8_t *buf, size_t len, int *type, uint32_t *reply_to, 
 
 /* Talking to systemd */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 struct conn {
 	int fd;
 	uint8_t *in;

@@ -250,6 +250,25 @@ int dir_each(int dirfd, void (*fn)(const char *name, void *arg), void *arg)
 	}
 }
 
+int write_all(int fd, const void *p, size_t n)
+{
+	const char *b = p;
+
+	while (n) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int read_fd_all(int fd, size_t max, char **bufp, size_t *lenp, struct oerr *e)
 {
 	char *buf = NULL;

@@ -58,6 +58,8 @@ void strv_push_owned(struct strv *s, char *str);
 bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
 
+/* Write all N bytes at P to FD (EINTR retried): 0, or -1 with errno. */
+int write_all(int fd, const void *p, size_t n);
 /* Read a whole file from FD, at most MAX bytes (larger: EFBIG). NUL-terminated. */
 int read_fd_all(int fd, size_t max, char **buf, size_t *len, struct oerr *e);
 /* The same into *BUF of *CAP bytes (NULL, 0 at first), grown as needed and
