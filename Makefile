@@ -107,7 +107,7 @@ fuzz:
 # test/fuzz/run.sh builds them through here and runs them.
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd sdbus dockerjson shimedit
+FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit
 $(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
 $(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
 $(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/rootpath.c common/util.c \
@@ -116,6 +116,7 @@ $(B)/fuzz/state: test/fuzz/fuzz_state.c common/oci.c common/log.c common/util.c 
 $(B)/fuzz/ociconfig: test/fuzz/fuzz_oci_config.c common/oci.c common/activate.c common/config.c \
 		common/log.c common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
 $(B)/fuzz/ctrd: test/fuzz/fuzz_ctrd.c common/ctrd.c common/util.c common/log.c
+$(B)/fuzz/ctrdimport: test/fuzz/fuzz_ctrdimport.c common/ctrd.c common/util.c common/log.c
 $(B)/fuzz/sdbus: test/fuzz/fuzz_sdbus.c common/sdbus.c common/util.c common/log.c
 $(B)/fuzz/dockerjson: test/fuzz/fuzz_dockerjson.c common/dockerjson.c common/json.c common/util.c common/log.c \
 		$(DEPSRC)/cjson/cJSON.c

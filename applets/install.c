@@ -540,64 +540,6 @@ static char *hooks_json(const char *prefix)
 	return line;
 }
 
-/* containerd's config.toml: ours is one line, or the last string of an
- * existing top-level imports array (containerd 1.x merges imports in
- * order, a later one replacing a plugin's section: ours must come last). */
-#define TOML_LINE "imports = [\"" CONTAINERD_DROPIN "\"]  # ocidec install\n"
-#define TOML_ITEM "\"" CONTAINERD_DROPIN "\", "
-#define TOML_QUOTED "\"" CONTAINERD_DROPIN "\""
-
-/* The top-level line of TEXT whose key is KEY (before the first table), or NULL */
-static const char *toml_top_key(const char *text, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		const char *s = p + strspn(p, " \t");
-		if (*s == '[')
-			return NULL;
-		if (strncmp(s, key, kl) == 0 && strchr(" \t=", s[kl]))
-			return s;
-	}
-	return NULL;
-}
-
-static char *toml_add_import(const char *text)
-{
-	const char *imp, *br, *end, *last;
-
-	if (strstr(text, TOML_QUOTED))
-		return xstrdup(text);
-	imp = toml_top_key(text, "imports");
-	br = imp ? strchr(imp, '[') : NULL;
-	end = br ? strchr(br, ']') : NULL;
-	if (!br || !end || (strchr(imp, '\n') && br > strchr(imp, '\n')))
-		return xconcat(TOML_LINE, text);
-	/* after the array's last element, whatever spacing and lines follow */
-	for (last = end - 1; last > br && strchr(" \t\r\n", *last); last--)
-		;
-	return xasprintf("%.*s%s" TOML_QUOTED "%s", (int)(last + 1 - text), text,
-			 *last == '[' ? "" : *last == ',' ? " " : ", ", last + 1);
-}
-
-static char *toml_remove_import(const char *text)
-{
-	/* the line, or the string with the comma and space that came with it
-	 * (after the last element; before the first, as installs before
-	 * 0.1.1 put it), or the string alone */
-	static const char *const forms[] = { TOML_LINE, ", " TOML_QUOTED, TOML_ITEM, " " TOML_QUOTED, TOML_QUOTED,
-					     NULL };
-
-	for (int i = 0; forms[i]; i++) {
-		const char *at = strstr(text, forms[i]);
-
-		if (at)
-			return xasprintf("%.*s%s", (int)(at - text), text, at + strlen(forms[i]));
-	}
-	return xstrdup(text);
-}
-
-
 /* Can files be written under PATH on the host (its nearest existing
  * directory on a read-write mount)? CoreOS's /usr is read-only. */
 static bool host_writable(struct inst *in, const char *path)
@@ -741,14 +683,14 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 
 		if (have < 0)
 			return -1;
-		if (have && (v = toml_top_key(cur, "version")) && (v = strchr(v, '=')))
+		if (have && (v = ctrd_top_key(cur, "version")) && (v = strchr(v, '=')))
 			version = atoi(v + 1);
 		/* the node's configuration as containerd reads it, without ours:
 		 * our import line out, and our drop-in itself aside meanwhile
 		 * (an imports glob such as conf.d/\*.toml would still read it,
 		 * and freeze the CRI section it holds); the host lock keeps
 		 * other installs out */
-		plain = have ? toml_remove_import(cur) : NULL;
+		plain = have ? ctrd_remove_import(cur, CONTAINERD_DROPIN) : NULL;
 		{
 			_cleanup_close_ int dfd = root_open(in->root, "/etc/containerd/conf.d", O_PATH | O_DIRECTORY);
 			bool aside = dfd >= 0 && renameat(dfd, "ocidec.toml", dfd, "ocidec.toml.ocidec-aside") == 0;
@@ -780,7 +722,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			add_action(in, xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix), rc, strlen(rc), 0644,
 				   MERGE_NONE);
 		}
-		t = have ? toml_add_import(cur) : xconcat("version = 2\n", TOML_LINE);
+		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_add_import("version = 2\n", CONTAINERD_DROPIN);
 		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
 			   MERGE_TOML);
 	}
@@ -916,7 +858,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 			if (strcmp(path, DOCKER_JSON) == 0)
 				edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
 			else
-				edited = toml_remove_import(cur);
+				edited = ctrd_remove_import(cur, CONTAINERD_DROPIN);
 			if (!edited)
 				return -1;
 			if (!backup && strspn(edited, " \t\n{}") == strlen(edited))

@@ -366,3 +366,64 @@ const char *ctrd_version(const char *dump, size_t len)
 	}
 	return NULL;
 }
+
+const char *ctrd_top_key(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *s = p + strspn(p, " \t");
+		if (*s == '[')
+			return NULL;
+		if (strncmp(s, key, kl) == 0 && strchr(" \t=", s[kl]))
+			return s;
+	}
+	return NULL;
+}
+
+#define IMPORT_LINE "imports = [\"%s\"]  # ocidec install\n"
+
+char *ctrd_add_import(const char *text, const char *dropin)
+{
+	_cleanup_free_ char *quoted = xasprintf("\"%s\"", dropin);
+	const char *imp, *br, *end, *last;
+
+	if (strstr(text, quoted))
+		return xstrdup(text);
+	imp = ctrd_top_key(text, "imports");
+	br = imp ? strchr(imp, '[') : NULL;
+	end = br ? strchr(br, ']') : NULL;
+	if (!br || !end || (strchr(imp, '\n') && br > strchr(imp, '\n'))) {
+		_cleanup_free_ char *line = xasprintf(IMPORT_LINE, dropin);
+		return xconcat(line, text);
+	}
+	/* after the array's last element, whatever spacing and lines follow;
+	 * after a trailing comma, with one of its own (what --uninstall takes
+	 * out is ", STRING" in every case) */
+	for (last = end - 1; last > br && strchr(" \t\r\n", *last); last--)
+		;
+	if (*last == ',')
+		return xasprintf("%.*s %s,%s", (int)(last + 1 - text), text, quoted, last + 1);
+	return xasprintf("%.*s%s%s%s", (int)(last + 1 - text), text, *last == '[' ? "" : ", ", quoted, last + 1);
+}
+
+char *ctrd_remove_import(const char *text, const char *dropin)
+{
+	/* the line, or the string with the comma and space that came with it
+	 * (after the last element; before the first, as installs before
+	 * 0.1.1 put it), or the string alone */
+	_cleanup_free_ char *line = xasprintf(IMPORT_LINE, dropin);
+	_cleanup_free_ char *after = xasprintf(", \"%s\"", dropin);
+	_cleanup_free_ char *before = xasprintf("\"%s\", ", dropin);
+	_cleanup_free_ char *spaced = xasprintf(" \"%s\"", dropin);
+	_cleanup_free_ char *alone = xasprintf("\"%s\"", dropin);
+	const char *const forms[] = { line, after, before, spaced, alone, NULL };
+
+	for (int i = 0; forms[i]; i++) {
+		const char *at = strstr(text, forms[i]);
+
+		if (at)
+			return xasprintf("%.*s%s", (int)(at - text), text, at + strlen(forms[i]));
+	}
+	return xstrdup(text);
+}

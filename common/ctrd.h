@@ -52,4 +52,15 @@ const char *ctrd_version(const char *dump, size_t len);
 int ctrd_runtimes(const char *dump, size_t len, int version, char **default_name,
 		  void (*fn)(void *arg, const char *name, const char *type, const char *binary), void *arg);
 
+/* config.toml's import of the drop-in DROPIN (a path), as text edits
+ * that leave every other byte alone: added as one line on top or, where a
+ * top-level imports array exists, as its last string (containerd
+ * 1.x merges imports in order, a later one replacing a plugin's section:
+ * ours must come last); taken out again, the text is as it was. Text with
+ * the quoted path already: unchanged. malloc'd. */
+char *ctrd_add_import(const char *text, const char *dropin);
+char *ctrd_remove_import(const char *text, const char *dropin);
+/* The top-level line of TEXT whose key is KEY (before the first table), or NULL */
+const char *ctrd_top_key(const char *text, const char *key);
+
 #endif

@@ -71,3 +71,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# shimedit: stat::number_of_executed_units: 300000$'
 }
+
+@test "install's import line in containerd's config.toml survives 300000 fuzzed inputs: taken out again, the text is byte for byte the node's" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 ctrdimport
+	assert_success
+	assert_line --regexp '^# ctrdimport: stat::number_of_executed_units: 300000$'
+}

@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd sdbus dockerjson shimedit; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd sdbus dockerjson shimedit}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -56,6 +56,13 @@ if [ ! -d "$seeds/ctrd" ]; then
 	mkdir -p "$seeds/ctrd"
 	cp "$top/test/fixtures/containerd/dump-v3.toml" "$seeds/ctrd/v3"
 	containerd config default >"$seeds/ctrd/v2" 2>/dev/null || true
+fi
+if [ ! -d "$seeds/ctrdimport" ]; then
+	mkdir -p "$seeds/ctrdimport"
+	printf 'version = 2\nroot = "/var/lib/containerd"\n[grpc]\n  address = "/run/containerd/containerd.sock"\n' >"$seeds/ctrdimport/plain"
+	printf 'version = 2\nimports = ["/etc/containerd/a.toml", "/etc/containerd/b/*.toml",]\n[plugins]\n' >"$seeds/ctrdimport/imports"
+	printf 'imports = [\n  "/x.toml",\n]\nversion = 2\n' >"$seeds/ctrdimport/multiline"
+	printf 'imports = []\n' >"$seeds/ctrdimport/empty"
 fi
 if [ ! -d "$seeds/sdbus" ]; then
 	mkdir -p "$seeds/sdbus"
