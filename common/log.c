@@ -158,8 +158,18 @@ void log_msg(int level, const char *fmt, ...)
 	/* Every byte a container could have chosen is escaped here, once for
 	 * every message: no forged line, no terminal escape. */
 	escape_line(msg, line, sizeof(line), level_names[level]);
-	/* One write per line, so lines from concurrent hooks do not interleave. */
-	fprintf(stderr, "%s\n", line);
+	/* One write per line, so lines from concurrent hooks do not interleave
+	 * (stdio's unbuffered stderr would make it two: the text, the newline) */
+	{
+		size_t n = strlen(line);
+		int saved = errno;
+
+		line[n] = '\n';
+		if (write(STDERR_FILENO, line, n + 1) < 0)
+			errno = saved;
+		line[n] = '\0';
+		errno = saved;
+	}
 	write_file_line(line);
 	if (level <= LOG_WARN)
 		write_syslog_line(level, line);

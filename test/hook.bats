@@ -338,7 +338,19 @@ dry() {
 			process => { env => \@env, capabilities => { bounding => \@caps } },
 			linux => { namespaces => [ { type => "mount" }, ($ENV{USERNS} ? { type => "user" } : ()) ] },
 			annotations => decode_json($ENV{ANN} // "{}") });' >"$B/config.json"
-	"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": ${DRYPID:-$$}}"
+	${TRACE:+strace -f -qq -s 512 -e trace=write,writev -o "$TRACE"} \
+		"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": ${DRYPID:-$$}}"
+}
+
+@test "a warning is one write(2) of one whole line: lines of concurrent hooks never interleave (issue 23, finding 7)" {
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	TRACE=$BATS_TEST_TMPDIR/trace run dry OCI_DEMO=all DEMO_FEATURES=base,nosuch
+	assert_success
+	assert_line "ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
+	line="ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
+	run grep -E '^[0-9]+ +write(v)?\(2,' "$BATS_TEST_TMPDIR/trace"
+	assert_equal "${#lines[@]}" 1
+	assert_output --partial "write(2, \"$line\\n\", $((${#line} + 1))) = $((${#line} + 1))"
 }
 
 @test "activation aliases, UUIDs from information files, features from the env" {
