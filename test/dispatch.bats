@@ -96,7 +96,11 @@ setup() {
 	for a in $("$OCIDEC" --list); do
 		run "ocidec-$a" --definitely-not-an-option
 		# (the runtime hands it to runc, which fails with 1)
-		[ "$a" = runtime ] && assert_failure 1 || assert_failure 2
+		if [ "$a" = runtime ]; then
+			assert_failure 1
+		else
+			assert_failure 2
+		fi
 		refute_output --partial "not implemented"
 	done
 }
