@@ -204,10 +204,12 @@ APPLET_MAIN(hook)
 		case 'E':
 		case 'G':
 			if (o == 'V' ? strncmp(optarg, "/proc/", 6) != 0 || strstr(optarg, "/..") || strstr(optarg, "/./")
-				     : !ce.proc.n || (o == 'G' && (optarg[0] == '/' || strstr(optarg, "..")))) {
+				     : !ce.proc.n || (o == 'G' && (optarg[0] == '/' || strstr(optarg, ".."))) ||
+				       (o == 'E' && !proc_set_valid(optarg))) {
 				return cache_edits_done(&ce, applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" :
 					o == 'E' ? "set" : "entry", optarg, o == 'V' ? "not a directory under /proc" :
-					!ce.proc.n ? "without --proc-view before it" : "not a relative path"));
+					!ce.proc.n ? "without --proc-view before it" : o == 'G' ? "not a relative path" :
+					"not FILE NAME: VALUE"));
 			}
 			strv_push_owned(&ce.proc, xconcat(o == 'V' ? "v" : o == 'E' ? "s" : "e", optarg));
 			break;

@@ -784,43 +784,80 @@ static bool below(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-static bool install_file(const struct inst *in, const char *path)
+/* PATH as the host resolves it: its directory's canonical path inside the
+ * host root (its symlinks followed there, as uninstall's opens follow
+ * them) and its name; PATH itself when the directory is not there */
+static char *host_canon(struct inst *in, const char *path)
+{
+	_cleanup_free_ char *dir = dir_of(path), *real = NULL;
+
+	if (root_realpath(in->root, dir, &real) < 0)
+		return xstrdup(path);
+	return xasprintf("%s%s", strcmp(real, "/") == 0 ? "" : real, strrchr(path, '/'));
+}
+
+/* PATH (canonical, CPREFIX the prefix's canonical path) is one an install
+ * writes: below the prefix, an engine file, or an ocidec.json holding the
+ * hook of this prefix (--hooks-dir's, wherever that was) */
+static bool install_file(struct inst *in, const char *path, const char *cprefix)
 {
 	const char *base = strrchr(path, '/');
 
-	if (below(path, in->prefix))
+	if (below(path, cprefix))
 		return true;
-	for (size_t i = 0; engine_files[i]; i++)
-		if (strcmp(path, engine_files[i]) == 0)
+	for (size_t i = 0; engine_files[i]; i++) {
+		_cleanup_free_ char *f = host_canon(in, engine_files[i]);
+		if (strcmp(path, f) == 0)
 			return true;
-	return base && strcmp(base, "/ocidec.json") == 0;
+	}
+	if (base && strcmp(base, "/ocidec.json") == 0) {
+		_cleanup_free_ char *text = NULL, *hook = xasprintf("\"%s/bin/ocidec-hook\"", in->prefix);
+		struct stat st;
+		size_t len;
+		struct oerr e;
+		int have = read_host(in, path, &text, &len, &st, &e);
+
+		return have == 0 || (have > 0 && strstr(text, hook));
+	}
+	return false;
 }
 
 /* Every entry of the record one an install makes, or ERR (exit 2) and
  * nothing done; FILES gets the files' paths. */
 static int check_record(struct inst *in, struct strv *files, struct oerr *err)
 {
+	_cleanup_free_ char *cprefix = NULL;
 	const cJSON *e;
 
+	if (root_realpath(in->root, in->prefix, &cprefix) < 0)
+		cprefix = xstrdup(in->prefix);
 	cJSON_ArrayForEach(e, in->files) {
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+		_cleanup_free_ char *canon = NULL;
 
 		if (!path || !clean_path(path))
 			return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
-		if (!install_file(in, path))
-			return oerr_usage(err, "%s names %s, which no install writes: nothing changed", in->state_path,
-					  path);
-		strv_push(files, path);
+		canon = host_canon(in, path);
+		if (!install_file(in, canon, cprefix))
+			return oerr_usage(err, "%s names %s%s%s, which no install writes: nothing changed",
+					  in->state_path, path, strcmp(canon, path) ? ", that is " : "",
+					  strcmp(canon, path) ? canon : "");
+		strv_push(files, canon);
 	}
 	cJSON_ArrayForEach(e, in->dirs) {
 		const char *d = cJSON_GetStringValue(e);
-		bool ok = d && clean_path(d) && strcmp(d, "/") != 0 &&
-			  (strcmp(d, in->prefix) == 0 || below(d, in->prefix) || below(in->prefix, d));
+		_cleanup_free_ char *canon = NULL;
+		bool ok = d && clean_path(d) && strcmp(d, "/") != 0;
 
-		for (size_t i = 0; !ok && d && engine_files[i]; i++)
-			ok = below(engine_files[i], d);
-		for (size_t i = 0; !ok && d && i < files->n; i++)
-			ok = below(files->v[i], d);
+		if (ok && root_realpath(in->root, d, &canon) < 0)
+			canon = xstrdup(d);
+		ok = ok && (strcmp(canon, cprefix) == 0 || below(canon, cprefix) || below(cprefix, canon));
+		for (size_t i = 0; !ok && canon && engine_files[i]; i++) {
+			_cleanup_free_ char *f = host_canon(in, engine_files[i]);
+			ok = below(f, canon);
+		}
+		for (size_t i = 0; !ok && canon && i < files->n; i++)
+			ok = below(files->v[i], canon);
 		if (!ok)
 			return oerr_usage(err, "%s names the directory %s, which no install makes: nothing changed",
 					  in->state_path, d ? d : "(not a string)");
@@ -834,6 +871,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	const char *backup = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup"));
 	const char *wrote = cJSON_GetStringValue(cJSON_GetObjectItem(e, "wrote"));
 	_cleanup_free_ char *dir = NULL, *cur = NULL, *edited = NULL;
+	bool merged;
 	_cleanup_close_ int dfd = -1;
 	struct stat st;
 	size_t len;
@@ -849,26 +887,32 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);
-	if (wrote) {
-		/* the administrator's file, edited since: take out only ours */
+	merged = strcmp(path, DOCKER_JSON) == 0 || strcmp(path, CONTAINERD_TOML) == 0;
+	if (merged && (wrote || !backup)) {
+		/* the administrator's file, edited since: take out only ours; one
+		 * the install made goes when nothing but ours is in it (whatever
+		 * the record says it wrote) */
 		have = read_host(in, path, &cur, &len, &st, err);
 		if (have < 0)
 			return -1;
-		if (have && strcmp(cur, wrote) != 0) {
+		if (have && (!backup || strcmp(cur, wrote) != 0)) {
 			if (strcmp(path, DOCKER_JSON) == 0)
 				edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
 			else
 				edited = ctrd_remove_import(cur, CONTAINERD_DROPIN);
 			if (!edited)
 				return -1;
-			if (!backup && strspn(edited, " \t\n{}") == strlen(edited))
+			if (!backup && (strspn(edited, " \t\n{}") == strlen(edited) || strcmp(edited, "version = 2\n") == 0))
 				edited[0] = '\0';
 			if (!*edited && !backup) {
-				unlinkat(dfd, strrchr(path, '/') + 1, 0);
-			} else if (root_write_atomic(in->root, path, edited, strlen(edited), st.st_mode & 07777, true,
-						     err) < 0) {
-				return -1;
+				if (unlinkat(dfd, strrchr(path, '/') + 1, 0) < 0 && errno != ENOENT)
+					return oerr_set(err, errno, "%s: unlink", path);
+				out("removed %s\n", path);
+				return 0;
 			}
+			if (strcmp(edited, cur) != 0 &&
+			    root_write_atomic(in->root, path, edited, strlen(edited), st.st_mode & 07777, true, err) < 0)
+				return -1;
 			if (backup)
 				unlinkat(dfd, strrchr(backup, '/') + 1, 0);
 			out("edited %s: changed since the install, only ocidec's part taken out\n", path);

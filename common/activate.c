@@ -153,9 +153,15 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 		if (strncmp(val, v->device_list_dir, strlen(v->device_list_dir)) == 0 &&
 		    strspn(val + strlen(v->device_list_dir), "/") == strlen(val + strlen(v->device_list_dir)))
 			continue;
+		/* the names and values for the logs, bounded: a config.json of
+		 * 100,000 entries costs linear time, not quadratic */
 		old = *vars;
-		*vars = old ? xasprintf("%s %s=%s", old, var, val) : xasprintf("%s=%s", var, val);
-		free(old);
+		if (!old)
+			*vars = xasprintf("%s=%.128s", var, val);
+		else if (strlen(old) < 256)
+			*vars = xasprintf("%s %s=%.128s%s", old, var, val, strlen(old) + strlen(var) + strlen(val) >= 254 ? " ..." : "");
+		if (*vars != old)
+			free(old);
 		nset++;
 		if (strcmp(val, "void") == 0) {
 			off = true;
@@ -340,11 +346,21 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		if (!val) {
 			free(what);
 			what = NULL;
-			if (env_request(v, &oc->env, &env, &what, err) < 0) {
+			if (!(allowed & SRC_ENV)) {
+				/* refused before any value is read further: the
+				 * first variable set, for the warning */
+				for (size_t k = 0; !what && k <= v->activation_aliases.n; k++) {
+					const char *name = k ? v->activation_aliases.v[k - 1] : v->activation_flag;
+					const char *e = oci_env(&oc->env, name);
+					if (e && *e && strcmp(e, "void") != 0 && strcmp(e, v->device_list_dir) != 0)
+						what = xasprintf("%s=%.128s", name, e);
+				}
+				if (what)
+					refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin);
+			} else if (env_request(v, &oc->env, &env, &what, err) < 0) {
 				activation_free(act, (size_t)n);
 				return -1;
-			}
-			if (env && !refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin)) {
+			} else if (env) {
 				val = env;
 				src = SRC_ENV;
 				var = what;

@@ -320,6 +320,13 @@ static struct strv *list_key(struct parse *p, const char *key, int line)
 	return NULL;
 }
 
+bool proc_set_valid(const char *set)
+{
+	const char *sp = strchr(set, ' '), *colon = sp ? strchr(sp, ':') : NULL;
+
+	return sp && sp != set && !memchr(set, '/', (size_t)(sp - set)) && colon && colon > sp + 1;
+}
+
 static int vendor_scalar(struct parse *p, const char *key, const char *value, int line)
 {
 	struct vendor *v = p->v;
@@ -408,8 +415,7 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 		v->proc_view = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
 		v->proc_view_line = line;
 	} else if (strcmp(key, "proc_view_set") == 0) {
-		const char *sp = strchr(value, ' '), *colon = sp ? strchr(sp, ':') : NULL;
-		if (!sp || sp == value || memchr(value, '/', (size_t)(sp - value)) || !colon || colon == sp + 1)
+		if (!proc_set_valid(value))
 			return perr(p, line, "proc_view_set must be FILE NAME: VALUE (a file directly in proc_view)");
 		free(v->proc_view_set);
 		v->proc_view_set = xstrdup(value);

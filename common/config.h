@@ -141,4 +141,8 @@ struct feature *vendor_feature(const struct vendor *v, const char *name);
 int vendor_select_features(const struct vendor *v, const char *list, bool *selected,
 			   struct oerr *err);
 
+/* Is SET a proc_view_set, "FILE NAME: VALUE" (FILE a name directly in
+ * the directory, NAME not empty)? */
+bool proc_set_valid(const char *set);
+
 #endif

@@ -111,8 +111,9 @@ static void collect_file(const char *name, void *arg)
 	_cleanup_close_ int fd = -1;
 	struct oerr err;
 
+	/* only what every user may read: the view's copies are 0444 */
 	if (c->n == FILES_MAX || strlen(name) >= sizeof(c->files[0].name) ||
-	    fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+	    fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & S_IROTH))
 		return;
 	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -128,16 +129,19 @@ static char *view_text(const struct file_copy *f, const char *set, size_t *len)
 {
 	const char *sp = set ? strchr(set, ' ') : NULL;
 	const char *line = sp ? sp + 1 : NULL, *colon = line ? strchr(line, ':') : NULL;
-	size_t nl = colon ? (size_t)(colon - line + 1) : 0, n = 0;
+	size_t nl = colon ? (size_t)(colon - line + 1) : 0, n = 0, lines = 1;
 	char *out;
 
-	if (!sp || (size_t)(sp - set) != strlen(f->name) || strncmp(set, f->name, strlen(f->name)) != 0) {
+	if (!sp || !colon || colon == line || (size_t)(sp - set) != strlen(f->name) ||
+	    strncmp(set, f->name, strlen(f->name)) != 0) {
 		*len = f->len;
 		out = xmalloc(f->len + 1);
 		memcpy(out, f->data, f->len);
 		return out;
 	}
-	out = xmalloc(f->len + strlen(line) * (f->len / 2 + 1) + 2);
+	for (size_t i = 0; i < f->len; i++)
+		lines += f->data[i] == '\n';
+	out = xmalloc(f->len + lines * (strlen(line) + 1) + 1);
 	for (const char *p = f->data, *end = f->data + f->len; p < end;) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		size_t l = eol ? (size_t)(eol - p + 1) : (size_t)(end - p);
@@ -263,8 +267,9 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 	/* the container's procfs, and the directory in it */
 	procfd = root_open_any(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW);
 	if (procfd < 0 || fstatfs(procfd, &sf) < 0 || (long)sf.f_type != PROC_MAGIC) {
-		log_warn("%s: the container's /proc is no procfs: no view made", dir);
-		r = 0;
+		/* a link (/proc -> /p, procfs there) would show the directory whole */
+		oerr_set(err, procfd < 0 ? errno : EXDEV, "%s: the container's /proc is not a procfs: no view "
+			 "can be made", dir);
 		goto out;
 	}
 	dirfd = open_dir_under(procfd, dir + strlen("/proc/"), 0, O_RDONLY);

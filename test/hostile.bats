@@ -394,10 +394,14 @@ procview_bed() {
 	printf 'Model: Demo\nDevice Minor: 1\nGPU UUID: GPU-bbb\n' >"$FAKE/demo/gpus/0000:02:00.0/information"
 	printf 'ResmanDebugLevel: 4294967295\nModifyDeviceFiles: 1\nDeviceFileGID: 0\n' >"$FAKE/demo/params"
 	echo "NVRM version: demo 1.0" >"$FAKE/demo/version"
+	# not for every user: not copied into the view (its copies are 0444)
+	echo "secret" >"$FAKE/demo/secret" && chmod 0600 "$FAKE/demo/secret"
 	printf 'device_uuids = /proc/driver/demo/gpus/*/information\nproc_view = /proc/driver/demo\nproc_view_set = params ModifyDeviceFiles: 0\n' >"$BATS_TEST_TMPDIR/extra"
 	EXTRA=$(cat "$BATS_TEST_TMPDIR/extra") "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
 	"$FIXTURES/bundle.sh" "$B" >/dev/null
 	R=$B/rootfs
+	# PROC_LINK: the image's /proc a link to /p, where the procfs is
+	if [ -n "${PROC_LINK:-}" ]; then rmdir "$R/proc" && mkdir "$R/p" && ln -s p "$R/proc"; fi
 	unshare -m -p --fork --propagation private sh -c '
 		mount --bind "$1" "$1"; mount -t proc proc "$1/proc"; mount --bind "$2" "$1/proc/driver"
 		cd "$1" && mkdir -p .old && pivot_root . .old &&
@@ -438,6 +442,14 @@ inside() { nsenter -t "$PID" -m -p -- "$@"; }
 	run inside sh -c 'grep -c " /proc/driver/demo" /proc/self/mountinfo'
 	assert_output 2
 	kill "$PID"
+	# a /proc that is a link (to a procfs elsewhere) would show the
+	# directory whole: the view is an error, not a warning
+	rm -rf "$B"
+	PROC_LINK=1 procview_bed
+	run unshare -m --propagation private sh -c 'mount --bind "$1" /proc/driver && "$2" inject -c "$3" --pid "$4" -d 1 demo' \
+		sh "$FAKE" "$OCIDEC" "$CFG" "$PID"
+	assert_failure 1
+	assert_output --partial "/proc/driver/demo: the container's /proc is not a procfs: no view can be made"
 }
 
 @test "9. the runtime shim's proc view: its createContainer hook (hook --cdi --proc-view) does the same; bad arguments are usage errors" {
@@ -454,6 +466,9 @@ inside() { nsenter -t "$PID" -m -p -- "$@"; }
 	assert_output --partial "--proc-entry gpus/x: without --proc-view before it"
 	run "$OCIDEC" hook --cdi --proc-view /etc prestart </dev/null
 	assert_failure 2
+	run "$OCIDEC" hook --cdi --proc-view /proc/x --proc-set "params nocolon" prestart </dev/null
+	assert_failure 2
+	assert_output --partial "not FILE NAME: VALUE"
 	run "$OCIDEC" hook --cdi --proc-view /proc/x --proc-entry ../../etc prestart </dev/null
 	assert_failure 2
 }

@@ -340,11 +340,18 @@ snapshot() {
 	echo "planted" >"$H/etc/passwd.ocidec-orig"
 	echo "key" >"$H/etc/ssh/ssh_host_ed25519_key"
 	cp "$H$P/install.json" "$BATS_TEST_TMPDIR/record"
+	# a link in the prefix to /etc: the record's path text is the prefix's,
+	# the file it reaches is not; an ocidec.json that is not ocidec's hook
+	ln -s /etc "$H$P/x"
+	echo '{"hook": {"path": "/usr/bin/other-hook"}}' >"$H/etc/ssh/ocidec.json"
 	for edit in \
 		'push @{$r->{files}}, {path => "/etc/passwd", backup => "/etc/passwd.ocidec-orig"}' \
 		'push @{$r->{files}}, {path => "/etc/ssh/ssh_host_ed25519_key"}' \
 		'push @{$r->{files}}, {path => "/etc/../etc/passwd"}' \
-		'push @{$r->{dirs}}, "/etc/ssh"'; do
+		'push @{$r->{dirs}}, "/etc/ssh"' \
+		'push @{$r->{files}}, {path => "/usr/local/ocidec/x/passwd", backup => "/usr/local/ocidec/x/passwd.ocidec-orig"}' \
+		'push @{$r->{files}}, {path => "/usr/local/ocidec/x/ssh/ssh_host_ed25519_key"}' \
+		'push @{$r->{files}}, {path => "/etc/ssh/ocidec.json"}'; do
 		CODE=$edit perl -MJSON::PP -e 'local $/; my $r = decode_json(<STDIN>); eval $ENV{CODE}; die $@ if $@;
 			print encode_json($r)' <"$BATS_TEST_TMPDIR/record" >"$H$P/install.json"
 		snapshot >"$BATS_TEST_TMPDIR/before"
@@ -357,10 +364,24 @@ snapshot() {
 	assert_equal "$(cat "$H/etc/passwd")" "root:x:0:0::/root:/bin/sh"
 	assert_file_exists "$H/etc/ssh/ssh_host_ed25519_key"
 	# the install's own record still uninstalls
+	rm "$H$P/x"
 	cp "$BATS_TEST_TMPDIR/record" "$H$P/install.json"
 	run ocidec install --host-root "$H" --uninstall
 	assert_success
 	assert_line "restored /etc/docker/daemon.json"
+	# a record that says the install made daemon.json (no original kept):
+	# only ocidec's part goes, the administrator's file stays
+	ocidec install "${ALL[@]}" >/dev/null
+	CODE='for (@{$r->{files}}) { if ($_->{path} eq "/etc/docker/daemon.json") { delete $_->{backup}; delete $_->{wrote} } }' \
+		perl -MJSON::PP -e 'local $/; my $r = decode_json(<STDIN>); eval $ENV{CODE}; die $@ if $@;
+			print encode_json($r)' <"$H$P/install.json" >"$BATS_TEST_TMPDIR/forged"
+	cp "$BATS_TEST_TMPDIR/forged" "$H$P/install.json"
+	run ocidec install --host-root "$H" --uninstall
+	assert_success
+	assert_line "edited /etc/docker/daemon.json: changed since the install, only ocidec's part taken out"
+	run grep -c -e '"log-level"' -e '"other"' "$H/etc/docker/daemon.json"
+	assert_output 2
+	refute grep -q ocidec "$H/etc/docker/daemon.json"
 }
 
 @test "install --driver-root --vendor: the driver root rewritten, and P/bin/ocidec reads P/etc/ocidec.d by default" {
