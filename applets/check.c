@@ -467,6 +467,22 @@ static void check_containerd(struct report *r, int root, int proc)
 	if (!seen.any)
 		say(r, INFO, "containerd", "ocidec install --runtime containerd (for a RuntimeClass), or enable_cdi",
 		    "no runtime runs ocidec-runtime");
+	/* a pod's own annotations reach its containers where pod_annotations
+	 * lets them: the vendors' (ocidec.io/...) would select devices */
+	for (const char *l = dump, *end = dump + len; l < end;) {
+		const char *eol = memchr(l, '\n', (size_t)(end - l)), *k = l + strspn(l, " \t");
+		size_t ll = eol ? (size_t)(eol - l) : (size_t)(end - l);
+
+		if (strncmp(k, "pod_annotations", 15) == 0 &&
+		    (memmem(l, ll, "\"ocidec.io/", 11) || memmem(l, ll, "\"*\"", 3))) {
+			say(r, PROBLEM, "containerd", "take ocidec.io/ and \"*\" out of pod_annotations (the device plugin's "
+			    "container annotations need only container_annotations)",
+			    "a runtime's pod_annotations pass a pod's own ocidec.io/ annotations to its containers: any "
+			    "pod selects devices with them (%.*s)", (int)(ll - (size_t)(k - l)), k);
+			break;
+		}
+		l += ll + 1;
+	}
 	since = started(proc, "containerd");
 	if (since && ((host_stat(root, "/etc/containerd/config.toml", &st, false) && st.st_mtime > since) ||
 		      (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && st.st_mtime > since)))

@@ -433,6 +433,11 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	run python3 -c 'import json,sys; [print(c["status"], c["detail"]) for c in json.load(sys.stdin)["checks"] if c["check"] == "containerd"]' <<<"$output"
 	assert_line 'problem default_runtime_name "runc" has no runtime table: the CRI plugin does not load, no pod starts'
 	rm "$d/root/etc/containerd/conf.d/x.toml"
+	# a runtime that passes a pod's own ocidec.io annotations to its containers (issue 22)
+	printf 'version = 2\nroot = "%s"\nstate = "%s"\n[grpc]\n  address = "%s"\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n  pod_annotations = ["ocidec.io/*"]\n' \
+		"$d/ctrd/root" "$d/ctrd/state" "$d/ctrd/ctrd.sock" >"$d/root/etc/containerd/config.toml"
+	run bed "$d" ocidec check
+	assert_line --regexp '^PROBLEM  containerd: a runtime.s pod_annotations pass a pod.s own ocidec.io/ annotations to its containers: any pod selects devices with them \(pod_annotations = \["ocidec.io/\*"\]\)$'
 	# installed, then containerd started, then its configuration changed
 	printf 'version = 2\nroot = "%s"\nstate = "%s"\n[grpc]\n  address = "%s"\n[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true\n' \
 		"$d/ctrd/root" "$d/ctrd/state" "$d/ctrd/ctrd.sock" >"$d/root/etc/containerd/config.toml"

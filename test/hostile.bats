@@ -20,7 +20,7 @@ setup() {
 
 teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
-	[ -z "${PID:-}" ] || kill "$PID" 2>/dev/null || true
+	[ -z "${PID:-}" ] || kill -9 "$PID" 2>/dev/null || true
 	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount -R "$HOST/shared"; fi
 }
 
@@ -416,7 +416,8 @@ procview_bed() {
 	[ "$(tr '\0' ' ' <"/proc/$PID/cmdline")" = "/bin/busybox sleep 600 " ]
 }
 
-# in the "container"
+# in the "container" (its process is the init of its PID namespace: only
+# SIGKILL ends it from outside)
 inside() { nsenter -t "$PID" -m -p -- "$@"; }
 
 @test "9. the driver's proc directory: a container sees its files (ModifyDeviceFiles: 0) and only its own devices' entries, read-only (issue 22, finding 9)" {
@@ -441,7 +442,7 @@ inside() { nsenter -t "$PID" -m -p -- "$@"; }
 	assert_success
 	run inside sh -c 'grep -c " /proc/driver/demo" /proc/self/mountinfo'
 	assert_output 2
-	kill "$PID"
+	kill -9 "$PID"
 	# a /proc that is a link (to a procfs elsewhere) would show the
 	# directory whole: the view is an error, not a warning
 	rm -rf "$B"
@@ -460,7 +461,7 @@ inside() { nsenter -t "$PID" -m -p -- "$@"; }
 	assert_success
 	run inside sh -c 'ls /proc/driver/demo/gpus; grep Modify /proc/driver/demo/params'
 	assert_output $'0000:01:00.0\nModifyDeviceFiles: 0'
-	kill "$PID"
+	kill -9 "$PID"
 	run "$OCIDEC" hook --cdi --proc-entry gpus/x prestart </dev/null
 	assert_failure 2
 	assert_output --partial "--proc-entry gpus/x: without --proc-view before it"
