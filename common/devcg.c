@@ -318,6 +318,9 @@ static int devcg2_allow(int cgfd, const char *dir, const struct devcg_rule *rule
 	a.query.prog_ids = (uint64_t)(uintptr_t)ids;
 	a.query.prog_cnt = 64;
 	if (bpf(BPF_PROG_QUERY_, &a) < 0) {
+		if (errno == ENOSPC)  /* more than fit: none is left unpatched silently */
+			return oerr_set(err, 0, "%s: %u device programs attached, more than %d: nothing changed", dir,
+					a.query.prog_cnt, 64);
 		log_debug("%s: no device programs to query: %s", dir, strerror(errno));
 		return 0;
 	}

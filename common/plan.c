@@ -276,7 +276,7 @@ static void scan_indices(int rootfd, const struct vendor *v, const char *pat, un
 		log_debug("%s: no per-device nodes: %s: %s", v->name, dir, strerror(errno));
 		return;
 	}
-	while ((de = readdir(d)) && *n < max) {
+	while ((de = readdir(d))) {
 		const char *s = de->d_name;
 		size_t digits, len = strlen(s);
 
@@ -285,6 +285,11 @@ static void scan_indices(int rootfd, const struct vendor *v, const char *pat, un
 		digits = strspn(s + pl, "0123456789");
 		if (digits == 0 || digits != len - pl - sl || digits > 9)
 			continue;
+		if (*n == max) {  /* said, never silent */
+			log_warn("%s: more than %zu per-device nodes under %s: the first %zu taken", v->name, max,
+				 dir, max);
+			break;
+		}
 		idx[(*n)++] = strtoul(s + pl, NULL, 10);
 	}
 	closedir(d);
