@@ -107,7 +107,7 @@ fuzz:
 # test/fuzz/run.sh builds them through here and runs them.
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit
+FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf
 $(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
 $(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
 $(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/rootpath.c common/util.c \
@@ -122,6 +122,8 @@ $(B)/fuzz/dockerjson: test/fuzz/fuzz_dockerjson.c common/dockerjson.c common/jso
 		$(DEPSRC)/cjson/cJSON.c
 $(B)/fuzz/shimedit: test/fuzz/fuzz_shimedit.c common/edits.c common/json.c common/util.c common/log.c \
 		common/ldcache.c common/elf.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c
+$(B)/fuzz/ldconf: test/fuzz/fuzz_ldconf.c common/ldconfig.c common/ldcache.c common/elf.c common/rootpath.c \
+		common/util.c common/log.c
 $(B)/fuzz/json: test/fuzz/fuzz_json.c common/json.c common/util.c common/log.c $(DEPSRC)/cjson/cJSON.c
 $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(HDRS)
 	@mkdir -p $(@D)

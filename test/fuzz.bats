@@ -77,3 +77,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# ctrdimport: stat::number_of_executed_units: 300000$'
 }
+
+@test "an image's ld.so.conf (includes, globs, cycles) as the cache rebuild reads it survives 200000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 200000 300 ldconf
+	assert_success
+	assert_line --regexp '^# ldconf: stat::number_of_executed_units: 200000$'
+}

@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -82,6 +82,15 @@ if [ ! -d "$seeds/dockerjson" ]; then
 	printf '{"linux": {"devices": [{"path": "/dev/demo1", "type": "c", "major": 9, "minor": 9}]}, "process": {"rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551615}]}}' \
 		>"$seeds/shimedit/image-device"
 fi
+if [ ! -d "$seeds/ldconf" ]; then
+	mkdir -p "$seeds/ldconf"
+	printf 'include /etc/ld.so.conf.d/*.conf\n/usr/local/lib\0/opt/lib\ninclude /etc/ld.so.conf\0include ../*.conf\n/lib/../opt\n' >"$seeds/ldconf/includes"
+	printf '# comment\n/usr/lib/x86_64-linux-gnu\n  /lib64  \nhwcap 1 tls\n' >"$seeds/ldconf/plain"
+fi
+# scratch trees of the targets that need files (ldconf), gone at the end
+OCIDEC_FUZZ_TMP=$(mktemp -d /dev/shm/ocidec-fuzz.XXXXXX 2>/dev/null || mktemp -d)
+export OCIDEC_FUZZ_TMP
+trap 'rm -rf "$OCIDEC_FUZZ_TMP"' EXIT
 status=0
 for t in $targets; do
 	mkdir -p "$out/corpus-$t"
