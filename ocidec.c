@@ -1,9 +1,11 @@
 /* ocidec: give containers the host's accelerators (multi-call binary).
  *
  * The applet runs by argv[0]'s basename ("list", "ocidec-list"), else by
- * the first argument ("ocidec list"); under NVIDIA's hook names the hook
- * runs with NVIDIA's command line (Docker's --gpus). --help and --version are handled here,
- * once for every applet. Exit codes: 0 success, 1 failure, 2 bad usage or
+ * the first argument ("ocidec list"), or by another name applets.def
+ * gives it (NVIDIA's, with NVIDIA's command line made the applet's).
+ * --help and --version are handled here, once for every applet; what
+ * else differs between applets is their flags in applets.def: the
+ * dispatcher knows no applet by name. Exit codes: 0 success, 1 failure, 2 bad usage or
  * invalid config.
  */
 #include "common/applet.h"
@@ -22,12 +24,27 @@
 
 /* Sorted by name (applets/applets.def): looked up with bsearch. */
 const struct applet applets[] = {
-#define APPLET(name, fn) { name, fn##_main, fn##_usage },
+#define APPLET(name, fn, flags) { name, fn##_main, fn##_usage, flags },
+#define ALIAS(name, fn, argv_fn)
 #include "applets/applets.def"
 #undef APPLET
+#undef ALIAS
 };
 const unsigned napplets = sizeof(applets) / sizeof(*applets);
 const struct applet *current_applet;
+
+/* Other names: the applet (by its main) and the command line's rewrite */
+static const struct alias {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	int (*argv_fn)(int argc, char **argv);
+} aliases[] = {
+#define APPLET(name, fn, flags)
+#define ALIAS(name, fn, argv_fn) { name, fn##_main, argv_fn },
+#include "applets/applets.def"
+#undef APPLET
+#undef ALIAS
+};
 
 static const char main_usage[] =
 	"usage: ocidec APPLET [ARGS...]\n"
@@ -129,7 +146,7 @@ int applet_finish_stdout(int status)
  * switches as options, which only the hook's entry sets. */
 static void env_switches(const struct applet *a)
 {
-	if (strcmp(a->name, "hook") == 0) {
+	if (a->flags & APPLET_OWN_ENV) {
 		clearenv();
 		return;
 	}
@@ -147,7 +164,7 @@ static int run(const struct applet *a, int argc, char **argv)
 	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
 	log_prog = prog;
 	/* the runtime passes its arguments to runc: --version and --help are runc's */
-	if (strcmp(a->name, "runtime") == 0)
+	if (a->flags & APPLET_OWN_ARGS)
 		return a->main(argc, argv);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		out("%s", a->usage);
@@ -173,14 +190,17 @@ int main(int argc, char **argv)
 	a = find_applet(base);
 	if (a)
 		return run(a, argc, argv);
-	if (strcmp(base, "nvidia-container-runtime-hook") == 0 || strcmp(base, "nvidia-container-toolkit") == 0) {
-		int n = hook_nvidia_argv(argc, argv);
-		return n ? run(find_applet("hook"), n, argv) : EXIT_OK;
+	for (unsigned i = 0; i < ARRAY_SIZE(aliases); i++) {
+		if (strcmp(base, aliases[i].name) != 0)
+			continue;
+		for (unsigned k = 0; k < napplets; k++) {
+			if (applets[k].main != aliases[i].main)
+				continue;
+			if (aliases[i].argv_fn && !(argc = aliases[i].argv_fn(argc, argv)))
+				return EXIT_OK;
+			return run(&applets[k], argc, argv);
+		}
 	}
-	/* NVIDIA's runtime name (a daemon.json or config.toml written for
-	 * NVIDIA's toolkit): the shim, called as runc is */
-	if (strcmp(base, "nvidia-container-runtime") == 0)
-		return run(find_applet("runtime"), argc, argv);
 	if (argc < 2) {
 		print_usage(stderr);
 		return EXIT_USAGE;

@@ -4,10 +4,16 @@
 
 #include "common/util.h"
 
+enum {
+	APPLET_OWN_ENV = 1,   /* reads no environment: cleared before it runs */
+	APPLET_OWN_ARGS = 2,  /* --help and --version are its own */
+};
+
 struct applet {
 	const char *name;
 	int (*main)(int argc, char **argv);
 	const char *usage;  /* printed by --help */
+	unsigned flags;     /* APPLET_* */
 };
 
 /* The sorted table, in ocidec.c. */
@@ -27,15 +33,18 @@ int out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
 int applet_finish_stdout(int status);
 
-/* NVIDIA's hook names (nvidia-container-runtime-hook, nvidia-container-
- * toolkit), for Docker's --gpus: NVIDIA's command line made the hook's.
- * ARGV is rewritten in place to "ocidec-hook STAGE" (the new argc, 2) for
- * prestart and createRuntime; 0: any other stage or none, nothing to do. */
-int hook_nvidia_argv(int argc, char **argv);
-
 #define APPLET_MAIN(name) int name##_main(int argc, char **argv)
-#define APPLET(name, fn) APPLET_MAIN(fn); extern const char fn##_usage[];
+#define APPLET(name, fn, flags) APPLET_MAIN(fn); extern const char fn##_usage[];
+#define ALIAS(name, fn, argv_fn)
 #include "applets/applets.def"
 #undef APPLET
+#undef ALIAS
+
+/* The hook under NVIDIA's hook names (nvidia-container-runtime-hook,
+ * nvidia-container-toolkit), for Docker's --gpus: NVIDIA's command line
+ * made the hook's. ARGV is rewritten in place to "ocidec-hook STAGE" (the
+ * new argc, 2) for prestart and createRuntime; 0: any other stage or none,
+ * nothing to do. (An ALIAS's ARGV_FN, applets.def.) */
+int hook_nvidia_argv(int argc, char **argv);
 
 #endif
