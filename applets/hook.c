@@ -131,12 +131,11 @@ static int hook_cdi(const struct oci_state *st, const char *buf, size_t len, con
 	return r;
 }
 
-static int cache_edits_done(struct cache_edits *c, int status)
+static void cache_edits_free(struct cache_edits *c)
 {
 	strv_free(&c->libraries);
 	strv_free(&c->links);
 	strv_free(&c->proc);
-	return status;
 }
 
 APPLET_MAIN(hook)
@@ -164,7 +163,7 @@ APPLET_MAIN(hook)
 	struct config cfg;
 	struct activation *act = NULL;
 	struct inject_opts io = { 0 };
-	struct cache_edits ce = { 0 };
+	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = { 0 };
 	struct oerr err;
 	char *buf = NULL;
 	size_t len;
@@ -196,8 +195,7 @@ APPLET_MAIN(hook)
 		case 'C': cdi = true; break;
 		case 'B':
 			if (optarg[0] != '/')
-				return cache_edits_done(&ce, applet_usage_error("--library %s: not an absolute path",
-										 optarg));
+				return applet_usage_error("--library %s: not an absolute path", optarg);
 			strv_push(&ce.libraries, optarg);
 			break;
 		case 'V':
@@ -206,54 +204,52 @@ APPLET_MAIN(hook)
 			if (o == 'V' ? strncmp(optarg, "/proc/", 6) != 0 || strstr(optarg, "/..") || strstr(optarg, "/./")
 				     : !ce.proc.n || (o == 'G' && (optarg[0] == '/' || strstr(optarg, ".."))) ||
 				       (o == 'E' && !proc_set_valid(optarg))) {
-				return cache_edits_done(&ce, applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" :
+				return applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" :
 					o == 'E' ? "set" : "entry", optarg, o == 'V' ? "not a directory under /proc" :
 					!ce.proc.n ? "without --proc-view before it" : o == 'G' ? "not a relative path" :
-					"not FILE NAME: VALUE"));
+					"not FILE NAME: VALUE");
 			}
 			strv_push_owned(&ce.proc, xconcat(o == 'V' ? "v" : o == 'E' ? "s" : "e", optarg));
 			break;
 		case 'Y':
 			if (add_link(&ce, optarg) < 0)
-				return cache_edits_done(&ce, applet_usage_error("--symlink %s: not PATH::TEXT with "
-										 "an absolute PATH", optarg));
+				return applet_usage_error("--symlink %s: not PATH::TEXT with an absolute PATH", optarg);
 			break;
-		default: return cache_edits_done(&ce, applet_bad_option(o, argc, argv));
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
 	if (!cdi && (ce.libraries.n || ce.links.n || ce.proc.n))
-		return cache_edits_done(&ce, applet_usage_error("--library, --symlink and --proc-* go with --cdi"));
+		return applet_usage_error("--library, --symlink and --proc-* go with --cdi");
 	if (cdi && io.json)
-		return cache_edits_done(&ce, applet_usage_error("--format json: not with --cdi"));
+		return applet_usage_error("--format json: not with --cdi");
 	if (optind < argc)
 		stage = argv[optind++];
 	if (optind < argc)
-		return cache_edits_done(&ce, applet_usage_error("one STAGE at most"));
+		return applet_usage_error("one STAGE at most");
 	if (strcmp(stage, "poststart") == 0 || strcmp(stage, "poststop") == 0 ||
 	    strcmp(stage, "startContainer") == 0)
-		return cache_edits_done(&ce, EXIT_OK);
+		return EXIT_OK;
 	if (strcmp(stage, "prestart") != 0 && strcmp(stage, "createRuntime") != 0 &&
 	    strcmp(stage, "createContainer") != 0)
-		return cache_edits_done(&ce, applet_usage_error("unknown stage '%s'", stage));
+		return applet_usage_error("unknown stage '%s'", stage);
 
 	if (read_fd_all(STDIN_FILENO, OCI_STATE_MAX, &buf, &len, &err) < 0) {
 		oerr_prefix(&err, "container state on stdin");
-		return cache_edits_done(&ce, applet_fail(&err));
+		return applet_fail(&err);
 	}
 	if (oci_state_parse(buf, len, &st, &err) < 0) {
 		free(buf);
-		return cache_edits_done(&ce, applet_fail(&err));
+		return applet_fail(&err);
 	}
 	free(buf);
 	if (oci_bundle_read(&st, &buf, &len, &err) < 0) {
 		oci_state_free(&st);
-		return cache_edits_done(&ce, applet_fail(&err));
+		return applet_fail(&err);
 	}
 	if (cdi) {
 		status = hook_cdi(&st, buf, len, &ce, &io, &err) < 0 ? applet_fail(&err) : EXIT_OK;
 		free(buf);
 		oci_state_free(&st);
-		cache_edits_done(&ce, 0);
 		return io.dry_run ? applet_finish_stdout(status) : status;
 	}
 	if (buf) {
