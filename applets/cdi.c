@@ -395,10 +395,8 @@ APPLET_MAIN(cdi)
 	}
 	run.co.host_paths = strcmp(run.co.version, "0.5.0") >= 0;
 	if (!run.co.hook_path) {
-		ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (l <= 0)
+		if (self_exe(self, sizeof(self)) < 0)
 			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));
-		self[l] = '\0';
 		run.co.hook_path = self;
 	}
 	to_dir = output && stat(output, &st) == 0 && S_ISDIR(st.st_mode);

@@ -159,10 +159,9 @@ static int write_edits(const char *config, const char *text, size_t len, const s
 	int r = -1;
 
 	memset(&e, 0, sizeof(e));
-	l = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (l <= 0 || root < 0 || stat(config, &st) < 0)
-		return oerr_set(err, errno, "%s", l <= 0 ? "/proc/self/exe" : config);
-	self[l] = '\0';
+	l = self_exe(self, sizeof(self));
+	if (l < 0 || root < 0 || stat(config, &st) < 0)
+		return oerr_set(err, errno, "%s", l < 0 ? "/proc/self/exe" : config);
 	if (plan_activations(act, n, &plan, err) < 0)
 		goto out;
 	edits_build(&plan, &e);

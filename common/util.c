@@ -250,6 +250,19 @@ int dir_each(int dirfd, void (*fn)(const char *name, void *arg), void *arg)
 	}
 }
 
+int self_exe(char *buf, size_t n)
+{
+	ssize_t l = readlink("/proc/self/exe", buf, n - 1);
+
+	if (l <= 0) {
+		if (l == 0)
+			errno = ENOENT;
+		return -1;
+	}
+	buf[l] = '\0';
+	return 0;
+}
+
 int write_all(int fd, const void *p, size_t n)
 {
 	const char *b = p;

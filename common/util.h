@@ -58,6 +58,9 @@ void strv_push_owned(struct strv *s, char *str);
 bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
 
+/* This binary's path (/proc/self/exe) into BUF (N bytes): 0, or -1 with
+ * errno. What hooks in config.json and CDI specs name. */
+int self_exe(char *buf, size_t n);
 /* Write all N bytes at P to FD (EINTR retried): 0, or -1 with errno. */
 int write_all(int fd, const void *p, size_t n);
 /* Read a whole file from FD, at most MAX bytes (larger: EFBIG). NUL-terminated. */
