@@ -37,7 +37,7 @@ INIFLAGS  := -DINI_HANDLER_LINENO=1 -DINI_CALL_HANDLER_ON_NEW_SECTION=1 \
              -DINI_ALLOW_NO_VALUE=0 -DINI_INLINE_COMMENT_PREFIXES='";\#"'
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
-CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(DEPSRC)/cjson -I$(DEPSRC)/inih $(INIFLAGS)
+CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih $(INIFLAGS)
 CFLAGS    ?= -Os
 STDFLAGS  := -std=c11 -fno-strict-aliasing -ffunction-sections -fdata-sections \
              -fstack-protector-strong -D_FORTIFY_SOURCE=2
@@ -65,6 +65,14 @@ $(B)/deps/asan/libdeps.a: $(DEPS_SRCS)
 	@$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
 	@$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
+
+# conf/hooks.d/ocidec.json is the one hooks.d file: make install writes it,
+# and ocidec install writes it with its own path (a C string of it)
+$(B)/gen/hooks_json.h: conf/hooks.d/ocidec.json
+	@mkdir -p $(@D)
+	@{ echo '/* generated from conf/hooks.d/ocidec.json */'; echo 'static const char hooks_json_template[] ='; \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
+$(B)/musl/applets/install.o $(B)/asan/applets/install.o: $(B)/gen/hooks_json.h
 
 $(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS)
 	@mkdir -p $(@D)

@@ -21,13 +21,13 @@
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootpath.h"
+#include "hooks_json.h"  /* $(B)/gen: conf/hooks.d/ocidec.json */
 
 #include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <ini.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -410,66 +410,6 @@ static void add_link(struct inst *in, char *path, const char *text)
 	in->a[in->n - 1].link = xstrdup(text);
 }
 
-/* Where a key's lines are in the vendor file's [vendor], for rewriting */
-struct key_lines {
-	const char *key;
-	int vendor_line;       /* [vendor] */
-	int first, last;       /* KEY = ... (with continuation lines), 0: none */
-	bool in_vendor;
-};
-
-static int key_lines_handler(void *user, const char *section, const char *name, const char *value, int lineno)
-{
-	struct key_lines *r = user;
-
-	(void)value;
-	if (!name) {
-		r->in_vendor = strcmp(section, "vendor") == 0;
-		if (r->in_vendor && !r->vendor_line)
-			r->vendor_line = lineno;
-		return 1;
-	}
-	if (r->in_vendor && strcmp(name, r->key) == 0) {
-		if (!r->first)
-			r->first = lineno;
-		r->last = lineno;
-	}
-	return 1;
-}
-
-/* TEXT (freed) with KEY set to VALUE in [vendor]: the key's lines
- * replaced, or one line added after [vendor]. inih finds the lines. */
-static char *set_vendor_key(char *text, const char *key, const char *value)
-{
-	struct key_lines r = { .key = key };
-	size_t cap = strlen(text) + strlen(key) + strlen(value) + 32, n = 0;
-	char *outp = xmalloc(cap);
-	const char *p = text;
-	int line = 1;
-
-	ini_parse_string(text, key_lines_handler, &r);
-	while (*p) {
-		const char *eol = strchr(p, '\n');
-		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
-
-		if (r.first && line == r.first) {
-			n += (size_t)snprintf(outp + n, cap - n, "%s = %s\n", key, value);
-		} else if (!r.first || line < r.first || line > r.last) {
-			memcpy(outp + n, p, l);
-			n += l;
-			if (!eol)
-				outp[n++] = '\n';
-		}
-		if (!r.first && line == r.vendor_line)
-			n += (size_t)snprintf(outp + n, cap - n, "%s = %s\n", key, value);
-		p += l;
-		line++;
-	}
-	outp[n] = '\0';
-	free(text);
-	return outp;
-}
-
 static bool clean_path(const char *p)
 {
 	return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && !strstr(p, "//") &&
@@ -498,13 +438,13 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 			break;
 		}
 		if (driver_root)
-			text = set_vendor_key(text, "driver_root", driver_root);
+			text = config_set_vendor_key(text, "driver_root", driver_root);
 		/* a shared node: only what the device plugin or the runtime
 		 * set selects devices; privileged pods (the device plugin's,
 		 * the operator's) keep the environment */
 		if (in->tenant_kubernetes) {
-			text = set_vendor_key(text, "selection", "mounts annotation env");
-			text = set_vendor_key(text, "unprivileged_selection", "mounts annotation");
+			text = config_set_vendor_key(text, "selection", "mounts annotation env");
+			text = config_set_vendor_key(text, "unprivileged_selection", "mounts annotation");
 		}
 		len = strlen(text);
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
@@ -517,27 +457,17 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 	return r;
 }
 
+#define HOOKS_JSON_PATH "\"/usr/libexec/oci/hooks.d/ocidec-hook\""
+
+/* conf/hooks.d/ocidec.json, the package's, naming PREFIX/bin/ocidec-hook */
 static char *hooks_json(const char *prefix)
 {
-	cJSON *j = cJSON_CreateObject(), *hook = cJSON_AddObjectToObject(j, "hook");
-	cJSON *args = cJSON_AddArrayToObject(hook, "args"), *env, *st;
-	_cleanup_free_ char *path = xasprintf("%s/bin/ocidec-hook", prefix);
-	char *text, *line;
+	const char *at = strstr(hooks_json_template, HOOKS_JSON_PATH);
 
-	cJSON_AddStringToObject(j, "version", "1.0.0");
-	cJSON_AddStringToObject(hook, "path", path);
-	cJSON_AddItemToArray(args, cJSON_CreateString("ocidec-hook"));
-	cJSON_AddItemToArray(args, cJSON_CreateString("prestart"));
-	env = cJSON_AddArrayToObject(hook, "env");
-	cJSON_AddItemToArray(env, cJSON_CreateString("PATH=/usr/sbin:/usr/bin:/sbin:/bin"));
-	cJSON_AddTrueToObject(cJSON_AddObjectToObject(j, "when"), "always");
-	st = cJSON_AddArrayToObject(j, "stages");
-	cJSON_AddItemToArray(st, cJSON_CreateString("prestart"));
-	text = cJSON_Print(j);
-	cJSON_Delete(j);
-	line = xconcat(text ? text : oom(), "\n");
-	free(text);
-	return line;
+	if (!at)  /* the build checks the template (test/install.bats) */
+		abort();
+	return xasprintf("%.*s\"%s/bin/ocidec-hook\"%s", (int)(at - hooks_json_template), hooks_json_template, prefix,
+			 at + strlen(HOOKS_JSON_PATH));
 }
 
 /* Can files be written under PATH on the host (its nearest existing

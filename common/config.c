@@ -1093,3 +1093,62 @@ const char *config_dir_default(void)
 		return dir;
 	return CONFIG_DIR_DEFAULT;
 }
+
+/* Where a key's lines are in the vendor file's [vendor], for rewriting */
+struct key_lines {
+	const char *key;
+	int vendor_line;       /* [vendor] */
+	int first, last;       /* KEY = ... (with continuation lines), 0: none */
+	bool in_vendor;
+};
+
+static int key_lines_handler(void *user, const char *section, const char *name, const char *value, int lineno)
+{
+	struct key_lines *r = user;
+
+	(void)value;
+	if (!name) {
+		r->in_vendor = strcmp(section, "vendor") == 0;
+		if (r->in_vendor && !r->vendor_line)
+			r->vendor_line = lineno;
+		return 1;
+	}
+	if (r->in_vendor && strcmp(name, r->key) == 0) {
+		if (!r->first)
+			r->first = lineno;
+		r->last = lineno;
+	}
+	return 1;
+}
+
+/* see config.h; inih finds the lines */
+char *config_set_vendor_key(char *text, const char *key, const char *value)
+{
+	struct key_lines r = { .key = key };
+	size_t cap = strlen(text) + strlen(key) + strlen(value) + 32, n = 0;
+	char *outp = xmalloc(cap);
+	const char *p = text;
+	int line = 1;
+
+	ini_parse_string(text, key_lines_handler, &r);
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+
+		if (r.first && line == r.first) {
+			n += (size_t)snprintf(outp + n, cap - n, "%s = %s\n", key, value);
+		} else if (!r.first || line < r.first || line > r.last) {
+			memcpy(outp + n, p, l);
+			n += l;
+			if (!eol)
+				outp[n++] = '\n';
+		}
+		if (!r.first && line == r.vendor_line)
+			n += (size_t)snprintf(outp + n, cap - n, "%s = %s\n", key, value);
+		p += l;
+		line++;
+	}
+	outp[n] = '\0';
+	free(text);
+	return outp;
+}

@@ -145,4 +145,10 @@ int vendor_select_features(const struct vendor *v, const char *list, bool *selec
  * the directory, NAME not empty)? */
 bool proc_set_valid(const char *set);
 
+/* The vendor file's TEXT (freed) with KEY set to VALUE in its [vendor]
+ * section: the key's lines (with their continuation lines) replaced, or
+ * one line added after [vendor]; every other byte kept. (install:
+ * --driver-root, --tenant-policy) */
+char *config_set_vendor_key(char *text, const char *key, const char *value);
+
 #endif
