@@ -95,9 +95,7 @@ static bool same_file(const char *a, const char *b)
 /* The real runtime, never this binary */
 static int real_runtime(const char *dir, char **path, struct oerr *err)
 {
-	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
-					    "/sbin", "/bin", NULL };
-	static const char *const names[] = { "runc", "crun", NULL };
+	static const char *const names[] = { "runc", "crun", NULL };  /* in plan_binary_dirs, systemd's PATH */
 
 	if (config_runtime(dir, path, err) < 0)
 		return -1;
@@ -111,8 +109,8 @@ static int real_runtime(const char *dir, char **path, struct oerr *err)
 		return 0;
 	}
 	for (int n = 0; names[n]; n++) {
-		for (int d = 0; dirs[d]; d++) {
-			char *p = xasprintf("%s/%s", dirs[d], names[n]);
+		for (int d = 0; plan_binary_dirs[d]; d++) {
+			char *p = xasprintf("%s/%s", plan_binary_dirs[d], names[n]);
 
 			if (access(p, X_OK) == 0 && !same_file(p, "/proc/self/exe")) {
 				*path = p;

@@ -91,7 +91,7 @@ static int mkdir_in_root(int rootfd, const char *dir, struct oerr *err)
 			parent = root_open(rootfd, *path ? path : "/", O_PATH | O_DIRECTORY);
 			*slash = '/';
 			if (parent >= 0 && fstatat(parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISLNK(st.st_mode) && ++links <= 40 &&
+			    S_ISLNK(st.st_mode) && ++links <= MAX_SYMLINKS &&
 			    (l = readlinkat(parent, slash + 1, text, sizeof(text) - 1)) > 0) {
 				/* dangling: continue at what it names */
 				char *np;

@@ -21,7 +21,6 @@
 #define RESOLVE_NO_MAGICLINKS_ 0x02
 #define RESOLVE_IN_ROOT_ 0x10
 #define PROC_SUPER_MAGIC_ 0x9fa0
-#define MAX_SYMLINKS 40
 
 struct open_how_ {
 	uint64_t flags;

@@ -21,6 +21,10 @@
  * hook) runs the walk even where openat2 works, and reads mount ids from
  * /proc fdinfo instead of statx: the code paths of kernels before 5.6/5.8. */
 extern bool rootpath_force_fallback;
+/* The most symlinks one path resolution follows (Linux's own limit, ELOOP
+ * beyond), inside a root as the kernel does outside one. */
+#define MAX_SYMLINKS 40
+
 /* The host's /proc, opened once at start, before any setns: a descriptor is
  * reopened through it ("self/fd/N") whatever mount namespace the process has
  * entered since, and whatever the container's /proc shows. -1 without /proc. */
