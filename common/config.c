@@ -369,24 +369,20 @@ static int vendor_scalar(struct parse *p, const char *key, const char *value, in
 			return perr(p, line, "feature_env '%s' is not an environment variable name", value);
 		v->feature_env = xstrdup(value);
 	} else if (strcmp(key, "env_needs_cap_sys_admin") == 0 || strcmp(key, "cgroup_devices") == 0) {
-		bool b;
+		bool *b = strcmp(key, "cgroup_devices") == 0 ? &v->cgroup_devices : &v->env_needs_cap_sys_admin;
 		if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
-			b = true;
+			*b = true;
 		else if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0)
-			b = false;
+			*b = false;
 		else
 			return perr(p, line, "%s must be true or false", key);
-		if (key[0] == 'e')
-			v->env_needs_cap_sys_admin = b;
-		else
-			v->cgroup_devices = b;
 	} else if (strcmp(key, "selinux_device_context") == 0 || strcmp(key, "selinux_file_context") == 0) {
+		char **ctx = strcmp(key, "selinux_device_context") == 0 ? &v->selinux_device_context
+									 : &v->selinux_file_context;
 		if (!valid_context(value))
 			return perr(p, line, "%s '%s' is not an SELinux context (user:role:type:level)", key, value);
-		if (key[8] == 'd')
-			v->selinux_device_context = xstrdup(value);
-		else
-			v->selinux_file_context = xstrdup(value);
+		free(*ctx);
+		*ctx = xstrdup(value);
 	} else if (strcmp(key, "device_list_dir") == 0) {
 		if (value[0] != '/' || has_dot_component(value) || strlen(value) < 2)
 			return perr(p, line, "device_list_dir must be an absolute path below /");
