@@ -70,8 +70,18 @@ void edits_build(const struct plan *p, struct edits *e)
 			ssize_t l = readlinkat(it->link_dirfd, it->link_name, text, sizeof(text) - 1);
 
 			if (l > 0) {
+				const char *slash = strrchr(it->path, '/');
+				_cleanup_free_ char *dir = xstrndup(it->path, slash > it->path ? (size_t)(slash - it->path) : 1);
+				_cleanup_free_ char *lands = NULL;
+
 				text[l] = '\0';
-				e->links[e->nlinks++] = (struct edit_link){ at, it->path, xstrdup(text) };
+				lands = path_clean_join(dir, text);
+				/* a chain (Debian's /usr/bin/nvidia-smi ->
+				 * /etc/alternatives/... -> /usr/lib/nvidia/current/...):
+				 * the container has only the target, so the link
+				 * names it; one hop keeps the driver's own text */
+				e->links[e->nlinks++] = (struct edit_link){ at, it->path,
+					xstrdup(strcmp(lands, it->target) == 0 ? text : it->target) };
 			}
 		}
 		if (at < e->nmounts) {  /* mounted already, for another name */

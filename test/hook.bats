@@ -353,6 +353,25 @@ dry() {
 	assert_output --partial "write(2, \"$line\\n\", $((${#line} + 1))) = $((${#line} + 1))"
 }
 
+@test "a program reached through a chain of links (Debian's /etc/alternatives): the container's link names the target it gets (issue 24)" {
+	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	mkdir -p "$DR/usr/lib/demo/current" "$DR/etc/alternatives"
+	cp "$DR/usr/bin/demo-tool" "$DR/usr/lib/demo/current/demo-tool2"
+	ln -s /usr/lib/demo/current/demo-tool2 "$DR/etc/alternatives/demo-tool2"
+	ln -s /etc/alternatives/demo-tool2 "$DR/usr/bin/demo-tool2"
+	sed -i 's|^binaries = /usr/bin/demo-tool$|binaries = /usr/bin/demo-tool /usr/bin/demo-tool2|' "$CFG/demo.ini"
+	run dry OCI_DEMO=all
+	assert_success
+	assert_line "mount $DR/usr/lib/demo/current/demo-tool2 /usr/lib/demo/current/demo-tool2 ro,nosuid,nodev"
+	assert_line "symlink /usr/bin/demo-tool2 /usr/lib/demo/current/demo-tool2"
+	# one hop keeps the driver's own text
+	assert_line "symlink /opt/demo/lib/libdemo.so.1 libdemo.so.1.0"
+	# in a container: the name runs the program (before: not found)
+	run in_container 'demo-tool2' OCI_DEMO=all
+	assert_success
+	assert_output "demo-tool: the answer is 42"
+}
+
 @test "activation aliases, UUIDs from information files, features from the env" {
 	mkdir -p "$BATS_TEST_TMPDIR/gpus/0000:01:00.0" "$BATS_TEST_TMPDIR/gpus/0000:02:00.0"
 	printf 'Model: Demo\nDevice Minor: 0\nGPU UUID: GPU-aaaa\n' >"$BATS_TEST_TMPDIR/gpus/0000:01:00.0/information"
