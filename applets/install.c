@@ -652,7 +652,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			add_action(in, xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix), rc, strlen(rc), 0644,
 				   MERGE_NONE);
 		}
-		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_add_import("version = 2\n", CONTAINERD_DROPIN);
+		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN);
 		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
 			   MERGE_TOML);
 	}

@@ -407,6 +407,11 @@ char *ctrd_add_import(const char *text, const char *dropin)
 	return xasprintf("%.*s%s%s%s", (int)(last + 1 - text), text, *last == '[' ? "" : ", ", quoted, last + 1);
 }
 
+char *ctrd_new_config(const char *dropin)
+{
+	return xasprintf("version = 2\n" IMPORT_LINE, dropin);
+}
+
 char *ctrd_remove_import(const char *text, const char *dropin)
 {
 	/* the line, or the string with the comma and space that came with it

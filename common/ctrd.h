@@ -60,6 +60,9 @@ int ctrd_runtimes(const char *dump, size_t len, int version, char **default_name
  * the quoted path already: unchanged. malloc'd. */
 char *ctrd_add_import(const char *text, const char *dropin);
 char *ctrd_remove_import(const char *text, const char *dropin);
+/* A config.toml for a host that has none: version 2, the import (taken
+ * out again: "version = 2\n", which --uninstall removes) */
+char *ctrd_new_config(const char *dropin);
 /* The top-level line of TEXT whose key is KEY (before the first table), or NULL */
 const char *ctrd_top_key(const char *text, const char *key);
 
