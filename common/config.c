@@ -588,8 +588,9 @@ static int vendor_check(struct parse *p)
 			    "bus order that give each device's minor)");
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
-	/* the tenant policy: default env and annotation, for everyone */
-	v->selection = v->selection_line ? sources_of(&v->selection_list) : SRC_ENV | SRC_ANNOTATION;
+	/* the tenant policy: by default every source, for everyone (a device
+	 * plugin's /dev/null mounts need a hostPath: no pod makes them) */
+	v->selection = v->selection_line ? sources_of(&v->selection_list) : SRC_MOUNTS | SRC_ANNOTATION | SRC_ENV;
 	v->unprivileged_selection = v->unprivileged_line ? sources_of(&v->unprivileged_list) : v->selection;
 	if (v->env_needs_cap_sys_admin)
 		v->unprivileged_selection &= ~(unsigned)SRC_ENV;

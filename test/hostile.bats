@@ -372,6 +372,11 @@ attack() {
 	ENVS=DEMO_VISIBLE_DEVICES=/var/run/ocidec-devices/demo attack openat2 ':' 'ls /dev | grep demo'
 	assert_success
 	assert_output $'demo0\ndemo1\ndemoctl'
+	# the default selection takes a device plugin's mounts (volume-mounts),
+	# which win over the image's variable
+	EDIT='push @{$c->{mounts}}, {destination => "/var/run/ocidec-devices/demo/1", type => "bind", source => "/dev/null", options => ["bind", "ro"]}' \
+		attack openat2 ':' 'ls /dev | grep demo'
+	assert_output $'demo1\ndemoctl'
 	# a variable given twice (an engine appending a spec's void): each entry narrows
 	ENVS=OCI_DEMO=void attack openat2 ':' 'ls /dev | grep -c demo; true'
 	assert_output 0
