@@ -65,7 +65,8 @@ expected_all() {
 @test "--features selects, and include pulls in features" {
 	run list -c "$CFG" --features graphics
 	assert_success
-	assert_output "$(printf "$DR/%s\n" dev/nvidia0 dev/nvidia1 "$ML/libnvidia-glcore.so.550.54.15" usr/share/vulkan/icd.d/nvidia_icd.json)"
+	# the control device too: every NVIDIA library opens it first (issue 24)
+	assert_output "$(printf "$DR/%s\n" dev/nvidiactl dev/nvidia0 dev/nvidia1 "$ML/libnvidia-glcore.so.550.54.15" usr/share/vulkan/icd.d/nvidia_icd.json)"
 	run list -c "$CFG" --features video
 	assert_success
 	assert_line "$DR/opt/nvidia/lib/libcuda.so.1"
