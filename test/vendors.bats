@@ -12,7 +12,9 @@ setup_file() {
 	export NVR IMG
 	NVR=$(mktemp -d /tmp/ocidec-nvidia.XXXXXX)
 	IMG=$(mktemp -d /tmp/ocidec-image.XXXXXX)
-	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/root"
+	# two driver series: Debian 12's 535 and Debian 13's 550
+	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/bookworm"
+	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/trixie" trixie
 	# the image: a Debian userland, as CUDA's images have
 	"$BATS_TEST_DIRNAME/fixtures/chroot.sh" "$IMG/rootfs"
 }
@@ -32,22 +34,26 @@ teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 }
 
-@test "Debian's packaged NVIDIA driver (535, bookworm non-free) under the shipped nvidia.ini: nvidia-smi fails in the container as in a chroot of the driver root, not 'not found'; NVML and CUDA in the cache (issue 24)" {
-	sed "s|^driver_root = /$|driver_root = $NVR/root|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
-	# the reference: the driver root itself, chrooted
-	run chroot "$NVR/root" nvidia-smi
-	want_status=$status want_output=$output
-	[ "$want_status" -ne 127 ]
-	[ -L "$NVR/root/usr/bin/nvidia-smi" ] && [ "$(readlink "$NVR/root/usr/bin/nvidia-smi")" = /etc/alternatives/nvidia--nvidia-smi ]
-	# the container: a fresh copy of the image each time
-	rm -rf "$IMG/run" && cp -a "$IMG/rootfs" "$IMG/run"
-	HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=all -- \
-		sh -c 'nvidia-smi; echo "status $?"; ldconfig -p | grep -E "libcuda.so.1 |libnvidia-ml.so.1 " | sed "s/ (.*//"' >/dev/null
-	ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
-	run bash -c "cd '$B' && runc run '$ID'"
-	assert_success
-	assert_line "status $want_status"
-	assert_line "$(head -n 1 <<<"$want_output")"
-	assert_line --regexp '^	libcuda\.so\.1$'
-	assert_line --regexp '^	libnvidia-ml\.so\.1$'
+@test "Debian's packaged NVIDIA driver (535 from bookworm, 550 from trixie, non-free) under the shipped nvidia.ini: nvidia-smi fails in the container as in a chroot of the driver root, not 'not found'; NVML and CUDA in the cache (issue 24)" {
+	for suite in bookworm trixie; do
+		dr=$NVR/$suite
+		sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+		# the reference: the driver root itself, chrooted
+		run chroot "$dr" nvidia-smi
+		want_status=$status want_output=$output
+		[ "$want_status" -ne 127 ]
+		[ "$(readlink "$dr/usr/bin/nvidia-smi")" = /etc/alternatives/nvidia--nvidia-smi ]
+		# the container: a fresh copy of the image each time
+		rm -rf "$IMG/run" && cp -a "$IMG/rootfs" "$IMG/run"
+		HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=all -- \
+			sh -c 'nvidia-smi; echo "status $?"; ldconfig -p | grep -E "libcuda.so.1 |libnvidia-ml.so.1 " | sed "s/ (.*//"' >/dev/null
+		ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+		run bash -c "cd '$B' && runc run '$ID'"
+		runc delete -f "$ID" >/dev/null 2>&1 || true
+		assert_success
+		assert_line "status $want_status"
+		assert_line "$(head -n 1 <<<"$want_output")"
+		assert_line --regexp '^	libcuda\.so\.1$'
+		assert_line --regexp '^	libnvidia-ml\.so\.1$'
+	done
 }
