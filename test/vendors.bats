@@ -15,6 +15,13 @@ setup_file() {
 	# two driver series: Debian 12's 535 and Debian 13's 550
 	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/bookworm"
 	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/trixie" trixie
+	# the same 535 files in the layout NVIDIA's .run installer and driver
+	# containers have: flat in the library directory, nvidia-smi in
+	# /usr/bin, no alternatives
+	"$BATS_TEST_DIRNAME/fixtures/chroot.sh" "$NVR/flat"
+	cp -a "$NVR/bookworm/usr/lib/x86_64-linux-gnu/nvidia/current/." "$NVR/flat/usr/lib/x86_64-linux-gnu/"
+	cp -L "$NVR/bookworm/usr/lib/nvidia/current/nvidia-smi" "$NVR/flat/usr/bin/nvidia-smi"
+	ldconfig -r "$NVR/flat"
 	# the image: a Debian userland, as CUDA's images have
 	"$BATS_TEST_DIRNAME/fixtures/chroot.sh" "$IMG/rootfs"
 }
@@ -34,15 +41,15 @@ teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 }
 
-@test "Debian's packaged NVIDIA driver (535 from bookworm, 550 from trixie, non-free) under the shipped nvidia.ini: nvidia-smi fails in the container as in a chroot of the driver root, not 'not found'; NVML and CUDA in the cache (issue 24)" {
-	for suite in bookworm trixie; do
+@test "Debian's packaged NVIDIA driver (535 from bookworm, 550 from trixie, non-free; 535 in the flat .run layout) under the shipped nvidia.ini: nvidia-smi fails in the container as in a chroot of the driver root, not 'not found'; NVML and CUDA in the cache (issue 24)" {
+	for suite in bookworm trixie flat; do
 		dr=$NVR/$suite
 		sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
 		# the reference: the driver root itself, chrooted
 		run chroot "$dr" nvidia-smi
 		want_status=$status want_output=$output
 		[ "$want_status" -ne 127 ]
-		[ "$(readlink "$dr/usr/bin/nvidia-smi")" = /etc/alternatives/nvidia--nvidia-smi ]
+		[ "$suite" = flat ] || [ "$(readlink "$dr/usr/bin/nvidia-smi")" = /etc/alternatives/nvidia--nvidia-smi ]
 		# the container: a fresh copy of the image each time
 		rm -rf "$IMG/run" && cp -a "$IMG/rootfs" "$IMG/run"
 		HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=all -- \
