@@ -78,6 +78,50 @@ static long uuid_index(const struct vendor *v, const char *uuid)
 	return f.found;
 }
 
+struct bus_pick {
+	long *minors;   /* NULL: all */
+	size_t n;
+	struct strv *out;
+};
+
+static int pick_bus(const char *file, const char *uuid, int minor, int index, void *arg)
+{
+	struct bus_pick *b = arg;
+	const char *end = strrchr(file, '/'), *start = end;
+	bool want = !b->minors;
+
+	(void)uuid;
+	(void)index;
+	for (size_t i = 0; i < b->n && !want; i++)
+		want = b->minors[i] == minor;
+	while (start > file && start[-1] != '/')
+		start--;
+	if (want && end && end > start)
+		strv_push_owned(b->out, xstrndup(start, (size_t)(end - start)));
+	return 0;
+}
+
+void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out)
+{
+	struct bus_pick b = { NULL, 0, out };
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	if (!v->device_uuids || (devices && strcmp(devices, "none") == 0))
+		return;
+	if (devices && strcmp(devices, "all") != 0) {
+		copy = xstrdup(devices);
+		b.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*b.minors));
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			long m = vendor_index_minor(v, strtoul(t, NULL, 10));
+			if (m >= 0)
+				b.minors[b.n++] = m;
+		}
+	}
+	vendor_uuid_each(v, pick_bus, &b);
+	free(b.minors);
+}
+
 long vendor_index_minor(const struct vendor *v, unsigned long index)
 {
 	struct uuid_find f = { NULL, (long)index, -1 };

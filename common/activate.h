@@ -55,6 +55,10 @@ int activation_decide(const char *dir, const struct oci_config *oc, const struct
 int vendor_uuid_each(const struct vendor *v,
 		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg);
+/* The PCI addresses (the names of the directories of V's device_uuids
+ * files, "0000:3b:00.0") of the devices DEVICES selects ("all", "none",
+ * indices; NULL: all), added to OUT. */
+void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out);
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */
 long vendor_index_minor(const struct vendor *v, unsigned long index);

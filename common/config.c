@@ -210,6 +210,12 @@ static const char *item_problem(const char *key, const char *item)
 			return "must have %u in its last component";
 		return NULL;
 	}
+	if (strcmp(key, "bus_devices") == 0) {
+		const char *pct = strchr(item, '%');
+		if (item[0] != '/' || !pct || pct[1] != 's' || strchr(pct + 1, '%'))
+			return "needs an absolute path with exactly one %s (the device's PCI address)";
+		return NULL;
+	}
 	if (strchr(item, '%'))
 		return "has a '%'";
 	if (strcmp(key, "devices") == 0)
@@ -294,6 +300,10 @@ static struct strv *list_key(struct parse *p, const char *key, int line)
 		if (strcmp(key, "include") == 0) {
 			p->feat->include_line = line;
 			return &p->feat->include;
+		}
+		if (strcmp(key, "bus_devices") == 0) {
+			p->feat->bus_devices_line = line;
+			return &p->feat->bus_devices;
 		}
 		return NULL;
 	}
@@ -515,6 +525,7 @@ static void vendor_free(struct vendor *v)
 		free(v->features[i].name);
 		for (int k = 0; k < KIND_COUNT; k++)
 			strv_free(&v->features[i].items[k]);
+		strv_free(&v->features[i].bus_devices);
 		strv_free(&v->features[i].include);
 	}
 	free(v->features);
@@ -586,6 +597,10 @@ static int vendor_check(struct parse *p)
 	if (v->device_index_bus && !v->device_uuids)
 		return perr(p, v->device_index_line, "device_index = bus needs device_uuids (the files in "
 			    "bus order that give each device's minor)");
+	for (size_t f = 0; f < v->nfeatures; f++)
+		if (v->features[f].bus_devices.n && !v->device_uuids)
+			return perr(p, v->features[f].bus_devices_line, "bus_devices needs device_uuids (the files "
+				    "whose directories are the devices' PCI addresses)");
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
 	/* the tenant policy: by default every source, for everyone (a device

@@ -39,6 +39,10 @@ struct feature {
 	struct strv items[KIND_COUNT];
 	struct strv include;        /* features this one pulls in */
 	int include_line;
+	struct strv bus_devices;    /* device paths with "%s" for each selected device's
+				     * PCI address (the directory of its device_uuids
+				     * file): /dev/dri/by-path/pci-%s-render */
+	int bus_devices_line;
 };
 
 struct vendor {

@@ -447,6 +447,33 @@ static void raise_nofile(void)
 	}
 }
 
+/* The selected features' bus_devices for each selected device: "%s" is
+ * its PCI address (no format string: the pattern is the config's) */
+static void add_bus_devices(struct vctx *c, const bool *selected, const char *devices)
+{
+	struct strv buses = { 0 };
+	bool any = false;
+
+	for (size_t f = 0; f < c->v->nfeatures && !any; f++)
+		any = selected[f] && c->v->features[f].bus_devices.n;
+	if (!any)
+		return;
+	vendor_device_buses(c->v, devices, &buses);
+	for (size_t f = 0; f < c->v->nfeatures; f++) {
+		if (!selected[f])
+			continue;
+		for (size_t i = 0; i < c->v->features[f].bus_devices.n; i++) {
+			const char *pat = c->v->features[f].bus_devices.v[i], *pc = strstr(pat, "%s");
+
+			for (size_t b = 0; pc && b < buses.n; b++) {
+				_cleanup_free_ char *path = xasprintf("%.*s%s%s", (int)(pc - pat), pat, buses.v[b], pc + 2);
+				add_item(c, KIND_DEVICES, path);
+			}
+		}
+	}
+	strv_free(&buses);
+}
+
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
@@ -488,6 +515,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		}
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
 			goto out;
+		if (k == KIND_DEVICES)
+			add_bus_devices(&c, selected, sel->devices);
 	}
 	if (p->n == before && sel->container)
 		log_warn("%s: active, but none of its files is under driver_root %s: the container gets "

@@ -372,6 +372,39 @@ dry() {
 	assert_output "demo-tool: the answer is 42"
 }
 
+@test "graphics: the selected GPU's DRM nodes by PCI address (bus_devices), the by-path links made; the other GPU's not (issue 24)" {
+	mkdir -p "$BATS_TEST_TMPDIR/gpus/0000:01:00.0" "$BATS_TEST_TMPDIR/gpus/0000:02:00.0"
+	printf 'Device Minor: 0\nGPU UUID: GPU-aaaa\n' >"$BATS_TEST_TMPDIR/gpus/0000:01:00.0/information"
+	printf 'Device Minor: 1\nGPU UUID: GPU-bbbb\n' >"$BATS_TEST_TMPDIR/gpus/0000:02:00.0/information"
+	EXTRA="device_uuids = $BATS_TEST_TMPDIR/gpus/*/information
+
+[feature.graphics]
+bus_devices = /dev/dri/by-path/pci-%s-card /dev/dri/by-path/pci-%s-render" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	# card numbers not in the GPUs' order (an iGPU took card0)
+	mkdir -p "$DR/dev/dri/by-path"
+	mknod "$DR/dev/dri/card1" c 226 1 && mknod "$DR/dev/dri/card2" c 226 2
+	mknod "$DR/dev/dri/renderD128" c 226 128 && mknod "$DR/dev/dri/renderD129" c 226 129
+	ln -s ../card2 "$DR/dev/dri/by-path/pci-0000:01:00.0-card"
+	ln -s ../renderD129 "$DR/dev/dri/by-path/pci-0000:01:00.0-render"
+	ln -s ../card1 "$DR/dev/dri/by-path/pci-0000:02:00.0-card"
+	ln -s ../renderD128 "$DR/dev/dri/by-path/pci-0000:02:00.0-render"
+	run dry OCI_DEMO=GPU-bbbb DEMO_FEATURES=graphics
+	assert_success
+	assert_line "mount $DR/dev/dri/card1 /dev/dri/card1 ro,nosuid,noexec"
+	assert_line "mount $DR/dev/dri/renderD128 /dev/dri/renderD128 ro,nosuid,noexec"
+	assert_line "symlink /dev/dri/by-path/pci-0000:02:00.0-card ../card1"
+	refute_line --partial card2
+	refute_line --partial renderD129
+	# without graphics: none
+	run dry OCI_DEMO=GPU-bbbb
+	refute_line --partial /dev/dri
+	# a pattern without %s is refused
+	sed -i 's|^bus_devices = .*|bus_devices = /dev/dri/card0|' "$CFG/demo.ini"
+	run dry OCI_DEMO=all
+	assert_failure 2
+	assert_output --partial "malformed list for 'bus_devices': '/dev/dri/card0' needs an absolute path with exactly one %s"
+}
+
 @test "activation aliases, UUIDs from information files, features from the env" {
 	mkdir -p "$BATS_TEST_TMPDIR/gpus/0000:01:00.0" "$BATS_TEST_TMPDIR/gpus/0000:02:00.0"
 	printf 'Model: Demo\nDevice Minor: 0\nGPU UUID: GPU-aaaa\n' >"$BATS_TEST_TMPDIR/gpus/0000:01:00.0/information"
