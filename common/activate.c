@@ -57,19 +57,69 @@ struct uuid_find {
 	long found;
 };
 
+/* A PCI address, "DOMAIN:BUS:DEV.FN" in hex ("0000:3b:00.0", NVML's
+ * "00000000:3B:00.0"; "3b:00.0" is domain 0), as one number; -1 if S is
+ * none (all of it read) */
+static long long pci_address(const char *s, size_t n)
+{
+	unsigned long long part[4] = { 0 };
+	int k = 0;
+	char seps[4] = { 0 };
+	size_t i = 0;
+
+	while (i < n && k < 4) {
+		size_t start = i;
+		unsigned long long v = 0;
+
+		while (i < n && isxdigit((unsigned char)s[i]) && i - start < 8) {
+			int c = tolower((unsigned char)s[i++]);
+			v = v * 16 + (unsigned long long)(isdigit(c) ? c - '0' : c - 'a' + 10);
+		}
+		if (i == start)
+			return -1;
+		part[k] = v;
+		seps[k++] = i < n ? s[i] : '\0';
+		if (i < n)
+			i++;
+	}
+	if (i != n || s[n - 1] == ':' || s[n - 1] == '.')
+		return -1;
+	if (k == 4 && seps[0] == ':' && seps[1] == ':' && seps[2] == '.' && !seps[3])  /* domain given */
+		return part[0] > 0xffffffffULL || part[1] > 0xff || part[2] > 0x1f || part[3] > 7 ? -1
+		       : (long long)(part[0] << 16 | part[1] << 8 | part[2] << 3 | part[3]);
+	if (k == 3 && seps[0] == ':' && seps[1] == '.' && !seps[2])
+		return part[0] > 0xff || part[1] > 0x1f || part[2] > 7 ? -1
+		       : (long long)(part[0] << 8 | part[1] << 3 | part[2]);
+	return -1;
+}
+
 static int uuid_match(const char *file, const char *uuid, int minor, int index, void *arg)
 {
-	(void)file;
 	struct uuid_find *f = arg;
+	bool hit;
 
-	if (f->uuid ? !uuid || strcasecmp(uuid, f->uuid) != 0 : index != f->index)
+	if (!f->uuid) {
+		hit = index == f->index;
+	} else {
+		/* by UUID, or by PCI address (the directory the file is in,
+		 * as NVIDIA's toolkit takes NVIDIA_VISIBLE_DEVICES=BUSID) */
+		const char *end = strrchr(file, '/'), *start = end;
+		long long want = pci_address(f->uuid, strlen(f->uuid));
+
+		while (start && start > file && start[-1] != '/')
+			start--;
+		hit = (uuid && strcasecmp(uuid, f->uuid) == 0) ||
+		      (want >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == want);
+	}
+	if (!hit)
 		return 0;
 	f->found = f->uuid ? index : minor;
 	return 1;
 }
 
 /* The index of the device whose information file says "GPU UUID: UUID"
- * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or -1. */
+ * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or whose directory
+ * is the PCI address UUID, or -1. */
 static long uuid_index(const struct vendor *v, const char *uuid)
 {
 	struct uuid_find f = { uuid, -1, -1 };

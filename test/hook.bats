@@ -423,6 +423,18 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	run dry OCI_DEMO=GPU-cccc
 	assert_failure 1
 	assert_output "ocidec hook: demo: no device 'GPU-cccc'"
+	# by PCI address, as NVIDIA's toolkit takes it: /proc's spelling, NVML's
+	# (8-digit domain, upper case), or without the domain (issue 25)
+	for bus in 0000:02:00.0 00000000:02:00.0 02:00.0 0000:02:00.8; do
+		run dry OCI_DEMO="$bus"
+		if [ "$bus" = 0000:02:00.8 ]; then  # no such function
+			assert_failure 1
+			continue
+		fi
+		assert_success
+		assert_line --partial /dev/demo1
+		refute_line --partial /dev/demo0
+	done
 	run dry OCI_DEMO=all DEMO_FEATURES=ipc,nosuch
 	assert_success
 	assert_line "ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
