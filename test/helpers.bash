@@ -93,3 +93,14 @@ democtl
 /opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime
 /etc/demo/demo.conf ro,nosuid,nodev,relatime
 opened"
+
+# wait_until CMD...: run CMD (a shell command line) every 0.1 s until it
+# succeeds, at most 10 s; its status (1: it never did)
+wait_until() {
+	local i
+	for i in $(seq 100); do
+		eval "$*" && return 0
+		sleep 0.1
+	done
+	return 1
+}

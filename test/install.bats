@@ -284,10 +284,10 @@ snapshot() {
 	# then the old one gets SIGTERM
 	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/old" &
 	old=$!
-	for _ in $(seq 100); do grep -q 'changes under' "$BATS_TEST_TMPDIR/old" && break; sleep 0.1; done
+	wait_until "grep -q 'changes under' '$BATS_TEST_TMPDIR/old'"
 	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/new" &
 	new=$!
-	for _ in $(seq 100); do grep -q 'under\|nothing' "$BATS_TEST_TMPDIR/new" && break; sleep 0.1; done
+	wait_until "grep -q 'under\\|nothing' '$BATS_TEST_TMPDIR/new'"
 	kill -TERM "$old"
 	wait "$old"
 	run cat "$BATS_TEST_TMPDIR/old"
@@ -312,12 +312,12 @@ snapshot() {
 	ocidec install "${ALL[@]}" --wait >/dev/null &
 	prev=$!
 	for i in $(seq 20); do
-		for _ in $(seq 100); do [ -e "$H$P/install.json" ] && break; sleep 0.05; done
+		wait_until "[ -e '$H$P/install.json' ]"
 		ocidec install "${ALL[@]}" --wait >/dev/null &
 		next=$!
 		kill -TERM "$prev"
 		wait "$prev"
-		for _ in $(seq 100); do grep -q '"owner"' "$H$P/install.json" 2>/dev/null && break; sleep 0.05; done
+		wait_until "grep -q '\"owner\"' '$H$P/install.json' 2>/dev/null"
 		prev=$next
 	done
 	sleep 0.5
@@ -443,7 +443,7 @@ snapshot() {
 	snapshot >"$BATS_TEST_TMPDIR/before"
 	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/out" &
 	pid=$!
-	for _ in $(seq 100); do [ -e "$H$P/etc/ocidec.d/demo.ini" ] && grep -q 'changes under' "$BATS_TEST_TMPDIR/out" && break; sleep 0.1; done
+	wait_until "[ -e '$H$P/etc/ocidec.d/demo.ini' ] && grep -q 'changes under' '$BATS_TEST_TMPDIR/out'"
 	assert_file_exists "$H$HOOKS/ocidec.json"
 	kill -TERM "$pid"
 	wait "$pid"
@@ -491,7 +491,7 @@ teardown() {
 	# the image's default command waits; podman stop sends SIGTERM, and it uninstalls
 	snapshot >"$BATS_TEST_TMPDIR/before"
 	id=$(timeout 120 podman run -d --network none -v "$H:/host" "$IMAGE")
-	for _ in $(seq 100); do [ -e "$H$HOOKS/ocidec.json" ] && break; sleep 0.1; done
+	wait_until "[ -e '$H$HOOKS/ocidec.json' ]"
 	assert_file_exists "$H$P/install.json"
 	timeout 60 podman stop -t 20 "$id" >/dev/null
 	run podman logs "$id"
