@@ -338,7 +338,7 @@ dry() {
 			process => { env => \@env, capabilities => { bounding => \@caps } },
 			linux => { namespaces => [ { type => "mount" }, ($ENV{USERNS} ? { type => "user" } : ()) ] },
 			annotations => decode_json($ENV{ANN} // "{}") });' >"$B/config.json"
-	${TRACE:+strace -f -qq -s 512 -e trace=write,writev -o "$TRACE"} \
+	${TRACE:+env ASAN_OPTIONS=detect_leaks=0 strace -f -qq -s 512 -e trace=write,writev -o "$TRACE"} \
 		"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": ${DRYPID:-$$}}"
 }
 
