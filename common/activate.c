@@ -128,32 +128,30 @@ static long uuid_index(const struct vendor *v, const char *uuid)
 	return f.found;
 }
 
-struct bus_pick {
+struct dir_pick {
 	long *minors;   /* NULL: all */
 	size_t n;
 	struct strv *out;
 };
 
-static int pick_bus(const char *file, const char *uuid, int minor, int index, void *arg)
+static int pick_dir(const char *file, const char *uuid, int minor, int index, void *arg)
 {
-	struct bus_pick *b = arg;
-	const char *end = strrchr(file, '/'), *start = end;
-	bool want = !b->minors;
+	struct dir_pick *d = arg;
+	const char *end = strrchr(file, '/');
+	bool want = !d->minors;
 
 	(void)uuid;
 	(void)index;
-	for (size_t i = 0; i < b->n && !want; i++)
-		want = b->minors[i] == minor;
-	while (start > file && start[-1] != '/')
-		start--;
-	if (want && end && end > start)
-		strv_push_owned(b->out, xstrndup(start, (size_t)(end - start)));
+	for (size_t i = 0; i < d->n && !want; i++)
+		want = d->minors[i] == minor;
+	if (want && end && end > file)
+		strv_push_owned(d->out, xstrndup(file, (size_t)(end - file)));
 	return 0;
 }
 
-void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out)
+void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv *out)
 {
-	struct bus_pick b = { NULL, 0, out };
+	struct dir_pick d = { NULL, 0, out };
 	_cleanup_free_ char *copy = NULL;
 	char *save = NULL;
 
@@ -161,15 +159,25 @@ void vendor_device_buses(const struct vendor *v, const char *devices, struct str
 		return;
 	if (devices && strcmp(devices, "all") != 0) {
 		copy = xstrdup(devices);
-		b.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*b.minors));
+		d.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*d.minors));
 		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 			long m = vendor_index_minor(v, strtoul(t, NULL, 10));
 			if (m >= 0)
-				b.minors[b.n++] = m;
+				d.minors[d.n++] = m;
 		}
 	}
-	vendor_uuid_each(v, pick_bus, &b);
-	free(b.minors);
+	vendor_uuid_each(v, pick_dir, &d);
+	free(d.minors);
+}
+
+void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out)
+{
+	struct strv dirs = { 0 };
+
+	vendor_device_dirs(v, devices, &dirs);
+	for (size_t i = 0; i < dirs.n; i++)
+		strv_push(out, strrchr(dirs.v[i], '/') ? strrchr(dirs.v[i], '/') + 1 : dirs.v[i]);
+	strv_free(&dirs);
 }
 
 long vendor_index_minor(const struct vendor *v, unsigned long index)

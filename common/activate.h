@@ -55,6 +55,10 @@ int activation_decide(const char *dir, const struct oci_config *oc, const struct
 int vendor_uuid_each(const struct vendor *v,
 		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg);
+/* The directories of V's device_uuids files (NVIDIA's
+ * /proc/driver/nvidia/gpus/0000:3b:00.0) of the devices DEVICES selects
+ * ("all", "none", indices; NULL: all), added to OUT. */
+void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv *out);
 /* The PCI addresses (the names of the directories of V's device_uuids
  * files, "0000:3b:00.0") of the devices DEVICES selects ("all", "none",
  * indices; NULL: all), added to OUT. */

@@ -22,48 +22,18 @@
 #define FILE_MAX (64 * 1024)   /* a file of the driver's directory copied */
 #define FILES_MAX 64
 
-struct pick {
-	const struct vendor *v;
-	unsigned long *minors;     /* NULL: all */
-	size_t n;
-	struct strv *entries;
-};
-
-static int pick_entry(const char *file, const char *uuid, int minor, int index, void *arg)
-{
-	struct pick *p = arg;
-	size_t dl = strlen(p->v->proc_view);
-	const char *rel = file + dl + 1, *slash = strrchr(file, '/');
-	bool want = !p->minors;
-
-	(void)uuid;
-	(void)index;
-	for (size_t i = 0; i < p->n && !want; i++)
-		want = p->minors[i] == (unsigned long)minor;
-	if (want && strncmp(file, p->v->proc_view, dl) == 0 && file[dl] == '/' && slash > rel)
-		strv_push_owned(p->entries, xstrndup(rel, (size_t)(slash - rel)));
-	return 0;
-}
-
 void proc_view_entries(const struct vendor *v, const char *devices, struct strv *entries)
 {
-	struct pick p = { v, NULL, 0, entries };
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL;
+	struct strv dirs = { 0 };
+	size_t dl = v->proc_view ? strlen(v->proc_view) : 0;
 
-	if (!v->proc_view || !devices || strcmp(devices, "none") == 0)
+	if (!v->proc_view || !devices)
 		return;
-	if (strcmp(devices, "all") != 0) {
-		copy = xstrdup(devices);
-		p.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*p.minors));
-		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			long m = vendor_index_minor(v, strtoul(t, NULL, 10));
-			if (m >= 0)
-				p.minors[p.n++] = (unsigned long)m;
-		}
-	}
-	vendor_uuid_each(v, pick_entry, &p);
-	free(p.minors);
+	vendor_device_dirs(v, devices, &dirs);
+	for (size_t i = 0; i < dirs.n; i++)
+		if (strncmp(dirs.v[i], v->proc_view, dl) == 0 && dirs.v[i][dl] == '/' && dirs.v[i][dl + 1])
+			strv_push(entries, dirs.v[i] + dl + 1);
+	strv_free(&dirs);
 }
 
 /* Open the directory PATH (relative, "a/b") under DIRFD one component at a
