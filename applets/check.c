@@ -24,11 +24,13 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 const char check_usage[] =
@@ -101,29 +103,29 @@ static bool proc_read(int proc, const char *pid, const char *file, char *buf, si
 }
 
 /* The start of the oldest process named COMM (its /proc/PID/comm), in
- * seconds since the epoch; 0: none runs */
-static time_t started(int proc, const char *comm)
+ * nanoseconds since the epoch; 0: none runs.  The start is in clock
+ * ticks since boot (/proc/PID/stat field 22); the boot clock read next to
+ * the wall clock turns it into wall time to the tick (/proc/stat's btime
+ * is whole seconds and would put the start up to two seconds early). */
+static int64_t started(int proc, const char *comm)
 {
 	DIR *d = fdopendir(dup(proc));
 	struct dirent *e;
-	time_t best = 0, boot = 0;
+	struct timespec now, boot;
+	int64_t best = 0, base;
 	long hz = sysconf(_SC_CLK_TCK);
 	char buf[4096];
 
 	if (!d)
 		return 0;
-	rewinddir(d);  /* the descriptor's offset is shared with PROC's */
-	{
-		_cleanup_close_ int fd = openat(proc, "stat", O_RDONLY | O_CLOEXEC);
-		_cleanup_free_ char *all = NULL;
-		struct oerr oe;
-		size_t len;
-		char *b;
-
-		/* (btime comes after the long interrupt counts) */
-		if (fd >= 0 && read_fd_all(fd, 1u << 20, &all, &len, &oe) == 0 && (b = strstr(all, "\nbtime ")))
-			boot = (time_t)strtoll(b + 7, NULL, 10);
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0) {
+		closedir(d);
+		return 0;
 	}
+	base = (now.tv_sec - boot.tv_sec) * INT64_C(1000000000) + (now.tv_nsec - boot.tv_nsec);
+	if (hz <= 0)
+		hz = 100;
+	rewinddir(d);  /* the descriptor's offset is shared with PROC's */
 	while ((e = readdir(d))) {
 		char name[64];
 		unsigned long long start;
@@ -141,13 +143,22 @@ static time_t started(int proc, const char *comm)
 		if (!p || sscanf(p + 1, "%llu", &start) != 1)
 			continue;
 		{
-			time_t t = boot + (time_t)(start / (unsigned long long)(hz > 0 ? hz : 100));
+			int64_t t = base + (int64_t)(start / (unsigned long long)hz) * INT64_C(1000000000) +
+				    (int64_t)(start % (unsigned long long)hz) * (INT64_C(1000000000) / hz);
 			if (!best || t < best)
 				best = t;
 		}
 	}
 	closedir(d);
 	return best;
+}
+
+/* Whether ST was modified after a daemon that started at SINCE (from
+ * started()).  The start is known to a clock tick; a change within 50 ms
+ * of it counts as before, the daemon had not read its files yet. */
+static bool changed_after(const struct stat *st, int64_t since)
+{
+	return since && (int64_t)st->st_mtim.tv_sec * INT64_C(1000000000) + st->st_mtim.tv_nsec > since + INT64_C(50000000);
 }
 
 static bool host_stat(int root, const char *path, struct stat *st, bool follow)
@@ -364,7 +375,7 @@ static void check_docker(struct report *r, int root, int proc)
 {
 	_cleanup_free_ char *text = host_read(root, "/etc/docker/daemon.json");
 	cJSON *j = text ? cJSON_Parse(text) : NULL, *rt, *e;
-	time_t since;
+	int64_t since;
 	struct stat st;
 	bool any = false;
 
@@ -391,10 +402,10 @@ static void check_docker(struct report *r, int root, int proc)
 		else
 			say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)", e->string, p, e->string);
 	}
-	if (any && since && host_stat(root, "/etc/docker/daemon.json", &st, false) && st.st_mtime > since)
+	if (any && host_stat(root, "/etc/docker/daemon.json", &st, false) && changed_after(&st, since))
 		say(r, PROBLEM, "docker", "systemctl reload docker (SIGHUP to dockerd)",
 		    "dockerd started before /etc/docker/daemon.json last changed: it does not know the runtime yet");
-	if (host_stat(root, "/usr/local/bin/nvidia-container-runtime-hook", &st, false) && since && st.st_mtime > since)
+	if (host_stat(root, "/usr/local/bin/nvidia-container-runtime-hook", &st, false) && changed_after(&st, since))
 		say(r, PROBLEM, "docker", "systemctl restart docker",
 		    "nvidia-container-runtime-hook is newer than dockerd: --gpus fails (\"could not select device "
 		    "driver\") until dockerd restarts");
@@ -433,7 +444,7 @@ static void check_containerd(struct report *r, int root, int proc)
 	struct ctrd_seen seen = { .r = r, .root = root };
 	struct oerr err;
 	struct stat st;
-	time_t since;
+	int64_t since;
 	size_t len;
 	int version = 2;
 
@@ -484,8 +495,8 @@ static void check_containerd(struct report *r, int root, int proc)
 		l += ll + 1;
 	}
 	since = started(proc, "containerd");
-	if (since && ((host_stat(root, "/etc/containerd/config.toml", &st, false) && st.st_mtime > since) ||
-		      (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && st.st_mtime > since)))
+	if ((host_stat(root, "/etc/containerd/config.toml", &st, false) && changed_after(&st, since)) ||
+	    (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && changed_after(&st, since)))
 		say(r, PROBLEM, "containerd", "systemctl restart containerd",
 		    "containerd started before its configuration last changed: it runs the old one");
 }
