@@ -39,14 +39,15 @@ INIFLAGS  := -DINI_HANDLER_LINENO=1 -DINI_CALL_HANDLER_ON_NEW_SECTION=1 \
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih $(INIFLAGS)
 CFLAGS    ?= -Os
+# (no unwind tables: C without exceptions, stripped: nothing reads them)
 STDFLAGS  := -std=c11 -fno-strict-aliasing -ffunction-sections -fdata-sections \
-             -fstack-protector-strong -D_FORTIFY_SOURCE=2
+             -fno-asynchronous-unwind-tables -fstack-protector-strong -D_FORTIFY_SOURCE=2
 ASANFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined
 
 SRCS      := ocidec.c $(wildcard common/*.c) $(wildcard applets/*.c)
 DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
-HDRS      := $(wildcard common/*.h) applets/applets.def
+HDRS      := $(wildcard common/*.h) $(wildcard applets/*.h) applets/applets.def
 
 MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
 ASAN_OBJS := $(SRCS:%.c=$(B)/asan/%.o)
@@ -56,8 +57,8 @@ all: $(B)/ocidec
 # Third-party code: built with the same compiler, without our -Werror.
 $(B)/deps/musl/libdeps.a: $(DEPS_SRCS)
 	@mkdir -p $(@D)
-	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
-	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
 
 $(B)/deps/asan/libdeps.a: $(DEPS_SRCS)
@@ -130,7 +131,7 @@ $(B)/fuzz/dockerjson: test/fuzz/fuzz_dockerjson.c common/dockerjson.c common/jso
 		$(DEPSRC)/cjson/cJSON.c
 $(B)/fuzz/shimedit: test/fuzz/fuzz_shimedit.c common/edits.c common/json.c common/util.c common/log.c \
 		common/ldcache.c common/elf.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/ldconf: test/fuzz/fuzz_ldconf.c common/ldconfig.c common/ldcache.c common/elf.c common/rootpath.c \
+$(B)/fuzz/ldconf: test/fuzz/fuzz_ldconf.c common/ldconfig.c common/rootfile.c common/ldcache.c common/elf.c common/rootpath.c \
 		common/util.c common/log.c
 $(B)/fuzz/json: test/fuzz/fuzz_json.c common/json.c common/util.c common/log.c $(DEPSRC)/cjson/cJSON.c
 $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(HDRS)
@@ -157,8 +158,7 @@ install: $(B)/ocidec
 		else install -m 0644 "$$f" "$$t"; fi; \
 	done
 	install -d $(DESTDIR)$(MANDIR)/man1
-	install -m 0644 ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec.1
-	for a in $(APPLETS); do ln -sf ocidec.1 $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
+	install -m 0644 man/ocidec.1 $(foreach a,$(APPLETS),man/ocidec-$(a).1) $(DESTDIR)$(MANDIR)/man1/
 	install -d $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(HOOKSDIR)
 	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/oci/hooks.d $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook
 	sed 's|"/usr/libexec/oci/hooks.d/ocidec-hook"|"$(LIBEXECDIR)/oci/hooks.d/ocidec-hook"|' \

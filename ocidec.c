@@ -8,10 +8,10 @@
  * dispatcher knows no applet by name. Exit codes: 0 success, 1 failure, 2 bad usage or
  * invalid config.
  */
-#include "common/applet.h"
-#include "common/log.h"
+#include "applets/applet.h"
 #include "common/inject.h"
 #include "common/ldconfig.h"
+#include "common/log.h"
 #include "common/rootpath.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* cdi: the vendors as Container Device Interface specs.
  *
- * See: ocidec(1), APPLETS (cdi) and CDI SPECS. One spec per vendor, built
+ * See: ocidec-cdi(1). One spec per vendor, built
  * from the same container edits the hook applies (edits.h): a device per
  * per-device node index, per UUID where the vendor has information files,
  * and "all"; each device's edits are its own nodes, the spec's common edits
@@ -8,12 +8,13 @@
  * createContainer hook (ocidec hook --cdi) that makes the driver's links and
  * updates the container's cache. Nothing newer than cdiVersion 0.5.0.
  */
+#include "applets/applet.h"
 #include "common/activate.h"
-#include "common/applet.h"
 #include "common/config.h"
 #include "common/edits.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
+#include "common/rootfile.h"
 #include "common/plan.h"
 
 #include <cJSON.h>
@@ -345,6 +346,49 @@ static int write_spec(const char *path, const char *text, struct oerr *err)
 	return root_write_atomic(root, path, text, strlen(text), 0644, true, err);
 }
 
+/* The spec of each vendor of CFG NAMES names (N; none: all) to OUTPUT (a
+ * directory when TO_DIR: one file for each; NULL: stdout); the number
+ * written, or -1 (ERR) */
+static int write_specs(const struct config *cfg, char *const *names, int n, const struct cdi_run *run,
+		       const char *output, bool to_dir, struct oerr *err)
+{
+	int written = 0;
+
+	for (size_t i = 0; i < cfg->n; i++) {
+		const struct vendor *v = &cfg->vendors[i];
+		_cleanup_free_ char *text = NULL, *path = NULL;
+		bool empty;
+		cJSON *spec;
+
+		if (!vendor_named(v, names, n))
+			continue;
+		spec = vendor_spec(v, run, &empty, err);
+		if (!spec && empty) {
+			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
+			continue;
+		}
+		if (!spec)
+			return -1;
+		text = spec_text(spec, run->yaml);
+		cJSON_Delete(spec);
+		written++;
+		if (!output) {
+			out("%s", text);
+			continue;
+		}
+		if (to_dir) {
+			char *kind = xstrdup(v->cdi_kind);
+			*strchr(kind, '/') = '-';
+			path = xasprintf("%s/%s.%s", output, kind, run->yaml ? "yaml" : "json");
+			free(kind);
+		}
+		if (write_spec(path ? path : output, text, err) < 0)
+			return -1;
+		log_info("%s: wrote %s", v->name, path ? path : output);
+	}
+	return written;
+}
+
 APPLET_MAIN(cdi)
 {
 	static const struct option opts[] = {
@@ -363,7 +407,7 @@ APPLET_MAIN(cdi)
 	struct oerr err;
 	struct stat st;
 	bool to_dir = false;
-	int o, status = EXIT_OK, written = 0, named;
+	int o, written, named;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:F:o:f:", opts, NULL)) != -1) {
@@ -413,46 +457,9 @@ APPLET_MAIN(cdi)
 		if (vendor_named(&cfg.vendors[i], argv + optind, named) && cfg.vendors[i].log_level > log_threshold)
 			log_threshold = cfg.vendors[i].log_level;
 
-	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
-		const struct vendor *v = &cfg.vendors[i];
-		_cleanup_free_ char *text = NULL, *path = NULL;
-		bool empty;
-		cJSON *spec;
-
-		if (!vendor_named(v, argv + optind, named))
-			continue;
-		spec = vendor_spec(v, &run, &empty, &err);
-		if (!spec && empty) {
-			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
-			continue;
-		}
-		if (!spec) {
-			status = applet_fail(&err);
-			break;
-		}
-		text = spec_text(spec, run.yaml);
-		cJSON_Delete(spec);
-		if (!output) {
-			out("%s", text);
-		} else {
-			if (to_dir) {
-				char *kind = xstrdup(v->cdi_kind);
-				*strchr(kind, '/') = '-';
-				path = xasprintf("%s/%s.%s", output, kind, run.yaml ? "yaml" : "json");
-				free(kind);
-			}
-			if (write_spec(path ? path : output, text, &err) < 0) {
-				status = applet_fail(&err);
-				break;
-			}
-			log_info("%s: wrote %s", v->name, path ? path : output);
-		}
-		written++;
-	}
+	written = write_specs(&cfg, argv + optind, named, &run, output, to_dir, &err);
 	config_free(&cfg);
-	if (status == EXIT_OK && !written) {
+	if (written == 0)
 		oerr_set(&err, 0, "no vendor has anything to give: no spec");
-		status = applet_fail(&err);
-	}
-	return applet_finish_stdout(status);
+	return applet_finish_stdout(written > 0 ? EXIT_OK : applet_fail(&err));
 }

@@ -1,6 +1,6 @@
 /* check: why would an accelerator container not get its devices here?
  *
- * See: ocidec(1), APPLETS (check). Each engine's registration is checked as
+ * See: ocidec-check(1). Each engine's registration is checked as
  * that engine reads it: podman's hooks dirs (its default, or the
  * containers.conf drop-in ocidec install writes), Docker's daemon.json and
  * whether the running dockerd started before it changed, containerd's
@@ -10,7 +10,7 @@
  * and device nodes, the cgroup layout, SELinux. Every problem with the
  * command that fixes it; text, or --json. Nothing is changed.
  */
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/log.h"
@@ -315,8 +315,7 @@ static bool podman_reads(int root, const char *dir)
 	for (int i = 0; confs[i]; i++)
 		strv_push(&files, confs[i]);
 	{
-		_cleanup_close_ int d = root_open(root, "/etc/containers/containers.conf.d", O_RDONLY | O_DIRECTORY);
-		DIR *dd = d >= 0 ? fdopendir(dup(d)) : NULL;
+		DIR *dd = root_opendir(root, "/etc/containers/containers.conf.d");
 		struct dirent *e;
 
 		while (dd && (e = readdir(dd)))
@@ -340,8 +339,7 @@ static void check_podman(struct report *r, int root)
 	bool found = false;
 
 	for (int i = 0; dirs[i]; i++) {
-		_cleanup_close_ int d = root_open(root, dirs[i], O_RDONLY | O_DIRECTORY);
-		DIR *dd = d >= 0 ? fdopendir(dup(d)) : NULL;
+		DIR *dd = root_opendir(root, dirs[i]);
 		struct dirent *e;
 
 		while (dd && (e = readdir(dd))) {

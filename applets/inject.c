@@ -1,12 +1,14 @@
 /* inject: the hook's injection, driven from the command line.
  *
- * See: ocidec(1), APPLETS. HPC engines (Sarus and the like) call it with the
+ * See: ocidec-inject(1). HPC engines (Sarus and the like) call it with the
  * devices the workload manager granted: `ocidec inject --pid PID VENDOR...`.
  * Without --rootfs the rootfs is "/" of the process's mount namespace.
  */
+#include "applets/applet.h"
+#include "applets/dryrun.h"
 #include "common/activate.h"
-#include "common/applet.h"
 #include "common/config.h"
+#include "common/container.h"
 #include "common/inject.h"
 #include "common/log.h"
 
@@ -54,7 +56,10 @@ APPLET_MAIN(inject)
 	struct oerr err;
 	char *end;
 	long pid = 0;
-	int o, n = 0, status;
+	struct plan plan = { 0 };
+	struct edits e;
+	int o, n = 0, status = -1;
+	bool dry_run = false, json = false;
 
 	opterr = 0;
 	deadline_arm(XSTR(TIMEOUT_DEFAULT));
@@ -70,9 +75,9 @@ APPLET_MAIN(inject)
 		case 'r': io.rootfs = optarg; break;
 		case 'd': devices = optarg; break;
 		case 'f': features = optarg; break;
-		case 'n': io.dry_run = true; break;
+		case 'n': dry_run = true; break;
 		case 'F':
-			if (inject_format(&io, optarg) < 0)
+			if (dry_run_format(optarg, &json) < 0)
 				return applet_usage_error("--format %s: text or json", optarg);
 			break;
 		case 't':
@@ -102,9 +107,15 @@ APPLET_MAIN(inject)
 						.source = xstrdup("command line") };
 	}
 	io.pid = (int)pid;
-	status = inject_activations(act, n, &io, &err) < 0 ? applet_fail(&err) : EXIT_OK;
+	if (plan_activations(act, n, &plan, &err) == 0) {
+		edits_build(&plan, &e);
+		status = dry_run ? dry_run_print(&e, &io, json, &err) : inject(&e, &io, &err);
+		edits_free(&e);
+	}
+	plan_free(&plan);
 	activation_free(act, (size_t)n);
 	free(act);
 	config_free(&cfg);
-	return io.dry_run ? applet_finish_stdout(status) : status;
+	status = status < 0 ? applet_fail(&err) : EXIT_OK;
+	return dry_run ? applet_finish_stdout(status) : status;
 }

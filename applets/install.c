@@ -1,7 +1,7 @@
 /* install: put ocidec on a host from a container (a driver or toolkit
  * container, a Kubernetes DaemonSet), and take it off again.
  *
- * See: ocidec(1), APPLETS (install). Everything happens under the host's
+ * See: ocidec-install(1). Everything happens under the host's
  * root directory (--host-root), every path resolved inside it
  * (rootpath.c: the host's absolute symlinks, /usr/local -> /var/usrlocal on
  * CoreOS, stay on the host). Two phases: every input is read and checked and
@@ -13,13 +13,14 @@
  * and restores what was changed. A file that already has the content is not
  * touched: a second install changes nothing.
  */
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/dockerjson.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
+#include "common/rootfile.h"
 #include "common/rootpath.h"
 #include "hooks_json.h"  /* $(B)/gen: conf/hooks.d/ocidec.json */
 
@@ -128,13 +129,6 @@ enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8 };
 
 /* ---- small file helpers, every path inside the host root ---- */
 
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
-}
-
 /* Read the regular file PATH (not through a final symlink): 1 and its
  * content, 0 when absent, -1 with ERR. */
 static int read_host(struct inst *in, const char *path, char **buf, size_t *len, struct stat *st,
@@ -160,7 +154,7 @@ static int read_host(struct inst *in, const char *path, char **buf, size_t *len,
 /* The symlink text of PATH: 1, 0 when absent, 2 when PATH is something else */
 static int read_link(struct inst *in, const char *path, char *text, size_t size)
 {
-	_cleanup_free_ char *dir = dir_of(path);
+	_cleanup_free_ char *dir = path_dir(path);
 	_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 	const char *base = strrchr(path, '/') + 1;
 	ssize_t l;
@@ -204,37 +198,25 @@ static const char *state_runtime_name(struct inst *in)
 	return n && *n ? n : "ocidec";
 }
 
-/* Make DIR and its missing parents, each recorded before it is made
- * (removed by --uninstall when empty): an install cut short leaves no
- * directory the record does not name. */
+/* Each directory, recorded before it is made (removed by --uninstall when
+ * empty): an install cut short leaves no directory the record does not
+ * name. */
+static int record_dir(const char *path, void *arg, struct oerr *err)
+{
+	struct inst *in = arg;
+
+	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
+	return save_state(in, err);
+}
+
+/* Make DIR and its missing parents, each recorded (record_dir) */
 static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
 {
-	_cleanup_free_ char *path = xstrdup(dir);
+	int fd = root_mkdirs(in->root, dir, 0, record_dir, in, err);
 
-	for (char *p = path + 1;; p++) {
-		if (*p && *p != '/')
-			continue;
-		char c = *p;
-		*p = '\0';
-		int fd = root_open(in->root, path, O_PATH | O_DIRECTORY);
-		if (fd < 0 && errno == ENOENT) {
-			_cleanup_free_ char *parent = dir_of(path);
-			_cleanup_close_ int pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
-
-			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
-			if (save_state(in, err) < 0)
-				return -1;
-			if (pfd < 0 || mkdirat(pfd, strrchr(path, '/') + 1, 0755) < 0)
-				return oerr_set(err, errno, "%s: mkdir", path);
-		} else if (fd < 0) {
-			return oerr_set(err, errno, "%s", path);
-		} else {
-			close(fd);
-		}
-		*p = c;
-		if (!c)
-			return 0;
-	}
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
 }
 
 /* PREFIX, where the record lives: its missing parents made (recorded once
@@ -243,7 +225,7 @@ static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
  * the record that names it. */
 static int make_prefix(struct inst *in, struct oerr *err)
 {
-	_cleanup_free_ char *parent = dir_of(in->prefix), *tmp = xconcat(in->prefix, ".ocidec-new");
+	_cleanup_free_ char *parent = path_dir(in->prefix), *tmp = xconcat(in->prefix, ".ocidec-new");
 	_cleanup_free_ char *tmp_state = xasprintf("%s/install.json", tmp);
 	_cleanup_free_ char *text = NULL, *line = NULL;
 	_cleanup_close_ int fd = root_open(in->root, in->prefix, O_PATH | O_DIRECTORY), pfd = -1;
@@ -262,7 +244,7 @@ static int make_prefix(struct inst *in, struct oerr *err)
 		*q = '\0';
 		_cleanup_close_ int d = root_open(in->root, p, O_PATH | O_DIRECTORY);
 		if (d < 0 && errno == ENOENT) {
-			_cleanup_free_ char *pp = dir_of(p);
+			_cleanup_free_ char *pp = path_dir(p);
 			_cleanup_close_ int ppfd = root_open(in->root, pp, O_PATH | O_DIRECTORY);
 
 			if (ppfd < 0 || mkdirat(ppfd, strrchr(p, '/') + 1, 0755) < 0) {
@@ -304,7 +286,7 @@ static int make_prefix(struct inst *in, struct oerr *err)
  * an install cut short is still undone by --uninstall. */
 static int record(struct inst *in, const char *path, bool exists, struct oerr *err)
 {
-	_cleanup_free_ char *orig = xconcat(path, ORIG), *dir = dir_of(path);
+	_cleanup_free_ char *orig = xconcat(path, ORIG), *dir = path_dir(path);
 	_cleanup_close_ int dfd = -1;
 	cJSON *e = state_entry(in, path);
 	const char *backup = e ? cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup")) : NULL;
@@ -348,7 +330,7 @@ static void set_wrote(struct inst *in, const char *path, const struct action *a)
 
 static int apply(struct inst *in, const struct action *a, struct oerr *err)
 {
-	_cleanup_free_ char *dir = dir_of(a->path), *cur = NULL;
+	_cleanup_free_ char *dir = path_dir(a->path), *cur = NULL;
 	struct stat st;
 	size_t len = 0;
 	int have;
@@ -503,8 +485,7 @@ static int hooks_dir_set(struct inst *in, const char *const *files, const char *
 	struct strv all = { 0 };
 
 	for (int i = 0; files[i]; i++) {
-		_cleanup_close_ int d = root_open(in->root, files[i], O_RDONLY | O_DIRECTORY);
-		DIR *dd = d >= 0 ? fdopendir(dup(d)) : NULL;
+		DIR *dd = root_opendir(in->root, files[i]);
 		struct dirent *e;
 
 		if (!dd) {
@@ -719,7 +700,7 @@ static bool below(const char *path, const char *dir)
  * them) and its name; PATH itself when the directory is not there */
 static char *host_canon(struct inst *in, const char *path)
 {
-	_cleanup_free_ char *dir = dir_of(path), *real = NULL;
+	_cleanup_free_ char *dir = path_dir(path), *real = NULL;
 
 	if (root_realpath(in->root, dir, &real) < 0)
 		return xstrdup(path);
@@ -813,7 +794,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	if (backup && strcmp(backup, dir) != 0)
 		return oerr_usage(err, "%s: %s: the backup is not %s", in->state_path, path, dir);
 	free(dir);
-	dir = dir_of(path);
+	dir = path_dir(path);
 	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);
@@ -886,7 +867,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 			return -1;
 	}
 	{
-		_cleanup_free_ char *dir = dir_of(in->state_path);
+		_cleanup_free_ char *dir = path_dir(in->state_path);
 		_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 		if (dfd < 0 || unlinkat(dfd, "install.json", 0) < 0)
 			return oerr_set(err, errno, "%s", in->state_path);
@@ -896,7 +877,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 		const char *d = cJSON_GetStringValue(cJSON_GetArrayItem(in->dirs, i));
 		if (!d || !clean_path(d) || strcmp(d, "/") == 0)
 			continue;
-		_cleanup_free_ char *parent = dir_of(d);
+		_cleanup_free_ char *parent = path_dir(d);
 		_cleanup_close_ int pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
 		if (pfd >= 0 && unlinkat(pfd, strrchr(d, '/') + 1, AT_REMOVEDIR) == 0)
 			out("removed %s/\n", d);
@@ -1010,6 +991,85 @@ static void on_signal(int sig)
 	(void)sig;
 }
 
+/* The options that go together, as the usage says; EXIT_OK or the usage
+ * error's status */
+static int check_args(const struct inst *in, const char *host, const char *hooks_dir, const char *driver_root,
+		      bool undo, bool wait)
+{
+	if (!host)
+		return applet_usage_error("--host-root DIR is required (the host's / as this container sees it)");
+	if (!clean_path(in->prefix) || strcmp(in->prefix, "/") == 0)
+		return applet_usage_error("--prefix %s: not a clean absolute path", in->prefix);
+	if (hooks_dir && !clean_path(hooks_dir))
+		return applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
+	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0)
+		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
+	if (undo && wait)
+		return applet_usage_error("--uninstall and --wait: one or the other");
+	if (!*in->runtime_name ||
+	    strspn(in->runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(in->runtime_name))
+		return applet_usage_error("--runtime-name %s: lower-case letters, digits, - and _ only",
+					  in->runtime_name);
+	return EXIT_OK;
+}
+
+static void inst_free(struct inst *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		free(in->a[i].path);
+		free(in->a[i].data);
+		free(in->a[i].link);
+	}
+	free(in->a);
+	free(in->state_path);
+	cJSON_Delete(in->state);
+	if (in->root >= 0)
+		close(in->root);
+}
+
+/* --wait: SIGTERM and SIGINT blocked from the start (a SIGTERM while we
+ * wait for the lock or plan, a containerd dump, waits for us), and this
+ * install's own token in the record */
+static int wait_prepare(struct inst *in, sigset_t *sigs, struct oerr *err)
+{
+	unsigned char r[16];
+
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
+	signal(SIGINT, on_signal);
+	sigprocmask(SIG_BLOCK, sigs, NULL);
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return oerr_set(err, errno, "getrandom");
+	for (int i = 0; i < 16; i++)
+		snprintf(in->owner + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+/* --wait, installed: the lock let go, then at SIGTERM or SIGINT the install
+ * undone, unless a newer one owns the prefix now */
+static int wait_uninstall(struct inst *in, const char *host, sigset_t *sigs, int *lockfd, struct oerr *err)
+{
+	int sig;
+
+	applet_finish_stdout(EXIT_OK);
+	close(*lockfd);
+	*lockfd = -1;
+	while (sigwait(sigs, &sig) != 0)
+		;
+	cJSON_Delete(in->state);
+	in->state = NULL;
+	if (host_lock(host, lockfd, err) < 0)
+		return -1;
+	if (!owned(in)) {
+		out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in->prefix);
+		return 0;
+	}
+	out("ocidec install: signal %d: uninstalling\n", sig);
+	return uninstall(in, err);
+}
+
 APPLET_MAIN(install)
 {
 	static const struct option opts[] = {
@@ -1026,14 +1086,15 @@ APPLET_MAIN(install)
 		{ "tenant-policy", required_argument, NULL, 'T' },
 		{ 0 },
 	};
-	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL;
-	const char *hooks_dir = NULL;
-	struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT, .runtime_name = "ocidec", .owner = "install" };
-	struct strv vendors = { 0 };
+	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL, *hooks_dir = NULL;
+	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
+							       .runtime_name = "ocidec", .owner = "install" };
+	__attribute__((cleanup(strv_free))) struct strv vendors = { 0 };
+	_cleanup_close_ int lockfd = -1;
 	bool undo = false, wait = false;
 	unsigned rts = 0;
 	struct oerr err;
-	int o, status = EXIT_OK, lockfd = -1;
+	int o, r, status;
 	sigset_t sigs;
 
 	opterr = 0;
@@ -1049,127 +1110,36 @@ APPLET_MAIN(install)
 		case 'W': wait = true; break;
 		case 'N': in.runtime_name = optarg; break;
 		case 'T':
-			if (strcmp(optarg, "kubernetes") != 0 && strcmp(optarg, "open") != 0) {
-				strv_free(&vendors);
+			if (strcmp(optarg, "kubernetes") != 0 && strcmp(optarg, "open") != 0)
 				return applet_usage_error("--tenant-policy %s: open or kubernetes", optarg);
-			}
 			in.tenant_kubernetes = strcmp(optarg, "kubernetes") == 0;
 			break;
 		case 'r':
-			if (parse_runtimes(optarg, &rts) != 0) {
-				strv_free(&vendors);
+			if (parse_runtimes(optarg, &rts) != 0)
 				return EXIT_USAGE;
-			}
 			break;
-		default:
-			strv_free(&vendors);
-			return applet_bad_option(o, argc, argv);
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
 	if (optind < argc)
-		status = applet_usage_error("unexpected argument '%s'", argv[optind]);
-	else if (!host)
-		status = applet_usage_error("--host-root DIR is required (the host's / as this container sees it)");
-	else if (!clean_path(in.prefix) || strcmp(in.prefix, "/") == 0)
-		status = applet_usage_error("--prefix %s: not a clean absolute path", in.prefix);
-	else if (hooks_dir && !clean_path(hooks_dir))
-		status = applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
-	else if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0)
-		status = applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
-	else if (undo && wait)
-		status = applet_usage_error("--uninstall and --wait: one or the other");
-	else if (!*in.runtime_name || strspn(in.runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") !=
-		 strlen(in.runtime_name))
-		status = applet_usage_error("--runtime-name %s: lower-case letters, digits, - and _ only",
-					    in.runtime_name);
-	if (status != EXIT_OK) {
-		strv_free(&vendors);
+		return applet_usage_error("unexpected argument '%s'", argv[optind]);
+	if ((status = check_args(&in, host, hooks_dir, driver_root, undo, wait)) != EXIT_OK)
 		return status;
-	}
-	if (!rts)
-		rts = RT_PODMAN;
 	in.root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	in.state_path = xasprintf("%s/install.json", in.prefix);
-	if (in.root < 0) {
-		oerr_set(&err, errno, "--host-root %s", host);
-		status = applet_fail(&err);
-		goto done;
-	}
-	if (wait) {  /* blocked from the start: a SIGTERM while we wait for the
-		      * lock or plan (a containerd dump) waits for us */
-		sigemptyset(&sigs);
-		sigaddset(&sigs, SIGTERM);
-		sigaddset(&sigs, SIGINT);
-		signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
-		signal(SIGINT, on_signal);
-		sigprocmask(SIG_BLOCK, &sigs, NULL);
-	}
+	if (in.root < 0)
+		r = oerr_set(&err, errno, "--host-root %s", host);
 	/* one install or uninstall at a time on a host (a DaemonSet's rolling
 	 * update: the old pod uninstalling while the new one installs) */
-	if (host_lock(host, &lockfd, &err) < 0) {
-		status = applet_fail(&err);
-		goto done;
-	}
-	if (wait) {
-		unsigned char r[16];
-
-		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
-			oerr_set(&err, errno, "getrandom");
-			status = applet_fail(&err);
-			goto done;
-		}
-		for (int i = 0; i < 16; i++)
-			snprintf(in.owner + 2 * i, 3, "%02x", r[i]);
-	}
-	if (undo) {
-		if (uninstall(&in, &err) < 0)
-			status = applet_fail(&err);
-		goto done;
-	}
+	else if ((wait && wait_prepare(&in, &sigs, &err) < 0) || host_lock(host, &lockfd, &err) < 0)
+		r = -1;
+	else if (undo)
+		r = uninstall(&in, &err);
 	/* everything read and checked before anything is written */
-	if (plan_binary(&in, &err) < 0 || plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0 ||
-	    plan_engines(&in, rts, hooks_dir, &err) < 0) {
-		status = applet_fail(&err);
-		goto done;
-	}
-	if (install(&in, &err) < 0) {
-		status = applet_fail(&err);
-		goto done;
-	}
-	if (wait) {
-		int sig;
-
-		status = applet_finish_stdout(EXIT_OK);
-		fflush(stdout);
-		close(lockfd);
-		lockfd = -1;
-		while (sigwait(&sigs, &sig) != 0)
-			;
-		cJSON_Delete(in.state);
-		in.state = NULL;
-		if (host_lock(host, &lockfd, &err) < 0) {
-			status = applet_fail(&err);
-		} else if (!owned(&in)) {
-			out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in.prefix);
-		} else {
-			out("ocidec install: signal %d: uninstalling\n", sig);
-			if (uninstall(&in, &err) < 0)
-				status = applet_fail(&err);
-		}
-	}
-done:
-	for (size_t i = 0; i < in.n; i++) {
-		free(in.a[i].path);
-		free(in.a[i].data);
-		free(in.a[i].link);
-	}
-	free(in.a);
-	free(in.state_path);
-	cJSON_Delete(in.state);
-	strv_free(&vendors);
-	if (in.root >= 0)
-		close(in.root);
-	if (lockfd >= 0)
-		close(lockfd);
-	return applet_finish_stdout(status);
+	else
+		r = plan_binary(&in, &err) < 0 ||
+		    plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0 ||
+		    plan_engines(&in, rts ? rts : RT_PODMAN, hooks_dir, &err) < 0 || install(&in, &err) < 0 ||
+		    (wait && wait_uninstall(&in, host, &sigs, &lockfd, &err) < 0) ? -1 : 0;
+	return applet_finish_stdout(r < 0 ? applet_fail(&err) : EXIT_OK);
 }

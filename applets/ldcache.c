@@ -1,11 +1,11 @@
 /* ldcache: read and rebuild glibc's ld.so.cache, like ldconfig(8).
  *
- * See: ocidec(1), APPLETS; glibc's ldconfig(8). `-p` prints the cache exactly as
+ * See: ocidec-ldcache(1); glibc's ldconfig(8). `-p` prints the cache exactly as
  * `ldconfig -p` does: a count line, one tab-indented line per entry in cache
  * order, and the generator line when the cache records one. `-r ROOT` rebuilds
  * (common/ldconfig.c); `-a` is the hook's fast path.
  */
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/ldcache.h"
 #include "common/ldconfig.h"
 #include "common/log.h"

@@ -1,12 +1,12 @@
 /* list: print the host paths the vendors would inject.
  *
- * See: ocidec(1), APPLETS. Made for `ocidec list | restorecon -v -f -`, like
+ * See: ocidec-list(1). Made for `ocidec list | restorecon -v -f -`, like
  * `nvidia-container-cli -k list`: every existing path, driver_root prefixed,
  * one absolute path per line, each once, nothing else on stdout. A listed
  * symlink is printed, then the file it resolves to inside the driver root,
  * so restorecon labels the file a container really opens.
  */
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/plan.h"

@@ -1,7 +1,7 @@
 /* relabel: set the SELinux contexts the vendor configs name on the host
  * paths `list` prints, without libselinux.
  *
- * See: ocidec(1), APPLETS; restorecon(8). Device nodes get
+ * See: ocidec-relabel(1); restorecon(8). Device nodes get
  * selinux_device_context, everything else selinux_file_context (a vendor
  * without the key leaves those paths alone). lgetxattr/lsetxattr of
  * "security.selinux": a symlink is labelled itself, never followed; the file
@@ -10,7 +10,7 @@
  * xfs, tmpfs, overlay: driver containers' /run/nvidia/driver). A path that
  * cannot be labelled is reported and skipped; exit 1 at the end then.
  */
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/plan.h"

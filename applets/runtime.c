@@ -1,7 +1,7 @@
 /* runtime: an OCI runtime shim for engines that read no hooks.d (Docker,
  * containerd): called exactly as runc is called.
  *
- * See: ocidec(1), APPLETS (runtime). For `create`, `run` and `restore`,
+ * See: ocidec-runtime(1). For `create`, `run` and `restore`,
  * the bundle's config.json (the last --bundle, as the runtimes take it)
  * gets the container edits of the vendors it activates (the hook's
  * decision, activate.c): device nodes, their cgroup rules, bind
@@ -10,15 +10,13 @@
  * unchanged (ocidec's own --ocidec-config-dir taken out): its output and
  * exit status are the engine's.
  */
-#include "common/activate.h"
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/config.h"
-#include "common/edits.h"
-#include "common/inject.h"
+#include "common/container.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
-#include "common/oci.h"
+#include "common/rootfile.h"
 #include "common/plan.h"
 
 #include <cJSON.h>
@@ -142,93 +140,67 @@ static bool edited(const cJSON *config, const char *self)
 	return false;
 }
 
-/* CONFIG (the bundle's config.json, its text TEXT) given the edits of the
- * N activations: written back atomically, with its mode. */
-static int write_edits(const char *config, const char *text, size_t len, const struct activation *act, int n,
-		       struct oerr *err)
+/* CONFIG (the bundle's config.json, its text TEXT) with the edits E:
+ * written back atomically, with its mode. */
+static int write_edits(const char *config, const char *text, size_t len, const struct edits *e, struct oerr *err)
 {
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct plan plan = { 0 };
-	struct edits e;
+	_cleanup_free_ char *out = NULL;
 	struct stat st;
-	char self[PATH_MAX], *out = NULL;
-	cJSON *json = NULL;
-	ssize_t l;
-	int r = -1;
+	char self[PATH_MAX];
+	cJSON *json;
+	ssize_t l = self_exe(self, sizeof(self));
+	int r;
 
-	memset(&e, 0, sizeof(e));
-	l = self_exe(self, sizeof(self));
 	if (l < 0 || root < 0 || stat(config, &st) < 0)
 		return oerr_set(err, errno, "%s", l < 0 ? "/proc/self/exe" : config);
-	if (plan_activations(act, n, &plan, err) < 0)
-		goto out;
-	edits_build(&plan, &e);
 	json = json_parse_exact(text, len, NULL);  /* uint64 rlimits stay exact */
-	if (!json) {
-		oerr_set(err, 0, "%s: not JSON", config);
-		goto out;
-	}
+	if (!json)
+		return oerr_set(err, 0, "%s: not JSON", config);
 	if (edited(json, self)) {
 		log_info("%s: has ocidec's edits already", config);
-		r = 0;
-		goto out;
+		cJSON_Delete(json);
+		return 0;
 	}
-	if (edits_oci_apply(&e, json, self, err) < 0) {
-		oerr_prefix(err, "%s", config);
-		goto out;
+	if (edits_oci_apply(e, json, self, err) < 0) {
+		cJSON_Delete(json);
+		return oerr_prefix(err, "%s", config);
 	}
 	out = json_print_exact(json, 0);
+	cJSON_Delete(json);
 	/* atomic, not durable: the runtime reads it at once, and a crash
 	 * loses the container with it */
 	r = root_write_atomic(root, config, out, strlen(out), st.st_mode & 0777, false, err);
-out:
-	free(out);
-	cJSON_Delete(json);
-	edits_free(&e);
-	plan_free(&plan);
 	return r;
 }
 
-/* create/run: the container's edits into BUNDLE/config.json */
+/* create/run: the container's edits (container.h) into BUNDLE/config.json */
 static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
 {
-	_cleanup_free_ char *config = NULL, *buf = NULL;
-	struct strv keys = { 0 }, no_ann = { 0 };
-	struct activation *act = NULL;
-	struct oci_config oc;
-	struct config cfg;
+	_cleanup_free_ char *config = xasprintf("%s/config.json", bundle), *text = NULL;
+	struct container c;
 	size_t len;
-	int nact, r;
+	int r;
 
-	if (oci_config_read(bundle, &buf, &len, err) < 0)
+	if (oci_config_read(bundle, &text, &len, err) < 0)
 		return -1;
-	/* the idle path, as the hook's: nothing parsed when nothing can activate */
-	if (config_activation_keys(dir, &keys) == 0 && !activation_possible(&keys, &no_ann, buf, len)) {
-		strv_free(&keys);
-		return 0;
-	}
-	strv_free(&keys);
-	if (oci_config_parse(buf, len, bundle, &oc, err) < 0)
-		return -1;
-	nact = activation_decide(dir, &oc, &no_ann, &cfg, &act, err);
-	config = xasprintf("%s/config.json", bundle);
-	r = nact <= 0 ? nact : write_edits(config, buf, len, act, nact, err);
-	activation_free(act, nact > 0 ? (size_t)nact : 0);
-	free(act);
-	config_free(&cfg);
-	oci_config_free(&oc);
-	return r;
+	r = container_edits(dir, NULL, bundle, text, len, &c, err);
+	if (r == CONTAINER_EDITS)
+		r = write_edits(config, text, len, &c.edits, err);
+	container_free(&c);
+	return r < 0 ? -1 : 0;
 }
 
 APPLET_MAIN(runtime)
 {
 	const char *dir = config_dir_default();
-	char **args = xcalloc((size_t)argc + 1, sizeof(*args)), *real = NULL, *abs = NULL, cwd[PATH_MAX];
+	_cleanup_free_ char **args = xcalloc((size_t)argc + 1, sizeof(*args));
+	_cleanup_free_ char *real = NULL, *abs = NULL;
+	char cwd[PATH_MAX];
 	int n = 1, cmd = 0;
 	struct oerr err;
 
 	if (argc > 1 && strcmp(argv[1], "--ocidec-help") == 0) {
-		free(args);
 		out("%s", runtime_usage);
 		return applet_finish_stdout(EXIT_OK);
 	}
@@ -254,15 +226,12 @@ APPLET_MAIN(runtime)
 	/* a real runtime that leads back here (a wrapper calling
 	 * ocidec-runtime) would loop for ever */
 	if (getenv(LOOP_MARK)) {
-		free(args);
 		oerr_set(&err, 0, "called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): "
 			 "refused; name the real runc or crun in %s/runtime.conf", dir);
 		return applet_fail(&err);
 	}
-	if (real_runtime(dir, &real, &err) < 0) {
-		free(args);
+	if (real_runtime(dir, &real, &err) < 0)
 		return applet_fail(&err);
-	}
 	args[0] = strrchr(real, '/') + 1;
 	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0 ||
 		    strcmp(args[cmd], "restore") == 0)) {
@@ -271,24 +240,15 @@ APPLET_MAIN(runtime)
 		if (!bundle || bundle[0] != '/') {  /* relative to the working directory */
 			if (!getcwd(cwd, sizeof(cwd))) {
 				oerr_set(&err, errno, "the working directory (the bundle)");
-				free(real);
-				free(args);
 				return applet_fail(&err);
 			}
 			bundle = abs = bundle ? xasprintf("%s/%s", cwd, bundle) : xstrdup(cwd);
 		}
-		if (edit_bundle(dir, bundle, &err) < 0) {
-			free(abs);
-			free(real);
-			free(args);
+		if (edit_bundle(dir, bundle, &err) < 0)
 			return applet_fail(&err);
-		}
-		free(abs);
 	}
 	setenv(LOOP_MARK, "1", 1);
 	execv(real, args);
 	oerr_set(&err, errno, "%s", real);
-	free(real);
-	free(args);
 	return applet_fail(&err);
 }

@@ -1,6 +1,6 @@
 /* selinux-check: is this host ready to run accelerator containers confined?
  *
- * See: ocidec(1), APPLETS. Reports the SELinux mode (selinuxfs, found through
+ * See: ocidec-selinux-check(1). Reports the SELinux mode (selinuxfs, found through
  * /proc/self/mountinfo, or --selinuxfs DIR), whether the kernel's policy
  * knows ocidec_container_t (a write of a context naming it to selinuxfs's
  * `context` node, which the kernel refuses for an unknown type), the
@@ -12,10 +12,12 @@
  * (ROOT/var/lib/selinux/TYPE/active/modules), its release range from the
  * booleans it declares (the store keeps modules compressed, with no version
  * to read without a bzip2 decoder). Each problem
- * comes with the command that fixes it. Plain lines, or --json. Exit 0 when
- * all is in order or SELinux is disabled, 1 otherwise.
+ * comes with the command that fixes it. The findings are one JSON object,
+ * printed as it is (--json) or as lines. Exit 0 when all is in order or
+ * SELinux is disabled, 1 when a problem was found, 3 when the labels
+ * could not be read (nothing said about them).
  */
-#include "common/applet.h"
+#include "applets/applet.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/plan.h"
@@ -43,7 +45,7 @@ const char selinux_check_usage[] =
 	"booleans, and whether the paths\n"
 	"`ocidec list` prints carry the contexts the vendor configs name; say what\n"
 	"to run for each problem. Exit 0 when all is in order or SELinux is\n"
-	"disabled, 1 otherwise.\n"
+	"disabled, 1 when a problem was found, 3 when a check could not be made.\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -j, --json            one JSON object instead of lines\n"
@@ -72,10 +74,11 @@ struct base {
 	int priority;           /* of the container module in the store, -1: not found */
 };
 
+/* The findings, one JSON object (--json prints it; the text is made
+ * from it): mode, selinuxfs, policy, base, container_module,
+ * ocidec_container_t, booleans, paths, problems, ok. */
 struct report {
-	bool json;
 	cJSON *root, *problems, *paths;
-	int nproblems;
 };
 
 static void problem(struct report *r, const char *fix, const char *fmt, ...)
@@ -83,23 +86,17 @@ static void problem(struct report *r, const char *fix, const char *fmt, ...)
 
 static void problem(struct report *r, const char *fix, const char *fmt, ...)
 {
+	cJSON *p = cJSON_CreateObject();
 	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	r->nproblems++;
-	if (r->json) {
-		cJSON *p = cJSON_CreateObject();
-		cJSON_AddStringToObject(p, "problem", msg);
-		cJSON_AddStringToObject(p, "fix", fix);
-		cJSON_AddItemToArray(r->problems, p);
-	} else {
-		out("problem: %s\n  fix: %s\n", msg, fix);
-	}
+	cJSON_AddStringToObject(p, "problem", msg);
+	cJSON_AddStringToObject(p, "fix", fix);
+	cJSON_AddItemToArray(r->problems, p);
 }
-
 
 /* The first line of DIR/NAME, or NULL. */
 static char *read_node(const char *dir, const char *name)
@@ -220,19 +217,18 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 {
 	struct label_check *c = arg;
 	char cur[256] = "", fix[512];
+	cJSON *o;
 	ssize_t n;
 
 	c->checked++;
 	n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
 	cur[n > 0 ? n : 0] = '\0';
-	if (c->r->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", path);
-		cJSON_AddStringToObject(o, "label", cur);
-		cJSON_AddStringToObject(o, "expected", want);
-		cJSON_AddBoolToObject(o, "ok", strcmp(cur, want) == 0);
-		cJSON_AddItemToArray(c->r->paths, o);
-	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddStringToObject(o, "label", cur);
+	cJSON_AddStringToObject(o, "expected", want);
+	cJSON_AddBoolToObject(o, "ok", strcmp(cur, want) == 0);
+	cJSON_AddItemToArray(c->r->paths, o);
 	if (strcmp(cur, want) != 0) {
 		snprintf(fix, sizeof(fix), "ocidec relabel %s", v->name);
 		problem(c->r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>", v->name,
@@ -240,14 +236,93 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 	}
 }
 
-static void check_labels(struct report *r, const struct config *cfg, int argc, char **argv,
-			 int *checked, struct oerr *err, int *status)
+/* The policy: its base and container module, ocidec's type, the booleans,
+ * then the labels of the paths of the configs CFG (VENDORS, N of them;
+ * none: all); -1 (ERR) when the labels could not be read. */
+static int check_policy(struct report *r, const char *fs, const char *root, const struct config *cfg,
+			char *const *vendors, int n, struct oerr *err)
 {
+	cJSON *m = cJSON_CreateObject(), *bools = cJSON_CreateObject();
 	struct label_check c = { .r = r };
+	struct base base = { 0 };
+	bool known;
+	int why;
 
-	if (plan_label_walk(cfg, argv + optind, argc - optind, check_one, &c, err) < 0)
-		*status = applet_fail(err);
-	*checked += c.checked;
+	find_base(fs, root, &base);
+	cJSON_AddStringToObject(r->root, "policy", base.type);
+	if (base.name)
+		cJSON_AddStringToObject(r->root, "base", base.name);
+	else
+		cJSON_AddNullToObject(r->root, "base");
+	cJSON_AddItemToObject(r->root, "container_module", m);
+	cJSON_AddStringToObject(m, "name", base.module);
+	cJSON_AddNumberToObject(m, "priority", base.priority);
+	if (base.release)
+		cJSON_AddStringToObject(m, "release", base.release);
+	free(base.type);
+	if (!base.name)
+		problem(r, "Fedora, RHEL: dnf install container-selinux; Debian: semodule -i container.pp "
+			   "(built from selinux-policy-src)",
+			"the policy has no container module: no container_t for ocidec_container_t to build on");
+	known = type_known(fs, &why);
+	cJSON_AddBoolToObject(r->root, "ocidec_container_t", known);
+	if (!known)
+		problem(r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(why));
+	cJSON_AddItemToObject(r->root, "booleans", bools);
+	for (const char *const *b = booleans; *b; b++) {
+		_cleanup_free_ char *name = xasprintf("booleans/%s", *b);
+		_cleanup_free_ char *val = read_node(fs, name);
+
+		if (!val)
+			continue;
+		cJSON_AddBoolToObject(bools, *b, val[0] == '1');
+		if (strcmp(*b, "container_use_devices") == 0 && val[0] == '1')
+			problem(r, "setsebool -P container_use_devices off",
+				"container_use_devices is on: every container may use every device; "
+				"ocidec_container_t needs no such boolean");
+		if (strcmp(*b, "container_use_xserver_devices") == 0 && val[0] == '1')
+			problem(r, "setsebool -P container_use_xserver_devices off",
+				"container_use_xserver_devices is on: every container_t may use the NVIDIA "
+				"devices; ocidec_container_t needs no such boolean");
+	}
+	return plan_label_walk(cfg, vendors, n, check_one, &c, err);
+}
+
+/* R as lines; FS where selinuxfs is (NULL: none) */
+static void print_text(const struct report *r, const char *fs, bool could_check)
+{
+	const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(r->root, "mode"));
+	const char *base = cJSON_GetStringValue(cJSON_GetObjectItem(r->root, "base"));
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(r->root, "policy"));
+	const cJSON *m = cJSON_GetObjectItem(r->root, "container_module"), *e;
+	int prio = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "priority"));
+	int nproblems = cJSON_GetArraySize(r->problems), npaths = cJSON_GetArraySize(r->paths);
+
+	if (strcmp(mode, "disabled") == 0) {
+		out("SELinux: disabled (no selinuxfs%s%s); nothing to check\n", fs ? " at " : " mounted", fs ? fs : "");
+		return;
+	}
+	out("SELinux: %s (selinuxfs at %s)\n", mode, fs);
+	if (base && strcmp(base, "container-selinux") == 0)
+		out("policy: %s, Fedora/RHEL/CoreOS base with container-selinux (%s, by its booleans)\n", type,
+		    cJSON_GetStringValue(cJSON_GetObjectItem(m, "release")));
+	else if (base)
+		out("policy: %s, refpolicy base (Debian)\n", type);
+	else
+		out("policy: %s, no container module\n", type);
+	if (prio > 0)
+		out("container module: %s at priority %d\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")), prio);
+	if (cJSON_IsTrue(cJSON_GetObjectItem(r->root, "ocidec_container_t")))
+		out("policy: ocidec_container_t is loaded\n");
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r->root, "booleans"))
+		out("boolean %s: %s\n", e->string, cJSON_IsTrue(e) ? "on" : "off");
+	cJSON_ArrayForEach(e, r->problems)
+		out("problem: %s\n  fix: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(e, "problem")),
+		    cJSON_GetStringValue(cJSON_GetObjectItem(e, "fix")));
+	if (!could_check)
+		return;
+	out("labels: %d path%s checked\n", npaths, npaths == 1 ? "" : "s");
+	out(nproblems ? "%d problem%s\n" : "all in order\n", nproblems, nproblems == 1 ? "" : "s");
 }
 
 APPLET_MAIN(selinux_check)
@@ -260,124 +335,53 @@ APPLET_MAIN(selinux_check)
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *root = "/";
-	struct base base = { 0 };
 	_cleanup_free_ char *fs = NULL, *enforce = NULL;
-	struct report r = { 0 };
+	struct report r = { .root = cJSON_CreateObject(), .problems = cJSON_CreateArray(), .paths = cJSON_CreateArray() };
 	struct config cfg;
 	struct oerr err;
-	const char *mode;
-	int o, status = EXIT_OK, checked = 0, why;
-	bool known;
+	int o, status = EXIT_OK;
+	bool json = false;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:js:r:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'r': root = optarg; break;
-		case 'j': r.json = true; break;
+		case 'j': json = true; break;
 		case 's': free(fs); fs = xstrdup(optarg); break;
-		default: return applet_bad_option(o, argc, argv);
+		default: cJSON_Delete(r.root); return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0) {
+		cJSON_Delete(r.root);
 		return applet_fail(&err);
+	}
 	if (!fs)
 		fs = mountinfo_find("selinuxfs");
 	if (fs)
 		enforce = read_node(fs, "enforce");
-	mode = !enforce ? "disabled" : strcmp(enforce, "1") == 0 ? "enforcing" : "permissive";
-	if (r.json) {
-		r.root = cJSON_CreateObject();
-		cJSON_AddStringToObject(r.root, "mode", mode);
-		if (fs && enforce)
-			cJSON_AddStringToObject(r.root, "selinuxfs", fs);
-		r.problems = cJSON_CreateArray();
-		r.paths = cJSON_CreateArray();
-	} else if (!enforce) {
-		out("SELinux: disabled (no selinuxfs%s%s); nothing to check\n", fs ? " at " : " mounted",
-		    fs ? fs : "");
-	} else {
-		out("SELinux: %s (selinuxfs at %s)\n", mode, fs);
-	}
-
+	cJSON_AddStringToObject(r.root, "mode", !enforce ? "disabled" : strcmp(enforce, "1") == 0 ? "enforcing" : "permissive");
 	if (enforce) {
-		cJSON *bools = r.json ? cJSON_CreateObject() : NULL;
-
-		find_base(fs, root, &base);
-		if (r.json) {
-			cJSON *m = cJSON_AddObjectToObject(r.root, "container_module");
-			cJSON_AddStringToObject(r.root, "policy", base.type);
-			if (base.name)
-				cJSON_AddStringToObject(r.root, "base", base.name);
-			else
-				cJSON_AddNullToObject(r.root, "base");
-			cJSON_AddStringToObject(m, "name", base.module);
-			cJSON_AddNumberToObject(m, "priority", base.priority);
-			if (base.release)
-				cJSON_AddStringToObject(m, "release", base.release);
-		} else if (base.name && strcmp(base.name, "container-selinux") == 0) {
-			out("policy: %s, Fedora/RHEL/CoreOS base with container-selinux (%s, by its booleans)\n",
-			    base.type, base.release);
-		} else if (base.name) {
-			out("policy: %s, refpolicy base (Debian)\n", base.type);
-		} else {
-			out("policy: %s, no container module\n", base.type);
+		cJSON_AddStringToObject(r.root, "selinuxfs", fs);
+		if (check_policy(&r, fs, root, &cfg, argv + optind, argc - optind, &err) < 0) {
+			err.code = EXIT_UNKNOWN;  /* could not check: not the same as a problem found */
+			status = applet_fail(&err);
 		}
-		if (!r.json && base.priority > 0)
-			out("container module: %s at priority %d\n", base.module, base.priority);
-		if (!base.name)
-			problem(&r, "Fedora, RHEL: dnf install container-selinux; Debian: semodule -i container.pp "
-				    "(built from selinux-policy-src)",
-				"the policy has no container module: no container_t for ocidec_container_t to build on");
+	}
+	cJSON_AddItemToObject(r.root, "paths", r.paths);
+	cJSON_AddItemToObject(r.root, "problems", r.problems);
+	cJSON_AddBoolToObject(r.root, "ok", !cJSON_GetArraySize(r.problems) && status == EXIT_OK);
+	if (json) {
+		char *text = cJSON_PrintUnformatted(r.root);
 
-		known = type_known(fs, &why);
-		if (r.json)
-			cJSON_AddBoolToObject(r.root, "ocidec_container_t", known);
-		if (known)
-			out(r.json ? "" : "policy: ocidec_container_t is loaded\n");
-		else
-			problem(&r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(why));
-		for (const char *const *b = booleans; *b; b++) {
-			_cleanup_free_ char *name = xasprintf("booleans/%s", *b);
-			_cleanup_free_ char *val = read_node(fs, name);
-			bool on;
-			if (!val)
-				continue;
-			on = val[0] == '1';
-			if (r.json)
-				cJSON_AddBoolToObject(bools, *b, on);
-			else
-				out("boolean %s: %s\n", *b, on ? "on" : "off");
-			if (strcmp(*b, "container_use_devices") == 0 && on)
-				problem(&r, "setsebool -P container_use_devices off",
-					"container_use_devices is on: every container may use every device; "
-					"ocidec_container_t needs no such boolean");
-			if (strcmp(*b, "container_use_xserver_devices") == 0 && on)
-				problem(&r, "setsebool -P container_use_xserver_devices off",
-					"container_use_xserver_devices is on: every container_t may use the NVIDIA "
-					"devices; ocidec_container_t needs no such boolean");
-		}
-		if (r.json)
-			cJSON_AddItemToObject(r.root, "booleans", bools);
-		check_labels(&r, &cfg, argc, argv, &checked, &err, &status);
-		if (!r.json && status == EXIT_OK)
-			out("labels: %d path%s checked\n", checked, checked == 1 ? "" : "s");
+		out("%s\n", text);
+		free(text);
+	} else {
+		print_text(&r, fs, status == EXIT_OK);
 	}
-	if (r.json) {
-		char *s;
-		cJSON_AddItemToObject(r.root, "paths", r.paths);
-		cJSON_AddItemToObject(r.root, "problems", r.problems);
-		cJSON_AddBoolToObject(r.root, "ok", r.nproblems == 0 && status == EXIT_OK);
-		s = cJSON_PrintUnformatted(r.root);
-		out("%s\n", s);
-		free(s);
-		cJSON_Delete(r.root);
-	} else if (enforce && status == EXIT_OK) {
-		out(r.nproblems ? "%d problem%s\n" : "all in order\n", r.nproblems, r.nproblems == 1 ? "" : "s");
-	}
-	config_free(&cfg);
-	free(base.type);
-	if (status == EXIT_OK && r.nproblems)
+	if (status == EXIT_OK && cJSON_GetArraySize(r.problems))
 		status = EXIT_FAIL;
+	cJSON_Delete(r.root);
+	config_free(&cfg);
 	return applet_finish_stdout(status);
 }

@@ -291,45 +291,6 @@ static int end_list(struct parse *p)
 	return p->failed ? 0 : 1;
 }
 
-static struct strv *list_key(struct parse *p, const char *key, int line)
-{
-	if (p->sec == SEC_FEATURE) {
-		for (int k = 0; k < KIND_COUNT; k++)
-			if (strcmp(key, item_kind_key[k]) == 0)
-				return &p->feat->items[k];
-		if (strcmp(key, "include") == 0) {
-			p->feat->include_line = line;
-			return &p->feat->include;
-		}
-		if (strcmp(key, "bus_devices") == 0) {
-			p->feat->bus_devices_line = line;
-			return &p->feat->bus_devices;
-		}
-		return NULL;
-	}
-	if (strcmp(key, "driver_feature") == 0) {
-		p->v->driver_feature_line = line;
-		return &p->v->driver_feature;
-	}
-	if (strcmp(key, "per_device_nodes") == 0)
-		return &p->v->per_device_nodes;
-	if (strcmp(key, "activation_aliases") == 0)
-		return &p->v->activation_aliases;
-	if (strcmp(key, "selection") == 0) {
-		p->v->selection_line = line;
-		return &p->v->selection_list;
-	}
-	if (strcmp(key, "unprivileged_selection") == 0) {
-		p->v->unprivileged_line = line;
-		return &p->v->unprivileged_list;
-	}
-	if (strcmp(key, "unprivileged_features") == 0) {
-		p->v->unprivileged_features_line = line;
-		return &p->v->unprivileged_features;
-	}
-	return NULL;
-}
-
 bool proc_set_valid(const char *set)
 {
 	const char *sp = strchr(set, ' '), *colon = sp ? strchr(sp, ':') : NULL;
@@ -337,103 +298,248 @@ bool proc_set_valid(const char *set)
 	return sp && sp != set && !memchr(set, '/', (size_t)(sp - set)) && colon && colon > sp + 1;
 }
 
-static int vendor_scalar(struct parse *p, const char *key, const char *value, int line)
-{
-	struct vendor *v = p->v;
+/* ---- the vendor schema: every key, its section and its reader ---- */
 
-	if (strcmp(key, "name") == 0) {
-		if (!valid_name(value))
-			return perr(p, line, "invalid vendor name '%s' (use a-z, 0-9, '_', '-')", value);
-		free(v->name);
-		v->name = xstrdup(value);
-		v->name_line = line;
-	} else if (strcmp(key, "version") == 0) {
-		if (!*value || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != strlen(value))
-			return perr(p, line, "invalid version '%s'", value);
-		v->version = xstrdup(value);
-	} else if (strcmp(key, "version_file") == 0) {
-		if (value[0] != '/' || has_dot_component(value))
-			return perr(p, line, "version_file must be an absolute path");
-		v->version_file = xstrdup(value);
-	} else if (strcmp(key, "activation_flag") == 0) {
-		if (!*value)
-			return perr(p, line, "activation_flag is empty");
-		if (!valid_env_name(value))
-			return perr(p, line, "activation_flag '%s' is not an environment variable name", value);
-		v->activation_flag = xstrdup(value);
-	} else if (strcmp(key, "driver_root") == 0) {
-		size_t n = strlen(value);
-		if (value[0] != '/' || has_dot_component(value))
-			return perr(p, line, "driver_root must be an absolute path");
-		while (n > 1 && value[n - 1] == '/')
-			n--;
-		free(v->driver_root);
-		v->driver_root = xstrndup(value, n);
-	} else if (strcmp(key, "annotation") == 0) {
-		if (!*value || strpbrk(value, " \t"))
-			return perr(p, line, "annotation must be one key without spaces");
-		free(v->annotation);
-		v->annotation = xstrdup(value);
-	} else if (strcmp(key, "feature_env") == 0) {
-		if (!valid_env_name(value))
-			return perr(p, line, "feature_env '%s' is not an environment variable name", value);
-		v->feature_env = xstrdup(value);
-	} else if (strcmp(key, "env_needs_cap_sys_admin") == 0 || strcmp(key, "cgroup_devices") == 0) {
-		bool *b = strcmp(key, "cgroup_devices") == 0 ? &v->cgroup_devices : &v->env_needs_cap_sys_admin;
-		if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
-			*b = true;
-		else if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0)
-			*b = false;
-		else
-			return perr(p, line, "%s must be true or false", key);
-	} else if (strcmp(key, "selinux_device_context") == 0 || strcmp(key, "selinux_file_context") == 0) {
-		char **ctx = strcmp(key, "selinux_device_context") == 0 ? &v->selinux_device_context
-									 : &v->selinux_file_context;
-		if (!valid_context(value))
-			return perr(p, line, "%s '%s' is not an SELinux context (user:role:type:level)", key, value);
-		free(*ctx);
-		*ctx = xstrdup(value);
-	} else if (strcmp(key, "device_list_dir") == 0) {
-		if (value[0] != '/' || has_dot_component(value) || strlen(value) < 2)
-			return perr(p, line, "device_list_dir must be an absolute path below /");
-		free(v->device_list_dir);
-		v->device_list_dir = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
-	} else if (strcmp(key, "device_index") == 0) {
-		if (strcmp(value, "minor") != 0 && strcmp(value, "bus") != 0)
-			return perr(p, line, "device_index must be minor or bus");
-		v->device_index_bus = strcmp(value, "bus") == 0;
-		v->device_index_line = line;
-	} else if (strcmp(key, "cdi_kind") == 0) {
-		if (!cdi_kind_valid(value))
-			return perr(p, line, "cdi_kind '%s' is not a CDI kind (VENDOR/CLASS, such as "
-				    "nvidia.com/gpu)", value);
-		free(v->cdi_kind);
-		v->cdi_kind = xstrdup(value);
-	} else if (strcmp(key, "device_uuids") == 0) {
-		if (value[0] != '/' || has_dot_component(value))
-			return perr(p, line, "device_uuids must be an absolute path (glob)");
-		v->device_uuids = xstrdup(value);
-	} else if (strcmp(key, "proc_view") == 0) {
-		if (value[0] != '/' || has_dot_component(value) || strcspn(value, "*?[") != strlen(value) ||
-		    strlen(value) < 2)
-			return perr(p, line, "proc_view must be an absolute path below / (no glob)");
-		free(v->proc_view);
-		v->proc_view = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
-		v->proc_view_line = line;
-	} else if (strcmp(key, "proc_view_set") == 0) {
-		if (!proc_set_valid(value))
-			return perr(p, line, "proc_view_set must be FILE NAME: VALUE (a file directly in proc_view)");
-		free(v->proc_view_set);
-		v->proc_view_set = xstrdup(value);
-	} else if (strcmp(key, "log_level") == 0) {
-		int l = log_level_parse(value);
-		if (l < 0)
-			return perr(p, line, "log_level must be error, warn, info or debug");
-		v->log_level = l;
-	} else {
-		return -1;
+/* The list keys: the list a key's items go to (its line noted) */
+static struct strv *l_items(struct parse *p, const char *key, int line)
+{
+	(void)line;
+	for (int k = 0; k < KIND_COUNT; k++)
+		if (strcmp(key, item_kind_key[k]) == 0)
+			return &p->feat->items[k];
+	return NULL;
+}
+#define LIST(fn, where, field, linefield)                                          \
+	static struct strv *fn(struct parse *p, const char *key, int line)          \
+	{                                                                           \
+		(void)key;                                                          \
+		(void)line;                                                         \
+		linefield;                                                          \
+		return &p->where->field;                                            \
 	}
+LIST(l_include, feat, include, p->feat->include_line = line)
+LIST(l_bus_devices, feat, bus_devices, p->feat->bus_devices_line = line)
+LIST(l_driver_feature, v, driver_feature, p->v->driver_feature_line = line)
+LIST(l_per_device_nodes, v, per_device_nodes, (void)0)
+LIST(l_activation_aliases, v, activation_aliases, (void)0)
+LIST(l_selection, v, selection_list, p->v->selection_line = line)
+LIST(l_unprivileged_selection, v, unprivileged_list, p->v->unprivileged_line = line)
+LIST(l_unprivileged_features, v, unprivileged_features, p->v->unprivileged_features_line = line)
+#undef LIST
+
+/* The scalar keys of [vendor]: VALUE checked and stored; 1, or perr's 0 */
+static int s_name(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (!valid_name(value))
+		return perr(p, line, "invalid vendor name '%s' (use a-z, 0-9, '_', '-')", value);
+	free(p->v->name);
+	p->v->name = xstrdup(value);
+	p->v->name_line = line;
 	return 1;
+}
+
+static int s_version(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (!*value || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != strlen(value))
+		return perr(p, line, "invalid version '%s'", value);
+	p->v->version = xstrdup(value);
+	return 1;
+}
+
+/* version_file, device_uuids (a glob): an absolute path */
+static int s_abs_path(struct parse *p, const char *key, const char *value, int line)
+{
+	bool glob = strcmp(key, "device_uuids") == 0;
+
+	if (value[0] != '/' || has_dot_component(value))
+		return perr(p, line, "%s must be an absolute path%s", key, glob ? " (glob)" : "");
+	*(glob ? &p->v->device_uuids : &p->v->version_file) = xstrdup(value);
+	return 1;
+}
+
+/* activation_flag and feature_env: an environment variable's name */
+static int s_env_name(struct parse *p, const char *key, const char *value, int line)
+{
+	bool flag = strcmp(key, "activation_flag") == 0;
+
+	if (flag && !*value)
+		return perr(p, line, "activation_flag is empty");
+	if (!valid_env_name(value))
+		return perr(p, line, "%s '%s' is not an environment variable name", key, value);
+	*(flag ? &p->v->activation_flag : &p->v->feature_env) = xstrdup(value);
+	return 1;
+}
+
+static int s_driver_root(struct parse *p, const char *key, const char *value, int line)
+{
+	size_t n = strlen(value);
+
+	(void)key;
+	if (value[0] != '/' || has_dot_component(value))
+		return perr(p, line, "driver_root must be an absolute path");
+	while (n > 1 && value[n - 1] == '/')
+		n--;
+	free(p->v->driver_root);
+	p->v->driver_root = xstrndup(value, n);
+	return 1;
+}
+
+static int s_annotation(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (!*value || strpbrk(value, " \t"))
+		return perr(p, line, "annotation must be one key without spaces");
+	free(p->v->annotation);
+	p->v->annotation = xstrdup(value);
+	return 1;
+}
+
+/* env_needs_cap_sys_admin, cgroup_devices */
+static int s_bool(struct parse *p, const char *key, const char *value, int line)
+{
+	bool *b = strcmp(key, "cgroup_devices") == 0 ? &p->v->cgroup_devices : &p->v->env_needs_cap_sys_admin;
+
+	if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
+		*b = true;
+	else if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0)
+		*b = false;
+	else
+		return perr(p, line, "%s must be true or false", key);
+	return 1;
+}
+
+/* selinux_device_context, selinux_file_context */
+static int s_context(struct parse *p, const char *key, const char *value, int line)
+{
+	char **ctx = strcmp(key, "selinux_device_context") == 0 ? &p->v->selinux_device_context
+								 : &p->v->selinux_file_context;
+
+	if (!valid_context(value))
+		return perr(p, line, "%s '%s' is not an SELinux context (user:role:type:level)", key, value);
+	free(*ctx);
+	*ctx = xstrdup(value);
+	return 1;
+}
+
+static int s_device_list_dir(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (value[0] != '/' || has_dot_component(value) || strlen(value) < 2)
+		return perr(p, line, "device_list_dir must be an absolute path below /");
+	free(p->v->device_list_dir);
+	p->v->device_list_dir = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
+	return 1;
+}
+
+static int s_device_index(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (strcmp(value, "minor") != 0 && strcmp(value, "bus") != 0)
+		return perr(p, line, "device_index must be minor or bus");
+	p->v->device_index_bus = strcmp(value, "bus") == 0;
+	p->v->device_index_line = line;
+	return 1;
+}
+
+static int s_cdi_kind(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (!cdi_kind_valid(value))
+		return perr(p, line, "cdi_kind '%s' is not a CDI kind (VENDOR/CLASS, such as nvidia.com/gpu)", value);
+	free(p->v->cdi_kind);
+	p->v->cdi_kind = xstrdup(value);
+	return 1;
+}
+
+static int s_proc_view(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (value[0] != '/' || has_dot_component(value) || strcspn(value, "*?[") != strlen(value) || strlen(value) < 2)
+		return perr(p, line, "proc_view must be an absolute path below / (no glob)");
+	free(p->v->proc_view);
+	p->v->proc_view = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
+	p->v->proc_view_line = line;
+	return 1;
+}
+
+static int s_proc_view_set(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (!proc_set_valid(value))
+		return perr(p, line, "proc_view_set must be FILE NAME: VALUE (a file directly in proc_view)");
+	free(p->v->proc_view_set);
+	p->v->proc_view_set = xstrdup(value);
+	return 1;
+}
+
+static int s_log_level(struct parse *p, const char *key, const char *value, int line)
+{
+	int l = log_level_parse(value);
+
+	(void)key;
+	if (l < 0)
+		return perr(p, line, "log_level must be error, warn, info or debug");
+	p->v->log_level = l;
+	return 1;
+}
+
+/* The schema: the loader reads each key with its reader, the idle scan
+ * reads the KEY_ACTIVATION ones (which hold activation strings; "name"
+ * gives the defaults), and test/docs.bats finds each in the man page. */
+enum { KEY_ACTIVATION = 1 };
+static const struct key_def {
+	const char *name;
+	size_t len;
+	enum section sec;
+	unsigned flags;
+	int (*scalar)(struct parse *p, const char *key, const char *value, int line);
+	struct strv *(*list)(struct parse *p, const char *key, int line);
+} schema[] = {
+#define KEY(name, sec, flags, scalar, list) { name, sizeof(name) - 1, sec, flags, scalar, list }
+	KEY("name", SEC_VENDOR, KEY_ACTIVATION, s_name, NULL),
+	KEY("version", SEC_VENDOR, 0, s_version, NULL),
+	KEY("version_file", SEC_VENDOR, 0, s_abs_path, NULL),
+	KEY("activation_flag", SEC_VENDOR, KEY_ACTIVATION, s_env_name, NULL),
+	KEY("activation_aliases", SEC_VENDOR, KEY_ACTIVATION, NULL, l_activation_aliases),
+	KEY("annotation", SEC_VENDOR, KEY_ACTIVATION, s_annotation, NULL),
+	KEY("device_list_dir", SEC_VENDOR, KEY_ACTIVATION, s_device_list_dir, NULL),
+	KEY("selection", SEC_VENDOR, 0, NULL, l_selection),
+	KEY("unprivileged_selection", SEC_VENDOR, 0, NULL, l_unprivileged_selection),
+	KEY("unprivileged_features", SEC_VENDOR, 0, NULL, l_unprivileged_features),
+	KEY("env_needs_cap_sys_admin", SEC_VENDOR, 0, s_bool, NULL),
+	KEY("feature_env", SEC_VENDOR, 0, s_env_name, NULL),
+	KEY("driver_feature", SEC_VENDOR, 0, NULL, l_driver_feature),
+	KEY("driver_root", SEC_VENDOR, 0, s_driver_root, NULL),
+	KEY("per_device_nodes", SEC_VENDOR, 0, NULL, l_per_device_nodes),
+	KEY("device_index", SEC_VENDOR, 0, s_device_index, NULL),
+	KEY("device_uuids", SEC_VENDOR, 0, s_abs_path, NULL),
+	KEY("cgroup_devices", SEC_VENDOR, 0, s_bool, NULL),
+	KEY("proc_view", SEC_VENDOR, 0, s_proc_view, NULL),
+	KEY("proc_view_set", SEC_VENDOR, 0, s_proc_view_set, NULL),
+	KEY("cdi_kind", SEC_VENDOR, 0, s_cdi_kind, NULL),
+	KEY("selinux_device_context", SEC_VENDOR, 0, s_context, NULL),
+	KEY("selinux_file_context", SEC_VENDOR, 0, s_context, NULL),
+	KEY("log_level", SEC_VENDOR, 0, s_log_level, NULL),
+	KEY("devices", SEC_FEATURE, 0, NULL, l_items),
+	KEY("binaries", SEC_FEATURE, 0, NULL, l_items),
+	KEY("libraries", SEC_FEATURE, 0, NULL, l_items),
+	KEY("directories", SEC_FEATURE, 0, NULL, l_items),
+	KEY("miscellaneous", SEC_FEATURE, 0, NULL, l_items),
+	KEY("ipc", SEC_FEATURE, 0, NULL, l_items),
+	KEY("include", SEC_FEATURE, 0, NULL, l_include),
+	KEY("bus_devices", SEC_FEATURE, 0, NULL, l_bus_devices),
+};
+#undef KEY
+
+/* KEY (its first N bytes) of section SEC in the schema, or NULL */
+static const struct key_def *key_find(enum section sec, const char *key, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(schema); i++)
+		if (schema[i].len == n && schema[i].sec == sec && memcmp(schema[i].name, key, n) == 0)
+			return &schema[i];
+	return NULL;
 }
 
 static int on_section(struct parse *p, const char *section, int line)
@@ -471,8 +577,7 @@ static int on_line(void *user, const char *section, const char *key, const char 
 		   int line)
 {
 	struct parse *p = user;
-	struct strv *list;
-	int r;
+	const struct key_def *k;
 
 	if (!key)
 		return on_section(p, section, line);
@@ -488,11 +593,11 @@ static int on_line(void *user, const char *section, const char *key, const char 
 	if (strv_contains(&p->seen, key))
 		return perr(p, line, "duplicate key '%s'", key);
 	strv_push(&p->seen, key);
-	list = list_key(p, key, line);
-	if (list)
-		return start_list(p, list, key, line, value);
-	if (p->sec == SEC_VENDOR && (r = vendor_scalar(p, key, value, line)) >= 0)
-		return r;
+	k = key_find(p->sec, key, strlen(key));
+	if (k && k->list)
+		return start_list(p, k->list(p, key, line), key, line, value);
+	if (k)
+		return k->scalar(p, key, value, line);
 	if (p->sec == SEC_VENDOR)
 		return perr(p, line, "unknown key '%s' in [vendor]", key);
 	return perr(p, line, "unknown key '%s' in [feature.%s]", key, p->feat->name);
@@ -884,24 +989,13 @@ static void push_default_keys(struct strv *keys, const char *name)
 	strv_push_owned(keys, xconcat(DEVICE_LIST_DIR_PREFIX, name));
 }
 
-/* The [vendor] keys that hold activation strings ("name": the defaults) */
-#define KEY(s) { s, sizeof(s) - 1 }
-static const struct {
-	const char *s;
-	size_t n;
-} activation_key_names[] = {
-	KEY("name"), KEY("activation_flag"), KEY("annotation"), KEY("device_list_dir"),
-	KEY("activation_aliases"),
-};
-#undef KEY
-
-/* Is the N bytes at KEY one of them? */
+/* Is the N bytes at KEY one of the [vendor] keys that hold activation
+ * strings (the schema's KEY_ACTIVATION)? */
 static bool is_activation_key(const char *key, size_t n)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(activation_key_names); i++)
-		if (activation_key_names[i].n == n && memcmp(key, activation_key_names[i].s, n) == 0)
-			return true;
-	return false;
+	const struct key_def *k = key_find(SEC_VENDOR, key, n);
+
+	return k && (k->flags & KEY_ACTIVATION);
 }
 
 static int scan_line(void *user, const char *section, const char *key, const char *value, int line)

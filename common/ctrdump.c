@@ -3,6 +3,7 @@
 
 #include "common/ldconfig.h"
 #include "common/rootpath.h"
+#include "common/rootfile.h"
 #include "common/util.h"
 
 #include <errno.h>

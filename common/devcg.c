@@ -1,6 +1,7 @@
 /* devcg.c: see devcg.h. */
 #include "common/devcg.h"
 
+#include "common/rootpath.h"
 #include "common/log.h"
 #include "common/sdbus.h"
 
@@ -26,6 +27,7 @@
 #define DEVCG_DEV_BLOCK 1
 #define DEVCG_DEV_CHAR 2
 #define MARKER 0x0c1dec00  /* "ocidec": the first instruction of our prefix */
+#define MAX_PROGS 64      /* device programs on one cgroup: more is refused */
 #define MAX_INSNS 1000000  /* BPF_COMPLEXITY_LIMIT_INSNS: the most a privileged load takes */
 
 struct insn {
@@ -301,36 +303,44 @@ static int attach_prog(int cgfd, const struct devprog *prog, bool rollback)
 	return (int)bpf(BPF_PROG_ATTACH_, &a);
 }
 
-/* The v2 cgroup DIR (open at CGFD): every attached device program gets the
- * rules in front. All replacements are loaded before the first is attached,
- * and a failed attach puts the originals back: all or nothing. */
-static int devcg2_allow(int cgfd, const char *dir, const struct devcg_rule *rules, size_t n, bool dry_run,
-			struct oerr *err)
+/* The device programs attached to the v2 cgroup DIR (open at CGFD):
+ * their ids in IDS (*CNT of them); -1 (ERR) when more are attached than
+ * fit, 0 with *CNT 0 when none can be queried. */
+static int query_progs(int cgfd, const char *dir, uint32_t ids[MAX_PROGS], uint32_t *cnt, struct oerr *err)
 {
-	struct devprog progs[64];
-	uint32_t ids[64], cnt;
 	union attr a;
-	int r = 0;
 
 	memset(&a, 0, sizeof(a));
 	a.query.target_fd = (uint32_t)cgfd;
 	a.query.attach_type = BPF_CGROUP_DEVICE_;
 	a.query.prog_ids = (uint64_t)(uintptr_t)ids;
-	a.query.prog_cnt = 64;
+	a.query.prog_cnt = MAX_PROGS;
+	*cnt = 0;
 	if (bpf(BPF_PROG_QUERY_, &a) < 0) {
 		if (errno == ENOSPC)  /* more than fit: none is left unpatched silently */
 			return oerr_set(err, 0, "%s: %u device programs attached, more than %d: nothing changed", dir,
-					a.query.prog_cnt, 64);
+					a.query.prog_cnt, MAX_PROGS);
 		log_debug("%s: no device programs to query: %s", dir, strerror(errno));
 		return 0;
 	}
-	cnt = a.query.prog_cnt < 64 ? a.query.prog_cnt : 64;
-	if (dry_run) {
-		for (uint32_t i = 0; i < cnt; i++)
-			for (size_t k = 0; k < n; k++)
-				printf("cgroup2 %s %c %u:%u rwm\n", dir, rules[k].type, rules[k].major, rules[k].minor);
+	*cnt = a.query.prog_cnt < MAX_PROGS ? a.query.prog_cnt : MAX_PROGS;
+	return 0;
+}
+
+/* The v2 cgroup DIR: every attached device program gets the rules in
+ * front. All replacements are loaded before the first is attached, and a
+ * failed attach puts the originals back: all or nothing. */
+static int devcg2_allow(const char *dir, const struct devcg_rule *rules, size_t n, struct oerr *err)
+{
+	_cleanup_close_ int cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct devprog progs[MAX_PROGS];
+	uint32_t ids[MAX_PROGS], cnt;
+	int r = 0;
+
+	if (cgfd < 0)
 		return 0;
-	}
+	if (query_progs(cgfd, dir, ids, &cnt, err) < 0)
+		return -1;
 	for (uint32_t i = 0; i < cnt; i++)
 		progs[i] = (struct devprog){ ids[i], -1, -1 };
 	for (uint32_t i = 0; i < cnt && r == 0; i++)
@@ -383,14 +393,8 @@ static bool cgroup_in_unit(const char *cg, const char *unit)
 
 /* The systemd driver: the unit systemd keeps the device policy of. Told
  * first: it fails before anything else changed. */
-static int unit_allow(const char *unit, const struct devcg_rule *rules, size_t n, bool dry_run, struct oerr *err)
+static int unit_allow(const char *unit, const struct devcg_rule *rules, size_t n, struct oerr *err)
 {
-	if (dry_run) {
-		for (size_t i = 0; i < n; i++)
-			printf("systemd %s DeviceAllow=/dev/%s/%u:%u rwm\n", unit, rules[i].type == 'b' ? "block" : "char",
-			       rules[i].major, rules[i].minor);
-		return 0;
-	}
 	if (access(SDBUS_SOCKET, F_OK) < 0) {
 		log_warn("systemd: %s: no %s here: the devices are the cgroup's only, until systemd next applies "
 			 "the unit's own rules", unit, SDBUS_SOCKET);
@@ -399,17 +403,32 @@ static int unit_allow(const char *unit, const struct devcg_rule *rules, size_t n
 	return sdbus_allow_devices(SDBUS_SOCKET, unit, rules, n, err) < 0 ? -1 : 0;
 }
 
-int devcg_allow(int pid, const char *cgroups_path, const struct devcg_rule *rules, size_t n, bool dry_run,
-		struct oerr *err)
+void devcg_target_free(struct devcg_target *t)
 {
-	char path[64], *buf = NULL, *save = NULL, *v1 = NULL, *v2 = NULL, *sd = NULL;
-	_cleanup_free_ char *unit = sdbus_unit(cgroups_path);
+	free(t->unit);
+	free(t->v1_allow);
+	free(t->v2_dir);
+	memset(t, 0, sizeof(*t));
+}
+
+int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, struct oerr *err)
+{
+	char path[64], *save = NULL, *v1 = NULL, *v2 = NULL, *sd = NULL;
+	_cleanup_free_ char *unit = NULL, *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	size_t len;
-	int r = 0;
 
-	if (!n)
+	memset(t, 0, sizeof(*t));
+	/* only the initial user namespace controls device cgroups (a hook
+	 * rootless podman runs has none to give, nor a rule to need) */
+	if (!in_initial_userns()) {
+		log_debug("not in the initial user namespace: the device cgroup is left to the runtime");
 		return 0;
+	}
+	if (pid <= 0) {
+		log_info("no pid (a dry run): the container's device cgroup is not known");
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -432,47 +451,72 @@ int devcg_allow(int pid, const char *cgroups_path, const struct devcg_rule *rule
 
 	/* the unit is the container's when the process is in it (a
 	 * cgroupsPath of systemd's form under a cgroupfs runtime is not) */
+	unit = sdbus_unit(cgroups_path);
 	if (unit && ((v2 && cgroup_in_unit(v2, unit)) || (sd && cgroup_in_unit(sd, unit))))
-		r = unit_allow(unit, rules, n, dry_run, err);
+		t->unit = xstrdup(unit);
 	else if (unit)
 		log_debug("%s: not the cgroup of process %d: no systemd unit to tell", unit, pid);
 
 	/* v1: the root cgroup allows everything and takes no rules; so does a
 	 * cgroup whose list is "a *:* rwm" (a rootless container's, which is
 	 * its user's session: left as it is) */
-	if (r == 0 && v1 && strcmp(v1, "/") != 0 && !v1_allows_all(v1)) {
-		char *allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", v1);
-		for (size_t i = 0; i < n && r == 0; i++) {
-			char rule[64];
-			int afd;
-			snprintf(rule, sizeof(rule), "%c %u:%u rwm", rules[i].type, rules[i].major, rules[i].minor);
-			if (dry_run) {
-				printf("cgroup %s %s\n", allow, rule);
-				continue;
-			}
-			afd = open(allow, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-			if (afd < 0 || write(afd, rule, strlen(rule)) < 0)
-				r = oerr_set(err, errno, "the container's device cgroup: %s: %s", allow, rule);
-			else
-				log_info("cgroup: allowed %s", rule);
-			if (afd >= 0)
-				close(afd);
-		}
-		free(allow);
-	}
+	if (v1 && strcmp(v1, "/") != 0 && !v1_allows_all(v1))
+		t->v1_allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", v1);
 
 	/* v2: the device programs attached to the container's cgroup */
-	if (r == 0 && v2) {
-		char *mnt = mountinfo_find("cgroup2"), *dir = mnt ? xasprintf("%s%s", mnt, v2) : NULL;
-		int cgfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (v2) {
+		_cleanup_free_ char *mnt = mountinfo_find("cgroup2");
+		_cleanup_close_ int cgfd = -1;
+		uint32_t ids[MAX_PROGS];
 
-		if (cgfd >= 0) {
-			r = devcg2_allow(cgfd, dir, rules, n, dry_run, err);
-			close(cgfd);
+		if (mnt) {
+			t->v2_dir = xasprintf("%s%s", mnt, v2);
+			cgfd = open(t->v2_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
-		free(dir);
-		free(mnt);
+		if (cgfd >= 0 && query_progs(cgfd, t->v2_dir, ids, &t->v2_progs, err) < 0) {
+			devcg_target_free(t);
+			return -1;
+		}
 	}
-	free(buf);
+	return 0;
+}
+
+int devcg_allow(const struct devcg_target *t, const struct devcg_rule *rules, size_t n, struct oerr *err)
+{
+	int r = 0;
+
+	if (!n)
+		return 0;
+	if (t->unit)
+		r = unit_allow(t->unit, rules, n, err);
+	for (size_t i = 0; t->v1_allow && i < n && r == 0; i++) {
+		char rule[64];
+		int afd;
+
+		snprintf(rule, sizeof(rule), "%c %u:%u rwm", rules[i].type, rules[i].major, rules[i].minor);
+		afd = open(t->v1_allow, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (afd < 0 || write(afd, rule, strlen(rule)) < 0)
+			r = oerr_set(err, errno, "the container's device cgroup: %s: %s", t->v1_allow, rule);
+		else
+			log_info("cgroup: allowed %s", rule);
+		if (afd >= 0)
+			close(afd);
+	}
+	if (r == 0 && t->v2_progs)
+		r = devcg2_allow(t->v2_dir, rules, n, err);
 	return r;
+}
+
+void devcg_describe(const struct devcg_target *t, const struct devcg_rule *rules, size_t n, struct strv *lines)
+{
+	for (size_t i = 0; t->unit && i < n; i++)
+		strv_push_owned(lines, xasprintf("systemd %s DeviceAllow=/dev/%s/%u:%u rwm", t->unit,
+						 rules[i].type == 'b' ? "block" : "char", rules[i].major, rules[i].minor));
+	for (size_t i = 0; t->v1_allow && i < n; i++)
+		strv_push_owned(lines, xasprintf("cgroup %s %c %u:%u rwm", t->v1_allow, rules[i].type, rules[i].major,
+						 rules[i].minor));
+	for (uint32_t p = 0; p < t->v2_progs; p++)
+		for (size_t i = 0; i < n; i++)
+			strv_push_owned(lines, xasprintf("cgroup2 %s %c %u:%u rwm", t->v2_dir, rules[i].type,
+							 rules[i].major, rules[i].minor));
 }

@@ -16,6 +16,7 @@
 #define OCIDEC_DEVCG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "common/util.h"
@@ -25,12 +26,29 @@ struct devcg_rule {
 	unsigned major, minor;
 };
 
-/* Allow RULES for process PID, whose config.json's linux.cgroupsPath is
- * CGROUPS_PATH (or NULL): under the systemd driver, first in the DeviceAllow=
- * of the container's unit (sdbus.h), then in its cgroups. DRY_RUN prints
- * "systemd UNIT DeviceAllow=PATH rwm", "cgroup FILE RULE" and "cgroup2 DIR
- * RULE" lines instead. */
-int devcg_allow(int pid, const char *cgroups_path, const struct devcg_rule *rules, size_t n, bool dry_run,
-		struct oerr *err);
+/* Where the rules for a process's devices go: the container's systemd
+ * unit (the systemd driver: its DeviceAllow=, sdbus.h), the v1 cgroup's
+ * devices.allow, the v2 cgroup with its device programs. Each NULL (0)
+ * when that does not apply: a root or allow-all v1 cgroup, a v2 cgroup
+ * without programs, and everything outside the initial user namespace or
+ * without a pid. */
+struct devcg_target {
+	char *unit;        /* "crun-ID.scope" */
+	char *v1_allow;    /* /sys/fs/cgroup/devices/.../devices.allow */
+	char *v2_dir;      /* the cgroup2 directory */
+	uint32_t v2_progs; /* device programs attached there */
+};
+
+/* The target of process PID, whose config.json's linux.cgroupsPath is
+ * CGROUPS_PATH (or NULL). -1 (ERR) when /proc/PID/cgroup cannot be read or
+ * the v2 cgroup has more device programs than ocidec patches. */
+int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, struct oerr *err);
+void devcg_target_free(struct devcg_target *t);
+/* Allow RULES at T: the systemd unit first, then the cgroups. */
+int devcg_allow(const struct devcg_target *t, const struct devcg_rule *rules, size_t n, struct oerr *err);
+/* What devcg_allow would do, as lines ("systemd UNIT DeviceAllow=PATH
+ * rwm", "cgroup FILE RULE", "cgroup2 DIR RULE", one per program) appended
+ * to LINES (the dry run). */
+void devcg_describe(const struct devcg_target *t, const struct devcg_rule *rules, size_t n, struct strv *lines);
 
 #endif

@@ -36,8 +36,7 @@ const char *edit_flags_text(unsigned f)
 
 void edits_libdir_add(struct strv *dirs, const char *library)
 {
-	const char *slash = strrchr(library, '/');
-	char *d = slash == library ? xstrdup("/") : xstrndup(library, (size_t)(slash - library));
+	char *d = path_dir(library);
 
 	if (strv_contains(dirs, d))
 		free(d);
@@ -155,42 +154,48 @@ static int cache_entry(const struct edit_mount *m, char **soname, char **path)
 #define ESC_MAX (PATH_MAX * 4 + 1)
 static const char *esc(const char *s, char *buf)
 {
-	escape_bytes(s, buf, ESC_MAX);
-	return buf;
+	return escape_bytes(s, buf, ESC_MAX);
 }
 
-void edits_print_mounts(const struct edits *e)
+void edits_text_mounts(const struct edits *e, struct strv *lines)
 {
 	static char a[ESC_MAX], b[ESC_MAX];
 
 	for (size_t i = 0; i < e->nmounts; i++) {
 		const struct edit_mount *m = &e->mounts[i];
 
-		printf("mount %s %s %s\n", esc(m->source, a), esc(m->destination, b), edit_flags_text(m->flags));
+		strv_push_owned(lines, xasprintf("mount %s %s %s", esc(m->source, a), esc(m->destination, b),
+						 edit_flags_text(m->flags)));
 		for (size_t k = 0; k < e->nlinks; k++)
 			if (e->links[k].mount == i)
-				printf("symlink %s %s\n", esc(e->links[k].path, a), esc(e->links[k].text, b));
+				strv_push_owned(lines, xasprintf("symlink %s %s", esc(e->links[k].path, a),
+								 esc(e->links[k].text, b)));
 	}
 	for (size_t i = 0; i < e->nviews; i++) {
-		printf("procview %s", esc(e->views[i].vendor->proc_view, a));
-		for (size_t k = 0; k < e->views[i].entries.n; k++)
-			printf(" %s", esc(e->views[i].entries.v[k], a));
-		printf("\n");
+		char *line = xconcat("procview ", esc(e->views[i].vendor->proc_view, a));
+
+		for (size_t k = 0; k < e->views[i].entries.n; k++) {
+			char *more = xasprintf("%s %s", line, esc(e->views[i].entries.v[k], a));
+
+			free(line);
+			line = more;
+		}
+		strv_push_owned(lines, line);
 	}
 }
 
-void edits_print_cache(const struct edits *e)
+void edits_text_cache(const struct edits *e, struct strv *lines)
 {
 	static char a[ESC_MAX], b[ESC_MAX];
 
 	for (size_t i = 0; i < e->libdirs.n; i++)
-		printf("ldcache %s\n", esc(e->libdirs.v[i], a));
+		strv_push_owned(lines, xconcat("ldcache ", esc(e->libdirs.v[i], a)));
 	for (size_t i = 0; i < e->nmounts; i++) {
 		char *soname, *path;
 
 		if (e->mounts[i].it->kind != KIND_LIBRARIES || cache_entry(&e->mounts[i], &soname, &path) < 0)
 			continue;
-		printf("ldcache-entry %s %s\n", esc(soname, a), esc(path, b));
+		strv_push_owned(lines, xasprintf("ldcache-entry %s %s", esc(soname, a), esc(path, b)));
 		free(soname);
 		free(path);
 	}
@@ -406,13 +411,11 @@ bool edits_empty(const struct edits *e)
 	return e->nmounts == 0 && e->nlinks == 0;
 }
 
-int edits_print_json(const struct edits *e)
+cJSON *edits_json(const struct edits *e)
 {
 	cJSON *root = cJSON_CreateObject(), *a, *o;
 	size_t nrules;
 	struct devcg_rule *rules = edits_rules(e, &nrules);
-	char *text;
-	int r;
 
 	if (!root)
 		oom();
@@ -484,11 +487,5 @@ int edits_print_json(const struct edits *e)
 		free(path);
 	}
 	free(rules);
-	text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		oom();
-	r = printf("%s\n", text) < 0 ? -1 : 0;
-	free(text);
-	return r;
+	return root;
 }

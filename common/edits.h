@@ -15,6 +15,8 @@
 #include "common/devcg.h"
 #include "common/plan.h"
 
+struct cJSON;
+
 /* Mount flags: every mount is read-only; a device node's metadata and an
  * IPC directory's entries are the host's, and reading and writing a
  * device or connecting to a socket work on a read-only mount. */
@@ -72,14 +74,14 @@ struct devcg_rule *edits_rules(const struct edits *e, size_t *n);
 /* "ro,nosuid,nodev" */
 const char *edit_flags_text(unsigned flags);
 
-/* --dry-run, text: "mount SOURCE DESTINATION FLAGS", "symlink PATH
- * TEXT" and "procview DIR [ENTRY...]" lines, then (after the caller's cgroup lines) "ldcache DIR" and
- * "ldcache-entry SONAME PATH" lines. */
-void edits_print_mounts(const struct edits *e);
-void edits_print_cache(const struct edits *e);
-/* --dry-run --format json: the whole value as one JSON object (see the
- * man page). 0, or -1 when stdout fails. */
-int edits_print_json(const struct edits *e);
+/* The dry run's text, each name escaped (escape_bytes): "mount SOURCE
+ * DESTINATION FLAGS", "symlink PATH TEXT" and "procview DIR [ENTRY...]"
+ * lines; "ldcache DIR" and "ldcache-entry SONAME PATH" lines; appended to
+ * LINES. */
+void edits_text_mounts(const struct edits *e, struct strv *lines);
+void edits_text_cache(const struct edits *e, struct strv *lines);
+/* The dry run's JSON: the whole value as one object (see the man page). */
+struct cJSON *edits_json(const struct edits *e);
 
 /* ocidec cdi: E as a CDI spec's containerEdits (no field newer than
  * cdiVersion 0.5.0): deviceNodes (with hostPath when HOST_PATHS; without
@@ -92,7 +94,6 @@ struct cdi_opts {
 	bool host_paths;        /* deviceNodes may have hostPath (>= 0.5.0) */
 	const char *hook_path;  /* the host's path of ocidec */
 };
-struct cJSON;
 /* ITEM (NULL: out of memory, fatal) added to TO under KEY, or appended to
  * the array TO when KEY is NULL; returns ITEM. */
 struct cJSON *edits_json_add(struct cJSON *to, const char *key, struct cJSON *item);

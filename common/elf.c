@@ -2,23 +2,20 @@
  * elf/readelflib.c; unlike it, nothing is read that was not bounds-checked. */
 #include "common/elf.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define ET_DYN_ 3
-#define PT_LOAD_ 1
-#define PT_DYNAMIC_ 2
-#define PT_INTERP_ 3
-#define PT_GNU_PROPERTY_ 0x6474e553u
-#define DT_NULL_ 0
-#define DT_NEEDED_ 1
-#define DT_STRTAB_ 5
-#define DT_SONAME_ 14
-#define NT_GNU_PROPERTY_TYPE_0_ 5
-#define GNU_PROPERTY_X86_ISA_1_NEEDED_ 0xc0008002u
+#ifndef GNU_PROPERTY_X86_ISA_1_NEEDED  /* (glibc's elf.h has it, musl's not) */
+#define GNU_PROPERTY_X86_ISA_1_NEEDED 0xc0008002u
+#endif
+/* Where FIELD of the 64- or 32-bit TYPE (Ehdr, Phdr) is, by the width W
+ * of an address (8 or 4); the file's bytes are read with rd(), in its
+ * byte order. */
+#define AT(w, type, field) ((w) == 8 ? offsetof(Elf64_##type, field) : offsetof(Elf32_##type, field))
 #define NAME_MAX_LEN 4096
 #define WINDOW 8192
 
@@ -143,10 +140,10 @@ static unsigned isa_level(struct reader *r, uint64_t start, uint64_t size, uint6
 
 		if (!n)
 			return 0;
-		namesz = rd(r, n, 4);
-		descsz = rd(r, n + 4, 4);
-		if (namesz == 4 && rd(r, n + 8, 4) == NT_GNU_PROPERTY_TYPE_0_ &&
-		    memcmp(n + 12, "GNU", 4) == 0) {
+		namesz = rd(r, n + offsetof(Elf64_Nhdr, n_namesz), 4);  /* (the same in Elf32_Nhdr) */
+		descsz = rd(r, n + offsetof(Elf64_Nhdr, n_descsz), 4);
+		if (namesz == 4 && rd(r, n + offsetof(Elf64_Nhdr, n_type), 4) == NT_GNU_PROPERTY_TYPE_0 &&
+		    memcmp(n + sizeof(Elf64_Nhdr), "GNU", 4) == 0) {
 			if (descsz < 8 || descsz % addr)
 				return 0;
 			ptr = pos + 16;
@@ -165,9 +162,9 @@ static unsigned isa_level(struct reader *r, uint64_t start, uint64_t size, uint6
 				if (ptr + datasz > end)
 					return 0;
 				last = type;
-				if (type > GNU_PROPERTY_X86_ISA_1_NEEDED_)
+				if (type > GNU_PROPERTY_X86_ISA_1_NEEDED)
 					return 0;
-				if (type == GNU_PROPERTY_X86_ISA_1_NEEDED_) {
+				if (type == GNU_PROPERTY_X86_ISA_1_NEEDED) {
 					uint32_t v;
 					if (datasz != 4 || !(p = get(r, ptr, 4)) || !(v = (uint32_t)rd(r, p, 4)))
 						return 0;
@@ -190,27 +187,27 @@ struct phdr {
 static int read_phdr(struct reader *r, uint64_t phoff, unsigned phentsize, unsigned i,
 		     unsigned w, struct phdr *ph)
 {
-	const unsigned char *p = get(r, phoff + (uint64_t)i * phentsize, w == 8 ? 56 : 32);
+	const unsigned char *p = get(r, phoff + (uint64_t)i * phentsize, w == 8 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr));
 
 	if (!p)
 		return -1;
-	ph->type = rd(r, p, 4);
-	ph->offset = rd(r, p + (w == 8 ? 8 : 4), w);
-	ph->vaddr = rd(r, p + (w == 8 ? 16 : 8), w);
-	ph->filesz = rd(r, p + (w == 8 ? 32 : 16), w);
-	ph->align = rd(r, p + (w == 8 ? 48 : 28), w);
+	ph->type = rd(r, p + AT(w, Phdr, p_type), 4);
+	ph->offset = rd(r, p + AT(w, Phdr, p_offset), w);
+	ph->vaddr = rd(r, p + AT(w, Phdr, p_vaddr), w);
+	ph->filesz = rd(r, p + AT(w, Phdr, p_filesz), w);
+	ph->align = rd(r, p + AT(w, Phdr, p_align), w);
 	return 0;
 }
 
 /* Dynamic entry I of the section at OFF; -1 when outside the file. */
 static int read_dyn(struct reader *r, uint64_t off, uint64_t i, unsigned w, uint64_t *tag, uint64_t *val)
 {
-	const unsigned char *p = get(r, off + i * 2 * w, 2 * w);
+	const unsigned char *p = get(r, off + i * 2 * w, 2 * w);  /* (an Elf64_Dyn or Elf32_Dyn) */
 
 	if (!p)
 		return -1;
-	*tag = rd(r, p, w);
-	*val = rd(r, p + w, w);
+	*tag = rd(r, p + AT(w, Dyn, d_tag), w);
+	*val = rd(r, p + AT(w, Dyn, d_un), w);
 	return 0;
 }
 
@@ -237,26 +234,26 @@ static enum elf_result read_header(struct scan *s, struct oerr *err)
 	const unsigned char *h;
 	unsigned w;
 
-	if (!(h = get(&s->r, 0, 16)) || memcmp(h, "\177ELF", 4) != 0)
+	if (!(h = get(&s->r, 0, EI_NIDENT)) || memcmp(h, ELFMAG, SELFMAG) != 0)
 		return ELF_NOT_ELF;
-	info->class = h[4];
-	info->data = s->r.data = h[5];
+	info->class = h[EI_CLASS];
+	info->data = s->r.data = h[EI_DATA];
 	if (info->class != 1 && info->class != 2)
 		return bad(err, "unknown ELF class");
 	if (info->data != 1 && info->data != 2)
 		return bad(err, "unknown ELF byte order");
 	w = s->w = info->class == 2 ? 8 : 4;
-	if (!(h = get(&s->r, 0, info->class == 2 ? 64 : 52)))
+	if (!(h = get(&s->r, 0, w == 8 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))))
 		return bad(err, "truncated ELF header");
-	info->type = (uint16_t)rd(&s->r, h + 16, 2);
-	info->machine = (uint16_t)rd(&s->r, h + 18, 2);
-	if (info->type != ET_DYN_)
+	info->type = (uint16_t)rd(&s->r, h + AT(w, Ehdr, e_type), 2);
+	info->machine = (uint16_t)rd(&s->r, h + AT(w, Ehdr, e_machine), 2);
+	if (info->type != ET_DYN)
 		return ELF_NOT_DSO;
-	info->eflags = (uint32_t)rd(&s->r, h + (w == 8 ? 48 : 36), 4);
-	s->phoff = rd(&s->r, h + (w == 8 ? 32 : 28), w);
-	s->phentsize = (unsigned)rd(&s->r, h + (w == 8 ? 54 : 42), 2);
-	s->phnum = (unsigned)rd(&s->r, h + (w == 8 ? 56 : 44), 2);
-	if (s->phnum && s->phentsize < (w == 8 ? 56u : 32u))
+	info->eflags = (uint32_t)rd(&s->r, h + AT(w, Ehdr, e_flags), 4);
+	s->phoff = rd(&s->r, h + AT(w, Ehdr, e_phoff), w);
+	s->phentsize = (unsigned)rd(&s->r, h + AT(w, Ehdr, e_phentsize), 2);
+	s->phnum = (unsigned)rd(&s->r, h + AT(w, Ehdr, e_phnum), 2);
+	if (s->phnum && s->phentsize < (w == 8 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
 		return bad(err, "impossible program header size");
 	if (s->phoff > s->src->size || (s->phnum && (uint64_t)s->phnum * s->phentsize > s->src->size - s->phoff))
 		return bad(err, "program headers outside the file");
@@ -275,17 +272,17 @@ static enum elf_result read_phdrs(struct scan *s, const char *const *interps, st
 
 		if (read_phdr(&s->r, s->phoff, s->phentsize, i, s->w, &ph) < 0)
 			return bad(err, "truncated program header");
-		if (ph.type == PT_DYNAMIC_) {
+		if (ph.type == PT_DYNAMIC) {
 			s->dyn_off = ph.offset;
 			s->dyn_size = ph.filesz;
-		} else if (ph.type == PT_INTERP_) {
+		} else if (ph.type == PT_INTERP) {
 			char *interp = get_str(&s->r, ph.offset);
 			if (!interp)
 				return bad(err, "PT_INTERP outside the file");
 			if (in_list(interp, interps))
 				info->libc = ELF_FLAG_LIBC6;
 			free(interp);
-		} else if (ph.type == PT_GNU_PROPERTY_ && ph.align == s->w) {
+		} else if (ph.type == PT_GNU_PROPERTY && ph.align == s->w) {
 			info->isa_level = isa_level(&s->r, ph.offset, ph.filesz, ph.align);
 		}
 	}
@@ -300,15 +297,15 @@ static enum elf_result find_strtab(struct scan *s, struct oerr *err)
 
 		if (read_dyn(&s->r, s->dyn_off, i, s->w, &tag, &val) < 0)
 			return bad(err, "dynamic section outside the file");
-		if (tag == DT_NULL_)
+		if (tag == DT_NULL)
 			return ELF_NOT_DSO;
-		if (tag != DT_STRTAB_)
+		if (tag != DT_STRTAB)
 			continue;
 		for (unsigned j = 0; j < s->phnum; j++) {
 			struct phdr ph;
 			if (read_phdr(&s->r, s->phoff, s->phentsize, j, s->w, &ph) < 0)
 				return bad(err, "truncated program header");
-			if (ph.type == PT_LOAD_ && val >= ph.vaddr && val - ph.vaddr < ph.filesz) {
+			if (ph.type == PT_LOAD && val >= ph.vaddr && val - ph.vaddr < ph.filesz) {
 				loadoff = ph.vaddr - ph.offset;
 				break;
 			}
@@ -331,13 +328,13 @@ static enum elf_result read_names(struct scan *s, struct oerr *err)
 
 		if (read_dyn(&s->r, s->dyn_off, i, s->w, &tag, &val) < 0)
 			return bad(err, "dynamic section outside the file");
-		if (tag == DT_NULL_)
+		if (tag == DT_NULL)
 			break;
-		if (tag != DT_NEEDED_ && tag != DT_SONAME_)
+		if (tag != DT_NEEDED && tag != DT_SONAME)
 			continue;
 		if (s->strtab + val < s->strtab || !(name = get_str(&s->r, s->strtab + val)))
 			return bad(err, "dynamic string outside the file");
-		if (tag == DT_NEEDED_) {
+		if (tag == DT_NEEDED) {
 			if (info->libc == ELF_FLAG_ELF && in_list(name, known_libs))
 				info->libc = ELF_FLAG_LIBC6;
 			free(name);

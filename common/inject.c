@@ -66,71 +66,6 @@ static int prepare(struct job *j, struct oerr *err)
 	return 0;
 }
 
-/* Open DIR inside ROOTFD, creating the missing components (0755). A
- * component that is a dangling symlink is followed inside the root: what it
- * names is created (every open goes through root_open, so no text in a link
- * can lead outside). */
-static int mkdir_in_root(int rootfd, const char *dir, struct oerr *err)
-{
-	char *path = xstrdup(dir);
-	int fd = -1, links = 0;
-
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char c = *p;
-		*p = '\0';
-		fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
-		if (fd < 0 && errno == ENOENT) {
-			char *slash = strrchr(path, '/'), text[PATH_MAX];
-			struct stat st;
-			ssize_t l;
-			int parent;
-
-			*slash = '\0';
-			parent = root_open(rootfd, *path ? path : "/", O_PATH | O_DIRECTORY);
-			*slash = '/';
-			if (parent >= 0 && fstatat(parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISLNK(st.st_mode) && ++links <= MAX_SYMLINKS &&
-			    (l = readlinkat(parent, slash + 1, text, sizeof(text) - 1)) > 0) {
-				/* dangling: continue at what it names */
-				char *np;
-				text[l] = '\0';
-				*p = c;
-				if (text[0] == '/')
-					np = xasprintf("%s%s", text, p);
-				else
-					np = xasprintf("%.*s/%s%s", (int)(slash - path), path, text, p);
-				close(parent);
-				free(path);
-				path = np;
-				p = path;
-				continue;
-			}
-			if (parent < 0 || (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST)) {
-				oerr_set(err, errno, "%s: mkdir", path);
-				if (parent >= 0)
-					close(parent);
-				free(path);
-				return -1;
-			}
-			close(parent);
-			fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
-		}
-		if (fd < 0) {
-			oerr_set(err, errno, "%s", path);
-			free(path);
-			return -1;
-		}
-		*p = c;
-		if (!c)
-			break;
-		close(fd);
-	}
-	free(path);
-	return fd;
-}
-
 /* The target CPATH inside ROOTFD, made if missing (a directory for
  * directories, else an empty file), as an O_PATH descriptor of the thing
  * itself. A symlink in the way is replaced: nothing is mounted through one. */
@@ -147,7 +82,7 @@ static int make_target(int rootfd, const char *cpath, bool dir, struct oerr *err
 		parent[1] = '\0', name = cpath + 1;
 	else
 		*slash = '\0';
-	pfd = mkdir_in_root(rootfd, parent, err);
+	pfd = root_mkdirs(rootfd, parent, ROOT_MKDIRS_DANGLING, NULL, NULL, err);
 	if (pfd < 0)
 		return -1;
 	for (int tries = 0; tries < 4; tries++) {
@@ -371,11 +306,11 @@ static int make_link(int rootfd, const char *path, const char *text, struct oerr
 {
 	_cleanup_close_ int pfd = -1;
 	const char *slash = strrchr(path, '/');
-	char *parent = xstrndup(path, (size_t)(slash - path));
+	char *parent = path_dir(path);
 	char cur[PATH_MAX];
 	ssize_t l;
 
-	pfd = mkdir_in_root(rootfd, *parent ? parent : "/", err);
+	pfd = root_mkdirs(rootfd, parent, ROOT_MKDIRS_DANGLING, NULL, NULL, err);
 	free(parent);
 	if (pfd < 0)
 		return -1;
@@ -428,48 +363,23 @@ static int jobs_attach(struct job *jobs, size_t n, const struct edits *e, int ro
 	return 0;
 }
 
-/* The device cgroup: only the initial user namespace controls device
- * cgroups (a hook rootless podman runs has none to give, nor a rule to
- * need); a dry run without a pid has no cgroup to name. */
+/* The device cgroup of the container's process: its rules allowed
+ * (devcg.h says where; a hook outside the initial user namespace has no
+ * cgroup to change). */
 static int cgroup_allow(const struct edits *e, const struct inject_opts *o, struct oerr *err)
 {
-	size_t n;
+	struct devcg_target t;
 	struct devcg_rule *rules;
-	int r = 0;
+	size_t n;
+	int r;
 
-	if (!in_initial_userns()) {
-		log_debug("not in the initial user namespace: the device cgroup is left to the runtime");
-		return 0;
-	}
-	if (o->pid <= 0) {
-		log_info("no pid (a dry run): the container's device cgroup is not known");
-		return 0;
-	}
+	if (devcg_target(o->pid, o->cgroups_path, &t, err) < 0)
+		return -1;
 	rules = edits_rules(e, &n);
-	r = devcg_allow(o->pid, o->cgroups_path, rules, n, o->dry_run, err);
+	r = devcg_allow(&t, rules, n, err);
 	free(rules);
+	devcg_target_free(&t);
 	return r;
-}
-
-/* --dry-run: the edits, as text (with the cgroup files the rules go to)
- * or as JSON */
-static int print_edits(const struct edits *e, const struct inject_opts *o, struct oerr *err)
-{
-	if (o->json)
-		return edits_print_json(e) < 0 ? oerr_set(err, errno, "stdout") : 0;
-	edits_print_mounts(e);
-	if (cgroup_allow(e, o, err) < 0)
-		return -1;
-	edits_print_cache(e);
-	return 0;
-}
-
-int inject_format(struct inject_opts *o, const char *format)
-{
-	if (strcmp(format, "json") != 0 && strcmp(format, "text") != 0)
-		return -1;
-	o->json = strcmp(format, "json") == 0;
-	return 0;
 }
 
 /* Into the container's mount namespace, as its root (become_container_root):
@@ -533,40 +443,32 @@ static void close_rootfs(int rootfd)
 	}
 }
 
-int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err)
+int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
 {
-	struct edits e;
-	struct job *jobs;
+	struct job *jobs = xcalloc(e->nmounts ? e->nmounts : 1, sizeof(*jobs));
 	int rootfd = -1, r = -1;
 
-	edits_build(p, &e);
-	jobs = xcalloc(e.nmounts ? e.nmounts : 1, sizeof(*jobs));
-	if (o->dry_run) {
-		r = print_edits(&e, o, err);
-		goto out;
-	}
 	if (o->in_container) {
 		oerr_set(err, 0, "the hook runs in the container's namespaces (a createContainer hook): "
 			 "the vendor hook runs at prestart or createRuntime; refused");
 		goto out;
 	}
 	/* On the host: sources, detached mounts, cgroup. Then in the container. */
-	if (jobs_prepare(&e, jobs, err) < 0 || cgroup_allow(&e, o, err) < 0 ||
+	if (jobs_prepare(e, jobs, err) < 0 || cgroup_allow(e, o, err) < 0 ||
 	    (rootfd = enter_container(o, err)) < 0)
 		goto out;
-	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e.nmounts, &e, rootfd, err) < 0)
+	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e->nmounts, e, rootfd, err) < 0)
 		goto out;
-	for (size_t i = 0; i < e.nviews; i++)
-		if (proc_view_apply(rootfd, e.views[i].vendor->proc_view, e.views[i].vendor->proc_view_set,
-				    &e.views[i].entries, err) < 0)
+	for (size_t i = 0; i < e->nviews; i++)
+		if (proc_view_apply(rootfd, e->views[i].vendor->proc_view, e->views[i].vendor->proc_view_set,
+				    &e->views[i].entries, err) < 0)
 			goto out;
-	if (update_cache(rootfd, &e.libdirs, err) < 0)
+	if (update_cache(rootfd, &e->libdirs, err) < 0)
 		goto out;
 	r = 0;
 out:
 	close_rootfs(rootfd);
-	jobs_free(jobs, e.nmounts);
-	edits_free(&e);
+	jobs_free(jobs, e->nmounts);
 	return r;
 }
 
@@ -608,30 +510,6 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 
 	for (size_t i = 0; i < c->libraries.n; i++)
 		edits_libdir_add(&dirs, c->libraries.v[i]);
-	if (o->dry_run) {
-		static char a[PATH_MAX * 4 + 1], b[PATH_MAX * 4 + 1];
-
-		for (size_t i = 0; i + 1 < c->links.n; i += 2) {
-			escape_bytes(c->links.v[i], a, sizeof(a));
-			escape_bytes(c->links.v[i + 1], b, sizeof(b));
-			printf("symlink %s %s\n", a, b);
-		}
-		for (size_t i = 0; i < dirs.n; i++) {
-			escape_bytes(dirs.v[i], a, sizeof(a));
-			printf("ldcache %s\n", a);
-		}
-		for (size_t i = 0; i < c->proc.n; i++) {
-			escape_bytes(c->proc.v[i] + 1, a, sizeof(a));
-			if (c->proc.v[i][0] == 'v')
-				printf("%sprocview %s", i ? "\n" : "", a);
-			else if (c->proc.v[i][0] == 'e')
-				printf(" %s", a);
-		}
-		if (c->proc.n)
-			printf("\n");
-		r = 0;
-		goto out;
-	}
 	if ((rootfd = open_rootfs(o, err)) < 0 || confine_rootfs(rootfd, o->rootfs, err) < 0)
 		goto out;
 	for (size_t i = 0; i < c->libraries.n; i++)
@@ -665,32 +543,5 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 out:
 	close_rootfs(rootfd);
 	strv_free(&dirs);
-	return r;
-}
-
-int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err)
-{
-	for (int i = 0; i < n; i++) {
-		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices,
-					   .container = true };
-		if (act[i].v->log_level > log_threshold)
-			log_threshold = act[i].v->log_level;
-		log_info("%s: active (%s), devices %s, features %s", act[i].v->name, act[i].source,
-			 act[i].devices, act[i].features ? act[i].features : "(driver_feature)");
-		if (plan_vendor(plan, act[i].v, &sel, err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
-		       struct oerr *err)
-{
-	struct plan plan = { 0 };
-	int r = plan_activations(act, n, &plan, err);
-
-	if (r == 0)
-		r = inject(&plan, o, err);
-	plan_free(&plan);
 	return r;
 }

@@ -1,4 +1,4 @@
-/* inject.h: apply a plan to a container (ocidec(1), APPLETS (hook)).
+/* inject.h: apply the container edits to a container (ocidec-hook(1)).
  *
  * On the host: every source is opened and cloned as a detached mount
  * (open_tree), its flags set (mount_setattr: files ro,nosuid,nodev; devices
@@ -18,8 +18,7 @@
 
 #include <stdbool.h>
 
-#include "common/activate.h"
-#include "common/plan.h"
+#include "common/edits.h"
 
 struct inject_opts {
 	int pid;             /* whose mount namespace (and cgroup) */
@@ -31,8 +30,6 @@ struct inject_opts {
 			      * already (a createContainer hook): ROOTFS is
 			      * its path here, before pivot_root */
 	const char *cgroups_path; /* config.json's linux.cgroupsPath, or NULL */
-	bool dry_run;        /* print what would be done, change nothing */
-	bool json;           /* (dry_run) print the container edits as JSON */
 };
 
 /* "legacy" (the hook's --mount-api, OCIDEC_MOUNT_API elsewhere): bind
@@ -40,16 +37,8 @@ struct inject_opts {
  * new mount API where the kernel has it. */
 void inject_mount_api(const char *mode);
 
-/* --format FORMAT of the dry run: "text" or "json"; -1 for anything else. */
-int inject_format(struct inject_opts *o, const char *format);
-
-int inject(const struct plan *p, const struct inject_opts *o, struct oerr *err);
-
-/* Plan the N activations (their devices and features) into PLAN. */
-int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err);
-/* Plan the N activations (their devices and features) and inject them. */
-int inject_activations(const struct activation *act, int n, const struct inject_opts *o,
-		       struct oerr *err);
+/* The edits E (edits.h) applied to the container O names. */
+int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err);
 
 /* What a CDI spec leaves to its hook (ocidec hook --cdi): the engine made
  * the spec's mounts and device nodes; the hook makes the driver's symlinks

@@ -15,23 +15,25 @@
 #define ENTRY_OLD_SIZE 12u
 #define EXT_MAGIC 0xeaa42174u  /* (uint32_t) -358342284 */
 
-/* The library flags the host's loader accepts, per architecture. */
+/* The library flags the loader of this build's architecture accepts. */
 #if defined(__x86_64__) && defined(__ILP32__)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x0800)  /* x32 */
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIBX32)
 #elif defined(__x86_64__)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x0300)  /* x86-64 */
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIB64)
 #elif defined(__aarch64__)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x0a00)  /* AArch64 */
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_AARCH64_LIB64)
 #elif defined(__arm__) && defined(__ARM_PCS_VFP)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x0900)  /* hard-float */
-#elif defined(__powerpc64__)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x0500)
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF)
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_POWERPC_LIB64)
 #elif defined(__s390x__)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x0400)
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_S390_LIB64)
 #elif defined(__riscv) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
-#define HOST_FLAGS (LDC_FLAG_ELF_LIBC6 | 0x1000)
+#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_RISCV_DOUBLE)
+#elif defined(__i386__)
+#define HOST_FLAGS ELF_FLAG_LIBC6
 #else
-#define HOST_FLAGS LDC_FLAG_ELF_LIBC6              /* i386 and other 32-bit */
+#error "ocidec ldcache: add this architecture (here and to ldconfig.c's arches[])"
 #endif
 
 int32_t ldcache_host_flags(void)

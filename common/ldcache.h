@@ -21,14 +21,22 @@
 
 #include <stdint.h>
 
+#include "common/elf.h"
 #include "common/util.h"
 
 #define LDCACHE_MAX_SIZE (64u * 1024 * 1024)
 
 /* Entry flags: type in the low byte, ABI ("required") in the high byte. */
-#define LDC_FLAG_TYPE_MASK     0x00ff
-#define LDC_FLAG_ELF_LIBC6     0x0003
-#define LDC_FLAG_REQUIRED_MASK 0xff00
+#define LDC_FLAG_TYPE_MASK     0x00ff  /* ELF_FLAG_LIBC6 (elf.h) and the like */
+#define LDC_FLAG_REQUIRED_MASK 0xff00  /* what the loader requires: */
+#define LDC_FLAG_X8664_LIB64   0x0300
+#define LDC_FLAG_S390_LIB64    0x0400
+#define LDC_FLAG_POWERPC_LIB64 0x0500
+#define LDC_FLAG_X8664_LIBX32  0x0800
+#define LDC_FLAG_ARM_LIBHF     0x0900
+#define LDC_FLAG_AARCH64_LIB64 0x0a00
+#define LDC_FLAG_ARM_LIBSF     0x0b00
+#define LDC_FLAG_RISCV_DOUBLE  0x1000  /* glibc's FLAG_RISCV_FLOAT_ABI_DOUBLE */
 #define LDC_HWCAP_EXTENSION    (1ULL << 62)
 
 struct ldcache_entry {
@@ -55,7 +63,8 @@ int ldcache_parse(struct ldcache *c, char *buf, size_t size, struct oerr *err);
 int ldcache_load_fd(struct ldcache *c, int fd, struct oerr *err);
 void ldcache_free(struct ldcache *c);
 
-/* The flags of libraries the host's dynamic loader uses (0x0303 on x86-64). */
+/* The flags of libraries the dynamic loader of the architecture ocidec
+ * was built for uses (0x0303 on x86-64): this build's architecture. */
 int32_t ldcache_host_flags(void);
 
 /* "libc6,x86-64" and the like, as ldconfig -p prints them (without parens). */

@@ -8,6 +8,7 @@
 #include "common/elf.h"
 #include "common/ldcache.h"
 #include "common/log.h"
+#include "common/rootfile.h"
 #include "common/rootpath.h"
 
 #include <ctype.h>
@@ -41,7 +42,7 @@ struct ldarch {
 	const char *upstream[2];
 	const char *siblings[3];
 	enum classify classify;
-	int lib64_flag;            /* CL_LIB64: the flag of 64-bit objects */
+	int flags;                 /* its own libraries' (ldcache_host_flags() for this build's) */
 	const char *const *interps;
 };
 
@@ -57,39 +58,22 @@ static const char *const arm_interps[] = {
 
 static const struct ldarch arches[] = {
 	{ "x86_64", "x86_64-linux-gnu", "x86_64", { "/lib64", "/usr/lib64" }, { "64", "x32" },
-	  CL_X86, 0, x86_interps },
+	  CL_X86, ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIB64, x86_interps },
 	{ "x32", "x86_64-linux-gnux32", "x32", { "/libx32", "/usr/libx32" }, { "64", "x32" },
-	  CL_X86, 0, x86_interps },
-	{ "i386", "i386-linux-gnu", "i386", { "/lib", "/usr/lib" }, { 0 }, CL_X86, 0, x86_interps },
+	  CL_X86, ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIBX32, x86_interps },
+	{ "i386", "i386-linux-gnu", "i386", { "/lib", "/usr/lib" }, { 0 }, CL_X86, ELF_FLAG_LIBC6, x86_interps },
 	{ "aarch64", "aarch64-linux-gnu", "aarch64", { "/lib64", "/usr/lib64" }, { "64", "ilp32" },
-	  CL_AARCH64, 0, arm_interps },
-	{ "armhf", "arm-linux-gnueabihf", "armhf", { "/lib", "/usr/lib" }, { 0 }, CL_ARM, 0, arm_interps },
+	  CL_AARCH64, ELF_FLAG_LIBC6 | LDC_FLAG_AARCH64_LIB64, arm_interps },
+	{ "armhf", "arm-linux-gnueabihf", "armhf", { "/lib", "/usr/lib" }, { 0 }, CL_ARM,
+	  ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF, arm_interps },
 	{ "ppc64le", "powerpc64le-linux-gnu", "powerpc64le", { "/lib64", "/usr/lib64" }, { 0 },
-	  CL_LIB64, 0x0500, NULL },
-	{ "s390x", "s390x-linux-gnu", "s390x", { "/lib64", "/usr/lib64" }, { 0 }, CL_LIB64, 0x0400, NULL },
+	  CL_LIB64, ELF_FLAG_LIBC6 | LDC_FLAG_POWERPC_LIB64, NULL },
+	{ "s390x", "s390x-linux-gnu", "s390x", { "/lib64", "/usr/lib64" }, { 0 }, CL_LIB64,
+	  ELF_FLAG_LIBC6 | LDC_FLAG_S390_LIB64, NULL },
 	{ "riscv64", "riscv64-linux-gnu", "riscv64", { "/lib64/lp64d", "/usr/lib64/lp64d" }, { 0 },
-	  CL_LIB64, 0x1000, NULL },
+	  CL_LIB64, ELF_FLAG_LIBC6 | LDC_FLAG_RISCV_DOUBLE, NULL },
 };
 
-#if defined(__x86_64__) && defined(__ILP32__)
-#define BUILD_ARCH "x32"
-#elif defined(__x86_64__)
-#define BUILD_ARCH "x86_64"
-#elif defined(__i386__)
-#define BUILD_ARCH "i386"
-#elif defined(__aarch64__)
-#define BUILD_ARCH "aarch64"
-#elif defined(__arm__) && defined(__ARM_PCS_VFP)
-#define BUILD_ARCH "armhf"
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define BUILD_ARCH "ppc64le"
-#elif defined(__s390x__)
-#define BUILD_ARCH "s390x"
-#elif defined(__riscv) && __riscv_xlen == 64
-#define BUILD_ARCH "riscv64"
-#else
-#error "ocidec ldcache: add this architecture to arches[]"
-#endif
 
 const char *ldconfig_arch;
 
@@ -97,10 +81,8 @@ static const struct ldarch *ldarch_get(struct oerr *err)
 {
 	const char *want = ldconfig_arch;
 
-	if (!want || !*want)
-		want = BUILD_ARCH;
 	for (size_t i = 0; i < ARRAY_SIZE(arches); i++)
-		if (strcmp(arches[i].name, want) == 0)
+		if (want && *want ? strcmp(arches[i].name, want) == 0 : arches[i].flags == ldcache_host_flags())
 			return &arches[i];
 	oerr_usage(err, "OCIDEC_LDCACHE_ARCH=%s: not an architecture ldcache knows", want);
 	return NULL;
@@ -281,13 +263,10 @@ static int root_stat(const struct state *st, const char *path, struct stat *sb)
 static void add_hwcaps_subdirs(struct state *st, const char *path, int flag)
 {
 	char *hw = xasprintf("%s/glibc-hwcaps", path);
-	int fd = root_open(st->o->rootfd, hw, O_RDONLY | O_DIRECTORY);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *dir = root_opendir(st->o->rootfd, hw);
 	struct dirent *de;
 
 	if (!dir) {
-		if (fd >= 0)
-			close(fd);
 		free(hw);
 		return;
 	}
@@ -508,56 +487,6 @@ static bool is_ld_soname(const char *s)
 	return false;
 }
 
-/* A temporary name in a directory: hidden, so no scan ever takes it for a library. */
-static char *temp_name(const char *base)
-{
-	uint64_t r;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r;
-	return xasprintf(".%s.ocidec-%016llx", base, (unsigned long long)r);
-}
-
-/* Is NAME one of temp_name's? */
-static bool is_temp_name(const char *name)
-{
-	const char *m = strstr(name, ".ocidec-");
-
-	return name[0] == '.' && m && strlen(m + 8) == 16 && strspn(m + 8, "0123456789abcdef") == 16;
-}
-
-/* The writers' lock on a directory (flock on DFD, an O_RDONLY descriptor;
- * closing it releases the lock), and the sweep it allows: a temporary name
- * of ours still there while we hold the lock was left by a writer that was
- * killed, so it goes. A lock held by someone else for ~200 ms (a container
- * keeping it) means no sweep this time. */
-static void dir_lock_sweep(int dfd)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, tries = 0;
-
-	while (flock(dfd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK || ++tries > 40 || deadline_passed())
-			return;
-		usleep(5000);
-	}
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat sb;
-		if (is_temp_name(de->d_name) && fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (S_ISLNK(sb.st_mode) || S_ISREG(sb.st_mode)))
-			unlinkat(dfd, de->d_name, 0);
-	}
-	closedir(d);
-}
-
 /* glibc's create_links: make SONAME -> LIBNAME in the directory, unless a
  * correct link is there, or SONAME is a file, or it is a loader's name. */
 static void create_link(struct state *st, int dirfd, const char *path, const char *libname,
@@ -579,7 +508,7 @@ static void create_link(struct state *st, int dirfd, const char *path, const cha
 		}
 	}
 	for (int tries = 0; tries < 16; tries++) {
-		char *tmp = temp_name(soname);
+		char *tmp = root_temp_name(soname);
 		if (symlinkat(libname, dirfd, tmp) == 0) {
 			if (renameat(dirfd, tmp, dirfd, soname) < 0) {
 				log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
@@ -660,7 +589,7 @@ static int process_file(const struct state *st, int fd, const struct stat *sb, c
 	switch (st->arch->classify) {
 	case CL_X86:
 		if (info.machine == 62 /* EM_X86_64 */)
-			*flag = (info.class == 2 ? 0x0300 : 0x0800) | ELF_FLAG_LIBC6;
+			*flag = (info.class == 2 ? LDC_FLAG_X8664_LIB64 : LDC_FLAG_X8664_LIBX32) | ELF_FLAG_LIBC6;
 		else if (!(info.machine == 3 /* EM_386 */ && info.class == 1)) {
 			log_warn("%s is for unknown machine %u", file, info.machine);
 			elf_info_free(&info);
@@ -671,19 +600,19 @@ static int process_file(const struct state *st, int fd, const struct stat *sb, c
 	case CL_AARCH64:
 	case CL_ARM:
 		if (info.class == 2 && st->arch->classify == CL_AARCH64) {
-			*flag = 0x0a00 | ELF_FLAG_LIBC6;
+			*flag = LDC_FLAG_AARCH64_LIB64 | ELF_FLAG_LIBC6;
 		} else if (info.class == 1 && (info.eflags & 0xff000000u) == 0x05000000u) {  /* EABI 5 */
 			if (info.eflags & 0x400)
-				*flag = 0x0900 | ELF_FLAG_LIBC6;  /* hard-float */
+				*flag = LDC_FLAG_ARM_LIBHF | ELF_FLAG_LIBC6;
 			else if (info.eflags & 0x200)
-				*flag = 0x0b00 | ELF_FLAG_LIBC6;  /* soft-float */
+				*flag = LDC_FLAG_ARM_LIBSF | ELF_FLAG_LIBC6;
 			else
 				*flag = ELF_FLAG_LIBC6;
 		}
 		break;
 	case CL_LIB64:
 		if (info.class == 2)
-			*flag = st->arch->lib64_flag | ELF_FLAG_LIBC6;
+			*flag = st->arch->flags;
 		break;
 	}
 	*soname = info.soname;
@@ -848,7 +777,7 @@ static void emit_libs(struct scan *sc)
 	uint64_t hwcap = sc->hwcaps < 0 ? path_hwcap(st, sc->path) : 0;
 
 	if (sc->nlibs && sc->hwcaps < 0 && !st->o->no_links)
-		dir_lock_sweep(sc->dfd);
+		root_dir_lock_sweep(sc->dfd);
 	for (size_t i = sc->nlibs; i-- > 0;) {
 		struct dlib *l = &sc->libs[i];
 		const char *filename = l->name;
@@ -869,16 +798,13 @@ static void search_dir(struct state *st, size_t idx)
 {
 	char *path = xstrdup(st->d[idx].path);
 	struct scan sc = { .st = st, .path = path, .dflag = st->d[idx].flag, .hwcaps = st->d[idx].hwcaps };
-	int dfd = root_open(st->o->rootfd, path, O_RDONLY | O_DIRECTORY);
-	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *dir = root_opendir(st->o->rootfd, path);
 	struct dirent *de;
 	struct dlib lib;
 
 	if (!dir) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			log_warn("can't open directory %s: %s", path, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
 		free(path);
 		return;
 	}
@@ -893,65 +819,6 @@ static void search_dir(struct state *st, size_t idx)
 }
 
 /* ---- writing ---- */
-
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
-		      struct oerr *err)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
-	const char *base = slash ? slash + 1 : path;
-	_cleanup_close_ int dfd = -1;
-	char *tmp = NULL;
-	int fd = -1;
-	size_t done = 0;
-
-	if (!*base || !safe_name(base))
-		return oerr_set(err, 0, "%s: not a file name", path);
-	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0)
-		return oerr_set(err, errno, "%s", dir);
-	dir_lock_sweep(dfd);
-	for (int tries = 0; tries < 16 && fd < 0; tries++) {
-		free(tmp);
-		tmp = temp_name(base);
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		oerr_set(err, errno, "%s: can't create a temporary file", dir);
-		free(tmp);
-		return -1;
-	}
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto fail;
-		done += (size_t)n;
-	}
-	if (fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0))
-		goto fail;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (renameat(dfd, tmp, dfd, base) < 0)
-		goto fail;
-	if (durable)
-		fsync(dfd);
-	free(tmp);
-	return 0;
-fail:
-	oerr_set(err, errno ? errno : EIO, "%s", path);
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-	free(tmp);
-	return -1;
-}
 
 /* Write the cache, unless it would be the bytes of OLD (a second run:
  * nothing is written, so a read-only rootfs is fine). */

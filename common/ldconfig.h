@@ -52,10 +52,5 @@ int ldconfig_dropin(const struct ldconfig *o, struct oerr *err);
  * musl's loader. Returns 1 when it has, 0 when not, -1 on error. */
 int ldconfig_musl_path(const struct ldconfig *o, struct oerr *err);
 
-/* Write BUF to PATH inside ROOTFD: temporary file in the same directory,
- * made with MODE, fsync (when DURABLE), rename over PATH, fsync the
- * directory (when DURABLE). */
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
-		      struct oerr *err);
 
 #endif

@@ -81,7 +81,7 @@ static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 		goto drop;
 	}
 	/* the item's own canonical name: its directory resolved, its name kept */
-	parent = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
+	parent = path_dir(path);
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
 	    root_realpath(c->rootfd, parent, &cparent) < 0) {
 		log_debug("%s: skipped %s: not a plain path", c->v->name, path);
@@ -262,17 +262,13 @@ static void scan_indices(int rootfd, const struct vendor *v, const char *pat, un
 	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
 	size_t pl, sl;
 	struct dirent *de;
-	int fd;
 	DIR *d;
 
 	split_pattern(pat, &dir, &prefix, &suffix);
 	pl = strlen(prefix);
 	sl = strlen(suffix);
-	fd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
+	d = root_opendir(rootfd, dir);
 	if (!d) {
-		if (fd >= 0)
-			close(fd);
 		log_debug("%s: no per-device nodes: %s: %s", v->name, dir, strerror(errno));
 		return;
 	}

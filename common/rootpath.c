@@ -400,6 +400,19 @@ int root_open(int rootfd, const char *path, int flags)
 	return root_open_(rootfd, path, flags, false);
 }
 
+DIR *root_opendir(int rootfd, const char *path)
+{
+	int fd = root_open(rootfd, path, O_RDONLY | O_DIRECTORY), e;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
 int root_open_any(int rootfd, const char *path, int flags)
 {
 	return root_open_(rootfd, path, flags, true);
@@ -454,11 +467,8 @@ static void glob_walk(struct glob_state *g, const char *prefix, const char *rest
 		free(comp);
 		return;
 	}
-	fd = root_open(g->rootfd, *prefix ? prefix : "/", O_RDONLY | O_DIRECTORY);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
+	d = root_opendir(g->rootfd, *prefix ? prefix : "/");
 	if (!d) {
-		if (fd >= 0)
-			close(fd);
 		free(comp);
 		return;
 	}
@@ -571,4 +581,72 @@ unsigned overflow_uid(void)
 			uid = (unsigned)strtoul(buf, NULL, 10);
 	}
 	return uid;
+}
+
+int root_mkdirs(int rootfd, const char *dir, unsigned flags, int (*before)(const char *path, void *arg, struct oerr *err), void *arg,
+		struct oerr *err)
+{
+	char *path = xstrdup(dir);
+	int fd = -1, links = 0;
+
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char c = *p;
+		*p = '\0';
+		fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
+		if (fd < 0 && errno == ENOENT) {
+			char *slash = strrchr(path, '/'), text[PATH_MAX];
+			struct stat st;
+			ssize_t l;
+			int parent;
+
+			*slash = '\0';
+			parent = root_open(rootfd, *path ? path : "/", O_PATH | O_DIRECTORY);
+			*slash = '/';
+			if ((flags & ROOT_MKDIRS_DANGLING) && parent >= 0 &&
+			    fstatat(parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode) && ++links <= MAX_SYMLINKS &&
+			    (l = readlinkat(parent, slash + 1, text, sizeof(text) - 1)) > 0) {
+				/* dangling: continue at what it names */
+				char *np;
+				text[l] = '\0';
+				*p = c;
+				if (text[0] == '/')
+					np = xasprintf("%s%s", text, p);
+				else
+					np = xasprintf("%.*s/%s%s", (int)(slash - path), path, text, p);
+				close(parent);
+				free(path);
+				path = np;
+				p = path;
+				continue;
+			}
+			if (before && parent >= 0 && before(path, arg, err) < 0) {
+				close(parent);
+				free(path);
+				return -1;
+			}
+			if (parent < 0 || (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST)) {
+				oerr_set(err, errno, "%s: mkdir", path);
+				if (parent >= 0)
+					close(parent);
+				free(path);
+				return -1;
+			}
+			close(parent);
+			fd = root_open(rootfd, path, O_PATH | O_DIRECTORY);
+		}
+		if (fd < 0) {
+			oerr_set(err, errno, "%s", path);
+			free(path);
+			return -1;
+		}
+		*p = c;
+		if (!c)
+			break;
+		close(fd);
+	}
+	free(path);
+	return fd;
 }

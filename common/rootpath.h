@@ -11,6 +11,7 @@
 #ifndef OCIDEC_ROOTPATH_H
 #define OCIDEC_ROOTPATH_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -63,6 +64,9 @@ int root_open(int rootfd, const char *path, int flags);
 /* The same, on any mount even for a confined ROOTFD (the hook, finding the
  * mount it has just made, or the runtime's /dev before allowing it). */
 int root_open_any(int rootfd, const char *path, int flags);
+/* The directory PATH inside ROOTFD (root_open), open for readdir; NULL
+ * with errno set. */
+DIR *root_opendir(int rootfd, const char *path);
 
 /* The canonical absolute path of PATH inside ROOTFD, every symlink followed
  * (the last one too); -1 with errno set when it does not resolve. */
@@ -86,5 +90,15 @@ bool path_has_glob(const char *s);
  * file's status. Returns the descriptor; -2 when it is not a regular file;
  * -1 with errno. */
 int reopen_regular(int rootfd, int pathfd, struct stat *st);
+
+/* Open DIR inside ROOTFD as an O_PATH descriptor, making its missing
+ * components (0755), each after BEFORE(its path, ARG, ERR) (if not
+ * NULL; its -1 stops). With ROOT_MKDIRS_DANGLING, a component that is
+ * a dangling symlink is followed inside the root and what it names is made
+ * (a container's /usr/lib64 -> lib); every open goes through root_open,
+ * so no text in a link leads outside. -1 (ERR) on failure. */
+#define ROOT_MKDIRS_DANGLING 1u
+int root_mkdirs(int rootfd, const char *dir, unsigned flags, int (*before)(const char *path, void *arg, struct oerr *err), void *arg,
+		struct oerr *err);
 
 #endif

@@ -434,13 +434,20 @@ char *path_clean_join(const char *base, const char *path)
 	return out;
 }
 
-void escape_bytes(const char *s, char *out, size_t n)
+char *path_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
+}
+
+const char *escape_bytes(const char *s, char *out, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0;
 
 	if (n == 0)
-		return;
+		return out;
 	for (; *s && o + 1 < n; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c >= 0x20 && c < 0x7f && c != '\\') {
@@ -460,6 +467,7 @@ void escape_bytes(const char *s, char *out, size_t n)
 		}
 	}
 	out[o] = '\0';
+	return out;
 }
 
 static void on_alarm(int sig)

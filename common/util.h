@@ -11,8 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Exit codes, ocidec(1), EXIT STATUS. */
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+/* Exit codes (ocidec(1), EXIT STATUS): 0 success; 1 the operation failed
+ * (for a checking applet: a problem was found); 2 bad usage or an invalid
+ * config; 3 a checking applet could not check (it says nothing of what it
+ * could not read). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNKNOWN = 3 };
 
 struct oerr {
 	int code;       /* EXIT_FAIL or EXIT_USAGE (bad usage, invalid config) */
@@ -107,11 +110,14 @@ int deadline_arm(const char *s);
  * Go's filepath.Join/Clean do it (the runtime's reading of root.path): no
  * ".", "..", or repeated "/"; ".." at "/" stays at "/". */
 char *path_clean_join(const char *base, const char *path);
+/* The directory of PATH (a path in a root), allocated: "/" for "/NAME" and
+ * for a NAME without a slash. */
+char *path_dir(const char *path);
 
 /* S with every byte that is not printable ASCII written as \xNN, and "\"
  * as "\\": a value from a container can forge no line and no terminal
- * escape. Into OUT (size N), truncated. */
-void escape_bytes(const char *s, char *out, size_t n);
+ * escape. Into OUT (size N), truncated; returns OUT. */
+const char *escape_bytes(const char *s, char *out, size_t n);
 
 /* An engine configuration's TEXT (containers.conf, crio.conf): does a
  * hooks_dir line set the hooks dirs (*SET, left alone otherwise), and name

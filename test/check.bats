@@ -11,7 +11,7 @@ setup() {
 	H=$BATS_TEST_TMPDIR/host
 	mkdir -p "$H/usr/share/containers/oci/hooks.d" "$H/etc/docker" "$H/usr/bin"
 	# the driver root inside the host root, its config naming it as the host does
-	"$FIXTURES/demo-vendor.sh" "$H/dr" "$CFG" >/dev/null
+	demo_vendor "$H/dr"
 	sed -i "s|^driver_root = .*|driver_root = /dr|" "$CFG/demo.ini"
 	cp "$OCIDEC" "$H/usr/bin/ocidec"       # links resolve inside the host root
 	ln -s ocidec "$H/usr/bin/ocidec-hook"

@@ -140,8 +140,11 @@ setup() {
 	# relative, so it holds in DESTDIR, a package and an image alike
 	[ "$(readlink "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = ../../../bin/ocidec ]
 	[ "$(readlink -f "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = "$d/opt/oc/bin/ocidec" ]
+	# a page of its own for each applet: man ocidec-APPLET
 	for a in $APPLETS; do
-		[ "$(readlink "$d/opt/oc/share/man/man1/ocidec-$a.1")" = ocidec.1 ]
+		assert_file_exist "$d/opt/oc/share/man/man1/ocidec-$a.1"
+		run man -w -M "$d/opt/oc/share/man" "ocidec-$a"
+		assert_output "$d/opt/oc/share/man/man1/ocidec-$a.1"
 	done
 	# a local install too: the hooks.d file where podman and CRI-O read it
 	# by default, naming the installed hook

@@ -16,7 +16,7 @@ setup_file() {
 	# the demo vendor, its env aliases NVIDIA's, at the default config dir
 	mkdir -p "$D/etc-upper/ocidec/ocidec.d"
 	EXTRA="activation_aliases = NVIDIA_VISIBLE_DEVICES" \
-		"$BATS_TEST_DIRNAME/fixtures/demo-vendor.sh" "$D/dr" "$D/etc-upper/ocidec/ocidec.d" >/dev/null
+		demo_vendor "$D/dr" "$D/etc-upper/ocidec/ocidec.d"
 	"$BATS_TEST_DIRNAME/fixtures/dockerd.sh" start "$D"
 	"$BATS_TEST_DIRNAME/fixtures/bundle.sh" "$D/b" >/dev/null
 	tar -C "$D/b/rootfs" -c . | /usr/bin/docker -H "unix://$D/docker.sock" import - ocidec-test:1 >/dev/null
@@ -85,7 +85,7 @@ dk() {
 	# the administrator's settings, which the merge keeps and dockerd applies
 	printf '{\n  "log-level": "warn",\n  "default-ulimits": { "nofile": { "Name": "nofile", "Hard": 4096, "Soft": 2048 } },\n  "runtimes": { "plain": { "path": "/usr/sbin/runc" } }\n}\n' \
 		>"$H/etc/docker/daemon.json"
-	"$BATS_TEST_DIRNAME/fixtures/demo-vendor.sh" "$E/dr" "$E/cfg" >/dev/null
+	demo_vendor "$E/dr" "$E/cfg"
 	ocidec install --host-root "$H" -c "$E/cfg" --runtime docker >/dev/null
 	HOST=$H "$BATS_TEST_DIRNAME/fixtures/dockerd.sh" start "$E" || { rm -rf "$E"; false; }
 	tar -C "$D/b/rootfs" -c . | /usr/bin/docker -H "unix://$E/docker.sock" import - ocidec-test:1 >/dev/null

@@ -1,37 +1,80 @@
 #!/usr/bin/env bats
-# The man page documents what the code takes: every long option of every
-# applet's getopt table, and every key the vendor config loader knows.
-# (The tables are read from the sources: what a user can type.)
+# The man pages document what the code takes: every long option of every
+# applet's getopt table in the applet's own page (man/ocidec-APPLET.1), the
+# same options as its --help, and every key of the vendor schema in
+# ocidec(1). (The tables are read from the sources: what a user can type.)
 
 load helpers
 
 TOP=$BATS_TEST_DIRNAME/..
 
-# the man page's text for OPTION ("--print-cache" is \-\-print\-cache there)
-in_man() {
-	grep -qF -- "$(sed 's/-/\\-/g' <<<"$1")" "$TOP/ocidec.1"
+# The long options of the OPTIONS section of man/ocidec-APPLET.1, one per
+# line ("--config-dir"): the option names that start a .TP entry's tag
+page_options() {
+	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$TOP/man/ocidec-$1.1" | grep -A1 '^\.TP' | grep -v '^\.TP\|^--' |
+		grep -o '\\-\\-[a-z0-9]*\(\\-[a-z0-9]*\)*' | sed 's/\\-/-/g' | sort -u
 }
 
-@test "every long option of every applet is in the man page" {
+# The long options ocidec APPLET --help names, one per line
+usage_options() {
+	local help=--help
+	[ "$1" = runtime ] && help=--ocidec-help
+	"$OCIDEC" "$1" "$help" | grep -E '^ +(-[a-zA-Z], )?--[a-z]' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u
+}
+
+# applets/FILE.c's applet (applets.def: APPLET("NAME", FILE, ...))
+applet_of() {
+	sed -n "s/^APPLET(\"\([a-z-]*\)\", $1, .*/\1/p" "$TOP/applets/applets.def"
+}
+
+@test "every long option of every applet's getopt table is in its own page's OPTIONS" {
 	missing=()
 	for f in "$TOP"/applets/*.c; do
-		for o in $(sed -n '/struct option opts\[\]/,/{ 0 }/p' "$f" | grep -o '{ "[a-z0-9-]*"' | sed 's/{ "//; s/"//'); do
-			in_man "--$o" || missing+=("$(basename "$f" .c) --$o")
+		a=$(applet_of "$(basename "$f" .c)")
+		[ -n "$a" ] || continue
+		documented=$(page_options "$a")
+		table=$(sed -n '/struct option opts\[\]/,/{ 0 }/p' "$f")
+		# the hooks' shared entries (applets/hook.h)
+		grep -q HOOK_LONG_OPTS <<<"$table" && table+=$(sed -n '/define HOOK_LONG_OPTS/,/[^\\]$/p' "$TOP/applets/hook.h")
+		for o in $(grep -o '{ "[a-z0-9-]*"' <<<"$table" | sed 's/{ "//; s/"//'); do
+			[ "$o" = cdi ] && [ "$a" = cdi-hook ] && continue  # `ocidec-hook --cdi`, the specs' spelling
+			grep -qx -- "--$o" <<<"$documented" || missing+=("$a --$o")
 		done
 	done
-	[ "${#missing[@]}" -gt 0 ] && printf 'not in ocidec.1: %s\n' "${missing[@]}"
+	[ "${#missing[@]}" -gt 0 ] && printf 'not in its OPTIONS: %s\n' "${missing[@]}"
 	[ "${#missing[@]}" -eq 0 ]
-	# the check can fail: an option nobody documented is found
-	! in_man "--no-such-option-anywhere"
+	# the check can fail: the tags are read, an option nobody wrote is not among them
+	[ "$(page_options hook | grep -c .)" -gt 5 ]
+	grep -qx "cdi-hook --syslog" <<<"$(for o in $(sed -n '/define HOOK_LONG_OPTS/,/[^\\]$/p' "$TOP/applets/hook.h" |
+		grep -o '{ "[a-z0-9-]*"' | sed 's/{ "//; s/"//'); do echo "cdi-hook --$o"; done)"
+	! page_options hook | grep -qx -- --no-such-option
+}
+
+@test "each applet has a page, reachable as ocidec-APPLET, whose OPTIONS are exactly its --help's" {
+	for a in $("$OCIDEC" --list); do
+		assert_file_exist "$TOP/man/ocidec-$a.1"
+		# troff has nothing to say but where a long path fills a line: well formed
+		run sh -c "MANWIDTH=80 man -l '$TOP/man/ocidec-$a.1' 2>&1 >/dev/null | grep -v 'cannot adjust line'"
+		assert_output ""
+		run grep -c '^\.SH \(NAME\|SYNOPSIS\|DESCRIPTION\|OPTIONS\|EXIT STATUS\|EXAMPLES\|SEE ALSO\)$' "$TOP/man/ocidec-$a.1"
+		assert_output 7
+		run diff <(usage_options "$a") <(page_options "$a")
+		assert_success
+	done
+	# ocidec(1) names each page
+	for a in $("$OCIDEC" --list); do
+		grep -qF ".BR ocidec\\-$(sed 's/-/\\-/g' <<<"$a") (1)" "$TOP/man/ocidec.1"
+	done
 }
 
 @test "every vendor config key the loader knows is in the man page" {
-	keys=$(grep -o 'strcmp(key, "[a-z_]*")' "$TOP/common/config.c" | sed 's/.*"\(.*\)")/\1/' | sort -u)
-	[ "$(wc -w <<<"$keys")" -gt 20 ]
+	# the schema table the loader and the idle scan read (config.c)
+	keys=$(sed -n '/^} schema\[\] = {/,/^};/p' "$TOP/common/config.c" | grep -o '^	KEY("[a-z_]*"' | sed 's/.*"\(.*\)"/\1/')
+	[ "$(wc -w <<<"$keys")" -gt 30 ]
 	missing=()
 	for k in $keys; do
-		grep -qE "^\.B[RI]? (.* )?\"?$k( |\"|$)" "$TOP/ocidec.1" || missing+=("$k")
+		grep -qE "^\.B[RI]? (.* )?\"?$k( |\"|$)" "$TOP/man/ocidec.1" || missing+=("$k")
 	done
-	[ "${#missing[@]}" -gt 0 ] && printf 'not a .B entry in ocidec.1: %s\n' "${missing[@]}"
+	[ "${#missing[@]}" -gt 0 ] && printf 'not a .B entry in man/ocidec.1: %s\n' "${missing[@]}"
 	[ "${#missing[@]}" -eq 0 ]
 }

@@ -225,10 +225,7 @@ dockerd_start() {
 	bed "$d" sh -c "exec dockerd --data-root $d/docker/data --exec-root /run/docker -H unix://$d/docker.sock \
 		--pidfile $d/docker.pid --bridge=none --iptables=false --ip6tables=false --ip-forward=false \
 		>$d/docker.log 2>&1" &
-	for _ in $(seq 300); do
-		bed "$d" docker -H "unix://$d/docker.sock" version >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	wait_until -t 30 'bed "$d" docker -H "unix://$d/docker.sock" version >/dev/null 2>&1' && return 0
 	echo "dockerd did not come up: $(tail -n 5 "$d/docker.log")" >&2
 	return 1
 }
@@ -293,10 +290,7 @@ containerd_config() {
 containerd_start() {
 	local d=$1
 	bed "$d" sh -c "exec containerd >$d/containerd.log 2>&1" &
-	for _ in $(seq 300); do
-		bed "$d" ctr -a "$d/ctrd/ctrd.sock" version >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	wait_until -t 30 'bed "$d" ctr -a "$d/ctrd/ctrd.sock" version >/dev/null 2>&1' && return 0
 	echo "containerd did not come up: $(tail -n 5 "$d/containerd.log")" >&2
 	return 1
 }

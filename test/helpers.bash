@@ -69,6 +69,13 @@ driver_root() {
 	[ -d "$DR" ] || "$FIXTURES/driver-root.sh" "$DR" >/dev/null
 }
 
+# demo_vendor [DR [CFG]]: the demo vendor (test/fixtures/demo-vendor.sh):
+# its driver root built in DR (default $DR), its INI in CFG (default $CFG);
+# EXTRA, if set, adds [vendor] keys
+demo_vendor() {
+	"$FIXTURES/demo-vendor.sh" "${1:-$DR}" "${2:-$CFG}" >/dev/null
+}
+
 # SELinux contexts the relabel and selinux-check suites expect, and the demo
 # vendor naming them: demo_vendor_with_contexts [DIR] (default: $DR set to
 # $BATS_TEST_TMPDIR/dr), its INI in $CFG
@@ -78,7 +85,7 @@ demo_vendor_with_contexts() {
 	local dir=${1:-$BATS_TEST_TMPDIR/dr}
 	[ $# -gt 0 ] || DR=$dir
 	EXTRA="selinux_device_context = $DEVCTX
-selinux_file_context = $FILECTX" "$FIXTURES/demo-vendor.sh" "$dir" "$CFG" >/dev/null
+selinux_file_context = $FILECTX" demo_vendor "$dir"
 }
 
 # DEMO_SEE: what a container given the demo vendor sees (the program through
@@ -94,11 +101,16 @@ democtl
 /etc/demo/demo.conf ro,nosuid,nodev,relatime
 opened"
 
-# wait_until CMD...: run CMD (a shell command line) every 0.1 s until it
-# succeeds, at most 10 s; its status (1: it never did)
+# wait_until [-t SEC] CMD...: run CMD (a shell command line) every 0.1 s
+# until it succeeds, at most SEC seconds (default 10); its status (1: it
+# never did)
 wait_until() {
-	local i
-	for i in $(seq 100); do
+	local i n=100
+	if [ "$1" = -t ]; then
+		n=$(($2 * 10))
+		shift 2
+	fi
+	for i in $(seq "$n"); do
 		eval "$*" && return 0
 		sleep 0.1
 	done

@@ -9,7 +9,7 @@ load helpers
 setup() {
 	common_setup
 	DR=$BATS_TEST_TMPDIR/dr
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	ID=ocidec-load-$$-$BATS_TEST_NUMBER
 }
 

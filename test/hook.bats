@@ -6,12 +6,12 @@ load helpers
 
 setup_file() {
 	export DR=$BATS_FILE_TMPDIR/dr
-	"$BATS_TEST_DIRNAME/fixtures/demo-vendor.sh" "$DR" "$BATS_FILE_TMPDIR/cfg0" >/dev/null
+	demo_vendor "$DR" "$BATS_FILE_TMPDIR/cfg0"
 }
 
 setup() {
 	common_setup
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	B=$BATS_TEST_TMPDIR/bundle
 	ID=ocidec-test-$$-$BATS_TEST_NUMBER
 }
@@ -118,7 +118,7 @@ syslogd() {
 	SOCK=$BATS_TEST_TMPDIR/log.sock SYSLOG=$BATS_TEST_TMPDIR/syslog
 	"$FIXTURES/syslogd.py" "$SOCK" "$SYSLOG" &
 	SPID=$!
-	for i in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+	wait_until -t 5 '[ -S "$SOCK" ]'
 }
 
 @test "a broken vendor file fails only the containers that name it; the others start, and the logs say why" {
@@ -247,7 +247,7 @@ syslogd() {
 	run in_container 'cat /dev/democtl </dev/null' OCI_DEMO=all
 	assert_output "cat: read error: Invalid argument"     # opened: the loop-control ioctl device
 	runc delete -f "$ID"
-	EXTRA='cgroup_devices = false' "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	EXTRA='cgroup_devices = false' demo_vendor
 	run in_container 'cat /dev/democtl </dev/null' OCI_DEMO=all
 	assert_output "cat: can't open '/dev/democtl': Operation not permitted"
 }
@@ -343,7 +343,7 @@ dry() {
 }
 
 @test "a warning is one write(2) of one whole line: lines of concurrent hooks never interleave (issue 23, finding 7)" {
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	TRACE=$BATS_TEST_TMPDIR/trace run dry OCI_DEMO=all DEMO_FEATURES=base,nosuch
 	assert_success
 	assert_line "ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
@@ -354,7 +354,7 @@ dry() {
 }
 
 @test "a program reached through a chain of links (Debian's /etc/alternatives): the container's link names the target it gets (issue 24)" {
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	mkdir -p "$DR/usr/lib/demo/current" "$DR/etc/alternatives"
 	cp "$DR/usr/bin/demo-tool" "$DR/usr/lib/demo/current/demo-tool2"
 	ln -s /usr/lib/demo/current/demo-tool2 "$DR/etc/alternatives/demo-tool2"
@@ -379,7 +379,7 @@ dry() {
 	EXTRA="device_uuids = $BATS_TEST_TMPDIR/gpus/*/information
 
 [feature.graphics]
-bus_devices = /dev/dri/by-path/pci-%s-card /dev/dri/by-path/pci-%s-render" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+bus_devices = /dev/dri/by-path/pci-%s-card /dev/dri/by-path/pci-%s-render" demo_vendor
 	# card numbers not in the GPUs' order (an iGPU took card0)
 	mkdir -p "$DR/dev/dri/by-path"
 	mknod "$DR/dev/dri/card1" c 226 1 && mknod "$DR/dev/dri/card2" c 226 2
@@ -410,7 +410,7 @@ bus_devices = /dev/dri/by-path/pci-%s-card /dev/dri/by-path/pci-%s-render" "$FIX
 	printf 'Model: Demo\nDevice Minor: 0\nGPU UUID: GPU-aaaa\n' >"$BATS_TEST_TMPDIR/gpus/0000:01:00.0/information"
 	printf 'Model: Demo\nDevice Minor: 1\nGPU UUID: GPU-bbbb\n' >"$BATS_TEST_TMPDIR/gpus/0000:02:00.0/information"
 	EXTRA="activation_aliases = DEMO_VISIBLE_DEVICES
-device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" demo_vendor
 	run dry DEMO_VISIBLE_DEVICES=GPU-bbbb
 	assert_success
 	assert_line "mount $DR/dev/demo1 /dev/demo1 ro,nosuid,noexec"
@@ -443,7 +443,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 }
 
 @test "env_needs_cap_sys_admin: env requests from unprivileged containers are refused, annotations are not" {
-	EXTRA='env_needs_cap_sys_admin = true' "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	EXTRA='env_needs_cap_sys_admin = true' demo_vendor
 	CAPS="CAP_CHOWN CAP_KILL" run dry OCI_DEMO=all
 	assert_success
 	assert_output "ocidec hook: warn: demo: OCI_DEMO=all ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN (unprivileged_selection)"
@@ -474,7 +474,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
 	unshare -m --propagation private sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
 	SPID=$!
-	for i in $(seq 50); do grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	wait_until -t 5 'grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup"'
 	# in_cg CMD: run CMD inside the test cgroup
 	in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
 	run in_cg "cat $DR/dev/democtl </dev/null"
@@ -534,7 +534,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
 	sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
 	SPID=$!
-	for i in $(seq 50); do grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	wait_until -t 5 'grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup"'
 	ids() { bpftool -j cgroup show "$CG" | perl -MJSON::PP -e 'local $/; print join(",", sort map { $_->{id} } @{decode_json(<STDIN>)}), "\n"'; }
 	before=$(ids)
 	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --devices 0 demo
@@ -546,15 +546,21 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	assert_output --partial "Operation not permitted"
 }
 
-@test "the device cgroup follows the hook's user namespace, not config.json's" {
-	# a process in a devices cgroup of its own (v1) that denies everything
+# v1_denying_cgroup: CG1, a devices cgroup (v1) of the test's own that
+# denies everything, and SPID, a process in it (skips without v1)
+v1_denying_cgroup() {
 	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
 	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
 	mkdir "$CG1"
 	echo a >"$CG1/devices.deny"
 	sh -c "echo \$\$ >'$CG1/cgroup.procs'; exec sleep 300" &
 	SPID=$!
-	for i in $(seq 50); do grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	wait_until 'grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup"'
+}
+
+@test "the device cgroup follows the hook's user namespace, not config.json's" {
+	# a process in a devices cgroup of its own (v1) that denies everything
+	v1_denying_cgroup
 	export DRYPID=$SPID
 	run dry OCI_DEMO=all
 	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
@@ -577,13 +583,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 }
 
 @test "a rootful hook that may not write the device cgroup fails, and says so" {
-	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
-	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
-	mkdir "$CG1"
-	echo a >"$CG1/devices.deny"
-	sh -c "echo \$\$ >'$CG1/cgroup.procs'; exec sleep 300" &
-	SPID=$!
-	for i in $(seq 50); do grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup" && break; sleep 0.1; done
+	v1_denying_cgroup
 	# RHEL 8 style: the cgroup is read-only to the hook (here: its file is)
 	mount --bind -o ro "$CG1/devices.allow" "$CG1/devices.allow"
 	mount -o remount,bind,ro "$CG1/devices.allow"
@@ -680,7 +680,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" "$FIXTURES/demo-vendor.sh" 
 	# Docker's entry: no env, args [PATH, "prestart"], NVIDIA_VISIBLE_DEVICES
 	# in the container's env; the configs at the default directory, here an
 	# overlay over the host's /etc in a mount namespace of the test's own
-	EXTRA="activation_aliases = NVIDIA_VISIBLE_DEVICES" "$FIXTURES/demo-vendor.sh" "$DR" "$BATS_TEST_TMPDIR/etc-cfg" >/dev/null
+	EXTRA="activation_aliases = NVIDIA_VISIBLE_DEVICES" demo_vendor "$DR" "$BATS_TEST_TMPDIR/etc-cfg"
 	rm -rf "$B"
 	HOOK="$BIN/nvidia-container-runtime-hook nvidia-container-runtime-hook -config /etc/nvidia-container-runtime/config.toml -debug prestart" \
 		"$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=1 -- sh -c 'demo-tool; ls /dev | grep demo' >/dev/null

@@ -9,7 +9,7 @@ load helpers
 setup() {
 	common_setup
 	DR=$BATS_TEST_TMPDIR/dr
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	HOST=$BATS_TEST_TMPDIR/host
 	mkdir -p "$HOST/sub"
 	echo "host file" >"$HOST/file"
@@ -402,7 +402,7 @@ procview_bed() {
 	# not for every user: not copied into the view (its copies are 0444)
 	echo "secret" >"$FAKE/demo/secret" && chmod 0600 "$FAKE/demo/secret"
 	printf 'device_uuids = /proc/driver/demo/gpus/*/information\nproc_view = /proc/driver/demo\nproc_view_set = params ModifyDeviceFiles: 0\n' >"$BATS_TEST_TMPDIR/extra"
-	EXTRA=$(cat "$BATS_TEST_TMPDIR/extra") "$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	EXTRA=$(cat "$BATS_TEST_TMPDIR/extra") demo_vendor
 	"$FIXTURES/bundle.sh" "$B" >/dev/null
 	R=$B/rootfs
 	# PROC_LINK: the image's /proc a link to /p, where the procfs is
@@ -413,12 +413,8 @@ procview_bed() {
 			exec /bin/busybox sh -c "/bin/busybox umount -l /.old; exec /bin/busybox sleep 600"' sh "$R" "$FAKE" \
 		</dev/null >/dev/null 2>&1 3>&- &
 	PID=
-	for _ in $(seq 100); do
-		PID=$(pgrep -P $! | head -n 1)
-		[ -n "$PID" ] && [ "$(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null)" = "/bin/busybox sleep 600 " ] && break
-		sleep 0.1
-	done
-	[ "$(tr '\0' ' ' <"/proc/$PID/cmdline")" = "/bin/busybox sleep 600 " ]
+	wait_until 'PID=$(pgrep -P $! | head -n 1); [ -n "$PID" ] &&
+		[ "$(tr "\\0" " " <"/proc/$PID/cmdline" 2>/dev/null)" = "/bin/busybox sleep 600 " ]'
 }
 
 # in the "container" (its process is the init of its PID namespace: only

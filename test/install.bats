@@ -28,7 +28,7 @@ setup() {
 		>"$H/etc/containerd/config.toml"
 	host_containerd "$H"
 	DR=$BATS_TEST_TMPDIR/dr
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	ALL=(--host-root "$H" -c "$CFG" --runtime podman,docker --runtime containerd)
 	HOOKS=/usr/share/containers/oci/hooks.d
 }

@@ -9,7 +9,7 @@ setup() {
 	common_setup
 	is_static || skip "podman runs the hook once, in the static build's pass"
 	DR=$BATS_TEST_TMPDIR/dr
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	ROOTFS=$BATS_TEST_TMPDIR/b/rootfs
 	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
 	podman_conf

@@ -51,7 +51,7 @@ setup() {
 	D=$T/$BATS_TEST_NUMBER
 	mkdir -m 0755 "$D"
 	cp "$OCIDEC" "$D/ocidec"
-	"$FIXTURES/demo-vendor.sh" "$D/dr" "$D/cfg" >/dev/null
+	demo_vendor "$D/dr" "$D/cfg"
 	"$FIXTURES/bundle.sh" "$D/b" >/dev/null
 	# what runc mounts on and podman's nomap or --uidmap root may not make
 	mkdir -p "$D/b/rootfs/run"

@@ -8,7 +8,7 @@ load helpers
 setup() {
 	common_setup
 	DR=$BATS_TEST_TMPDIR/dr
-	"$FIXTURES/demo-vendor.sh" "$DR" "$CFG" >/dev/null
+	demo_vendor
 	B=$BATS_TEST_TMPDIR/bundle
 	ID=ocidec-rt-$$-$BATS_TEST_NUMBER
 	ROOT=$BATS_TEST_TMPDIR/runc-root
@@ -45,7 +45,7 @@ shim() {
 	assert_success
 	assert_output --partial '"status": "created"'
 	shim start "$ID"
-	for i in $(seq 50); do [ -s "$B/rootfs/out" ] && break; sleep 0.1; done
+	wait_until -t 5 '[ -s "$B/rootfs/out" ]'
 	sleep 0.2
 	run cat "$B/rootfs/out"
 	assert_line "demo-tool: the answer is 42"

@@ -1,0 +1,184 @@
+/* cdi-hook: the hook a CDI spec of ocidec's (ocidec cdi) and the runtime
+ * shim's config.json edits run, at createContainer or prestart.
+ *
+ * See: ocidec-cdi-hook(1). The engine made the spec's mounts
+ * and device nodes; this hook makes the driver's symlinks in the
+ * container, the proc views, and adds the directories of the mounted
+ * libraries to its ld.so.cache (inject_cache). No vendor config is read;
+ * what to do is all on the command line, which the spec's author wrote.
+ * Specs call it as `ocidec-hook --cdi` (hook.c passes that here).
+ */
+#include "applets/applet.h"
+#include "applets/dryrun.h"
+#include "applets/hook.h"
+#include "common/inject.h"
+#include "common/log.h"
+#include "common/oci.h"
+#include "common/procview.h"
+#include "common/rootpath.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cdi_hook_usage[] =
+	"usage: ocidec cdi-hook [--library PATH]... [--symlink PATH::TEXT]...\n"
+	"                       [--proc-view DIR [--proc-set 'FILE NAME: VALUE'] [--proc-entry E]...]...\n"
+	"                       [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
+	"\n"
+	"The hook of a CDI spec (ocidec cdi) and of the runtime shim's edits, at\n"
+	"createContainer or prestart (the default): the engine made the spec's mounts;\n"
+	"the hook makes the SYMLINKs in the container and adds the directories of the\n"
+	"LIBRARY mounts to its ld.so.cache. No vendor config is read. Specs spell it\n"
+	"`ocidec-hook --cdi`.\n"
+	"\n"
+	"  --library PATH        the spec mounts a library at container path PATH\n"
+	"  --symlink PATH::TEXT  make the link PATH -> TEXT in the container\n"
+	"  --proc-view DIR       (the runtime shim's) DIR of the container's procfs\n"
+	"                        becomes a read-only view of its files and of the\n"
+	"                        directories under it that --proc-entry names\n"
+	"  --proc-set 'FILE NAME: VALUE'\n"
+	"                        in the view, line NAME of FILE reads VALUE\n"
+	"  --proc-entry ENTRY    the directory ENTRY under the view is shown (a\n"
+	"                        selected device's); every other entry is hidden\n"
+	"  -l, --log FILE        also append messages to FILE\n"
+	"      --syslog SOCKET   warnings and errors also to this system log socket\n"
+	"                        (default " SYSLOG_DEFAULT "; none: not)\n"
+	"  -n, --dry-run         print the links, cache directories and proc views\n"
+	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n"
+	"      --resolver fallback, --mount-api legacy\n"
+	"                        tests: the code paths of older kernels\n"
+	"\n"
+	"The hook reads no environment variable: a runtime may hand it the container's.\n";
+
+/* --symlink PATH::TEXT into C's links; -1 when it is no such thing */
+static int add_link(struct cache_edits *c, const char *arg)
+{
+	const char *sep = strstr(arg, "::");
+
+	if (arg[0] != '/' || !sep || sep == arg + 1 || !sep[2])
+		return -1;
+	strv_push_owned(&c->links, xstrndup(arg, (size_t)(sep - arg)));
+	strv_push(&c->links, sep + 2);
+	return 0;
+}
+
+/* --proc-view, --proc-set, --proc-entry (O: 'V', 'E', 'G') into C's proc
+ * views; NULL, or what is wrong with ARG */
+static const char *add_proc(struct cache_edits *c, int o, const char *arg)
+{
+	if (o == 'V' && (strncmp(arg, "/proc/", 6) != 0 || strstr(arg, "/..") || strstr(arg, "/./")))
+		return "not a directory under /proc";
+	if (o != 'V' && !c->proc.n)
+		return "without --proc-view before it";
+	if (o == 'G' && (arg[0] == '/' || strstr(arg, "..")))
+		return "not a relative path";
+	if (o == 'E' && !proc_set_valid(arg))
+		return "not FILE NAME: VALUE";
+	strv_push_owned(&c->proc, xconcat(o == 'V' ? "v" : o == 'E' ? "s" : "e", arg));
+	return NULL;
+}
+
+static void cache_edits_free(struct cache_edits *c)
+{
+	strv_free(&c->libraries);
+	strv_free(&c->links);
+	strv_free(&c->proc);
+}
+
+/* The container's rootfs from the state ST and config.json (BUF), then
+ * the cache edits C. */
+static int cdi_hook_apply(const struct oci_state *st, const char *buf, size_t len, const struct cache_edits *c,
+			  struct oerr *err)
+{
+	struct oci_config oc;
+	struct inject_opts io;
+	int r;
+
+	if (oci_container_config(st, buf, len, &oc, err) < 0)
+		return -1;
+	/* crun runs the hook as a child of the container's first process,
+	 * which is PID 1 of the container's PID namespace (where the hook
+	 * runs too): without a pid, only that is a container's hook */
+	if (st->pid <= 0 && getppid() != 1) {
+		oci_config_free(&oc);
+		return oerr_set(err, 0, "container state: no \"pid\", and the hook is not in the container's mount "
+				"namespace (only crun's createContainer hooks come without one)");
+	}
+	/* A createContainer hook runs in the container's mount namespace,
+	 * before pivot_root: runc's as a child of the container's process
+	 * (whose pid the state gives), crun's with "pid" 0 (it runs the hook
+	 * from inside the container's PID namespace, where the state's
+	 * numbers mean nothing). Either way the rootfs is at its path here. */
+	io = (struct inject_opts){ .pid = st->pid, .rootfs = oc.root, .rootfs_is_host_path = true,
+				   .in_container = st->pid <= 0 || st->pid == (int)getppid() };
+	r = inject_cache(c, &io, err);
+	if (r < 0)
+		oerr_prefix(err, "container %s", st->id);
+	oci_config_free(&oc);
+	return r;
+}
+
+APPLET_MAIN(cdi_hook)
+{
+	static const struct option opts[] = {
+		HOOK_LONG_OPTS,
+		{ "cdi", no_argument, NULL, 'C' },
+		{ "library", required_argument, NULL, 'B' },
+		{ "symlink", required_argument, NULL, 'Y' },
+		{ "proc-view", required_argument, NULL, 'V' },
+		{ "proc-set", required_argument, NULL, 'E' },
+		{ "proc-entry", required_argument, NULL, 'G' },
+		{ 0 },
+	};
+	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = { 0 };
+	const char *bad;
+	struct oci_state st;
+	struct oerr err;
+	char *buf;
+	size_t len;
+	int o, r;
+	bool dry_run = false;
+
+	opterr = 0;
+	log_syslog(SYSLOG_DEFAULT);
+	deadline_arm(XSTR(TIMEOUT_DEFAULT));
+	while ((o = getopt_long(argc, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
+		switch (o) {
+		case 'C': break;  /* `ocidec-hook --cdi`, the specs' spelling */
+		case 'B':
+			if (optarg[0] != '/')
+				return applet_usage_error("--library %s: not an absolute path", optarg);
+			strv_push(&ce.libraries, optarg);
+			break;
+		case 'V':
+		case 'E':
+		case 'G':
+			if ((bad = add_proc(&ce, o, optarg)))
+				return applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" : o == 'E' ? "set" : "entry",
+							  optarg, bad);
+			break;
+		case 'Y':
+			if (add_link(&ce, optarg) < 0)
+				return applet_usage_error("--symlink %s: not PATH::TEXT with an absolute PATH", optarg);
+			break;
+		default:
+			if ((r = hook_option(o, &dry_run, argc, argv)) != EXIT_OK)
+				return r;
+		}
+	}
+	if ((r = hook_stage(argc, argv)) <= 0)
+		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	if (dry_run) {
+		dry_run_print_cache(&ce);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	if (hook_input(&st, &buf, &len, &err) < 0)
+		return applet_fail(&err);
+	r = cdi_hook_apply(&st, buf, len, &ce, &err);
+	free(buf);
+	oci_state_free(&st);
+	return r < 0 ? applet_fail(&err) : EXIT_OK;
+}

@@ -1,0 +1,59 @@
+/* container.c: see container.h. */
+#include "common/container.h"
+
+#include "common/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err)
+{
+	for (int i = 0; i < n; i++) {
+		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices,
+					   .container = true };
+		if (act[i].v->log_level > log_threshold)
+			log_threshold = act[i].v->log_level;
+		log_info("%s: active (%s), devices %s, features %s", act[i].v->name, act[i].source,
+			 act[i].devices, act[i].features ? act[i].features : "(driver_feature)");
+		if (plan_vendor(plan, act[i].v, &sel, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int container_edits(const char *dir, const struct oci_state *st, const char *bundle, const char *text,
+		    size_t len, struct container *c, struct oerr *err)
+{
+	static const struct strv no_ann;
+	const struct strv *ann = st ? &st->ann : &no_ann;
+
+	memset(c, 0, sizeof(*c));
+	if (text) {
+		struct strv keys = { 0 };
+		bool idle = config_activation_keys(dir, &keys) == 0 && !activation_possible(&keys, ann, text, len);
+
+		strv_free(&keys);
+		if (idle)
+			return CONTAINER_IDLE;
+	}
+	if (st ? oci_container_config(st, text, len, &c->oc, err) < 0 : oci_config_parse(text, len, bundle, &c->oc, err) < 0)
+		return -1;
+	c->nact = activation_decide(dir, &c->oc, ann, &c->cfg, &c->act, err);
+	if (c->nact <= 0)
+		return c->nact < 0 ? -1 : CONTAINER_NONE;
+	if (plan_activations(c->act, c->nact, &c->plan, err) < 0)
+		return st ? oerr_prefix(err, "container %s", st->id) : -1;
+	edits_build(&c->plan, &c->edits);
+	return CONTAINER_EDITS;
+}
+
+void container_free(struct container *c)
+{
+	edits_free(&c->edits);
+	plan_free(&c->plan);
+	activation_free(c->act, c->nact > 0 ? (size_t)c->nact : 0);
+	free(c->act);
+	config_free(&c->cfg);
+	oci_config_free(&c->oc);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,113 @@
+/* rootfile.c: see rootfile.h. */
+#include "common/rootfile.h"
+
+#include "common/rootpath.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+char *root_temp_name(const char *base)
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r;
+	return xasprintf(".%s.ocidec-%016llx", base, (unsigned long long)r);
+}
+
+/* Is NAME one of root_temp_name's? */
+static bool is_temp_name(const char *name)
+{
+	const char *m = strstr(name, ".ocidec-");
+
+	return name[0] == '.' && m && strlen(m + 8) == 16 && strspn(m + 8, "0123456789abcdef") == 16;
+}
+
+void root_dir_lock_sweep(int dfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, tries = 0;
+
+	while (flock(dfd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK || ++tries > 40 || deadline_passed())
+			return;
+		usleep(5000);
+	}
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat sb;
+		if (is_temp_name(de->d_name) && fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISLNK(sb.st_mode) || S_ISREG(sb.st_mode)))
+			unlinkat(dfd, de->d_name, 0);
+	}
+	closedir(d);
+}
+
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+		      struct oerr *err)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = path_dir(path);
+	const char *base = slash ? slash + 1 : path;
+	_cleanup_close_ int dfd = -1;
+	char *tmp = NULL;
+	int fd = -1;
+
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return oerr_set(err, 0, "%s: not a file name", path);
+	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return oerr_set(err, errno, "%s", dir);
+	root_dir_lock_sweep(dfd);
+	for (int tries = 0; tries < 16 && fd < 0; tries++) {
+		free(tmp);
+		tmp = root_temp_name(base);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		oerr_set(err, errno, "%s: can't create a temporary file", dir);
+		free(tmp);
+		return -1;
+	}
+	if (write_all(fd, buf, len) < 0)
+		goto fail;
+	if (fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0))
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (renameat(dfd, tmp, dfd, base) < 0)
+		goto fail;
+	if (durable)
+		fsync(dfd);
+	free(tmp);
+	return 0;
+fail:
+	oerr_set(err, errno ? errno : EIO, "%s", path);
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+	free(tmp);
+	return -1;
+}

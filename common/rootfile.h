@@ -1,0 +1,30 @@
+/* rootfile.h: writing files inside a root (a container's rootfs, the
+ * host's root as an installer sees it), every path resolved by root_open:
+ * the atomic writer, its temporary names, and the sweep of those that a
+ * killed writer left. The container's ld.so.cache and links (ldconfig.c),
+ * the shim's config.json, CDI specs and the installer's files all go
+ * through here. */
+#ifndef OCIDEC_ROOTFILE_H
+#define OCIDEC_ROOTFILE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/util.h"
+
+/* Write BUF to PATH inside ROOTFD: temporary file in the same directory,
+ * made with MODE, fsync (when DURABLE), rename over PATH, fsync the
+ * directory (when DURABLE). */
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+		      struct oerr *err);
+/* A temporary name for BASE in its directory (".BASE.ocidec-" and 16 hex
+ * digits): hidden, so no scan ever takes it for a library. */
+char *root_temp_name(const char *base);
+/* The writers' lock on a directory (flock on DFD, an O_RDONLY descriptor;
+ * closing it releases the lock), and the sweep it allows: a temporary name
+ * of ours still there while we hold the lock was left by a writer that was
+ * killed, so it goes. A lock held by someone else for ~200 ms (a container
+ * keeping it) means no sweep this time. */
+void root_dir_lock_sweep(int dfd);
+
+#endif
