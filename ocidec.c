@@ -26,9 +26,11 @@
 const struct applet applets[] = {
 #define APPLET(name, fn, flags) { name, fn##_main, fn##_usage, flags },
 #define ALIAS(name, fn, argv_fn)
+#define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"
 #undef APPLET
 #undef ALIAS
+#undef OPTION_ALIAS
 };
 const unsigned napplets = sizeof(applets) / sizeof(*applets);
 const struct applet *current_applet;
@@ -41,9 +43,11 @@ static const struct alias {
 } aliases[] = {
 #define APPLET(name, fn, flags)
 #define ALIAS(name, fn, argv_fn) { name, fn##_main, argv_fn },
+#define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"
 #undef APPLET
 #undef ALIAS
+#undef OPTION_ALIAS
 };
 
 static const char main_usage[] =
@@ -76,6 +80,37 @@ static const struct applet *find_applet(const char *name)
 	if (strncmp(name, "ocidec-", 7) == 0)
 		name += 7;
 	return bsearch(name, applets, napplets, sizeof(*applets), cmp_applet);
+}
+
+/* Spellings of an applet by an option of another (applets.def) */
+static const struct option_alias {
+	const char *name, *option;
+	int (*main)(int argc, char **argv);
+} option_aliases[] = {
+#define APPLET(name, fn, flags)
+#define ALIAS(name, fn, argv_fn)
+#define OPTION_ALIAS(name, option, fn) { name, option, fn##_main },
+#include "applets/applets.def"
+#undef APPLET
+#undef ALIAS
+#undef OPTION_ALIAS
+};
+
+/* A, or the applet an option alias makes of its command line */
+static const struct applet *option_alias(const struct applet *a, int argc, char **argv)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(option_aliases); i++) {
+		if (strcmp(option_aliases[i].name, a->name) != 0)
+			continue;
+		for (int k = 1; k < argc && strcmp(argv[k], "--") != 0; k++) {
+			if (strcmp(argv[k], option_aliases[i].option) != 0)
+				continue;
+			for (unsigned n = 0; n < napplets; n++)
+				if (applets[n].main == option_aliases[i].main)
+					return &applets[n];
+		}
+	}
+	return a;
 }
 
 int applet_fail(const struct oerr *e)
@@ -159,6 +194,7 @@ static int run(const struct applet *a, int argc, char **argv)
 {
 	static char prog[64];
 
+	a = option_alias(a, argc, argv);
 	current_applet = a;
 	env_switches(a);
 	snprintf(prog, sizeof(prog), "ocidec %s", a->name);

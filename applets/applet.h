@@ -36,9 +36,11 @@ int applet_finish_stdout(int status);
 #define APPLET_MAIN(name) int name##_main(int argc, char **argv)
 #define APPLET(name, fn, flags) APPLET_MAIN(fn); extern const char fn##_usage[];
 #define ALIAS(name, fn, argv_fn)
+#define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"
 #undef APPLET
 #undef ALIAS
+#undef OPTION_ALIAS
 
 /* The hook under NVIDIA's hook names (nvidia-container-runtime-hook,
  * nvidia-container-toolkit), for Docker's --gpus: NVIDIA's command line

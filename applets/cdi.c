@@ -454,8 +454,8 @@ APPLET_MAIN(cdi)
 		return applet_usage_error("-o %s: not a directory: name one VENDOR to write one file", output);
 	}
 	for (size_t i = 0; i < cfg.n; i++)
-		if (vendor_named(&cfg.vendors[i], argv + optind, named) && cfg.vendors[i].log_level > log_threshold)
-			log_threshold = cfg.vendors[i].log_level;
+		if (vendor_named(&cfg.vendors[i], argv + optind, named))
+			vendor_log_level(&cfg.vendors[i]);
 
 	written = write_specs(&cfg, argv + optind, named, &run, output, to_dir, &err);
 	config_free(&cfg);

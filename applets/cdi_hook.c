@@ -69,7 +69,7 @@ static int add_link(struct cache_edits *c, const char *arg)
  * views; NULL, or what is wrong with ARG */
 static const char *add_proc(struct cache_edits *c, int o, const char *arg)
 {
-	if (o == 'V' && (strncmp(arg, "/proc/", 6) != 0 || strstr(arg, "/..") || strstr(arg, "/./")))
+	if (o == 'V' && !proc_view_valid(arg))
 		return "not a directory under /proc";
 	if (o != 'V' && !c->proc.n)
 		return "without --proc-view before it";

@@ -15,6 +15,7 @@
 #include "common/ctrd.h"
 #include "common/log.h"
 #include "common/plan.h"
+#include "common/rootfile.h"
 #include "common/rootpath.h"
 
 #include <cJSON.h>
@@ -170,16 +171,11 @@ static bool host_stat(int root, const char *path, struct stat *st, bool follow)
 
 static char *host_read(int root, const char *path)
 {
-	_cleanup_close_ int pfd = root_open(root, path, O_PATH | O_NOFOLLOW);
-	_cleanup_close_ int fd = -1;
-	struct stat st;
 	struct oerr e;
 	char *buf = NULL;
 	size_t len;
 
-	if (pfd < 0 || (fd = reopen_regular(root, pfd, &st)) < 0 || read_fd_all(fd, 16u << 20, &buf, &len, &e) < 0)
-		return NULL;
-	return buf;
+	return root_read_file(root, path, 16u << 20, &buf, &len, NULL, &e) == 1 ? buf : NULL;
 }
 
 /* ---- the vendors ---- */

@@ -44,12 +44,16 @@ int dry_run_print(const struct edits *e, const struct inject_opts *o, bool json,
 	}
 	edits_text_mounts(e, &lines);
 	print_lines(&lines);
-	if (devcg_target(o->pid, o->cgroups_path, &t, err) < 0)
-		return -1;
 	rules = edits_rules(e, &n);
-	devcg_describe(&t, rules, n, &lines);
+	if (n && devcg_target(o->pid, o->cgroups_path, &t, err) < 0) {
+		free(rules);
+		return -1;
+	}
+	if (n) {
+		devcg_describe(&t, rules, n, &lines);
+		devcg_target_free(&t);
+	}
 	free(rules);
-	devcg_target_free(&t);
 	print_lines(&lines);
 	edits_text_cache(e, &lines);
 	print_lines(&lines);
@@ -58,24 +62,26 @@ int dry_run_print(const struct edits *e, const struct inject_opts *o, bool json,
 
 void dry_run_print_cache(const struct cache_edits *c)
 {
-	static char a[PATH_MAX * 4 + 1], b[PATH_MAX * 4 + 1];
-	struct strv dirs = { 0 };
+	struct strv dirs = { 0 }, lines = { 0 };
 
 	for (size_t i = 0; i + 1 < c->links.n; i += 2)
-		out("symlink %s %s\n", escape_bytes(c->links.v[i], a, sizeof(a)),
-		    escape_bytes(c->links.v[i + 1], b, sizeof(b)));
+		edits_line(&lines, "symlink", c->links.v[i], c->links.v[i + 1]);
 	for (size_t i = 0; i < c->libraries.n; i++)
 		edits_libdir_add(&dirs, c->libraries.v[i]);
 	for (size_t i = 0; i < dirs.n; i++)
-		out("ldcache %s\n", escape_bytes(dirs.v[i], a, sizeof(a)));
+		edits_line(&lines, "ldcache", dirs.v[i], NULL);
 	strv_free(&dirs);
+	/* the proc views: each "v" with the "e"s after it */
 	for (size_t i = 0; i < c->proc.n; i++) {
-		escape_bytes(c->proc.v[i] + 1, a, sizeof(a));
-		if (c->proc.v[i][0] == 'v')
-			out("%sprocview %s", i ? "\n" : "", a);
-		else if (c->proc.v[i][0] == 'e')
-			out(" %s", a);
+		struct strv entries = { 0 };
+
+		if (c->proc.v[i][0] != 'v')
+			continue;
+		for (size_t k = i + 1; k < c->proc.n && c->proc.v[k][0] != 'v'; k++)
+			if (c->proc.v[k][0] == 'e')
+				strv_push(&entries, c->proc.v[k] + 1);
+		edits_line_procview(&lines, c->proc.v[i] + 1, &entries);
+		strv_free(&entries);
 	}
-	if (c->proc.n)
-		out("\n");
+	print_lines(&lines);
 }

@@ -135,9 +135,6 @@ static int hook_apply(const struct oci_state *st, const struct container *c, boo
 
 	if (dry_run)
 		return dry_run_print(&c->edits, &io, json, err);
-	if (st->pid <= 0)
-		return oerr_set(err, 0, "container state: no \"pid\" (crun's createContainer hooks get none: "
-				"the vendor hook runs at prestart or createRuntime)");
 	if (inject(&c->edits, &io, err) < 0)
 		return oerr_prefix(err, "container %s", st->id);
 	return 0;
@@ -160,9 +157,6 @@ APPLET_MAIN(hook)
 	int o, r;
 	bool dry_run = false, json = false;
 
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--cdi") == 0)
-			return cdi_hook_main(argc, argv);
 	opterr = 0;
 	log_syslog(SYSLOG_DEFAULT);
 	deadline_arm(XSTR(TIMEOUT_DEFAULT));
@@ -182,14 +176,17 @@ APPLET_MAIN(hook)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	if (hook_input(&st, &buf, &len, &err) < 0)
 		return applet_fail(&err);
-	r = container_edits(dir, &st, st.bundle, buf, len, &c, &err);
+	r = container_decide(dir, &st, st.bundle, buf, len, &c, &err);
 	free(buf);
 	/* The idle path ends here, without giving back memory it took
 	 * (the munmap calls cost more than the rest of the exit) */
 	if (r == CONTAINER_IDLE)
 		_exit(EXIT_OK);
-	if (r == CONTAINER_EDITS)
-		r = hook_apply(&st, &c, dry_run, json, &err);
+	if (r == CONTAINER_ACTIVE && st.pid <= 0 && !dry_run)
+		r = oerr_set(&err, 0, "container state: no \"pid\" (crun's createContainer hooks get none: "
+			     "the vendor hook runs at prestart or createRuntime)");
+	if (r == CONTAINER_ACTIVE)
+		r = container_plan(&c, st.id, &err) < 0 ? -1 : hook_apply(&st, &c, dry_run, json, &err);
 	container_free(&c);
 	oci_state_free(&st);
 	r = r < 0 ? applet_fail(&err) : EXIT_OK;

@@ -51,14 +51,11 @@ APPLET_MAIN(inject)
 	};
 	const char *dir = config_dir_default(), *devices = "all", *features = NULL;
 	struct inject_opts io = { .rootfs = "/" };
-	struct activation *act;
-	struct config cfg;
+	struct container c = { 0 };
 	struct oerr err;
 	char *end;
 	long pid = 0;
-	struct plan plan = { 0 };
-	struct edits e;
-	int o, n = 0, status = -1;
+	int o, status;
 	bool dry_run = false, json = false;
 
 	opterr = 0;
@@ -91,31 +88,19 @@ APPLET_MAIN(inject)
 		return applet_usage_error("--pid is required");
 	if (optind == argc)
 		return applet_usage_error("name at least one VENDOR");
-	if (config_load(&cfg, dir, &err) < 0)
+	if (config_load_named(&c.cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	act = xcalloc((size_t)(argc - optind), sizeof(*act));
-	for (int i = optind; i < argc; i++) {
-		const struct vendor *v = config_vendor(&cfg, argv[i]);
-		if (!v) {
-			activation_free(act, (size_t)n);
-			free(act);
-			config_free(&cfg);
-			return applet_usage_error("no vendor '%s' in %s", argv[i], dir);
-		}
-		act[n++] = (struct activation){ .v = v, .devices = xstrdup(devices),
-						.features = features ? xstrdup(features) : NULL,
-						.source = xstrdup("command line") };
-	}
+	/* the vendors named, as a container's decision would have them */
+	c.act = xcalloc((size_t)(argc - optind), sizeof(*c.act));
+	for (int i = optind; i < argc; i++)
+		c.act[c.nact++] = (struct activation){ .v = config_vendor(&c.cfg, argv[i]), .devices = xstrdup(devices),
+						      .features = features ? xstrdup(features) : NULL,
+						      .source = xstrdup("command line") };
 	io.pid = (int)pid;
-	if (plan_activations(act, n, &plan, &err) == 0) {
-		edits_build(&plan, &e);
-		status = dry_run ? dry_run_print(&e, &io, json, &err) : inject(&e, &io, &err);
-		edits_free(&e);
-	}
-	plan_free(&plan);
-	activation_free(act, (size_t)n);
-	free(act);
-	config_free(&cfg);
+	status = container_plan(&c, NULL, &err);
+	if (status == 0)
+		status = dry_run ? dry_run_print(&c.edits, &io, json, &err) : inject(&c.edits, &io, &err);
+	container_free(&c);
 	status = status < 0 ? applet_fail(&err) : EXIT_OK;
 	return dry_run ? applet_finish_stdout(status) : status;
 }

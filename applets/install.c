@@ -134,21 +134,7 @@ enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8 };
 static int read_host(struct inst *in, const char *path, char **buf, size_t *len, struct stat *st,
 		     struct oerr *err)
 {
-	_cleanup_close_ int pfd = root_open(in->root, path, O_PATH | O_NOFOLLOW);
-	_cleanup_close_ int fd = -1;
-	int r;
-
-	if (pfd < 0 && errno == ENOENT)
-		return 0;
-	if (pfd < 0)
-		return oerr_set(err, errno, "%s", path);
-	fd = reopen_regular(in->root, pfd, st);
-	if (fd == -2)
-		return oerr_set(err, 0, "%s: not a regular file: left alone", path);
-	if (fd < 0)
-		return oerr_set(err, errno, "%s", path);
-	r = read_fd_all(fd, MAX_FILE, buf, len, err);
-	return r < 0 ? oerr_prefix(err, "%s", path) : 1;
+	return root_read_file(in->root, path, MAX_FILE, buf, len, st, err);
 }
 
 /* The symlink text of PATH: 1, 0 when absent, 2 when PATH is something else */
@@ -198,15 +184,24 @@ static const char *state_runtime_name(struct inst *in)
 	return n && *n ? n : "ocidec";
 }
 
+/* A directory about to be made, in the record (make_prefix's, which is
+ * not written yet) */
+static int note_dir(const char *path, void *arg, struct oerr *err)
+{
+	struct inst *in = arg;
+
+	(void)err;
+	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
+	return 0;
+}
+
 /* Each directory, recorded before it is made (removed by --uninstall when
  * empty): an install cut short leaves no directory the record does not
  * name. */
 static int record_dir(const char *path, void *arg, struct oerr *err)
 {
-	struct inst *in = arg;
-
-	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
-	return save_state(in, err);
+	note_dir(path, arg, err);
+	return save_state(arg, err);
 }
 
 /* Make DIR and its missing parents, each recorded (record_dir) */
@@ -229,40 +224,17 @@ static int make_prefix(struct inst *in, struct oerr *err)
 	_cleanup_free_ char *tmp_state = xasprintf("%s/install.json", tmp);
 	_cleanup_free_ char *text = NULL, *line = NULL;
 	_cleanup_close_ int fd = root_open(in->root, in->prefix, O_PATH | O_DIRECTORY), pfd = -1;
-	char *p;
 
 	if (fd >= 0)
 		return 0;
 	if (errno != ENOENT)
 		return oerr_set(err, errno, "%s", in->prefix);
-	/* parents (rare: /usr/local/ocidec's /usr/local exists everywhere) */
-	p = xstrdup(parent);
-	for (char *q = p + 1; *q || q[-1]; q++) {
-		if (*q && *q != '/')
-			continue;
-		char c = *q;
-		*q = '\0';
-		_cleanup_close_ int d = root_open(in->root, p, O_PATH | O_DIRECTORY);
-		if (d < 0 && errno == ENOENT) {
-			_cleanup_free_ char *pp = path_dir(p);
-			_cleanup_close_ int ppfd = root_open(in->root, pp, O_PATH | O_DIRECTORY);
-
-			if (ppfd < 0 || mkdirat(ppfd, strrchr(p, '/') + 1, 0755) < 0) {
-				oerr_set(err, errno, "%s: mkdir", p);
-				free(p);
-				return -1;
-			}
-			cJSON_AddItemToArray(in->dirs, cJSON_CreateString(p));
-		}
-		*q = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(in->prefix));
-	pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
+	/* parents (rare: /usr/local/ocidec's /usr/local exists everywhere),
+	 * into the record that is about to be written */
+	pfd = root_mkdirs(in->root, parent, 0, note_dir, in, err);
 	if (pfd < 0)
-		return oerr_set(err, errno, "%s", parent);
+		return -1;
+	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(in->prefix));
 	/* a leftover of an install killed at this step */
 	{
 		_cleanup_close_ int t = root_open(in->root, tmp, O_PATH | O_DIRECTORY);
@@ -341,18 +313,13 @@ static int apply(struct inst *in, const struct action *a, struct oerr *err)
 		char text[PATH_MAX];
 		int l = read_link(in, a->path, text, sizeof(text));
 		_cleanup_close_ int dfd = -1;
-		_cleanup_free_ char *tmp = NULL;
 
 		if (l == 1 && strcmp(text, a->link) == 0)
 			return 0;
 		if (record(in, a->path, l != 0, err) < 0)
 			return -1;
 		dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
-		tmp = xasprintf(".%s.ocidec-new", strrchr(a->path, '/') + 1);
-		if (dfd >= 0)
-			unlinkat(dfd, tmp, 0);
-		if (dfd < 0 || symlinkat(a->link, dfd, tmp) < 0 ||
-		    renameat(dfd, tmp, dfd, strrchr(a->path, '/') + 1) < 0)
+		if (dfd < 0 || root_symlink_atomic(dfd, strrchr(a->path, '/') + 1, a->link) < 0)
 			return oerr_set(err, errno, "%s: symlink", a->path);
 		out("linked %s -> %s\n", a->path, a->link);
 		in->changes++;

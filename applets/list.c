@@ -74,8 +74,7 @@ APPLET_MAIN(list)
 	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
 	for (size_t i = 0; i < cfg.n; i++)
-		if (cfg.vendors[i].log_level > log_threshold)
-			log_threshold = cfg.vendors[i].log_level;
+		vendor_log_level(&cfg.vendors[i]);
 
 	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
 		if (vendor_named(&cfg.vendors[i], argv + optind, argc - optind) && plan_vendor(&plan, &cfg.vendors[i], &sel, &err) < 0)

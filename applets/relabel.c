@@ -42,7 +42,7 @@ static int label(const struct plan_item *it, bool link, const char *path, const 
 	ssize_t n = plan_getxattr(it, link, XATTR, cur, sizeof(cur) - 1);
 
 	if (n < 0 && errno != ENODATA && errno != ENOTSUP) {
-		fprintf(stderr, "%s: %s: reading its context: %s\n", log_prog, path, strerror(errno));
+		log_msg(LOG_ERROR, "%s: reading its context: %s", path, strerror(errno));
 		return -1;
 	}
 	if (n > 0) {
@@ -55,7 +55,7 @@ static int label(const struct plan_item *it, bool link, const char *path, const 
 		return 0;
 	}
 	if (plan_setxattr(it, link, XATTR, ctx, strlen(ctx) + 1) < 0) {
-		fprintf(stderr, "%s: %s: setting %s: %s\n", log_prog, path, ctx, strerror(errno));
+		log_msg(LOG_ERROR, "%s: setting %s: %s", path, ctx, strerror(errno));
 		return -1;
 	}
 	if (verbose)
@@ -107,7 +107,7 @@ APPLET_MAIN(relabel)
 		status = applet_fail(&err);
 	config_free(&cfg);
 	if (status == EXIT_OK && r.failed) {
-		fprintf(stderr, "%s: %d path%s could not be labelled\n", log_prog, r.failed, r.failed == 1 ? "" : "s");
+		log_msg(LOG_ERROR, "%d path%s could not be labelled", r.failed, r.failed == 1 ? "" : "s");
 		status = EXIT_FAIL;
 	}
 	return applet_finish_stdout(status);

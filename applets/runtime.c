@@ -14,10 +14,9 @@
 #include "common/config.h"
 #include "common/container.h"
 #include "common/json.h"
-#include "common/ldconfig.h"
 #include "common/log.h"
-#include "common/rootfile.h"
 #include "common/plan.h"
+#include "common/rootfile.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -184,9 +183,9 @@ static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
 
 	if (oci_config_read(bundle, &text, &len, err) < 0)
 		return -1;
-	r = container_edits(dir, NULL, bundle, text, len, &c, err);
-	if (r == CONTAINER_EDITS)
-		r = write_edits(config, text, len, &c.edits, err);
+	r = container_decide(dir, NULL, bundle, text, len, &c, err);
+	if (r == CONTAINER_ACTIVE)
+		r = container_plan(&c, NULL, err) < 0 ? -1 : write_edits(config, text, len, &c.edits, err);
 	container_free(&c);
 	return r < 0 ? -1 : 0;
 }

@@ -114,23 +114,20 @@ static char *read_node(const char *dir, const char *name)
 }
 
 /* Does the policy know the type? The kernel refuses (EINVAL) a context
- * with an unknown type written to selinuxfs's context node. */
-static bool type_known(const char *fs, int *why)
+ * with an unknown type written to selinuxfs's context node: 1 known, 0
+ * not; -1 (ERR) when the node could not be asked. */
+static int type_known(const char *fs, struct oerr *err)
 {
 	_cleanup_free_ char *path = xasprintf("%s/context", fs);
-	int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	bool ok;
+	_cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 
-	*why = 0;
-	if (fd < 0) {
-		*why = errno;
-		return false;
-	}
-	ok = write(fd, TYPE_CONTEXT, strlen(TYPE_CONTEXT)) == (ssize_t)strlen(TYPE_CONTEXT);
-	if (!ok)
-		*why = errno;
-	close(fd);
-	return ok;
+	if (fd < 0)
+		return oerr_set(err, errno, "%s: the policy's types cannot be asked", path);
+	if (write(fd, TYPE_CONTEXT, strlen(TYPE_CONTEXT)) == (ssize_t)strlen(TYPE_CONTEXT))
+		return 1;
+	if (errno == EINVAL)
+		return 0;
+	return oerr_set(err, errno, "%s: the policy's types cannot be asked", path);
 }
 
 static bool has_node(const char *fs, const char *name)
@@ -207,20 +204,14 @@ static void find_base(const char *fs, const char *root, struct base *b)
 	}
 }
 
-struct label_check {
-	struct report *r;
-	int checked;
-};
-
 static void check_one(const struct vendor *v, const struct plan_item *it, bool link, const char *path,
 		      const char *want, void *arg)
 {
-	struct label_check *c = arg;
+	struct report *r = arg;
 	char cur[256] = "", fix[512];
 	cJSON *o;
 	ssize_t n;
 
-	c->checked++;
 	n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
 	cur[n > 0 ? n : 0] = '\0';
 	o = cJSON_CreateObject();
@@ -228,10 +219,10 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 	cJSON_AddStringToObject(o, "label", cur);
 	cJSON_AddStringToObject(o, "expected", want);
 	cJSON_AddBoolToObject(o, "ok", strcmp(cur, want) == 0);
-	cJSON_AddItemToArray(c->r->paths, o);
+	cJSON_AddItemToArray(r->paths, o);
 	if (strcmp(cur, want) != 0) {
 		snprintf(fix, sizeof(fix), "ocidec relabel %s", v->name);
-		problem(c->r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>", v->name,
+		problem(r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>", v->name,
 			want);
 	}
 }
@@ -243,10 +234,8 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 			char *const *vendors, int n, struct oerr *err)
 {
 	cJSON *m = cJSON_CreateObject(), *bools = cJSON_CreateObject();
-	struct label_check c = { .r = r };
 	struct base base = { 0 };
-	bool known;
-	int why;
+	int known;
 
 	find_base(fs, root, &base);
 	cJSON_AddStringToObject(r->root, "policy", base.type);
@@ -264,10 +253,12 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 		problem(r, "Fedora, RHEL: dnf install container-selinux; Debian: semodule -i container.pp "
 			   "(built from selinux-policy-src)",
 			"the policy has no container module: no container_t for ocidec_container_t to build on");
-	known = type_known(fs, &why);
+	known = type_known(fs, err);
+	if (known < 0)
+		return -1;
 	cJSON_AddBoolToObject(r->root, "ocidec_container_t", known);
 	if (!known)
-		problem(r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(why));
+		problem(r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(EINVAL));
 	cJSON_AddItemToObject(r->root, "booleans", bools);
 	for (const char *const *b = booleans; *b; b++) {
 		_cleanup_free_ char *name = xasprintf("booleans/%s", *b);
@@ -285,7 +276,7 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 				"container_use_xserver_devices is on: every container_t may use the NVIDIA "
 				"devices; ocidec_container_t needs no such boolean");
 	}
-	return plan_label_walk(cfg, vendors, n, check_one, &c, err);
+	return plan_label_walk(cfg, vendors, n, check_one, r, err);
 }
 
 /* R as lines; FS where selinuxfs is (NULL: none) */
@@ -336,7 +327,7 @@ APPLET_MAIN(selinux_check)
 	};
 	const char *dir = config_dir_default(), *root = "/";
 	_cleanup_free_ char *fs = NULL, *enforce = NULL;
-	struct report r = { .root = cJSON_CreateObject(), .problems = cJSON_CreateArray(), .paths = cJSON_CreateArray() };
+	struct report r;
 	struct config cfg;
 	struct oerr err;
 	int o, status = EXIT_OK;
@@ -349,13 +340,13 @@ APPLET_MAIN(selinux_check)
 		case 'r': root = optarg; break;
 		case 'j': json = true; break;
 		case 's': free(fs); fs = xstrdup(optarg); break;
-		default: cJSON_Delete(r.root); return applet_bad_option(o, argc, argv);
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0) {
-		cJSON_Delete(r.root);
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	}
+	r = (struct report){ .root = cJSON_CreateObject(), .problems = cJSON_CreateArray(),
+			     .paths = cJSON_CreateArray() };
 	if (!fs)
 		fs = mountinfo_find("selinuxfs");
 	if (fs)
@@ -364,7 +355,8 @@ APPLET_MAIN(selinux_check)
 	if (enforce) {
 		cJSON_AddStringToObject(r.root, "selinuxfs", fs);
 		if (check_policy(&r, fs, root, &cfg, argv + optind, argc - optind, &err) < 0) {
-			err.code = EXIT_UNKNOWN;  /* could not check: not the same as a problem found */
+			if (err.code != EXIT_USAGE)
+				err.code = EXIT_UNKNOWN;  /* could not check: not the same as a problem found */
 			status = applet_fail(&err);
 		}
 	}

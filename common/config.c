@@ -291,6 +291,18 @@ static int end_list(struct parse *p)
 	return p->failed ? 0 : 1;
 }
 
+void vendor_log_level(const struct vendor *v)
+{
+	if (v->log_level > log_threshold)
+		log_threshold = v->log_level;
+}
+
+bool proc_view_valid(const char *dir)
+{
+	return strncmp(dir, "/proc/", 6) == 0 && dir[6] && dir[6] != '/' && !has_dot_component(dir) &&
+	       strcspn(dir, "*?[") == strlen(dir);
+}
+
 bool proc_set_valid(const char *set)
 {
 	const char *sp = strchr(set, ' '), *colon = sp ? strchr(sp, ':') : NULL;
@@ -456,8 +468,8 @@ static int s_cdi_kind(struct parse *p, const char *key, const char *value, int l
 static int s_proc_view(struct parse *p, const char *key, const char *value, int line)
 {
 	(void)key;
-	if (value[0] != '/' || has_dot_component(value) || strcspn(value, "*?[") != strlen(value) || strlen(value) < 2)
-		return perr(p, line, "proc_view must be an absolute path below / (no glob)");
+	if (!proc_view_valid(value))
+		return perr(p, line, "proc_view must be a directory under /proc (no glob)");
 	free(p->v->proc_view);
 	p->v->proc_view = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
 	p->v->proc_view_line = line;

@@ -124,6 +124,9 @@ void config_free(struct config *cfg);
 int config_activation_keys(const char *dir, struct strv *keys);
 
 struct vendor *config_vendor(const struct config *cfg, const char *name);
+/* V's log_level raises the logger's threshold (a vendor at work says as
+ * much as its config asks for). */
+void vendor_log_level(const struct vendor *v);
 
 /* Load DIR, then check that every one of the N vendor NAMES exists (an
  * unknown one is a usage error). The applets' common first step. */
@@ -148,6 +151,8 @@ int vendor_select_features(const struct vendor *v, const char *list, bool *selec
 /* Is SET a proc_view_set, "FILE NAME: VALUE" (FILE a name directly in
  * the directory, NAME not empty)? */
 bool proc_set_valid(const char *set);
+/* Is DIR a proc_view: a directory under /proc/, no glob, no "." or ".."? */
+bool proc_view_valid(const char *dir);
 
 /* The vendor file's TEXT (freed) with KEY set to VALUE in its [vendor]
  * section: the key's lines (with their continuation lines) replaced, or

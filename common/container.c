@@ -6,23 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err)
-{
-	for (int i = 0; i < n; i++) {
-		struct plan_select sel = { .features = act[i].features, .devices = act[i].devices,
-					   .container = true };
-		if (act[i].v->log_level > log_threshold)
-			log_threshold = act[i].v->log_level;
-		log_info("%s: active (%s), devices %s, features %s", act[i].v->name, act[i].source,
-			 act[i].devices, act[i].features ? act[i].features : "(driver_feature)");
-		if (plan_vendor(plan, act[i].v, &sel, err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int container_edits(const char *dir, const struct oci_state *st, const char *bundle, const char *text,
-		    size_t len, struct container *c, struct oerr *err)
+int container_decide(const char *dir, const struct oci_state *st, const char *bundle, const char *text,
+		     size_t len, struct container *c, struct oerr *err)
 {
 	static const struct strv no_ann;
 	const struct strv *ann = st ? &st->ann : &no_ann;
@@ -41,10 +26,23 @@ int container_edits(const char *dir, const struct oci_state *st, const char *bun
 	c->nact = activation_decide(dir, &c->oc, ann, &c->cfg, &c->act, err);
 	if (c->nact <= 0)
 		return c->nact < 0 ? -1 : CONTAINER_NONE;
-	if (plan_activations(c->act, c->nact, &c->plan, err) < 0)
-		return st ? oerr_prefix(err, "container %s", st->id) : -1;
+	return CONTAINER_ACTIVE;
+}
+
+int container_plan(struct container *c, const char *id, struct oerr *err)
+{
+	for (int i = 0; i < c->nact; i++) {
+		const struct activation *a = &c->act[i];
+		struct plan_select sel = { .features = a->features, .devices = a->devices, .container = true };
+
+		vendor_log_level(a->v);
+		log_info("%s: active (%s), devices %s, features %s", a->v->name, a->source, a->devices,
+			 a->features ? a->features : "(driver_feature)");
+		if (plan_vendor(&c->plan, a->v, &sel, err) < 0)
+			return id ? oerr_prefix(err, "container %s", id) : -1;
+	}
 	edits_build(&c->plan, &c->edits);
-	return CONTAINER_EDITS;
+	return 0;
 }
 
 void container_free(struct container *c)

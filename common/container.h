@@ -1,10 +1,10 @@
 /* container.h: from a container to its edits, the one path the hook and
  * the runtime shim share (ocidec(1), ACTIVATION).
  *
- *   config.json's text -> the idle scan: no vendor's key in it, nothing
- *   parsed (CONTAINER_IDLE), the path every container on the host takes
- *   -> oci_config (oci.c) -> the decision (activate.c) -> the plan
- *   (plan.c) -> the edits (edits.c).
+ *   container_decide: config.json's text -> the idle scan: no vendor's key
+ *   in it, nothing parsed (CONTAINER_IDLE), the path every container on
+ *   the host takes -> oci_config (oci.c) -> the decision (activate.c);
+ *   container_plan: -> the plan (plan.c) -> the edits (edits.c).
  *
  * What the edits become is the caller's: applied to the running
  * container (inject.c), printed (the dry run), written into config.json
@@ -20,9 +20,9 @@
 #include "common/plan.h"
 
 enum container_result {
-	CONTAINER_IDLE,   /* no vendor could activate: nothing parsed or filled */
-	CONTAINER_NONE,   /* parsed and decided: no vendor active */
-	CONTAINER_EDITS,  /* C's edits hold what the active vendors give */
+	CONTAINER_IDLE,    /* no vendor could activate: nothing parsed or filled */
+	CONTAINER_NONE,    /* parsed and decided: no vendor active */
+	CONTAINER_ACTIVE,  /* C's act holds the active vendors (container_plan next) */
 };
 
 struct container {
@@ -30,20 +30,22 @@ struct container {
 	struct config cfg;        /* the vendor configs */
 	struct activation *act;   /* the active vendors (nact) */
 	int nact;
-	struct plan plan;
-	struct edits edits;
+	struct plan plan;         /* (container_plan) */
+	struct edits edits;       /* (container_plan) */
 };
 
-/* The container whose config.json is TEXT (LEN bytes; NULL: none, the
- * state's root only) in BUNDLE, with the state ST (the hook's; NULL for
- * the shim, which has no state and no state annotations), under the vendor
- * configs in DIR: one of enum container_result, or -1 (ERR). C is to be
- * freed (container_free) unless CONTAINER_IDLE. */
-int container_edits(const char *dir, const struct oci_state *st, const char *bundle, const char *text,
-		    size_t len, struct container *c, struct oerr *err);
+/* The decision for the container whose config.json is TEXT (LEN bytes;
+ * NULL: none, the state's root only) in BUNDLE, with the state ST (the
+ * hook's; NULL for the shim, which has no state and no state
+ * annotations), under the vendor configs in DIR: one of enum
+ * container_result, or -1 (ERR). C is to be freed (container_free)
+ * unless CONTAINER_IDLE. */
+int container_decide(const char *dir, const struct oci_state *st, const char *bundle, const char *text,
+		     size_t len, struct container *c, struct oerr *err);
+/* C's active vendors (act, nact: the decision's, or the inject applet's
+ * command line) planned, their edits built: 0, or -1 (ERR, prefixed
+ * "container ID" when ID is not NULL). */
+int container_plan(struct container *c, const char *id, struct oerr *err);
 void container_free(struct container *c);
-
-/* The N activations (their devices and features) planned into PLAN. */
-int plan_activations(const struct activation *act, int n, struct plan *plan, struct oerr *err);
 
 #endif

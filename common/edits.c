@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -157,6 +158,27 @@ static const char *esc(const char *s, char *buf)
 	return escape_bytes(s, buf, ESC_MAX);
 }
 
+void edits_line(struct strv *lines, const char *what, const char *a, const char *b)
+{
+	static char x[ESC_MAX], y[ESC_MAX];
+
+	strv_push_owned(lines, b ? xasprintf("%s %s %s", what, esc(a, x), esc(b, y)) : xasprintf("%s %s", what, esc(a, x)));
+}
+
+void edits_line_procview(struct strv *lines, const char *dir, const struct strv *entries)
+{
+	static char a[ESC_MAX];
+	char *line = xconcat("procview ", esc(dir, a));
+
+	for (size_t k = 0; k < entries->n; k++) {
+		char *more = xasprintf("%s %s", line, esc(entries->v[k], a));
+
+		free(line);
+		line = more;
+	}
+	strv_push_owned(lines, line);
+}
+
 void edits_text_mounts(const struct edits *e, struct strv *lines)
 {
 	static char a[ESC_MAX], b[ESC_MAX];
@@ -168,34 +190,22 @@ void edits_text_mounts(const struct edits *e, struct strv *lines)
 						 edit_flags_text(m->flags)));
 		for (size_t k = 0; k < e->nlinks; k++)
 			if (e->links[k].mount == i)
-				strv_push_owned(lines, xasprintf("symlink %s %s", esc(e->links[k].path, a),
-								 esc(e->links[k].text, b)));
+				edits_line(lines, "symlink", e->links[k].path, e->links[k].text);
 	}
-	for (size_t i = 0; i < e->nviews; i++) {
-		char *line = xconcat("procview ", esc(e->views[i].vendor->proc_view, a));
-
-		for (size_t k = 0; k < e->views[i].entries.n; k++) {
-			char *more = xasprintf("%s %s", line, esc(e->views[i].entries.v[k], a));
-
-			free(line);
-			line = more;
-		}
-		strv_push_owned(lines, line);
-	}
+	for (size_t i = 0; i < e->nviews; i++)
+		edits_line_procview(lines, e->views[i].vendor->proc_view, &e->views[i].entries);
 }
 
 void edits_text_cache(const struct edits *e, struct strv *lines)
 {
-	static char a[ESC_MAX], b[ESC_MAX];
-
 	for (size_t i = 0; i < e->libdirs.n; i++)
-		strv_push_owned(lines, xconcat("ldcache ", esc(e->libdirs.v[i], a)));
+		edits_line(lines, "ldcache", e->libdirs.v[i], NULL);
 	for (size_t i = 0; i < e->nmounts; i++) {
 		char *soname, *path;
 
 		if (e->mounts[i].it->kind != KIND_LIBRARIES || cache_entry(&e->mounts[i], &soname, &path) < 0)
 			continue;
-		strv_push_owned(lines, xasprintf("ldcache-entry %s %s", esc(soname, a), esc(path, b)));
+		edits_line(lines, "ldcache-entry", soname, path);
 		free(soname);
 		free(path);
 	}

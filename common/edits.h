@@ -2,15 +2,16 @@
  *
  * plan (host paths, held by descriptor) -> edits (this: container paths,
  * mount flags, links, device nodes and rules, library directories) ->
- * three consumers: inject() applies them, --dry-run prints them (text or
- * JSON), and nothing else derives these facts. Building edits changes
+ * four consumers: inject() applies them, the dry run prints them (text or
+ * JSON, applets/dryrun.c), the runtime shim writes them into config.json
+ * (edits_oci_apply), the cdi applet into a spec (edits_cdi_json); nothing
+ * else derives these facts. Building edits changes
  * nothing: it reads the plan, and the driver root's links (readlinkat).
  */
 #ifndef OCIDEC_EDITS_H
 #define OCIDEC_EDITS_H
 
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "common/devcg.h"
 #include "common/plan.h"
@@ -79,6 +80,10 @@ const char *edit_flags_text(unsigned flags);
  * lines; "ldcache DIR" and "ldcache-entry SONAME PATH" lines; appended to
  * LINES. */
 void edits_text_mounts(const struct edits *e, struct strv *lines);
+/* One such line, "WHAT A B" (B NULL: "WHAT A"), and a "procview DIR
+ * ENTRY..." line, appended to LINES. */
+void edits_line(struct strv *lines, const char *what, const char *a, const char *b);
+void edits_line_procview(struct strv *lines, const char *dir, const struct strv *entries);
 void edits_text_cache(const struct edits *e, struct strv *lines);
 /* The dry run's JSON: the whole value as one object (see the man page). */
 struct cJSON *edits_json(const struct edits *e);

@@ -369,15 +369,13 @@ static int jobs_attach(struct job *jobs, size_t n, const struct edits *e, int ro
 static int cgroup_allow(const struct edits *e, const struct inject_opts *o, struct oerr *err)
 {
 	struct devcg_target t;
-	struct devcg_rule *rules;
 	size_t n;
+	_cleanup_free_ struct devcg_rule *rules = edits_rules(e, &n);
 	int r;
 
-	if (devcg_target(o->pid, o->cgroups_path, &t, err) < 0)
-		return -1;
-	rules = edits_rules(e, &n);
+	if (!n || devcg_target(o->pid, o->cgroups_path, &t, err) < 0)
+		return n ? -1 : 0;
 	r = devcg_allow(&t, rules, n, err);
-	free(rules);
 	devcg_target_free(&t);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include "common/rootpath.h"
 
 #include <ctype.h>
+#include <elf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -507,22 +508,8 @@ static void create_link(struct state *st, int dirfd, const char *path, const cha
 			goto out;
 		}
 	}
-	for (int tries = 0; tries < 16; tries++) {
-		char *tmp = root_temp_name(soname);
-		if (symlinkat(libname, dirfd, tmp) == 0) {
-			if (renameat(dirfd, tmp, dirfd, soname) < 0) {
-				log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
-				unlinkat(dirfd, tmp, 0);
-			}
-			free(tmp);
-			break;
-		}
-		free(tmp);
-		if (errno != EEXIST) {
-			log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
-			break;
-		}
-	}
+	if (root_symlink_atomic(dirfd, soname, libname) < 0)
+		log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
 out:
 	free(full_so);
 	free(full_lib);
@@ -588,9 +575,9 @@ static int process_file(const struct state *st, int fd, const struct stat *sb, c
 	*flag = info.libc;
 	switch (st->arch->classify) {
 	case CL_X86:
-		if (info.machine == 62 /* EM_X86_64 */)
+		if (info.machine == EM_X86_64)
 			*flag = (info.class == 2 ? LDC_FLAG_X8664_LIB64 : LDC_FLAG_X8664_LIBX32) | ELF_FLAG_LIBC6;
-		else if (!(info.machine == 3 /* EM_386 */ && info.class == 1)) {
+		else if (!(info.machine == EM_386 && info.class == 1)) {
 			log_warn("%s is for unknown machine %u", file, info.machine);
 			elf_info_free(&info);
 			return -1;
@@ -601,10 +588,10 @@ static int process_file(const struct state *st, int fd, const struct stat *sb, c
 	case CL_ARM:
 		if (info.class == 2 && st->arch->classify == CL_AARCH64) {
 			*flag = LDC_FLAG_AARCH64_LIB64 | ELF_FLAG_LIBC6;
-		} else if (info.class == 1 && (info.eflags & 0xff000000u) == 0x05000000u) {  /* EABI 5 */
-			if (info.eflags & 0x400)
+		} else if (info.class == 1 && (info.eflags & EF_ARM_EABIMASK) == EF_ARM_EABI_VER5) {
+			if (info.eflags & EF_ARM_ABI_FLOAT_HARD)
 				*flag = LDC_FLAG_ARM_LIBHF | ELF_FLAG_LIBC6;
-			else if (info.eflags & 0x200)
+			else if (info.eflags & EF_ARM_ABI_FLOAT_SOFT)
 				*flag = LDC_FLAG_ARM_LIBSF | ELF_FLAG_LIBC6;
 			else
 				*flag = ELF_FLAG_LIBC6;

@@ -111,3 +111,45 @@ fail:
 	free(tmp);
 	return -1;
 }
+
+int root_symlink_atomic(int dirfd, const char *name, const char *text)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		char *tmp = root_temp_name(name);
+		int r = symlinkat(text, dirfd, tmp), e;
+
+		if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0) {
+			e = errno;
+			unlinkat(dirfd, tmp, 0);
+			errno = e;
+			r = -1;
+			tries = 16;
+		}
+		free(tmp);
+		if (r == 0 || errno != EEXIST || tries >= 16)
+			return r;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+int root_read_file(int rootfd, const char *path, size_t max, char **buf, size_t *len, struct stat *st,
+		   struct oerr *err)
+{
+	_cleanup_close_ int pfd = root_open(rootfd, path, O_PATH | O_NOFOLLOW);
+	_cleanup_close_ int fd = -1;
+	struct stat sb;
+
+	if (pfd < 0 && errno == ENOENT)
+		return 0;
+	if (pfd < 0)
+		return oerr_set(err, errno, "%s", path);
+	fd = reopen_regular(rootfd, pfd, st ? st : &sb);
+	if (fd == -2)
+		return oerr_set(err, 0, "%s: not a regular file: left alone", path);
+	if (fd < 0)
+		return oerr_set(err, errno, "%s", path);
+	if (read_fd_all(fd, max, buf, len, err) < 0)
+		return oerr_prefix(err, "%s", path);
+	return 1;
+}

@@ -8,6 +8,7 @@
 #define OCIDEC_ROOTFILE_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/util.h"
@@ -17,6 +18,16 @@
  * directory (when DURABLE). */
 int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
 		      struct oerr *err);
+/* The regular file PATH inside ROOTFD (not through a final symlink), at
+ * most MAX bytes, into *BUF (*LEN, NUL-terminated; ST its stat if not
+ * NULL): 1; 0 when there is none; -1 (ERR) when it cannot be read or is
+ * no regular file. */
+int root_read_file(int rootfd, const char *path, size_t max, char **buf, size_t *len, struct stat *st,
+		   struct oerr *err);
+/* NAME in the directory DIRFD becomes a symlink to TEXT, atomically (made
+ * under a temporary name, renamed over NAME). -1 with errno on failure,
+ * nothing left behind. */
+int root_symlink_atomic(int dirfd, const char *name, const char *text);
 /* A temporary name for BASE in its directory (".BASE.ocidec-" and 16 hex
  * digits): hidden, so no scan ever takes it for a library. */
 char *root_temp_name(const char *base);

@@ -465,18 +465,33 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" demo_vendor
 	assert_not_exist "$BATS_TEST_TMPDIR/victim"
 }
 
-@test "cgroup v2: a device the runtime's program denies opens after inject, the runtime's rules kept" {
-	cg2
+# v2_test_cgroup: CG, a cgroup v2 of the test's own (under CG2: cg2
+# first), DENY the loader of test/fixtures/devcg-deny.c (DENY CG [N]
+# attaches a device program of N more instructions that denies the demo's
+# nodes), a rootfs directory for inject
+v2_test_cgroup() {
 	CG=$CG2/ocidec-test-$$-$BATS_TEST_NUMBER
 	mkdir "$CG"
-	gcc -o "$BATS_TEST_TMPDIR/devcg-deny" "$FIXTURES/devcg-deny.c"
-	"$BATS_TEST_TMPDIR/devcg-deny" "$CG"
+	DENY=$BATS_TEST_TMPDIR/devcg-deny
+	gcc -o "$DENY" "$FIXTURES/devcg-deny.c"
 	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
-	unshare -m --propagation private sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
+}
+
+# v2_sleeper [WRAPPER...]: SPID, a process in CG (started through WRAPPER)
+v2_sleeper() {
+	"$@" sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
 	SPID=$!
 	wait_until -t 5 'grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup"'
-	# in_cg CMD: run CMD inside the test cgroup
-	in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
+}
+
+# in_cg CMD: run CMD (a shell command line) inside CG
+in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
+
+@test "cgroup v2: a device the runtime's program denies opens after inject, the runtime's rules kept" {
+	cg2
+	v2_test_cgroup
+	"$DENY" "$CG"
+	v2_sleeper unshare -m --propagation private
 	run in_cg "cat $DR/dev/democtl </dev/null"
 	assert_output --partial "Operation not permitted"
 	run in_cg "cat /dev/null"
@@ -525,23 +540,17 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" demo_vendor
 
 @test "cgroup v2: a program near the kernel's size limit is refused with a clear error, nothing half-applied" {
 	cg2
-	CG=$CG2/ocidec-test-$$-$BATS_TEST_NUMBER
-	mkdir "$CG"
-	gcc -o "$BATS_TEST_TMPDIR/devcg-deny" "$FIXTURES/devcg-deny.c"
-	small=$("$BATS_TEST_TMPDIR/devcg-deny" "$CG")
-	big=$("$BATS_TEST_TMPDIR/devcg-deny" "$CG" 999900)   # 999,911 instructions
+	v2_test_cgroup
+	small=$("$DENY" "$CG")
+	big=$("$DENY" "$CG" 999900)   # 999,911 instructions
 	[ -n "$small" ] && [ -n "$big" ]
-	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
-	sh -c "echo \$\$ >'$CG/cgroup.procs'; exec sleep 300" &
-	SPID=$!
-	wait_until -t 5 'grep -q "^0::/ocidec-test" "/proc/$SPID/cgroup"'
+	v2_sleeper
 	ids() { bpftool -j cgroup show "$CG" | perl -MJSON::PP -e 'local $/; print join(",", sort map { $_->{id} } @{decode_json(<STDIN>)}), "\n"'; }
 	before=$(ids)
 	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --devices 0 demo
 	assert_failure 1
 	assert_output --regexp "^ocidec inject: .*/ocidec-test-[0-9-]+: (reading|loading the) device program.*: nothing changed"
 	assert_equal "$(ids)" "$before"       # the small program not replaced either
-	in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
 	run in_cg "cat $DR/dev/democtl </dev/null"
 	assert_output --partial "Operation not permitted"
 }
@@ -606,7 +615,7 @@ v1_denying_cgroup() {
 	# the CDI spec's hook takes no pid only in a container's mount namespace
 	run "$OCIDEC" hook --cdi --library /opt/demo/lib/libdemo.so.1 <<<"{\"bundle\": \"$B\", \"pid\": 0}"
 	assert_failure
-	assert_output "ocidec hook: container state: no \"pid\", and the hook is not in the container's mount namespace (only crun's createContainer hooks come without one)"
+	assert_output "ocidec cdi-hook: container state: no \"pid\", and the hook is not in the container's mount namespace (only crun's createContainer hooks come without one)"
 }
 
 @test "the cache survives the container's own ldconfig: a drop-in in /etc/ld.so.conf.d" {

@@ -77,8 +77,8 @@ ctx() {
 	mount -o remount,bind,ro "$DR/etc/demo"
 	run relabel -c "$CFG"
 	assert_failure 1
-	assert_line "ocidec relabel: $DR/etc/demo/demo.conf: setting $FILECTX: Read-only file system"
-	assert_line "ocidec relabel: 1 path could not be labelled"
+	assert_line "ocidec relabel: error: $DR/etc/demo/demo.conf: setting $FILECTX: Read-only file system"
+	assert_line "ocidec relabel: error: 1 path could not be labelled"
 	assert_equal "$(ctx "$DR/usr/bin/demo-tool")" "$FILECTX"
 }
 
