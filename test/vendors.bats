@@ -7,6 +7,12 @@
 
 load helpers
 
+# Debian 12's packages of every capability of the 535 driver
+NVIDIA_FULL="nvidia-smi libcuda1 libnvidia-ml1 libnvidia-cfg1 nvidia-opencl-icd nvidia-vulkan-icd
+	libglx-nvidia0 libegl-nvidia0 libgles-nvidia2 libnvidia-encode1 libnvcuvid1 nvidia-vdpau-driver
+	libnvidia-egl-gbm1 libnvidia-egl-wayland1 libnvoptix1 nvidia-cuda-mps xserver-xorg-video-nvidia
+	libnvidia-allocator1 libnvidia-fbc1 libnvidia-ngx1"
+
 setup_file() {
 	is_static || return 0
 	export NVR IMG
@@ -15,6 +21,8 @@ setup_file() {
 	# two driver series: Debian 12's 535 and Debian 13's 550
 	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/bookworm"
 	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/trixie" trixie
+	# 535 with every capability's packages (graphics, video, display, ngx)
+	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/full" bookworm $NVIDIA_FULL
 	# the same 535 files in the layout NVIDIA's .run installer and driver
 	# containers have: flat in the library directory, nvidia-smi in
 	# /usr/bin, no alternatives
@@ -63,4 +71,39 @@ teardown() {
 		assert_line --regexp '^	libcuda\.so\.1$'
 		assert_line --regexp '^	libnvidia-ml\.so\.1$'
 	done
+}
+
+@test "NVIDIA's own list, per capability, against what ocidec injects from Debian's 535 packages: every file of it the packages have is found; docs/nvidia-parity.md is this table (issue 24)" {
+	dr=$NVR/full
+	sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+	table=$BATS_TEST_TMPDIR/parity.md
+	{
+		echo "| capability | NVIDIA's tools inject | in Debian 12's 535 packages | ocidec injects |"
+		echo "| --- | --- | --- | --- |"
+	} >"$table"
+	missing=()
+	while read -r cap glob; do
+		case $cap in '#'* | '') continue ;; esac
+		# the files of the driver root the glob names (documentation aside)
+		if [[ $glob == */* ]]; then
+			have=$(cd "$dr" && find . -path "./$glob" \( -type f -o -type l \) -not -path './usr/share/doc/*' | sed 's|^\.||' | sort)
+		else
+			have=$(cd "$dr" && find . -name "$glob" \( -type f -o -type l \) -not -path './usr/share/doc/*' -not -path './var/*' | sed 's|^\.||' | sort)
+		fi
+		got=$("$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed "s|^$dr||" | while read -r p; do
+			if [[ $glob == */* ]]; then [[ $p == /$glob ]] && echo "$p"; else [[ ${p##*/} == $glob ]] && echo "$p"; fi
+			true
+		done)
+		nhave=$(grep -c . <<<"$have" || true) ngot=$(grep -c . <<<"$got" || true)
+		[ "$nhave" -gt 0 ] && [ "$ngot" -eq 0 ] && missing+=("$cap $glob")
+		echo "| $cap | \`$glob\` | $([ "$nhave" -gt 0 ] && echo "$nhave" || echo "not packaged") | $([ "$nhave" -eq 0 ] && echo "-" || { [ "$ngot" -gt 0 ] && echo "yes ($ngot)" || echo "**no**"; }) |" >>"$table"
+	done <"$FIXTURES/nvidia-toolkit-files.txt"
+	[ "${#missing[@]}" -gt 0 ] && printf 'in the packages, not injected: %s\n' "${missing[@]}"
+	[ "${#missing[@]}" -eq 0 ]
+	# the committed table is this one (OCIDEC_WRITE_DOCS=1 writes it)
+	doc=$BATS_TEST_DIRNAME/../docs/nvidia-parity.md
+	{ sed -n '1,/^<!-- table -->$/p' "$doc"; cat "$table"; } >"$BATS_TEST_TMPDIR/doc.md"
+	[ -z "${OCIDEC_WRITE_DOCS:-}" ] || cp "$BATS_TEST_TMPDIR/doc.md" "$doc"
+	run diff "$doc" "$BATS_TEST_TMPDIR/doc.md"
+	assert_success
 }
