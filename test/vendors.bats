@@ -73,6 +73,33 @@ teardown() {
 	done
 }
 
+@test "an image without merged /usr (Debian 11 and older, CentOS 7): every link the hook makes there resolves; nvidia-smi and the cache as on a merged image (issue 24)" {
+	for suite in bookworm flat; do
+		dr=$NVR/$suite
+		sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+		run chroot "$dr" nvidia-smi
+		want_status=$status want_output=$output
+		# /lib a directory of its own, as before the /usr merge
+		rm -rf "$IMG/run" && cp -a "$IMG/rootfs" "$IMG/run"
+		[ -L "$IMG/run/lib" ]
+		rm "$IMG/run/lib" && cp -a "$IMG/run/usr/lib" "$IMG/run/lib"
+		HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=all -- \
+			sh -c 'for l in $(find /lib /usr/lib /usr/bin -type l \( -name "libnvidia*" -o -name "libcuda*" -o -name "nvidia-smi" \)); do
+				[ -e "$l" ] || echo "dangling $l -> $(readlink "$l")"; done
+				nvidia-smi; echo "status $?"
+				ldconfig -p | grep -E "libcuda.so.1 |libnvidia-ml.so.1 " | sed "s/ (.*//"' >/dev/null
+		ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+		run bash -c "cd '$B' && runc run '$ID'"
+		runc delete -f "$ID" >/dev/null 2>&1 || true
+		assert_success
+		refute_line --partial dangling
+		assert_line "status $want_status"
+		assert_line "$(head -n 1 <<<"$want_output")"
+		assert_line --regexp '^	libcuda\.so\.1$'
+		assert_line --regexp '^	libnvidia-ml\.so\.1$'
+	done
+}
+
 @test "NVIDIA's own list, per capability, against what ocidec injects from Debian's 535 packages: every file of it the packages have is found; docs/nvidia-parity.md is this table (issue 24)" {
 	dr=$NVR/full
 	sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
