@@ -233,7 +233,7 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 static int check_policy(struct report *r, const char *fs, const char *root, const struct config *cfg,
 			char *const *vendors, int n, struct oerr *err)
 {
-	cJSON *m = cJSON_CreateObject(), *bools = cJSON_CreateObject();
+	cJSON *m = cJSON_CreateObject(), *bools;
 	struct base base = { 0 };
 	int known;
 
@@ -259,7 +259,7 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 	cJSON_AddBoolToObject(r->root, "ocidec_container_t", known);
 	if (!known)
 		problem(r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(EINVAL));
-	cJSON_AddItemToObject(r->root, "booleans", bools);
+	bools = cJSON_AddObjectToObject(r->root, "booleans");
 	for (const char *const *b = booleans; *b; b++) {
 		_cleanup_free_ char *name = xasprintf("booleans/%s", *b);
 		_cleanup_free_ char *val = read_node(fs, name);
