@@ -52,9 +52,10 @@ int vendor_uuid_each(const struct vendor *v,
 }
 
 struct uuid_find {
-	const char *uuid;     /* find by UUID, */
+	const char *uuid;     /* find by UUID (or PCI address: pci, -1 if none), */
 	long index;           /* or by index (when uuid is NULL) */
 	long found;
+	long long pci;
 };
 
 /* A PCI address, "DOMAIN:BUS:DEV.FN" in hex ("0000:3b:00.0", NVML's
@@ -67,6 +68,8 @@ static long long pci_address(const char *s, size_t n)
 	char seps[4] = { 0 };
 	size_t i = 0;
 
+	if (!n)
+		return -1;
 	while (i < n && k < 4) {
 		size_t start = i;
 		unsigned long long v = 0;
@@ -104,12 +107,11 @@ static int uuid_match(const char *file, const char *uuid, int minor, int index, 
 		/* by UUID, or by PCI address (the directory the file is in,
 		 * as NVIDIA's toolkit takes NVIDIA_VISIBLE_DEVICES=BUSID) */
 		const char *end = strrchr(file, '/'), *start = end;
-		long long want = pci_address(f->uuid, strlen(f->uuid));
 
 		while (start && start > file && start[-1] != '/')
 			start--;
 		hit = (uuid && strcasecmp(uuid, f->uuid) == 0) ||
-		      (want >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == want);
+		      (f->pci >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == f->pci);
 	}
 	if (!hit)
 		return 0;
@@ -122,7 +124,7 @@ static int uuid_match(const char *file, const char *uuid, int minor, int index, 
  * is the PCI address UUID, or -1. */
 static long uuid_index(const struct vendor *v, const char *uuid)
 {
-	struct uuid_find f = { uuid, -1, -1 };
+	struct uuid_find f = { uuid, -1, -1, pci_address(uuid, strlen(uuid)) };
 
 	vendor_uuid_each(v, uuid_match, &f);
 	return f.found;
@@ -182,7 +184,7 @@ void vendor_device_buses(const struct vendor *v, const char *devices, struct str
 
 long vendor_index_minor(const struct vendor *v, unsigned long index)
 {
-	struct uuid_find f = { NULL, (long)index, -1 };
+	struct uuid_find f = { NULL, (long)index, -1, -1 };
 
 	if (!v->device_index_bus)
 		return (long)index;

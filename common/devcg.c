@@ -27,7 +27,6 @@
 #define DEVCG_DEV_BLOCK 1
 #define DEVCG_DEV_CHAR 2
 #define MARKER 0x0c1dec00  /* "ocidec": the first instruction of our prefix */
-#define MAX_PROGS 64      /* device programs on one cgroup: more is refused */
 #define MAX_INSNS 1000000  /* BPF_COMPLEXITY_LIMIT_INSNS: the most a privileged load takes */
 
 struct insn {
@@ -306,7 +305,7 @@ static int attach_prog(int cgfd, const struct devprog *prog, bool rollback)
 /* The device programs attached to the v2 cgroup DIR (open at CGFD):
  * their ids in IDS (*CNT of them); -1 (ERR) when more are attached than
  * fit, 0 with *CNT 0 when none can be queried. */
-static int query_progs(int cgfd, const char *dir, uint32_t ids[MAX_PROGS], uint32_t *cnt, struct oerr *err)
+static int query_progs(int cgfd, const char *dir, uint32_t ids[DEVCG_MAX_PROGS], uint32_t *cnt, struct oerr *err)
 {
 	union attr a;
 
@@ -314,35 +313,32 @@ static int query_progs(int cgfd, const char *dir, uint32_t ids[MAX_PROGS], uint3
 	a.query.target_fd = (uint32_t)cgfd;
 	a.query.attach_type = BPF_CGROUP_DEVICE_;
 	a.query.prog_ids = (uint64_t)(uintptr_t)ids;
-	a.query.prog_cnt = MAX_PROGS;
+	a.query.prog_cnt = DEVCG_MAX_PROGS;
 	*cnt = 0;
 	if (bpf(BPF_PROG_QUERY_, &a) < 0) {
 		if (errno == ENOSPC)  /* more than fit: none is left unpatched silently */
 			return oerr_set(err, 0, "%s: %u device programs attached, more than %d: nothing changed", dir,
-					a.query.prog_cnt, MAX_PROGS);
+					a.query.prog_cnt, DEVCG_MAX_PROGS);
 		log_debug("%s: no device programs to query: %s", dir, strerror(errno));
 		return 0;
 	}
-	*cnt = a.query.prog_cnt < MAX_PROGS ? a.query.prog_cnt : MAX_PROGS;
+	*cnt = a.query.prog_cnt < DEVCG_MAX_PROGS ? a.query.prog_cnt : DEVCG_MAX_PROGS;
 	return 0;
 }
 
-/* The v2 cgroup DIR: every attached device program gets the rules in
- * front. All replacements are loaded before the first is attached, and a
- * failed attach puts the originals back: all or nothing. */
-static int devcg2_allow(const char *dir, const struct devcg_rule *rules, size_t n, struct oerr *err)
+/* T's v2 cgroup: every attached device program (devcg_target found
+ * them) gets the rules in front. All replacements are loaded before the
+ * first is attached, and a failed attach puts the originals back: all or
+ * nothing. */
+static int devcg2_allow(const struct devcg_target *t, const struct devcg_rule *rules, size_t n, struct oerr *err)
 {
-	_cleanup_close_ int cgfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct devprog progs[MAX_PROGS];
-	uint32_t ids[MAX_PROGS], cnt;
-	int r = 0;
+	struct devprog progs[DEVCG_MAX_PROGS];
+	const char *dir = t->v2_dir;
+	uint32_t cnt = t->v2_progs;
+	int cgfd = t->v2_fd, r = 0;
 
-	if (cgfd < 0)
-		return 0;
-	if (query_progs(cgfd, dir, ids, &cnt, err) < 0)
-		return -1;
 	for (uint32_t i = 0; i < cnt; i++)
-		progs[i] = (struct devprog){ ids[i], -1, -1 };
+		progs[i] = (struct devprog){ t->v2_ids[i], -1, -1 };
 	for (uint32_t i = 0; i < cnt && r == 0; i++)
 		r = prepare_prog(&progs[i], rules, n, dir, err);
 	for (uint32_t i = 0; i < cnt && r == 0; i++) {
@@ -408,7 +404,10 @@ void devcg_target_free(struct devcg_target *t)
 	free(t->unit);
 	free(t->v1_allow);
 	free(t->v2_dir);
+	if (t->v2_fd >= 0)
+		close(t->v2_fd);
 	memset(t, 0, sizeof(*t));
+	t->v2_fd = -1;
 }
 
 int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, struct oerr *err)
@@ -419,6 +418,7 @@ int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, stru
 	size_t len;
 
 	memset(t, 0, sizeof(*t));
+	t->v2_fd = -1;
 	/* only the initial user namespace controls device cgroups (a hook
 	 * rootless podman runs has none to give, nor a rule to need) */
 	if (!in_initial_userns()) {
@@ -466,14 +466,12 @@ int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, stru
 	/* v2: the device programs attached to the container's cgroup */
 	if (v2) {
 		_cleanup_free_ char *mnt = mountinfo_find("cgroup2");
-		_cleanup_close_ int cgfd = -1;
-		uint32_t ids[MAX_PROGS];
 
 		if (mnt) {
 			t->v2_dir = xasprintf("%s%s", mnt, v2);
-			cgfd = open(t->v2_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			t->v2_fd = open(t->v2_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
-		if (cgfd >= 0 && query_progs(cgfd, t->v2_dir, ids, &t->v2_progs, err) < 0) {
+		if (t->v2_fd >= 0 && query_progs(t->v2_fd, t->v2_dir, t->v2_ids, &t->v2_progs, err) < 0) {
 			devcg_target_free(t);
 			return -1;
 		}
@@ -503,7 +501,7 @@ int devcg_allow(const struct devcg_target *t, const struct devcg_rule *rules, si
 			close(afd);
 	}
 	if (r == 0 && t->v2_progs)
-		r = devcg2_allow(t->v2_dir, rules, n, err);
+		r = devcg2_allow(t, rules, n, err);
 	return r;
 }
 

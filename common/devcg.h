@@ -32,11 +32,15 @@ struct devcg_rule {
  * when that does not apply: a root or allow-all v1 cgroup, a v2 cgroup
  * without programs, and everything outside the initial user namespace or
  * without a pid. */
+#define DEVCG_MAX_PROGS 64  /* device programs on one cgroup: more is refused */
+
 struct devcg_target {
 	char *unit;        /* "crun-ID.scope" */
 	char *v1_allow;    /* /sys/fs/cgroup/devices/.../devices.allow */
 	char *v2_dir;      /* the cgroup2 directory */
-	uint32_t v2_progs; /* device programs attached there */
+	int v2_fd;         /* open, or -1 */
+	uint32_t v2_progs; /* device programs attached there: */
+	uint32_t v2_ids[DEVCG_MAX_PROGS];
 };
 
 /* The target of process PID, whose config.json's linux.cgroupsPath is

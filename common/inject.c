@@ -373,8 +373,10 @@ static int cgroup_allow(const struct edits *e, const struct inject_opts *o, stru
 	_cleanup_free_ struct devcg_rule *rules = edits_rules(e, &n);
 	int r;
 
-	if (!n || devcg_target(o->pid, o->cgroups_path, &t, err) < 0)
-		return n ? -1 : 0;
+	if (!n)
+		return 0;
+	if (devcg_target(o->pid, o->cgroups_path, &t, err) < 0)
+		return -1;
 	r = devcg_allow(&t, rules, n, err);
 	devcg_target_free(&t);
 	return r;

@@ -118,19 +118,16 @@ int root_symlink_atomic(int dirfd, const char *name, const char *text)
 		char *tmp = root_temp_name(name);
 		int r = symlinkat(text, dirfd, tmp), e;
 
-		if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0) {
+		if (r == 0 && (r = renameat(dirfd, tmp, dirfd, name)) < 0) {
 			e = errno;
 			unlinkat(dirfd, tmp, 0);
 			errno = e;
-			r = -1;
-			tries = 16;
 		}
 		free(tmp);
-		if (r == 0 || errno != EEXIST || tries >= 16)
+		if (r == 0 || errno != EEXIST)
 			return r;
 	}
-	errno = EEXIST;
-	return -1;
+	return -1;  /* (errno EEXIST) */
 }
 
 int root_read_file(int rootfd, const char *path, size_t max, char **buf, size_t *len, struct stat *st,
