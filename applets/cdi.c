@@ -438,6 +438,7 @@ APPLET_MAIN(cdi)
 		}
 	}
 	run.co.host_paths = strcmp(run.co.version, "0.5.0") >= 0;
+	run.co.gids = strcmp(run.co.version, "0.7.0") >= 0;
 	if (!run.co.hook_path) {
 		if (self_exe(self, sizeof(self)) < 0)
 			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));

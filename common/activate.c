@@ -5,6 +5,7 @@
 #include "common/rootpath.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -13,6 +14,139 @@
 #include <string.h>
 #include <unistd.h>
 
+static long long pci_address(const char *s, size_t n);
+
+/* The first line of DIR/NAME (at most 255 bytes), or NULL */
+static char *first_line(const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	char buf[256];
+	ssize_t n;
+
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf[0] ? xstrdup(buf) : NULL;
+}
+
+/* A device node's name below /dev as the kernel gives it (uevent's
+ * DEVNAME): relative, plain characters, no "." or ".." component */
+static bool devname_valid(const char *s)
+{
+	return *s && *s != '/' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") == strlen(s) &&
+	       !has_dot_component(s) && !strstr(s, "//") && s[strlen(s) - 1] != '/';
+}
+
+/* The nodes of the class devices of DIR: DIR/CLASS/NAME/uevent's DEVNAME
+ * (the kernel's name for the node below /dev) */
+static void class_nodes(const char *dir, const char *class, struct strv *out)
+{
+	_cleanup_free_ char *cdir = xasprintf("%s/%s", dir, class);
+	DIR *d = opendir(cdir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *ev = NULL, *buf = NULL, *path = NULL;
+		_cleanup_close_ int fd = -1;
+		struct oerr err;
+		char *save = NULL;
+		size_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s/uevent", cdir, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0 || read_fd_all(fd, 16 * 1024, &buf, &len, &err) < 0)
+			continue;
+		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (strncmp(l, "DEVNAME=", 8) == 0 && devname_valid(l + 8))
+				strv_push_owned(out, xasprintf("/dev/%s", l + 8));
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static long long dir_address(const char *dir)
+{
+	const char *b = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+
+	return pci_address(b, strlen(b));
+}
+
+static int cmp_pci(const void *a, const void *b)
+{
+	long long x = dir_address(*(char *const *)a), y = dir_address(*(char *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out)
+{
+	glob_t g = { 0 };
+	size_t n = 0;
+	int flags = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < v->pci_devices.n; i++)
+		if (glob(v->pci_devices.v[i], flags, NULL, &g) == 0)
+			flags = GLOB_APPEND;
+	if (!flags)
+		return 0;
+	qsort(g.gl_pathv, g.gl_pathc, sizeof(char *), cmp_pci);
+	*out = xcalloc(g.gl_pathc, sizeof(**out));
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct pci_dev *d = &(*out)[n];
+
+		/* a PCI address, once (two globs can match one device) */
+		if (dir_address(g.gl_pathv[i]) < 0 ||
+		    (i && dir_address(g.gl_pathv[i]) == dir_address(g.gl_pathv[i - 1])))
+			continue;
+		for (size_t c = 0; c < v->pci_classes.n; c++)
+			class_nodes(g.gl_pathv[i], v->pci_classes.v[c], &d->nodes);
+		if (!d->nodes.n)
+			continue;
+		qsort(d->nodes.v, d->nodes.n, sizeof(char *), cmp_str);
+		d->dir = xstrdup(g.gl_pathv[i]);
+		d->uuid = v->pci_uuid ? first_line(d->dir, v->pci_uuid) : NULL;
+		n++;
+	}
+	globfree(&g);
+	return n;
+}
+
+void pci_devs_free(struct pci_dev *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].dir);
+		free(d[i].uuid);
+		strv_free(&d[i].nodes);
+	}
+	free(d);
+}
+
+static int pci_each(const struct vendor *v,
+		    int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg), void *arg)
+{
+	struct pci_dev *d;
+	size_t n = vendor_pci_devices(v, &d);
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		_cleanup_free_ char *file = xasprintf("%s/uevent", d[i].dir);
+		r = fn(file, d[i].uuid, (int)i, (int)i, arg);
+	}
+	pci_devs_free(d, n);
+	return r;
+}
+
 int vendor_uuid_each(const struct vendor *v,
 		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg)
@@ -20,6 +154,8 @@ int vendor_uuid_each(const struct vendor *v,
 	glob_t g;
 	int r = 0, position = 0;
 
+	if (v->pci_devices.n)
+		return pci_each(v, fn, arg);
 	if (!v->device_uuids || glob(v->device_uuids, 0, NULL, &g) != 0)
 		return 0;
 	for (size_t i = 0; i < g.gl_pathc && r == 0; i++) {
@@ -96,6 +232,21 @@ static long long pci_address(const char *s, size_t n)
 	return -1;
 }
 
+/* A hexadecimal ID ("0x1a2b...", "1a2b..."; AMD's unique_id): its value
+ * in *OUT, when S is one */
+static bool hex_id(const char *s, unsigned long long *out)
+{
+	size_t n;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	n = strspn(s, "0123456789abcdefABCDEF");
+	if (!n || n > 16 || s[n])
+		return false;
+	*out = strtoull(s, NULL, 16);
+	return true;
+}
+
 static int uuid_match(const char *file, const char *uuid, int minor, int index, void *arg)
 {
 	struct uuid_find *f = arg;
@@ -110,7 +261,10 @@ static int uuid_match(const char *file, const char *uuid, int minor, int index, 
 
 		while (start && start > file && start[-1] != '/')
 			start--;
+		unsigned long long a, b;
+
 		hit = (uuid && strcasecmp(uuid, f->uuid) == 0) ||
+		      (uuid && hex_id(uuid, &a) && hex_id(f->uuid, &b) && a == b) ||
 		      (f->pci >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == f->pci);
 	}
 	if (!hit)
@@ -203,9 +357,25 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 
 	res[0] = '\0';
 	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		size_t d1 = strspn(tok, "0123456789");
 		long idx;
 		char *end;
 
+		/* a range of indices, "0-3" (AMD's syntax) */
+		if (d1 && d1 <= 4 && tok[d1] == '-' && strspn(tok + d1 + 1, "0123456789") == strlen(tok + d1 + 1) &&
+		    strlen(tok + d1 + 1) && strlen(tok + d1 + 1) <= 4) {
+			long lo = strtol(tok, NULL, 10), hi = strtol(tok + d1 + 1, NULL, 10);
+
+			if (lo > hi || hi > 4096) {
+				free(res);
+				return oerr_set(err, 0, "%s: device range '%s' is backwards or beyond 4096", v->name, tok);
+			}
+			cap += (size_t)(hi - lo + 1) * 6;
+			res = xrealloc(res, cap);
+			for (long i = lo; i <= hi; i++)
+				len += (size_t)snprintf(res + len, cap - len, "%s%ld", len ? "," : "", i);
+			continue;
+		}
 		errno = 0;
 		idx = strtol(tok, &end, 10);
 		if (*end || errno || idx < 0 || idx > 4096) {

@@ -46,12 +46,29 @@ bool activation_possible(const struct strv *keys, const struct strv *state_ann, 
 int activation_decide(const char *dir, const struct oci_config *oc, const struct strv *state_ann,
 		      struct config *cfg, struct activation **act, struct oerr *err);
 
+/* A pci_devices vendor's device: its sysfs directory (its name the PCI
+ * address), its UUID (pci_uuid's first line; NULL: none), its nodes
+ * ("/dev/dri/renderD128": the DEVNAME of each of its devices of the
+ * pci_classes, drm and accel by default; sorted). */
+struct pci_dev {
+	char *dir;
+	char *uuid;
+	struct strv nodes;
+};
+/* Vendor V's pci_devices, in PCI order (each address once), those with at
+ * least one node: the device with index I is (*OUT)[I]. Returns their
+ * number; pci_devs_free(*OUT, n) when done. */
+size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out);
+void pci_devs_free(struct pci_dev *d, size_t n);
+
 /* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
  * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information), in
  * the glob's order, which is PCI bus order: FN(U, M, INDEX, ARG), INDEX the
  * device's index (device_index: its minor, or its position among the files
  * with a minor), until FN returns nonzero, which is returned; 0 at the end.
- * U is NULL for a file without one; FILE is the file's path. */
+ * U is NULL for a file without one; FILE is the file's path. With
+ * pci_devices: each of vendor_pci_devices, FILE "DIR/uevent", MINOR and
+ * INDEX its index. */
 int vendor_uuid_each(const struct vendor *v,
 		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg);

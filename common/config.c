@@ -126,25 +126,6 @@ static bool valid_context(const char *s)
 	return colons >= 2;
 }
 
-/* A path component ".." anywhere, or "." components, make a path malformed:
- * configs name places plainly. */
-static bool has_dot_component(const char *s)
-{
-	const char *c = s;
-
-	while (*c) {
-		size_t n;
-
-		while (*c == '/')
-			c++;
-		n = strcspn(c, "/");
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return true;
-		c += n;
-	}
-	return false;
-}
-
 static bool line_is_continuation(struct parse *p, int lineno)
 {
 	/* inih reports lines in order: walk on from the last one asked about
@@ -200,6 +181,8 @@ static const char *item_problem(const char *key, const char *item)
 	if (strcmp(key, "selection") == 0 || strcmp(key, "unprivileged_selection") == 0)
 		return strcmp(item, "none") == 0 || source_of(item)
 			       ? NULL : "is not a selection source (env, annotation, mounts, none)";
+	if (strcmp(key, "pci_classes") == 0)
+		return valid_name(item) ? NULL : "is not a device class's name (drm, accel)";
 	if (strcmp(key, "unprivileged_features") == 0)
 		return strcmp(item, "all") == 0 || valid_name(item) ? NULL : "is not a feature name";
 	if (strcmp(key, "per_device_nodes") == 0) {
@@ -333,6 +316,8 @@ LIST(l_include, feat, include, p->feat->include_line = line)
 LIST(l_bus_devices, feat, bus_devices, p->feat->bus_devices_line = line)
 LIST(l_driver_feature, v, driver_feature, p->v->driver_feature_line = line)
 LIST(l_per_device_nodes, v, per_device_nodes, (void)0)
+LIST(l_pci_devices, v, pci_devices, p->v->pci_devices_line = line)
+LIST(l_pci_classes, v, pci_classes, (void)0)
 LIST(l_activation_aliases, v, activation_aliases, (void)0)
 LIST(l_selection, v, selection_list, p->v->selection_line = line)
 LIST(l_unprivileged_selection, v, unprivileged_list, p->v->unprivileged_line = line)
@@ -368,6 +353,17 @@ static int s_abs_path(struct parse *p, const char *key, const char *value, int l
 	if (value[0] != '/' || has_dot_component(value))
 		return perr(p, line, "%s must be an absolute path%s", key, glob ? " (glob)" : "");
 	*(glob ? &p->v->device_uuids : &p->v->version_file) = xstrdup(value);
+	return 1;
+}
+
+/* pci_uuid: a file's name in a device's sysfs directory */
+static int s_pci_uuid(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (!valid_name(value))
+		return perr(p, line, "pci_uuid must be a file name in the device's directory (a-z, 0-9, '_', '-')");
+	p->v->pci_uuid = xstrdup(value);
+	p->v->pci_uuid_line = line;
 	return 1;
 }
 
@@ -527,6 +523,9 @@ static const struct key_def {
 	KEY("per_device_nodes", SEC_VENDOR, 0, NULL, l_per_device_nodes),
 	KEY("device_index", SEC_VENDOR, 0, s_device_index, NULL),
 	KEY("device_uuids", SEC_VENDOR, 0, s_abs_path, NULL),
+	KEY("pci_devices", SEC_VENDOR, 0, NULL, l_pci_devices),
+	KEY("pci_uuid", SEC_VENDOR, 0, s_pci_uuid, NULL),
+	KEY("pci_classes", SEC_VENDOR, 0, NULL, l_pci_classes),
 	KEY("cgroup_devices", SEC_VENDOR, 0, s_bool, NULL),
 	KEY("proc_view", SEC_VENDOR, 0, s_proc_view, NULL),
 	KEY("proc_view_set", SEC_VENDOR, 0, s_proc_view_set, NULL),
@@ -629,6 +628,9 @@ static void vendor_free(struct vendor *v)
 	free(v->annotation);
 	free(v->feature_env);
 	free(v->device_uuids);
+	strv_free(&v->pci_devices);
+	strv_free(&v->pci_classes);
+	free(v->pci_uuid);
 	free(v->proc_view);
 	free(v->proc_view_set);
 	free(v->cdi_kind);
@@ -714,10 +716,19 @@ static int vendor_check(struct parse *p)
 	if (v->device_index_bus && !v->device_uuids)
 		return perr(p, v->device_index_line, "device_index = bus needs device_uuids (the files in "
 			    "bus order that give each device's minor)");
+	if (v->pci_devices.n && (v->device_uuids || v->per_device_nodes.n))
+		return perr(p, v->pci_devices_line, "pci_devices finds the devices and their nodes itself: "
+			    "not with device_uuids or per_device_nodes");
+	if (v->pci_devices.n && !v->pci_classes.n) {
+		strv_push(&v->pci_classes, "drm");
+		strv_push(&v->pci_classes, "accel");
+	}
+	if (v->pci_uuid && !v->pci_devices.n)
+		return perr(p, v->pci_uuid_line, "pci_uuid needs pci_devices (the directories it is in)");
 	for (size_t f = 0; f < v->nfeatures; f++)
-		if (v->features[f].bus_devices.n && !v->device_uuids)
-			return perr(p, v->features[f].bus_devices_line, "bus_devices needs device_uuids (the files "
-				    "whose directories are the devices' PCI addresses)");
+		if (v->features[f].bus_devices.n && !v->device_uuids && !v->pci_devices.n)
+			return perr(p, v->features[f].bus_devices_line, "bus_devices needs device_uuids or "
+				    "pci_devices (what gives the devices' PCI addresses)");
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
 	/* the tenant policy: by default every source, for everyone (a device

@@ -64,6 +64,13 @@ struct vendor {
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
+	struct strv pci_devices;    /* globs of the devices' sysfs directories (PCI addresses):
+				     * each one a device, indexed in PCI order, its nodes
+				     * the DEVNAMEs of its drm and accel class devices */
+	int pci_devices_line;
+	struct strv pci_classes;    /* the classes whose devices are its nodes (drm accel) */
+	char *pci_uuid;             /* a file in such a directory holding its UUID */
+	int pci_uuid_line;
 	char *cdi_kind;             /* the CDI spec's kind; default ocidec.io/NAME */
 	char *proc_view;            /* the driver's proc directory (/proc/driver/nvidia): a
 				     * container sees its files and its own devices' entries

@@ -2,6 +2,7 @@
 #include "common/edits.h"
 
 #include "common/elf.h"
+#include "common/log.h"
 #include "common/rootpath.h"
 
 #include <cJSON.h>
@@ -14,13 +15,16 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static unsigned flags_for(enum item_kind k)
+/* Read-only, but for an IPC directory: clients make their pipes in MPS's
+ * (as NVIDIA's toolkit mounts it); a socket or FIFO works through a
+ * read-only mount, and stays the host's inode unchanged */
+static unsigned flags_for(enum item_kind k, mode_t mode)
 {
 	switch (k) {
 	case KIND_DEVICES:
 		return EDIT_RDONLY | EDIT_NOSUID | EDIT_NOEXEC;
 	case KIND_IPC:
-		return EDIT_RDONLY | EDIT_NOSUID | EDIT_NODEV | EDIT_NOEXEC;
+		return (S_ISDIR(mode) ? 0 : EDIT_RDONLY) | EDIT_NOSUID | EDIT_NODEV | EDIT_NOEXEC;
 	default:
 		return EDIT_RDONLY | EDIT_NOSUID | EDIT_NODEV;
 	}
@@ -61,7 +65,7 @@ void edits_build(const struct plan *p, struct edits *e)
 		m->it = it;
 		m->destination = it->target ? it->target : it->path;
 		m->source = it->target ? it->host_target : it->host;
-		m->flags = flags_for(it->kind);
+		m->flags = flags_for(it->kind, it->st.st_mode);
 		for (size_t k = 0; k < e->nmounts; k++)
 			if (strcmp(e->mounts[k].destination, m->destination) == 0)
 				at = k;
@@ -295,6 +299,19 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 	return hook;
 }
 
+/* The device nodes' groups (not root's) to the array GIDS, each once */
+static void add_gids(const struct edits *e, cJSON *gids)
+{
+	for (size_t i = 0; i < e->ndevices; i++) {
+		bool there = e->devices[i].gid == 0;
+
+		for (const cJSON *g = gids->child; g && !there; g = g->next)
+			there = cJSON_IsNumber(g) && g->valuedouble == (double)e->devices[i].gid;
+		if (!there)
+			add(gids, NULL, cJSON_CreateNumber(e->devices[i].gid));
+	}
+}
+
 cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err)
 {
 	cJSON *edits = cJSON_CreateObject(), *nodes = NULL, *mounts = NULL, *hook;
@@ -321,6 +338,24 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 		add_num(n, "minor", d->minor);
 		if (d->gid)
 			add_num(n, "gid", d->gid);
+	}
+	if (nodes && o->gids) {
+		cJSON *gids = add(edits, "additionalGids", cJSON_CreateArray());
+
+		add_gids(e, gids);
+		if (!gids->child)
+			cJSON_DeleteItemFromObjectCaseSensitive(edits, "additionalGids");
+	} else if (nodes) {
+		static bool said;
+
+		for (size_t i = 0; i < e->ndevices && !said; i++) {
+			if (!e->devices[i].gid || (e->devices[i].mode & 0006) == 0006)
+				continue;
+			said = true;
+			log_warn("%s: group %u only: a non-root container needs that group (--group-add %u), "
+				 "which cdiVersion 0.7.0 adds itself (--cdi-version 0.7.0)", e->devices[i].host,
+				 e->devices[i].gid, e->devices[i].gid);
+		}
 	}
 	for (size_t i = 0; i < e->nmounts; i++) {
 		const struct edit_mount *m = &e->mounts[i];
@@ -383,6 +418,17 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 		add_num(o, "fileMode", d->mode);
 		add_num(o, "uid", 0);
 		add_num(o, "gid", d->gid);
+	}
+	if (e->ndevices) {  /* the nodes' groups, for a non-root process */
+		cJSON *proc = member(config, "process", false), *user = proc ? member(proc, "user", false) : NULL;
+		cJSON *gids = user ? member(user, "additionalGids", true) : NULL;
+
+		if (!gids)
+			return oerr_set(err, 0, "config.json: process, process.user or its additionalGids is not "
+					"what the runtime spec says");
+		add_gids(e, gids);
+		if (!gids->child)
+			cJSON_DeleteItemFromObjectCaseSensitive(user, "additionalGids");
 	}
 	r = edits_rules(e, &nrules);
 	for (size_t i = 0; i < nrules; i++) {

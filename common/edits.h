@@ -90,13 +90,16 @@ struct cJSON *edits_json(const struct edits *e);
 
 /* ocidec cdi: E as a CDI spec's containerEdits (no field newer than
  * cdiVersion 0.5.0): deviceNodes (with hostPath when HOST_PATHS; without
- * it, a node whose host path differs is an error), bind mounts with their
+ * it, a node whose host path differs is an error) and, when GIDS, their
+ * groups as additionalGids (a non-root process can open a 0660
+ * root:render node), bind mounts with their
  * options, and, when E has symlinks or libraries, one createContainer hook
  * running HOOK_PATH as `ocidec-hook --cdi --library PATH... --symlink
  * PATH::TEXT...`. NULL with ERR set on error. */
 struct cdi_opts {
 	const char *version;    /* cdiVersion, for messages */
 	bool host_paths;        /* deviceNodes may have hostPath (>= 0.5.0) */
+	bool gids;              /* containerEdits may have additionalGids (>= 0.7.0) */
 	const char *hook_path;  /* the host's path of ocidec */
 };
 /* ITEM (NULL: out of memory, fatal) added to TO under KEY, or appended to
@@ -104,7 +107,8 @@ struct cdi_opts {
 struct cJSON *edits_json_add(struct cJSON *to, const char *key, struct cJSON *item);
 struct cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err);
 /* ocidec runtime: E written into an OCI config.json (CONFIG): device nodes
- * into linux.devices (replacing an entry for the same path), their allow
+ * into linux.devices (replacing an entry for the same path; the host's
+ * group, which is added to process.user.additionalGids), their allow
  * rules into linux.resources.devices, bind mounts with their options into
  * mounts, and the cache hook (as in a CDI spec, running HOOK_PATH) into
  * hooks.createContainer. -1 (ERR) when CONFIG's members have other types. */

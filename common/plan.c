@@ -335,6 +335,16 @@ unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 	size_t k = 0;
 
 	*n = 0;
+	if (v->pci_devices.n) {  /* every device found, by its index */
+		struct pci_dev *d;
+
+		*n = vendor_pci_devices(v, &d);
+		pci_devs_free(d, *n);
+		idx = xcalloc(*n ? *n : 1, sizeof(*idx));
+		for (size_t i = 0; i < *n; i++)
+			idx[i] = i;
+		return idx;
+	}
 	if (rootfd < 0 || !v->per_device_nodes.n)
 		return NULL;
 	idx = xcalloc(max, sizeof(*idx));
@@ -357,10 +367,53 @@ unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 	return idx;
 }
 
+/* pci_devices: the nodes of the selected devices (all of them: SEL NULL or
+ * "all"); a device asked for by index that is not there fails a
+ * container (STRICT) */
+static int add_pci_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
+{
+	_cleanup_free_ char *copy = NULL;
+	struct pci_dev *d;
+	size_t n = vendor_pci_devices(c->v, &d);
+	char *save = NULL;
+	int r = 0;
+
+	if (!sel || strcmp(sel, "all") == 0) {
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < d[i].nodes.n; k++)
+				add_existing(c, KIND_DEVICES, d[i].nodes.v[k]);
+		goto out;
+	}
+	copy = xstrdup(sel);
+	for (char *tok = strtok_r(copy, ", \t", &save); tok && r == 0; tok = strtok_r(NULL, ", \t", &save)) {
+		unsigned long i = strtoul(tok, NULL, 10);
+		bool any = false;
+
+		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) || strlen(tok) > 9) {
+			r = oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
+			break;
+		}
+		for (size_t k = 0; i < n && k < d[i].nodes.n; k++)
+			any |= add_existing(c, KIND_DEVICES, d[i].nodes.v[k]);
+		if (!any && strict)
+			r = i < n ? oerr_set(err, 0, "%s: no device %s: none of its nodes (%s ...) is under driver_root %s",
+					     c->v->name, tok, d[i].nodes.v[0], c->v->driver_root)
+				  : oerr_set(err, 0, "%s: no device %s: pci_devices finds %zu", c->v->name, tok, n);
+	}
+out:
+	pci_devs_free(d, n);
+	return r;
+}
+
 static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
 {
 	_cleanup_free_ char *copy = NULL;
 	char *save = NULL;
+
+	if (sel && strcmp(sel, "none") == 0)
+		return 0;
+	if (c->v->pci_devices.n)
+		return add_pci_nodes(c, sel, strict, err);
 
 	if (!c->v->per_device_nodes.n || (sel && strcmp(sel, "none") == 0))
 		return 0;

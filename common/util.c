@@ -434,6 +434,25 @@ char *path_clean_join(const char *base, const char *path)
 	return out;
 }
 
+/* A path component ".." anywhere, or "." components, make a path malformed:
+ * configs name places plainly. */
+bool has_dot_component(const char *s)
+{
+	const char *c = s;
+
+	while (*c) {
+		size_t n;
+
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return true;
+		c += n;
+	}
+	return false;
+}
+
 char *path_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');

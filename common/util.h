@@ -113,6 +113,8 @@ char *path_clean_join(const char *base, const char *path);
 /* The directory of PATH (a path in a root), allocated: "/" for "/NAME" and
  * for a NAME without a slash. */
 char *path_dir(const char *path);
+/* Has path S a "." or ".." component? */
+bool has_dot_component(const char *s);
 
 /* S with every byte that is not printable ASCII written as \xNN, and "\"
  * as "\\": a value from a container can forge no line and no terminal

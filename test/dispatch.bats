@@ -136,6 +136,9 @@ setup() {
 	done
 	assert_file_exist "$d/etc/ocidec/ocidec.d/nvidia.ini"
 	assert_file_exist "$d/etc/ocidec/ocidec.d/solarflare.ini"
+	assert_file_exist "$d/etc/ocidec/ocidec.d/amd.ini"
+	assert_file_exist "$d/etc/ocidec/ocidec.d/intel.ini"
+	assert_file_exist "$d/etc/ocidec/ocidec.d/habana.ini"
 	assert_file_exist "$d/opt/oc/share/man/man1/ocidec.1"
 	# relative, so it holds in DESTDIR, a package and an image alike
 	[ "$(readlink "$d/opt/oc/libexec/oci/hooks.d/ocidec-hook")" = ../../../bin/ocidec ]

@@ -63,6 +63,14 @@ nvidia_ini() {
 		"$CONF/nvidia.ini" | write_ini nvidia
 }
 
+# gpu_ini NAME DIR: the shipped NAME.ini (amd, intel, habana) pointed at
+# the fake host test/fixtures/gpu-sysfs.sh made in DIR (its sysfs, its
+# driver root)
+gpu_ini() {
+	sed "s|^driver_root = /\$|driver_root = $2/root|; /^pci_devices/s| /sys/| $2/sys/|g" \
+		"$CONF/$1.ini" | write_ini "$1"
+}
+
 # driver_root: build the fake NVIDIA driver root once per file, in $DR
 driver_root() {
 	DR=$BATS_FILE_TMPDIR/dr
@@ -115,4 +123,20 @@ wait_until() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# dry ENV...: the hook's --dry-run (vendors in $CFG) on a config.json in
+# bundle $B with these env entries (and $CAPS as the bounding set, $ANN as
+# annotations JSON)
+dry() {
+	mkdir -p "$B/rootfs"
+	ENVS=$(printf '%s\037' "$@") perl -MJSON::PP -e '
+		my @env = grep { length } split /\037/, $ENV{ENVS};
+		my @caps = split / /, ($ENV{CAPS} // "");
+		print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" },
+			process => { env => \@env, capabilities => { bounding => \@caps } },
+			linux => { namespaces => [ { type => "mount" }, ($ENV{USERNS} ? { type => "user" } : ()) ] },
+			annotations => decode_json($ENV{ANN} // "{}") });' >"$B/config.json"
+	${TRACE:+env ASAN_OPTIONS=detect_leaks=0 strace -f -qq -s 512 -e trace=write,writev -o "$TRACE"} \
+		"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": ${DRYPID:-$$}}"
 }

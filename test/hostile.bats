@@ -276,17 +276,24 @@ attack() {
 	done
 }
 
-@test "5. device nodes and IPC directories are read-only mounts: the host's inodes cannot be changed" {
+@test "5. device nodes are read-only mounts: the host's inodes cannot be changed; an IPC pipe directory is writable (MPS makes its pipes there) but runs and opens nothing planted" {
 	chmod 0600 "$DR/dev/democtl"
 	for mode in openat2 fallback; do
+		rm -f "$DR/run/demo/planted"
 		ENVS=DEMO_FEATURES=base,ipc attack "$mode" ':' \
-			'busybox chmod 666 /dev/democtl; echo chmod=$?; busybox touch /run/demo/planted; echo plant=$?; head -c 0 /dev/democtl && echo opened'
+			'busybox chmod 666 /dev/democtl; echo chmod=$?; head -c 0 /dev/democtl && echo opened
+			 busybox cp /bin/busybox /run/demo/planted; echo plant=$?; /run/demo/planted true; echo exec=$?
+			 busybox chmod 4755 /run/demo/planted; grep " /run/demo " /proc/self/mountinfo | cut -d" " -f6'
 		assert_success
 		assert_line "chmod=1"
-		assert_line "plant=1"
 		assert_line "opened"
 		assert_equal "$(stat -c %a "$DR/dev/democtl")" 600
-		assert_not_exist "$DR/run/demo/planted"
+		# the pipe directory: written, as NVIDIA's toolkit lets MPS clients;
+		# nothing there runs, no set-id bit counts, no node opens
+		assert_line "plant=0"
+		assert_line "exec=126"
+		assert_line "rw,nosuid,nodev,noexec,relatime"
+		assert_exist "$DR/run/demo/planted"
 	done
 }
 

@@ -44,7 +44,7 @@ payload() {
 	run rpm -qp --qf '%{VERSION} %{LICENSE}\n' "$RPM"
 	assert_output "$VERSION Apache-2.0 AND MIT AND BSD-3-Clause"
 	run rpm -qcp "$RPM"
-	assert_output $'/etc/ocidec/ocidec.d/nvidia.ini\n/etc/ocidec/ocidec.d/solarflare.ini'
+	assert_output "$(for f in amd habana intel nvidia solarflare; do echo "/etc/ocidec/ocidec.d/$f.ini"; done)"
 	run rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$RPM"
 	assert_line "cn /etc/ocidec/ocidec.d/nvidia.ini"  # %config(noreplace)
 	run rpm -qlp "$RPMSE"
@@ -64,7 +64,7 @@ payload() {
 	run dpkg-deb -f "$DEB" Version
 	assert_output "$VERSION"
 	run sh -c 'dpkg-deb --ctrl-tarfile "$1" | tar -xO ./conffiles' sh "$DEB"
-	assert_output $'/etc/ocidec/ocidec.d/nvidia.ini\n/etc/ocidec/ocidec.d/solarflare.ini'
+	assert_output "$(for f in amd habana intel nvidia solarflare; do echo "/etc/ocidec/ocidec.d/$f.ini"; done)"
 	diff <(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$RPM" | awk '!/^d/ { print $2 }' | payload) \
 		<(dpkg-deb -c "$DEB" | awk '!/^d/ { print substr($6, 2) }' | payload)
 }

@@ -83,7 +83,7 @@ beyond() {
 		!/^\+ / { next }
 		{
 			t = $2; c = $3; p = $4
-			if (t ~ /^(xserver_misc_device_t|dri_device_t|infiniband_device_t|ocidec_device_t)$/ && c == "chr_file") next
+			if (t ~ /^(xserver_misc_device_t|dri_device_t|hsa_device_t|infiniband_device_t|ocidec_device_t)$/ && c == "chr_file") next
 			if (t ~ /^(device_t|ocidec_caps_dir_t)$/ && c == "dir" && p ~ /^(getattr|open|read|search|ioctl|lock)$/) next
 			if (t == "unlabeled_t" && (c == "infiniband_pkey" || c == "infiniband_endport")) next
 			if (t ~ /^(xserver_t|unconfined_service_t|initrc_t)$/ && c == "unix_stream_socket" && p == "connectto") next
@@ -108,7 +108,8 @@ beyond() {
 		if rhel "$b"; then [ "$smi" = xserver_exec_t ]; else [ "$smi" = bin_t ]; fi
 		run check "$b" < <(
 			for d in /dev/nvidia0 /dev/nvidia12 /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia-modeset \
-				/dev/nvidia-caps/nvidia-cap1 /dev/dri/renderD128 /dev/infiniband/uverbs0 /dev/onload /dev/sfc_char; do
+				/dev/nvidia-caps/nvidia-cap1 /dev/dri/renderD128 /dev/dri/card1 /dev/infiniband/uverbs0 /dev/onload /dev/sfc_char \
+				/dev/kfd /dev/accel/accel0 /dev/accel/accel_controlD0 /dev/hl0 /dev/hl_controlD0; do
 				echo "ocidec_container_t $(label "$b" chr_file "$d") chr_file open read write ioctl map"
 			done
 			for f in /usr/bin/nvidia-smi /usr/lib64/libcuda.so.1 /usr/lib64/libnvidia-ml.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
@@ -175,15 +176,18 @@ beyond() {
 	done
 }
 
-@test "the file contexts apply in the linked stores: every NVIDIA node, MIG's caps, Solarflare's, CoreOS's /var/opt" {
+@test "the file contexts apply in the linked stores: every NVIDIA node, MIG's caps, Solarflare's, AMD's /dev/kfd, the accel class, CoreOS's /var/opt" {
 	for b in $BASES; do
 		for d in /dev/nvidia0 /dev/nvidia10 /dev/nvidia63 /dev/nvidiactl /dev/nvidia-modeset /dev/nvidia-uvm-tools /dev/nvidia-caps/nvidia-cap2; do
 			[ "$(label "$b" chr_file "$d")" = xserver_misc_device_t ] || { echo "base $b: $d"; false; }
 		done
 		[ "$(label "$b" dir /dev/nvidia-caps)" = ocidec_caps_dir_t ]
-		for d in /dev/onload /dev/onload_epoll /dev/sfc_char /dev/sfc_affinity; do
-			[ "$(label "$b" chr_file "$d")" = ocidec_device_t ]
+		for d in /dev/onload /dev/onload_epoll /dev/sfc_char /dev/sfc_affinity /dev/accel/accel0 /dev/accel/accel_controlD3 /dev/hl1 /dev/hl_controlD1; do
+			[ "$(label "$b" chr_file "$d")" = ocidec_device_t ] || { echo "base $b: $d"; false; }
 		done
+		# AMD's /dev/kfd: Fedora's own type, ocidec's where the base has none
+		if rhel "$b"; then [ "$(label "$b" chr_file /dev/kfd)" = hsa_device_t ]; else [ "$(label "$b" chr_file /dev/kfd)" = ocidec_device_t ]; fi
+		[ "$(label "$b" chr_file /dev/dri/card0)" = dri_device_t ]
 		[ "$(label "$b" file /opt/onload/lib64/libonload.so)" = ocidec_driver_file_t ]
 		[ "$(label "$b" file /var/opt/onload/lib64/libonload.so)" = ocidec_driver_file_t ]
 		[ "$(label "$b" dir /var/run/nvidia-persistenced)" = ocidec_ipc_t ]

@@ -32,6 +32,8 @@ setup_file() {
 	ldconfig -r "$NVR/flat"
 	# the image: a Debian userland, as CUDA's images have
 	"$BATS_TEST_DIRNAME/fixtures/chroot.sh" "$IMG/rootfs"
+	# a small program per API (dlopen and init), the image's own
+	gcc -O1 -o "$IMG/api-probe" "$BATS_TEST_DIRNAME/fixtures/api-probe.c" -ldl
 }
 
 teardown_file() {
@@ -129,6 +131,103 @@ teardown() {
 	[ "${#missing[@]}" -eq 0 ]
 	# the committed table is this one (OCIDEC_WRITE_DOCS=1 writes it)
 	doc=$BATS_TEST_DIRNAME/../docs/nvidia-parity.md
+	{ sed -n '1,/^<!-- table -->$/p' "$doc"; cat "$table"; } >"$BATS_TEST_TMPDIR/doc.md"
+	[ -z "${OCIDEC_WRITE_DOCS:-}" ] || cp "$BATS_TEST_TMPDIR/doc.md" "$doc"
+	run diff "$doc" "$BATS_TEST_TMPDIR/doc.md"
+	assert_success
+}
+
+# image_of SUITE: the image for driver root SUITE: that root with the
+# driver's packages purged by its own dpkg (the same userland: X11's,
+# Wayland's, OpenSSL's libraries the driver needs; no driver but what the
+# hook gives), made once; for the flat layout, the plain Debian image
+image_of() {
+	local img=$NVR/$1-image
+	if [ "$1" = flat ]; then
+		echo "$IMG/rootfs"
+		return
+	fi
+	if [ ! -d "$img" ]; then
+		cp -al "$NVR/$1" "$img"
+		# shellcheck disable=SC2046
+		chroot "$img" dpkg --purge --force-depends $(chroot "$img" dpkg-query -W -f='${binary:Package} ${source:Package}\n' |
+			awk '$2 ~ /^(nvidia-graphics-drivers|nvidia-support|nvidia-egl-gbm|egl-wayland|glx-alternatives)$/ { print $1 }') >/dev/null 2>&1
+		if ls "$img/usr/lib/x86_64-linux-gnu" | grep -q -e nvidia -e libcuda; then
+			echo "image_of $1: the driver is still there after the purge" >&2
+			return 1
+		fi
+	fi
+	echo "$img"
+}
+
+# probe_script PROBES [SMI]: what runs in the container and in the chroot:
+# each API's probe, nvidia-smi (SMI set), and ldd of every injected ELF
+# (/probe-files), each unresolved name said
+probe_script() {
+	echo "cd /; /probe $1; ${2:+nvidia-smi 2>&1 | head -n 1}"'
+		n=0
+		while read -r f; do
+			[ -e "$f" ] || { echo "missing $f"; continue; }
+			[ -f "$f" ] && [ "$(head -c 4 "$f" | od -An -tx1 | tr -d " ")" = 7f454c46 ] || continue
+			n=$((n + 1))
+			ldd "$f" 2>&1 | grep "not found" | sed "s|^[[:space:]]*|$f: |"
+		done </probe-files
+		echo "ldd: $n ELF files"'
+}
+
+@test "each capability's APIs (CUDA, NVML, OpenCL, NVENC, NVDEC, VDPAU, Vulkan, EGL, GLX, OptiX, Xorg, NGX) and nvidia-smi fail in the container as in a chroot of the driver root, under the hook and the shim; ldd of every injected ELF as there; docs/vendor-probes.md is this table (issue 24)" {
+	declare -A probes=([utility]=nvml [compute]="cuda opencl" [video]="nvenc nvcuvid vdpau"
+		[graphics]="vulkan egl glx optix" [display]=xorg [ngx]=ngx)
+	table=$BATS_TEST_TMPDIR/probes.md
+	{
+		echo "| driver | capability | in a chroot of the driver root | runc + hook | runtime shim |"
+		echo "| --- | --- | --- | --- | --- |"
+	} >"$table"
+	bad=()
+	for layout in "full:535, Debian's layout:utility compute video graphics display ngx" \
+		"trixie:550, Debian's layout:utility compute" "flat:535, flat (.run, driver containers):utility compute"; do
+		IFS=: read -r suite what caps <<<"$layout"
+		dr=$NVR/$suite
+		img=$(image_of "$suite")
+		sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+		for cap in $caps; do
+			want=${probes[$cap]}
+			[ "$suite" = full ] || want=${want/opencl/}   # only the full set has the OpenCL ICD
+			"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$dr/probe-files"
+			cp "$IMG/api-probe" "$dr/probe"
+			smi=$([ "$cap" = utility ] && echo 1 || true)
+			# the host: the driver root with the host's /proc, /sys and /dev
+			ref=$(unshare -m --propagation private sh -c 'mount -t proc proc "$1/proc" && mount --rbind /sys "$1/sys" &&
+				mount --rbind /dev "$1/dev" && chroot "$1" sh -c "$2"' sh "$dr" "$(probe_script "$want" "$smi")" | sort)
+			rm -f "$dr/probe" "$dr/probe-files"
+			row="| $what | $cap | $(sed 's/$/<br>/' <<<"$ref" | tr -d '\n' | sed 's/<br>$//') |"
+			for engine in hook shim; do
+				rm -rf "$IMG/run" && cp -al "$img" "$IMG/run"
+				cp "$IMG/api-probe" "$IMG/run/probe"
+				"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$IMG/run/probe-files"
+				HOOK=$([ $engine = hook ] && echo "$OCIDEC ocidec-hook -c $CFG prestart") "$FIXTURES/bundle.sh" "$B" \
+					NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES="$cap" -- sh -c "$(probe_script "$want" "$smi")" >/dev/null
+				ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+				if [ $engine = hook ]; then
+					got=$(cd "$B" && runc run "$ID" 2>&1 | sort)
+					runc delete -f "$ID" >/dev/null 2>&1 || true
+				else
+					got=$(ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID" 2>&1 | sort)
+					runc --root "$BATS_TEST_TMPDIR/rr" delete -f "$ID" >/dev/null 2>&1 || true
+				fi
+				if [ "$got" = "$ref" ]; then
+					row="$row same |"
+				else
+					row="$row **differs** |"
+					bad+=("$what $cap $engine: $(diff <(echo "$ref") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')")
+				fi
+			done
+			echo "$row" >>"$table"
+		done
+	done
+	[ "${#bad[@]}" -eq 0 ] || { printf '%s\n' "${bad[@]}"; false; }
+	# the committed table is this one (OCIDEC_WRITE_DOCS=1 writes it)
+	doc=$BATS_TEST_DIRNAME/../docs/vendor-probes.md
 	{ sed -n '1,/^<!-- table -->$/p' "$doc"; cat "$table"; } >"$BATS_TEST_TMPDIR/doc.md"
 	[ -z "${OCIDEC_WRITE_DOCS:-}" ] || cp "$BATS_TEST_TMPDIR/doc.md" "$doc"
 	run diff "$doc" "$BATS_TEST_TMPDIR/doc.md"

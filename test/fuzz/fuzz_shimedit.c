@@ -78,6 +78,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drop_last(get(get(work, "hooks"), "createContainer"), "path", "/hook");
 	olx = get(orig, "linux");
 	ores = get(olx, "resources");
+	/* the node's group, added to the process's unless it was there */
+	{
+		cJSON *p = get(work, "process"), *u = get(p, "user"), *g = get(u, "additionalGids");
+		const cJSON *og = get(get(get(orig, "process"), "user"), "additionalGids");
+		bool had = false;
+		int n = cJSON_GetArraySize(g);
+
+		for (const cJSON *x = og ? og->child : NULL; x; x = x->next)
+			had |= cJSON_IsNumber(x) && x->valuedouble == 44;
+		if (!had) {
+			if (!n || !cJSON_IsNumber(cJSON_GetArrayItem(g, n - 1)) || cJSON_GetArrayItem(g, n - 1)->valuedouble != 44)
+				abort();
+			cJSON_DeleteItemFromArray(g, n - 1);
+		}
+		drop_made(u, "additionalGids", get(get(orig, "process"), "user"));
+		drop_made(p, "user", get(orig, "process"));
+		drop_made(work, "process", orig);
+	}
 	drop_made(res, "devices", ores);
 	drop_made(lx, "resources", olx);
 	drop_made(lx, "devices", olx);
