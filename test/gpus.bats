@@ -152,3 +152,23 @@ print(s["containerEdits"]["additionalGids"], [d["containerEdits"]["additionalGid
 	assert_line "cat: can't open '/dev/dri/renderD130': No such file or directory"
 	refute_output --partial "Permission denied"
 }
+
+@test "CDI 0.7.0: a non-root process given amd.com/gpu=1 by the spec opens its nodes (the group added); the spec's device only" {
+	cdi -c "$CFG" --cdi-version 0.7.0 amd >"$SPEC"
+	"$FIXTURES/bundle.sh" "$B" -- sh -c \
+		'id -G; for d in /dev/kfd /dev/dri/renderD129 /dev/dri/renderD130; do cat $d 2>&1; done; true' >/dev/null
+	python3 - "$B/config.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["process"]["user"] = {"uid": 1000, "gid": 1000}
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	"$FIXTURES/cdi-apply.py" "$SPEC" "$B/config.json" 1
+	run bash -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run '$ID'"
+	assert_success
+	assert_line --regexp '^1000 4242$'
+	assert_line "cat: can't open '/dev/kfd': No such device or address"
+	assert_line "cat: can't open '/dev/dri/renderD129': No such device or address"
+	assert_line "cat: can't open '/dev/dri/renderD130': No such file or directory"
+	refute_output --partial "Permission denied"
+}

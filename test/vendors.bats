@@ -13,6 +13,10 @@ NVIDIA_FULL="nvidia-smi libcuda1 libnvidia-ml1 libnvidia-cfg1 nvidia-opencl-icd 
 	libnvidia-egl-gbm1 libnvidia-egl-wayland1 libnvoptix1 nvidia-cuda-mps xserver-xorg-video-nvidia
 	libnvidia-allocator1 libnvidia-fbc1 libnvidia-ngx1"
 
+# AMD's ROCm 5.2 and Intel's compute and media stacks in Debian 12
+GPU_USERSPACE="rocminfo rocm-smi libhsa-runtime64-1 clinfo ocl-icd-libopencl1 intel-opencl-icd libze1
+	intel-media-va-driver vainfo"
+
 setup_file() {
 	is_static || return 0
 	export NVR IMG
@@ -34,6 +38,10 @@ setup_file() {
 	"$BATS_TEST_DIRNAME/fixtures/chroot.sh" "$IMG/rootfs"
 	# a small program per API (dlopen and init), the image's own
 	gcc -O1 -o "$IMG/api-probe" "$BATS_TEST_DIRNAME/fixtures/api-probe.c" -ldl
+	# AMD's and Intel's userspace, which their images carry, from Debian 12
+	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/gpu" bookworm $GPU_USERSPACE
+	# a host with two AMD GPUs, an Intel iGPU and a Gaudi, in sysfs
+	"$BATS_TEST_DIRNAME/fixtures/gpu-sysfs.sh" "$NVR/host"
 }
 
 teardown_file() {
@@ -137,6 +145,20 @@ teardown() {
 	assert_success
 }
 
+# doc_table NAME TABLE: docs/vendor-probes.md's table after "<!-- NAME -->"
+# (up to the next empty line) is the file TABLE; OCIDEC_WRITE_DOCS=1
+# writes it there
+doc_table() {
+	local doc=$BATS_TEST_DIRNAME/../docs/vendor-probes.md
+	awk -v m="<!-- $1 -->" -v t="$2" '
+		skip && /^$/ { skip = 0 }
+		skip { next }
+		{ print }
+		$0 == m { while ((getline l <t) > 0) print l; skip = 1 }' "$doc" >"$BATS_TEST_TMPDIR/doc.md"
+	[ -z "${OCIDEC_WRITE_DOCS:-}" ] || cp "$BATS_TEST_TMPDIR/doc.md" "$doc"
+	diff "$doc" "$BATS_TEST_TMPDIR/doc.md"
+}
+
 # image_of SUITE: the image for driver root SUITE: that root with the
 # driver's packages purged by its own dpkg (the same userland: X11's,
 # Wayland's, OpenSSL's libraries the driver needs; no driver but what the
@@ -160,6 +182,62 @@ image_of() {
 	echo "$img"
 }
 
+# host_run ROOT SCRIPT: SCRIPT's output, sorted, in a chroot of ROOT as
+# the host would run it: the host's procfs and sysfs (read-only), a /dev
+# of its own with the nodes every container has, no CAP_MKNOD (as in
+# every container here: NVIDIA's libraries make the device nodes they
+# miss where they may), nothing of the host's /dev written
+host_run() {
+	unshare -m --propagation private sh -c '
+		mount -t proc proc "$1/proc" && mount -t sysfs -o ro sysfs "$1/sys" &&
+		mount -t tmpfs -o mode=0755,nosuid dev "$1/dev" || exit 1
+		mknod -m 0666 "$1/dev/null" c 1 3 && mknod -m 0666 "$1/dev/zero" c 1 5 &&
+		mknod -m 0666 "$1/dev/full" c 1 7 && mknod -m 0666 "$1/dev/random" c 1 8 &&
+		mknod -m 0666 "$1/dev/urandom" c 1 9 && mknod -m 0666 "$1/dev/tty" c 5 0 &&
+		ln -s /proc/self/fd "$1/dev/fd" || exit 1
+		exec setpriv --bounding-set -mknod chroot "$1" sh -c "$2"' sh "$1" "$2" 2>&1 | sort
+}
+
+# probe_run ENGINE ROOTFS SCRIPT ENV...: SCRIPT's output, sorted, in a
+# container of ROOTFS (a copy is used) given the vendor under ENGINE: runc
+# with the prestart hook, the runtime shim, podman with the hook (ENV its
+# env), or runc with the CDI spec of CDI_VENDOR's CDI_FEATURES applied for
+# device CDI_DEVICE as an engine applies it
+probe_run() {
+	local engine=$1 rootfs=$2 script=$3 envs=() e
+	shift 3
+	rm -rf "$IMG/run" && cp -al "$rootfs" "$IMG/run"
+	if [ "$engine" = podman ]; then
+		podman_conf
+		mkdir -p "$BATS_TEST_TMPDIR/hooks.d"
+		OCIDEC=$OCIDEC CFG=$CFG perl -MJSON::PP -e '
+			local $/; my $h = decode_json(<STDIN>);
+			$h->{hook}{path} = $ENV{OCIDEC};
+			splice @{$h->{hook}{args}}, 1, 0, "-c", $ENV{CFG};
+			print encode_json($h);' <"$BATS_TEST_DIRNAME/../conf/hooks.d/ocidec.json" >"$BATS_TEST_TMPDIR/hooks.d/ocidec.json"
+		for e in "$@"; do envs+=(-e "$e"); done
+		timeout 300 podman --hooks-dir "$BATS_TEST_TMPDIR/hooks.d" run --rm --network none --cap-drop mknod "${envs[@]}" \
+			--rootfs "$IMG/run" sh -c "$script" 2>&1 | sort
+		return
+	fi
+	[ "$engine" = cdi ] && set --
+	HOOK=$([ "$engine" = hook ] && echo "$OCIDEC ocidec-hook -c $CFG prestart") "$FIXTURES/bundle.sh" "$B" "$@" -- \
+		sh -c "$script" >/dev/null
+	ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+	case $engine in
+	hook | cdi)
+		if [ "$engine" = cdi ]; then
+			"$OCIDEC" cdi -c "$CFG" --features "$CDI_FEATURES" "$CDI_VENDOR" >"$BATS_TEST_TMPDIR/spec.json"
+			"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" "$CDI_DEVICE"
+		fi
+		(cd "$B" && runc run "$ID" 2>&1 | sort)
+		runc delete -f "$ID" >/dev/null 2>&1 || true ;;
+	shim)
+		ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID" 2>&1 | sort
+		runc --root "$BATS_TEST_TMPDIR/rr" delete -f "$ID" >/dev/null 2>&1 || true ;;
+	esac
+}
+
 # probe_script PROBES [SMI]: what runs in the container and in the chroot:
 # each API's probe, nvidia-smi (SMI set), and ldd of every injected ELF
 # (/probe-files), each unresolved name said
@@ -175,13 +253,13 @@ probe_script() {
 		echo "ldd: $n ELF files"'
 }
 
-@test "each capability's APIs (CUDA, NVML, OpenCL, NVENC, NVDEC, VDPAU, Vulkan, EGL, GLX, OptiX, Xorg, NGX) and nvidia-smi fail in the container as in a chroot of the driver root, under the hook and the shim; ldd of every injected ELF as there; docs/vendor-probes.md is this table (issue 24)" {
+@test "each capability's APIs (CUDA, NVML, OpenCL, NVENC, NVDEC, VDPAU, Vulkan, EGL, GLX, OptiX, Xorg, NGX) and nvidia-smi fail in the container as in a chroot of the driver root, under the hook, the shim, CDI and podman; ldd of every injected ELF as there; docs/vendor-probes.md is this table (issue 24)" {
 	declare -A probes=([utility]=nvml [compute]="cuda opencl" [video]="nvenc nvcuvid vdpau"
 		[graphics]="vulkan egl glx optix" [display]=xorg [ngx]=ngx)
 	table=$BATS_TEST_TMPDIR/probes.md
 	{
-		echo "| driver | capability | in a chroot of the driver root | runc + hook | runtime shim |"
-		echo "| --- | --- | --- | --- | --- |"
+		echo "| driver | capability | in a chroot of the driver root | runc + hook | runtime shim | CDI | podman + hook |"
+		echo "| --- | --- | --- | --- | --- | --- | --- |"
 	} >"$table"
 	bad=()
 	for layout in "full:535, Debian's layout:utility compute video graphics display ngx" \
@@ -196,25 +274,15 @@ probe_script() {
 			"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$dr/probe-files"
 			cp "$IMG/api-probe" "$dr/probe"
 			smi=$([ "$cap" = utility ] && echo 1 || true)
-			# the host: the driver root with the host's /proc, /sys and /dev
-			ref=$(unshare -m --propagation private sh -c 'mount -t proc proc "$1/proc" && mount --rbind /sys "$1/sys" &&
-				mount --rbind /dev "$1/dev" && chroot "$1" sh -c "$2"' sh "$dr" "$(probe_script "$want" "$smi")" | sort)
+			ref=$(host_run "$dr" "$(probe_script "$want" "$smi")")
 			rm -f "$dr/probe" "$dr/probe-files"
-			row="| $what | $cap | $(sed 's/$/<br>/' <<<"$ref" | tr -d '\n' | sed 's/<br>$//') |"
-			for engine in hook shim; do
-				rm -rf "$IMG/run" && cp -al "$img" "$IMG/run"
-				cp "$IMG/api-probe" "$IMG/run/probe"
-				"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$IMG/run/probe-files"
-				HOOK=$([ $engine = hook ] && echo "$OCIDEC ocidec-hook -c $CFG prestart") "$FIXTURES/bundle.sh" "$B" \
-					NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES="$cap" -- sh -c "$(probe_script "$want" "$smi")" >/dev/null
-				ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
-				if [ $engine = hook ]; then
-					got=$(cd "$B" && runc run "$ID" 2>&1 | sort)
-					runc delete -f "$ID" >/dev/null 2>&1 || true
-				else
-					got=$(ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID" 2>&1 | sort)
-					runc --root "$BATS_TEST_TMPDIR/rr" delete -f "$ID" >/dev/null 2>&1 || true
-				fi
+			row="| $what | $cap | $(sed 's/\x1b\[[0-9;]*m//g; s/$/<br>/' <<<"$ref" | tr -d '\n' | sed 's/<br>$//') |"
+			for engine in hook shim cdi podman; do
+				cp "$IMG/api-probe" "$img/probe"
+				"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$img/probe-files"
+				got=$(CDI_VENDOR=nvidia CDI_FEATURES=$cap CDI_DEVICE=all probe_run $engine "$img" "$(probe_script "$want" "$smi")" \
+					NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES="$cap")
+				rm -f "$img/probe" "$img/probe-files"
 				if [ "$got" = "$ref" ]; then
 					row="$row same |"
 				else
@@ -226,10 +294,41 @@ probe_script() {
 		done
 	done
 	[ "${#bad[@]}" -eq 0 ] || { printf '%s\n' "${bad[@]}"; false; }
-	# the committed table is this one (OCIDEC_WRITE_DOCS=1 writes it)
-	doc=$BATS_TEST_DIRNAME/../docs/vendor-probes.md
-	{ sed -n '1,/^<!-- table -->$/p' "$doc"; cat "$table"; } >"$BATS_TEST_TMPDIR/doc.md"
-	[ -z "${OCIDEC_WRITE_DOCS:-}" ] || cp "$BATS_TEST_TMPDIR/doc.md" "$doc"
-	run diff "$doc" "$BATS_TEST_TMPDIR/doc.md"
+	run doc_table nvidia "$table"
+	assert_success
+}
+
+@test "AMD's ROCm and Intel's compute and media stacks from Debian 12 in the image, given the GPUs by the shipped amd.ini and intel.ini on a host with both: rocminfo, rocm-smi, HSA, clinfo, OpenCL, Level Zero and VA-API fail in the container as in a chroot of that root, under the hook, the shim, CDI and podman (issue 24)" {
+	dr=$NVR/gpu
+	cp "$IMG/api-probe" "$dr/probe"
+	table=$BATS_TEST_TMPDIR/probes.md
+	{
+		echo "| vendor | given | in a chroot of the root | runc + hook | runtime shim | CDI | podman + hook |"
+		echo "| --- | --- | --- | --- | --- | --- | --- |"
+	} >"$table"
+	bad=()
+	for v in "amd:1:AMD_VISIBLE_DEVICES=1:/dev/dri/card1 /dev/dri/renderD129 /dev/kfd:/probe hsa; rocminfo 2>&1 | tail -n 1; rocm-smi 2>&1 | tail -n 1" \
+		"intel:0:OCI_INTEL=0:/dev/dri/card0 /dev/dri/renderD128:/probe ze ocl; clinfo -l 2>&1; vainfo --display drm --device /dev/dri/renderD128 2>&1 | tail -n 1"; do
+		IFS=: read -r vendor cdidev env nodes script <<<"$v"
+		gpu_ini "$vendor" "$NVR/host"
+		ref=$(host_run "$dr" "$script")
+		row="| $vendor | $nodes | $(sed 's/\x1b\[[0-9;]*m//g; s/$/<br>/' <<<"$ref" | tr -d '\n' | sed 's/<br>$//') |"
+		for engine in hook shim cdi podman; do
+			got=$(CDI_VENDOR=$vendor CDI_FEATURES=all CDI_DEVICE=$cdidev probe_run $engine "$dr" \
+				"ls /dev/kfd /dev/dri/* 2>/dev/null | sed 's/^/node /'; $script" "$env")
+			# the selected GPU's nodes, and no other
+			assert_equal "$(sed -n 's/^node //p' <<<"$got" | tr '\n' ' ' | sed 's/ $//')" "$nodes"
+			got=$(grep -v '^node ' <<<"$got")
+			if [ "$got" = "$ref" ]; then
+				row="$row same |"
+			else
+				row="$row **differs** |"
+				bad+=("$vendor $engine: $(diff <(echo "$ref") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')")
+			fi
+		done
+		echo "$row" >>"$table"
+	done
+	[ "${#bad[@]}" -eq 0 ] || { printf '%s\n' "${bad[@]}"; false; }
+	run doc_table amd-intel "$table"
 	assert_success
 }
