@@ -31,6 +31,14 @@ teardown() {
 	runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "$ID" >/dev/null 2>&1 || true
 }
 
+# as_user_1000 CONFIG: the bundle's process runs as uid and gid 1000
+as_user_1000() {
+	python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["user"] = {"uid": 1000, "gid": 1000}
+json.dump(c, open(sys.argv[1], "w"))' "$1"
+}
+
 # nodes ENV...: the device nodes the hook's dry run gives, sorted, one line
 nodes() {
 	dry "$@" | sed -n "s|^mount [^ ]*/root\(/dev/[^ ]*\) .*|\1|p" | sort | tr '\n' ' ' | sed 's/ $//'
@@ -136,12 +144,7 @@ print(s["containerEdits"]["additionalGids"], [d["containerEdits"]["additionalGid
 @test "shim: a non-root process opens the selected render-group nodes (the group added, the nodes' group kept); the others are not there" {
 	"$FIXTURES/bundle.sh" "$B" AMD_VISIBLE_DEVICES=1 -- sh -c \
 		'id -G; for d in /dev/kfd /dev/dri/renderD129 /dev/dri/card1 /dev/dri/renderD130; do cat $d 2>&1; done; true' >/dev/null
-	python3 - "$B/config.json" <<-'EOF'
-		import json, sys
-		c = json.load(open(sys.argv[1]))
-		c["process"]["user"] = {"uid": 1000, "gid": 1000}
-		json.dump(c, open(sys.argv[1], "w"))
-		EOF
+	as_user_1000 "$B/config.json"
 	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" run --bundle "$B" "$ID"
 	assert_success
 	assert_line --regexp '^1000 4242$'
@@ -157,12 +160,7 @@ print(s["containerEdits"]["additionalGids"], [d["containerEdits"]["additionalGid
 	cdi -c "$CFG" --cdi-version 0.7.0 amd >"$SPEC"
 	"$FIXTURES/bundle.sh" "$B" -- sh -c \
 		'id -G; for d in /dev/kfd /dev/dri/renderD129 /dev/dri/renderD130; do cat $d 2>&1; done; true' >/dev/null
-	python3 - "$B/config.json" <<-'EOF'
-		import json, sys
-		c = json.load(open(sys.argv[1]))
-		c["process"]["user"] = {"uid": 1000, "gid": 1000}
-		json.dump(c, open(sys.argv[1], "w"))
-		EOF
+	as_user_1000 "$B/config.json"
 	"$FIXTURES/cdi-apply.py" "$SPEC" "$B/config.json" 1
 	run bash -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run '$ID'"
 	assert_success

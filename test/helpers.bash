@@ -45,6 +45,17 @@ podman_conf() {
 	printf '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
 }
 
+# podman_hooks DIR: a hooks.d directory DIR holding the shipped hooks.d
+# file, running the binary under test with the vendors of $CFG
+podman_hooks() {
+	mkdir -p "$1"
+	OCIDEC=$OCIDEC CFG=$CFG perl -MJSON::PP -e '
+		local $/; my $h = decode_json(<STDIN>);
+		$h->{hook}{path} = $ENV{OCIDEC};
+		splice @{$h->{hook}{args}}, 1, 0, "-c", $ENV{CFG};
+		print encode_json($h);' <"$BATS_TEST_DIRNAME/../conf/hooks.d/ocidec.json" >"$1/ocidec.json"
+}
+
 # is_static: the binary under test is the static build (not the sanitizer one)
 is_static() {
 	file -L "$OCIDEC" | grep -q 'statically linked'

@@ -14,12 +14,7 @@ setup() {
 	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/b" >/dev/null
 	podman_conf
 	HOOKS=$BATS_TEST_TMPDIR/hooks.d
-	mkdir -p "$HOOKS"
-	OCIDEC=$OCIDEC CFG=$CFG perl -MJSON::PP -e '
-		local $/; my $h = decode_json(<STDIN>);
-		$h->{hook}{path} = $ENV{OCIDEC};
-		splice @{$h->{hook}{args}}, 1, 0, "-c", $ENV{CFG};
-		print encode_json($h);' <"$BATS_TEST_DIRNAME/../conf/hooks.d/ocidec.json" >"$HOOKS/ocidec.json"
+	podman_hooks "$HOOKS"
 }
 
 prun() {

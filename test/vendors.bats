@@ -182,6 +182,17 @@ image_of() {
 	echo "$img"
 }
 
+# compare WHAT: $got against $ref: "same" or "**differs**" added to
+# $row; a difference, said, added to bad[]
+compare() {
+	if [ "$got" = "$ref" ]; then
+		row="$row same |"
+	else
+		row="$row **differs** |"
+		bad+=("$1: $(diff <(echo "$ref") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')")
+	fi
+}
+
 # host_run ROOT SCRIPT: SCRIPT's output, sorted, in a chroot of ROOT as
 # the host would run it: the host's procfs and sysfs (read-only), a /dev
 # of its own with the nodes every container has, no CAP_MKNOD (as in
@@ -209,12 +220,7 @@ probe_run() {
 	rm -rf "$IMG/run" && cp -al "$rootfs" "$IMG/run"
 	if [ "$engine" = podman ]; then
 		podman_conf
-		mkdir -p "$BATS_TEST_TMPDIR/hooks.d"
-		OCIDEC=$OCIDEC CFG=$CFG perl -MJSON::PP -e '
-			local $/; my $h = decode_json(<STDIN>);
-			$h->{hook}{path} = $ENV{OCIDEC};
-			splice @{$h->{hook}{args}}, 1, 0, "-c", $ENV{CFG};
-			print encode_json($h);' <"$BATS_TEST_DIRNAME/../conf/hooks.d/ocidec.json" >"$BATS_TEST_TMPDIR/hooks.d/ocidec.json"
+		podman_hooks "$BATS_TEST_TMPDIR/hooks.d"
 		for e in "$@"; do envs+=(-e "$e"); done
 		timeout 300 podman --hooks-dir "$BATS_TEST_TMPDIR/hooks.d" run --rm --network none --cap-drop mknod "${envs[@]}" \
 			--rootfs "$IMG/run" sh -c "$script" 2>&1 | sort
@@ -283,12 +289,7 @@ probe_script() {
 				got=$(CDI_VENDOR=nvidia CDI_FEATURES=$cap CDI_DEVICE=all probe_run $engine "$img" "$(probe_script "$want" "$smi")" \
 					NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES="$cap")
 				rm -f "$img/probe" "$img/probe-files"
-				if [ "$got" = "$ref" ]; then
-					row="$row same |"
-				else
-					row="$row **differs** |"
-					bad+=("$what $cap $engine: $(diff <(echo "$ref") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')")
-				fi
+				compare "$what $cap $engine"
 			done
 			echo "$row" >>"$table"
 		done
@@ -319,12 +320,7 @@ probe_script() {
 			# the selected GPU's nodes, and no other
 			assert_equal "$(sed -n 's/^node //p' <<<"$got" | tr '\n' ' ' | sed 's/ $//')" "$nodes"
 			got=$(grep -v '^node ' <<<"$got")
-			if [ "$got" = "$ref" ]; then
-				row="$row same |"
-			else
-				row="$row **differs** |"
-				bad+=("$vendor $engine: $(diff <(echo "$ref") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')")
-			fi
+			compare "$vendor $engine"
 		done
 		echo "$row" >>"$table"
 	done
