@@ -37,14 +37,15 @@ DEMO_PACKAGES="runc busybox-static perl"
 # docker.io, containerd: private daemons in test/docker.bats; rpm, rpmlint,
 # debhelper, lintian, debootstrap, git: the packages (test/package.bats);
 # python3-kubernetes: the manifests' check (test/install.bats);
-# python3-grpcio, python3-grpc-tools: the CRI client (test/engines.bats).
+# python3-grpcio, python3-grpc-tools: the CRI client (test/engines.bats);
+# gcc-multilib: the 32-bit API probe (compat32, test/vendors.bats).
 TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
 	clang libclang-rt-dev util-linux podman
 	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
 	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3
 	python3-jsonschema python3-yaml docker.io containerd
 	rpm rpmlint debhelper lintian debootstrap git python3-kubernetes
-	python3-grpcio python3-grpc-tools"
+	python3-grpcio python3-grpc-tools gcc-multilib"
 PACKAGES=$BUILD_PACKAGES
 for a in "$@"; do
 	case $a in

@@ -407,7 +407,9 @@ static int s_annotation(struct parse *p, const char *key, const char *value, int
 /* env_needs_cap_sys_admin, cgroup_devices */
 static int s_bool(struct parse *p, const char *key, const char *value, int line)
 {
-	bool *b = strcmp(key, "cgroup_devices") == 0 ? &p->v->cgroup_devices : &p->v->env_needs_cap_sys_admin;
+	bool *b = strcmp(key, "cgroup_devices") == 0	? &p->v->cgroup_devices
+		  : strcmp(key, "libraries32") == 0	? &p->feat->libraries32
+							: &p->v->env_needs_cap_sys_admin;
 
 	if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
 		*b = true;
@@ -541,6 +543,7 @@ static const struct key_def {
 	KEY("ipc", SEC_FEATURE, 0, NULL, l_items),
 	KEY("include", SEC_FEATURE, 0, NULL, l_include),
 	KEY("bus_devices", SEC_FEATURE, 0, NULL, l_bus_devices),
+	KEY("libraries32", SEC_FEATURE, 0, s_bool, NULL),
 };
 #undef KEY
 

@@ -39,6 +39,8 @@ struct feature {
 	struct strv items[KIND_COUNT];
 	struct strv include;        /* features this one pulls in */
 	int include_line;
+	bool libraries32;           /* selected: every selected feature's bare library
+				     * names give their 32-bit entries too (compat32) */
 	struct strv bus_devices;    /* device paths with "%s" for each selected device's
 				     * PCI address (the directory of its device_uuids
 				     * file): /dev/dri/by-path/pci-%s-render */

@@ -41,6 +41,17 @@ int32_t ldcache_host_flags(void)
 	return HOST_FLAGS;
 }
 
+int32_t ldcache_host32_flags(void)
+{
+#if defined(__x86_64__) && !defined(__ILP32__)
+	return ELF_FLAG_LIBC6;
+#elif defined(__aarch64__)
+	return ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF;
+#else
+	return -1;
+#endif
+}
+
 static uint32_t rd32(const char *p)
 {
 	uint32_t v;

@@ -65,6 +65,9 @@ void ldcache_free(struct ldcache *c);
 
 /* The flags of libraries the dynamic loader of the architecture ocidec
  * was built for uses (0x0303 on x86-64): this build's architecture. */
+/* The flags of the 32-bit libraries this build's host also runs (i386 on
+ * x86-64, armhf on aarch64), or -1 when it has none. */
+int32_t ldcache_host32_flags(void);
 int32_t ldcache_host_flags(void);
 
 /* "libc6,x86-64" and the like, as ldconfig -p prints them (without parens). */

@@ -33,6 +33,7 @@ struct vctx {
 	char *version;         /* NULL: unknown */
 	struct ldcache cache;
 	int cache_state;       /* 0 not loaded, 1 loaded, -1 unavailable */
+	bool arch32;           /* a selected feature has libraries32 */
 };
 
 static void plan_push(struct vctx *c, struct plan_item *n)
@@ -157,12 +158,13 @@ static int load_cache(struct vctx *c)
 }
 
 /* A bare library name, "NAME" or "PREFIX*": every entry of the host's
- * architecture the cache has for it, as ldconfig -p lists them. */
+ * architecture the cache has for it, as ldconfig -p lists them (and of its
+ * 32-bit one, when a selected feature has libraries32). */
 static void add_library(struct vctx *c, const char *name)
 {
 	size_t len = strlen(name);
 	bool prefix = len > 0 && name[len - 1] == '*';
-	int32_t host = ldcache_host_flags();
+	int32_t host = ldcache_host_flags(), host32 = c->arch32 ? ldcache_host32_flags() : -1;
 	bool any = false;
 
 	if (load_cache(c) < 0)
@@ -173,7 +175,7 @@ static void add_library(struct vctx *c, const char *name)
 		const struct ldcache_entry *e = &c->cache.e[i];
 		bool match = prefix ? strncmp(e->key, name, len) == 0 : strcmp(e->key, name) == 0;
 
-		if (match && e->flags == host && e->value[0] == '/') {
+		if (match && (e->flags == host || (host32 >= 0 && e->flags == host32)) && e->value[0] == '/') {
 			add_existing(c, KIND_LIBRARIES, e->value);
 			any = true;
 		}
@@ -533,6 +535,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 
 	if (vendor_select_features(v, sel->features, selected, err) < 0)
 		goto out;
+	for (size_t f = 0; f < v->nfeatures; f++)
+		c.arch32 |= selected[f] && v->features[f].libraries32;
 	if (sel->container && v->proc_view) {
 		p->views = xreallocarray(p->views, p->nviews + 1, sizeof(*p->views));
 		p->views[p->nviews] = (struct plan_view){ .vendor = v };

@@ -38,6 +38,10 @@ setup_file() {
 	"$BATS_TEST_DIRNAME/fixtures/chroot.sh" "$IMG/rootfs"
 	# a small program per API (dlopen and init), the image's own
 	gcc -O1 -o "$IMG/api-probe" "$BATS_TEST_DIRNAME/fixtures/api-probe.c" -ldl
+	gcc -m32 -O1 -o "$IMG/api-probe32" "$BATS_TEST_DIRNAME/fixtures/api-probe.c" -ldl
+	# 535 with its 32-bit libraries (i386 added to the root's dpkg)
+	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/i386" bookworm nvidia-smi libcuda1 libnvidia-ml1 \
+		libcuda1:i386 libnvidia-ml1:i386
 	# AMD's and Intel's userspace, which their images carry, from Debian 12
 	"$BATS_TEST_DIRNAME/fixtures/debian-nvidia.sh" "$NVR/gpu" bookworm $GPU_USERSPACE
 	# a host with two AMD GPUs, an Intel iGPU and a Gaudi, in sysfs
@@ -244,11 +248,20 @@ probe_run() {
 	esac
 }
 
-# probe_script PROBES [SMI]: what runs in the container and in the chroot:
-# each API's probe, nvidia-smi (SMI set), and ldd of every injected ELF
-# (/probe-files), each unresolved name said
+# put_probe ROOT FEATURES: the probe programs into ROOT, and the files
+# `ocidec list` gives for nvidia's FEATURES from driver root $dr
+put_probe() {
+	cp "$IMG/api-probe" "$1/probe"
+	cp "$IMG/api-probe32" "$1/probe32"
+	"$OCIDEC" list -c "$CFG" --features "$2" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$1/probe-files"
+}
+
+# probe_script PROBES [SMI [PROBES32]]: what runs in the container and in
+# the chroot: each API's probe (PROBES32: the 32-bit program's too),
+# nvidia-smi (SMI set), and ldd of every injected ELF (/probe-files), each
+# unresolved name said
 probe_script() {
-	echo "cd /; /probe $1; ${2:+nvidia-smi 2>&1 | head -n 1}"'
+	echo "cd /; /probe $1; ${2:+nvidia-smi 2>&1 | head -n 1;} ${3:+/probe32 $3 | sed 's/^/32-bit /'}"'
 		n=0
 		while read -r f; do
 			[ -e "$f" ] || { echo "missing $f"; continue; }
@@ -259,7 +272,7 @@ probe_script() {
 		echo "ldd: $n ELF files"'
 }
 
-@test "each capability's APIs (CUDA, NVML, OpenCL, NVENC, NVDEC, VDPAU, Vulkan, EGL, GLX, OptiX, Xorg, NGX) and nvidia-smi fail in the container as in a chroot of the driver root, under the hook, the shim, CDI and podman; ldd of every injected ELF as there; docs/vendor-probes.md is this table (issue 24)" {
+@test "each capability's APIs (CUDA, NVML, OpenCL, NVENC, NVDEC, VDPAU, Vulkan, EGL, GLX, OptiX, Xorg, NGX; CUDA and NVML in 32 bits for compat32) and nvidia-smi fail in the container as in a chroot of the driver root, under the hook, the shim, CDI and podman; ldd of every injected ELF as there; docs/vendor-probes.md is this table (issue 24)" {
 	declare -A probes=([utility]=nvml [compute]="cuda opencl" [video]="nvenc nvcuvid vdpau"
 		[graphics]="vulkan egl glx optix" [display]=xorg [ngx]=ngx)
 	table=$BATS_TEST_TMPDIR/probes.md
@@ -269,26 +282,30 @@ probe_script() {
 	} >"$table"
 	bad=()
 	for layout in "full:535, Debian's layout:utility compute video graphics display ngx" \
-		"trixie:550, Debian's layout:utility compute" "flat:535, flat (.run, driver containers):utility compute"; do
+		"trixie:550, Debian's layout:utility compute" "flat:535, flat (.run, driver containers):utility compute" \
+		"i386:535 with its 32-bit libraries:utility,compute,compat32"; do
 		IFS=: read -r suite what caps <<<"$layout"
 		dr=$NVR/$suite
 		img=$(image_of "$suite")
 		sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
 		for cap in $caps; do
-			want=${probes[$cap]}
+			want= smi= want32=
+			for c in ${cap//,/ }; do
+				[ "$c" = compat32 ] || want="$want ${probes[$c]}"
+				[ "$c" != utility ] || smi=1
+			done
 			[ "$suite" = full ] || want=${want/opencl/}   # only the full set has the OpenCL ICD
-			"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$dr/probe-files"
-			cp "$IMG/api-probe" "$dr/probe"
-			smi=$([ "$cap" = utility ] && echo 1 || true)
-			ref=$(host_run "$dr" "$(probe_script "$want" "$smi")")
-			rm -f "$dr/probe" "$dr/probe-files"
+			[[ $cap != *compat32* ]] || want32=$want
+			script=$(probe_script "$want" "$smi" "$want32")
+			put_probe "$dr" "$cap"
+			ref=$(host_run "$dr" "$script")
+			rm -f "$dr/probe" "$dr/probe32" "$dr/probe-files"
 			row="| $what | $cap | $(sed 's/\x1b\[[0-9;]*m//g; s/$/<br>/' <<<"$ref" | tr -d '\n' | sed 's/<br>$//') |"
 			for engine in hook shim cdi podman; do
-				cp "$IMG/api-probe" "$img/probe"
-				"$OCIDEC" list -c "$CFG" --features "$cap" nvidia | sed -n "s|^$dr||p" | grep -v '^/dev/' >"$img/probe-files"
-				got=$(CDI_VENDOR=nvidia CDI_FEATURES=$cap CDI_DEVICE=all probe_run $engine "$img" "$(probe_script "$want" "$smi")" \
+				put_probe "$img" "$cap"
+				got=$(CDI_VENDOR=nvidia CDI_FEATURES=$cap CDI_DEVICE=all probe_run $engine "$img" "$script" \
 					NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES="$cap")
-				rm -f "$img/probe" "$img/probe-files"
+				rm -f "$img/probe" "$img/probe32" "$img/probe-files"
 				compare "$what $cap $engine"
 			done
 			echo "$row" >>"$table"
