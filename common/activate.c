@@ -529,6 +529,52 @@ static char *mounted_devices(const struct vendor *v, const struct strv *mounts)
 	return res;
 }
 
+/* The image's requirements on vendor V's driver (require.h) into OUT:
+ * every requirements_env variable's value, and for a legacy image (the
+ * legacy variable set, PREFIX"CUDA" not) cuda>=ITS MAJOR.MINOR; none when
+ * the disable variable is true, as strconv.ParseBool reads it. -1 (ERR): a
+ * legacy version that is none, or more than 64 requirements. */
+static int requirements(const struct vendor *v, const struct strv *env, struct strv *out, struct oerr *err)
+{
+	const char *off = v->requirements_disable_env ? oci_env(env, v->requirements_disable_env) : NULL;
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+	size_t pl = v->requirements_env ? strlen(v->requirements_env) : 0;
+	_cleanup_free_ char *cuda_var = NULL;
+	const char *legacy;
+
+	if (!pl)
+		return 0;
+	for (size_t i = 0; off && i < ARRAY_SIZE(yes); i++)
+		if (strcmp(off, yes[i]) == 0) {
+			log_info("%s: %s=%s: the image's requirements are not checked", v->name,
+				 v->requirements_disable_env, off);
+			return 0;
+		}
+	for (size_t i = 0; i < env->n; i++) {
+		const char *e = env->v[i], *eq = strchr(e, '=');
+
+		if (strncmp(e, v->requirements_env, pl) != 0 || !eq || !eq[1] ||
+		    (eq - e == (ptrdiff_t)pl + 7 && strncmp(e + pl, "JETPACK", 7) == 0))
+			continue;
+		if (out->n == 64)
+			return oerr_set(err, 0, "%s: more than 64 %s* requirements", v->name, v->requirements_env);
+		strv_push(out, eq + 1);
+	}
+	cuda_var = xconcat(v->requirements_env, "CUDA");
+	legacy = v->requirements_legacy_env ? oci_env(env, v->requirements_legacy_env) : NULL;
+	if (legacy && *legacy && !oci_env(env, cuda_var)) {
+		char *end;
+		unsigned long major = strtoul(legacy, &end, 10), minor = 0;
+
+		if (end == legacy || (*end && *end != '.'))
+			return oerr_set(err, 0, "%s: %s=%.64s is no version", v->name, v->requirements_legacy_env, legacy);
+		if (*end == '.')
+			minor = strtoul(end + 1, NULL, 10);
+		strv_push_owned(out, xasprintf("cuda>=%lu.%lu", major, minor));
+	}
+	return 0;
+}
+
 /* FEAT (taken) less the features an unprivileged container may not ask for. */
 static char *allowed_features(const struct vendor *v, char *feat)
 {
@@ -655,6 +701,10 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		if (!oc->cap_sys_admin)
 			act[n].features = allowed_features(v, act[n].features);
 		act[n].source = xasprintf("%s %s", source_name(src), var);
+		if (requirements(v, &oc->env, &act[n].requires, err) < 0) {
+			activation_free(act, (size_t)n + 1);
+			return -1;
+		}
 		n++;
 	}
 	return n;
@@ -666,6 +716,7 @@ void activation_free(struct activation *a, size_t n)
 		free(a[i].devices);
 		free(a[i].features);
 		free(a[i].source);
+		strv_free(&a[i].requires);
 	}
 }
 

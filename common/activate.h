@@ -24,6 +24,7 @@ struct activation {
 	char *devices;       /* "all", "none", or indices "0,2" */
 	char *features;      /* NULL: driver_feature */
 	char *source;        /* "env OCI_NVIDIA", "annotation ocidec.io/nvidia": for logs */
+	struct strv requires; /* the image's requirement expressions (requirements_env) */
 };
 
 /* Fill ACT (array of cfg->n) with the active vendors; returns their number

@@ -367,16 +367,31 @@ static int s_pci_uuid(struct parse *p, const char *key, const char *value, int l
 	return 1;
 }
 
-/* activation_flag and feature_env: an environment variable's name */
+/* cuda_version_library: a bare library name, as the cache has it */
+static int s_library_name(struct parse *p, const char *key, const char *value, int line)
+{
+	if (!*value || strchr(value, '/') || item_problem("libraries", value))
+		return perr(p, line, "%s must be a library's name (libcuda.so.1)", key);
+	p->v->cuda_version_library = xstrdup(value);
+	return 1;
+}
+
+/* activation_flag, feature_env, requirements_env and its kin: an
+ * environment variable's name */
 static int s_env_name(struct parse *p, const char *key, const char *value, int line)
 {
 	bool flag = strcmp(key, "activation_flag") == 0;
+	char **to = flag ? &p->v->activation_flag
+		    : strcmp(key, "feature_env") == 0 ? &p->v->feature_env
+		    : strcmp(key, "requirements_env") == 0 ? &p->v->requirements_env
+		    : strcmp(key, "requirements_disable_env") == 0 ? &p->v->requirements_disable_env
+		    : &p->v->requirements_legacy_env;
 
 	if (flag && !*value)
 		return perr(p, line, "activation_flag is empty");
 	if (!valid_env_name(value))
 		return perr(p, line, "%s '%s' is not an environment variable name", key, value);
-	*(flag ? &p->v->activation_flag : &p->v->feature_env) = xstrdup(value);
+	*to = xstrdup(value);
 	return 1;
 }
 
@@ -520,6 +535,10 @@ static const struct key_def {
 	KEY("unprivileged_features", SEC_VENDOR, 0, NULL, l_unprivileged_features),
 	KEY("env_needs_cap_sys_admin", SEC_VENDOR, 0, s_bool, NULL),
 	KEY("feature_env", SEC_VENDOR, 0, s_env_name, NULL),
+	KEY("requirements_env", SEC_VENDOR, 0, s_env_name, NULL),
+	KEY("requirements_disable_env", SEC_VENDOR, 0, s_env_name, NULL),
+	KEY("requirements_legacy_env", SEC_VENDOR, 0, s_env_name, NULL),
+	KEY("cuda_version_library", SEC_VENDOR, 0, s_library_name, NULL),
 	KEY("driver_feature", SEC_VENDOR, 0, NULL, l_driver_feature),
 	KEY("driver_root", SEC_VENDOR, 0, s_driver_root, NULL),
 	KEY("per_device_nodes", SEC_VENDOR, 0, NULL, l_per_device_nodes),
@@ -630,6 +649,10 @@ static void vendor_free(struct vendor *v)
 	strv_free(&v->activation_aliases);
 	free(v->annotation);
 	free(v->feature_env);
+	free(v->requirements_env);
+	free(v->requirements_disable_env);
+	free(v->requirements_legacy_env);
+	free(v->cuda_version_library);
 	free(v->device_uuids);
 	strv_free(&v->pci_devices);
 	strv_free(&v->pci_classes);

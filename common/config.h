@@ -63,6 +63,12 @@ struct vendor {
 	struct strv activation_aliases; /* more env vars that activate, after activation_flag */
 	char *annotation;           /* activates and selects, wins over env; default ocidec.io/NAME */
 	char *feature_env;          /* env var naming the features ("all" allowed) */
+	char *requirements_env;     /* prefix of the env vars holding the image's
+				     * requirements (NVIDIA_REQUIRE_, require.h) */
+	char *requirements_disable_env; /* true: no check (NVIDIA_DISABLE_REQUIRE) */
+	char *requirements_legacy_env;  /* VERSION: cuda>=MAJOR.MINOR when PREFIX"CUDA"
+					 * is unset (CUDA_VERSION) */
+	char *cuda_version_library; /* the library whose text gives "cuda" (libcuda.so.1) */
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */

@@ -33,7 +33,8 @@ int container_plan(struct container *c, const char *id, struct oerr *err)
 {
 	for (int i = 0; i < c->nact; i++) {
 		const struct activation *a = &c->act[i];
-		struct plan_select sel = { .features = a->features, .devices = a->devices, .container = true };
+		struct plan_select sel = { .features = a->features, .devices = a->devices, .container = true,
+					   .requires = &a->requires };
 
 		vendor_log_level(a->v);
 		log_info("%s: active (%s), devices %s, features %s", a->v->name, a->source, a->devices,

@@ -1,6 +1,7 @@
 /* plan.c: see plan.h. */
 #include "common/plan.h"
 #include "common/procview.h"
+#include "common/require.h"
 #include "common/activate.h"
 #include "common/ldcache.h"
 #include "common/log.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -525,6 +527,61 @@ static void add_bus_devices(struct vctx *c, const bool *selected, const char *de
 	strv_free(&buses);
 }
 
+/* The driver's CUDA version, from the text of cuda_version_library (the
+ * driver root's, through its cache), read, never run; NULL: unknown */
+static char *cuda_version(struct vctx *c)
+{
+	const char *name = c->v->cuda_version_library;
+	char *version = NULL;
+
+	if (!name || load_cache(c) < 0)
+		return NULL;
+	for (size_t i = 0; i < c->cache.n && !version; i++) {
+		const struct ldcache_entry *e = &c->cache.e[i];
+		_cleanup_close_ int pfd = -1, fd = -1;
+		struct stat st;
+		void *map;
+
+		if (strcmp(e->key, name) != 0 || e->flags != ldcache_host_flags() || e->value[0] != '/')
+			continue;
+		pfd = root_open(c->rootfd, e->value, O_PATH);
+		fd = pfd < 0 ? -1 : reopen_regular(c->rootfd, pfd, &st);
+		if (fd < 0 || st.st_size <= 0 || st.st_size > (off_t)1 << 30)
+			continue;
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			continue;
+		version = require_cuda_version(map, (size_t)st.st_size);
+		munmap(map, (size_t)st.st_size);
+	}
+	return version;
+}
+
+/* Each of the image's requirements holds, or the plan fails (ERR: which,
+ * what the driver is, how to skip the check) */
+static int check_requirements(struct vctx *c, const struct strv *reqs, struct oerr *err)
+{
+	_cleanup_free_ char *cuda = cuda_version(c);
+	struct require_props props = { cuda, c->version };
+	const struct vendor *v = c->v;
+
+	for (size_t i = 0; i < reqs->n; i++) {
+		_cleanup_free_ char *why = NULL;
+		int r = require_eval(reqs->v[i], &props, &why);
+
+		if (r == 1)
+			continue;
+		return oerr_set(err, 0, "%s: %s%.256s (the driver: cuda %s, driver %s)%s%s%s", v->name,
+				r == 0 ? "unsatisfied condition: " : "cannot check a condition: ", why, cuda ? cuda : "unknown",
+				c->version ? c->version : "unknown", v->requirements_disable_env ? "; " : "",
+				v->requirements_disable_env ? v->requirements_disable_env : "",
+				v->requirements_disable_env ? "=true skips the check" : "");
+	}
+	log_debug("%s: the image's %zu requirements hold (cuda %s, driver %s)", v->name, reqs->n,
+		  cuda ? cuda : "unknown", c->version ? c->version : "unknown");
+	return 0;
+}
+
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
@@ -558,6 +615,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		goto out;
 	}
 	c.version = read_version(v);
+	if (sel->requires && sel->requires->n && check_requirements(&c, sel->requires, err) < 0)
+		goto out;
 	/* Devices first: the feature lists, then the selected per-device nodes. */
 	for (int k = 0; k < KIND_COUNT; k++) {
 		for (size_t f = 0; f < v->nfeatures; f++) {

@@ -54,6 +54,8 @@ struct plan_select {
 				* that does not exist fails it, finding nothing warns */
 	bool nodes_only;       /* only the per-device nodes DEVICES selects (cdi: one
 				* device's own edits) */
+	const struct strv *requires; /* the image's requirements (require.h): one
+				      * that does not hold fails the plan */
 };
 
 /* Add vendor V's items for SEL to P. Nonexistent paths are skipped (debug

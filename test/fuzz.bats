@@ -83,3 +83,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# ldconf: stat::number_of_executed_units: 200000$'
 }
+
+@test "the image's requirement expressions (NVIDIA_REQUIRE_*) and libcuda's version text survive 300000 fuzzed inputs" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 require
+	assert_success
+	assert_line --regexp '^# require: stat::number_of_executed_units: 300000$'
+}

@@ -345,3 +345,60 @@ probe_script() {
 	run doc_table amd-intel "$table"
 	assert_success
 }
+
+# req_run ENGINE SUITE ENV...: a container of the Debian image given NVIDIA
+# from driver root SUITE with ENV, under runc and the hook or the shim: its
+# output and status (run)
+req_run() {
+	local engine=$1 suite=$2
+	shift 2
+	# no kernel module here: the driver's version is its userspace's
+	ver=$(cd "$NVR/$suite/usr/lib/x86_64-linux-gnu/nvidia/current" && ls libcuda.so.*.* | sed 's/^libcuda\.so\.//')
+	sed "s|^driver_root = /$|driver_root = $NVR/$suite|; s|^version_file = .*|version = $ver|" \
+		"$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+	rm -rf "$IMG/run" && cp -al "$IMG/rootfs" "$IMG/run"
+	HOOK=$([ "$engine" = hook ] && echo "$OCIDEC ocidec-hook -c $CFG prestart") "$FIXTURES/bundle.sh" "$B" \
+		NVIDIA_VISIBLE_DEVICES=all "$@" -- sh -c 'echo started' >/dev/null
+	ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+	if [ "$engine" = hook ]; then
+		run bash -c "cd '$B' && runc run '$ID' 2>&1"
+		runc delete -f "$ID" >/dev/null 2>&1 || true
+	else
+		run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
+		runc --root "$BATS_TEST_TMPDIR/rr" delete -f "$ID" >/dev/null 2>&1 || true
+	fi
+}
+
+@test "NVIDIA_REQUIRE_*: cuda>=99.0 on 535 is refused naming the condition, cuda>=12.0 brand=tesla starts, NVIDIA_DISABLE_REQUIRE=1 starts the first; a legacy CUDA_VERSION=12.4 image is refused on 535 (CUDA 12.2) and starts on 550 (12.4); the versions read from Debian's libcuda; under the hook and the shim (issue 25)" {
+	for engine in hook shim; do
+		req_run $engine bookworm "NVIDIA_REQUIRE_CUDA=cuda>=99.0"
+		assert_failure
+		assert_output --partial "nvidia: unsatisfied condition: cuda>=99.0 (the driver: cuda 12.2, driver 535."
+		assert_output --partial "NVIDIA_DISABLE_REQUIRE=true skips the check"
+		refute_output --partial started
+		req_run $engine bookworm "NVIDIA_REQUIRE_CUDA=cuda>=12.0 brand=tesla"
+		assert_success
+		assert_output started
+		req_run $engine bookworm "NVIDIA_REQUIRE_CUDA=cuda>=99.0" NVIDIA_DISABLE_REQUIRE=1
+		assert_success
+		assert_output started
+		req_run $engine bookworm CUDA_VERSION=12.4.1
+		assert_failure
+		assert_output --partial "nvidia: unsatisfied condition: cuda>=12.4 (the driver: cuda 12.2"
+		req_run $engine trixie CUDA_VERSION=12.4.1
+		assert_success
+		assert_output started
+		# NVIDIA's alternatives: a term holds, or a Tesla's older branch; the driver's own version
+		req_run $engine bookworm "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=535,driver<536"
+		assert_success
+		req_run $engine bookworm "NVIDIA_REQUIRE_DRIVER=driver>=550"
+		assert_failure
+		assert_output --partial "nvidia: unsatisfied condition: driver>=550 (the driver: cuda 12.2, driver 535."
+		req_run $engine bookworm "NVIDIA_REQUIRE_CUDA=cuda>12.x"
+		assert_failure
+		assert_output --partial "nvidia: cannot check a condition: 'cuda>12.x' is no condition (PROPERTY OP VERSION, as cuda>=12.0)"
+	done
+	# a container that asks for no GPU is never checked
+	req_run hook bookworm "NVIDIA_REQUIRE_CUDA=cuda>=99.0" NVIDIA_VISIBLE_DEVICES=void
+	assert_success
+}

@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -86,6 +86,12 @@ if [ ! -d "$seeds/ldconf" ]; then
 	mkdir -p "$seeds/ldconf"
 	printf 'include /etc/ld.so.conf.d/*.conf\n/usr/local/lib\0/opt/lib\ninclude /etc/ld.so.conf\0include ../*.conf\n/lib/../opt\n' >"$seeds/ldconf/includes"
 	printf '# comment\n/usr/lib/x86_64-linux-gnu\n  /lib64  \nhwcap 1 tls\n' >"$seeds/ldconf/plain"
+fi
+if [ ! -d "$seeds/require" ]; then
+	mkdir -p "$seeds/require"
+	printf 'cuda>=12.2 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471' >"$seeds/require/cuda-image"
+	printf 'cuda>=99.0' >"$seeds/require/high"
+	printf 'xx Cuda compilation tools, release %%d.%%d, yy Cuda compilation tools, release 12.4, V12.4.131' >"$seeds/require/libcuda"
 fi
 # scratch trees of the targets that need files (ldconf), gone at the end
 OCIDEC_FUZZ_TMP=$(mktemp -d /dev/shm/ocidec-fuzz.XXXXXX 2>/dev/null || mktemp -d)
