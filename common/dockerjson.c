@@ -9,6 +9,24 @@
 
 #define DAEMON_JSON "/etc/docker/daemon.json"
 
+/* How many members of OBJ are named NAME (a hand-edited file may repeat
+ * one; Docker, reading it with Go's encoding/json, takes the last) */
+static int members_named(const cJSON *obj, const char *name)
+{
+	int n = 0;
+
+	for (const cJSON *c = obj ? obj->child : NULL; c; c = c->next)
+		n += c->string && strcmp(c->string, name) == 0;
+	return n;
+}
+
+/* Every member of OBJ named NAME gone */
+static void delete_all(cJSON *obj, const char *name)
+{
+	while (cJSON_GetObjectItemCaseSensitive(obj, name))
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, name);
+}
+
 char *docker_json_merge(const char *text, const char *name, const char *path, struct oerr *err)
 {
 	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *rt, *want;
@@ -28,21 +46,22 @@ char *docker_json_merge(const char *text, const char *name, const char *path, st
 	if (path) {
 		want = cJSON_CreateObject();
 		cJSON_AddStringToObject(want, "path", path);
-		if (rt && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, name), want, true)) {
+		if (rt && members_named(rt, name) == 1 &&
+		    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(rt, name), want, true)) {
 			cJSON_Delete(want);
 			cJSON_Delete(j);
 			return xstrdup(text);
 		}
 		if (!rt)
 			rt = cJSON_AddObjectToObject(j, "runtimes");
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
+		delete_all(rt, name);
 		cJSON_AddItemToObject(rt, name, want);
 	} else {
 		if (!rt || !cJSON_GetObjectItemCaseSensitive(rt, name)) {
 			cJSON_Delete(j);
 			return xstrdup(text ? text : "");
 		}
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, name);
+		delete_all(rt, name);
 		if (!rt->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
 	}

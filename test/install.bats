@@ -117,6 +117,22 @@ snapshot() {
 	assert_file_not_exists "$H/etc/containerd/config.toml.ocidec-orig"
 }
 
+@test "install: a daemon.json that repeats ocidec's runtime (a hand edit; Docker takes the last) ends with one; --uninstall gives the file back (fuzzing found it)" {
+	printf '{"runtimes": {"ocidec": {"path": "/old"}, "other": {"path": "/usr/bin/other-runtime"}, "ocidec": {"path": "/older"}}}\n' \
+		>"$H/etc/docker/daemon.json"
+	cp "$H/etc/docker/daemon.json" "$BATS_TEST_TMPDIR/orig"
+	ocidec install "${ALL[@]}" >/dev/null
+	run grep -c '"ocidec"' "$H/etc/docker/daemon.json"
+	assert_output 1
+	run ocidec install "${ALL[@]}"
+	assert_success
+	run grep -c '"ocidec"' "$H/etc/docker/daemon.json"
+	assert_output 1
+	# the administrator's own file back, as it was
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	cmp "$BATS_TEST_TMPDIR/orig" "$H/etc/docker/daemon.json"
+}
+
 @test "install on a host without daemon.json or config.toml: both made, and removed again" {
 	rm -r "$H/etc/docker" "$H/etc/containerd"
 	snapshot >"$BATS_TEST_TMPDIR/before"

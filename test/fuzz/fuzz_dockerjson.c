@@ -26,7 +26,8 @@ static char *without_ours(const char *text, int emptied)
 	}
 	rt = cJSON_GetObjectItemCaseSensitive(j, "runtimes");
 	if (cJSON_IsObject(rt)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(rt, "ocidec");
+		while (cJSON_GetObjectItemCaseSensitive(rt, "ocidec"))  /* every one: a file may repeat it */
+			cJSON_DeleteItemFromObjectCaseSensitive(rt, "ocidec");
 		if (emptied && !rt->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
 	}

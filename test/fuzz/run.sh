@@ -78,6 +78,7 @@ if [ ! -d "$seeds/dockerjson" ]; then
 	printf '{\n  "log-level": "warn",\n  "default-ulimits": {"memlock": {"Name": "memlock", "Hard": 18446744073709551615, "Soft": -1}},\n  "runtimes": {"other": {"path": "/usr/bin/other"}, "ocidec": {"path": "/old"}}\n}\n' \
 		>"$seeds/dockerjson/daemon"
 	printf '{"runtimes": {}}' >"$seeds/dockerjson/empty-runtimes"
+	printf '{"runtimes": {"ocidec": {"path": "/a"}, "x": {}, "ocidec": {"path": "/b"}}}' >"$seeds/dockerjson/repeated"
 	cp "$seeds/ociconfig/runc-spec" "$seeds/shimedit/"
 	printf '{"linux": {"devices": [{"path": "/dev/demo1", "type": "c", "major": 9, "minor": 9}]}, "process": {"rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551615}]}}' \
 		>"$seeds/shimedit/image-device"
