@@ -17,6 +17,7 @@
 #include "common/procview.h"
 #include "common/rootpath.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 const char cdi_hook_usage[] =
 	"usage: ocidec cdi-hook [--library PATH]... [--symlink PATH::TEXT]...\n"
 	"                       [--proc-view DIR [--proc-set 'FILE NAME: VALUE'] [--proc-entry E]...]...\n"
+	"                       [--cuda-compat DIR --host-driver-version V]\n"
 	"                       [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
 	"\n"
 	"The hook of a CDI spec (ocidec cdi) and of the runtime shim's edits, at\n"
@@ -43,6 +45,9 @@ const char cdi_hook_usage[] =
 	"                        in the view, line NAME of FILE reads VALUE\n"
 	"  --proc-entry ENTRY    the directory ENTRY under the view is shown (a\n"
 	"                        selected device's); every other entry is hidden\n"
+	"  --cuda-compat DIR     CUDA's compat libraries in the image: first in the\n"
+	"                        cache when DIR's libcuda.so.MAJOR.x is newer than\n"
+	"  --host-driver-version V  the host driver's version V\n"
 	"  -l, --log FILE        also append messages to FILE\n"
 	"      --syslog SOCKET   warnings and errors also to this system log socket\n"
 	"                        (default " SYSLOG_DEFAULT "; none: not)\n"
@@ -131,6 +136,8 @@ APPLET_MAIN(cdi_hook)
 		{ "proc-view", required_argument, NULL, 'V' },
 		{ "proc-set", required_argument, NULL, 'E' },
 		{ "proc-entry", required_argument, NULL, 'G' },
+		{ "cuda-compat", required_argument, NULL, 'U' },
+		{ "host-driver-version", required_argument, NULL, 'H' },
 		{ 0 },
 	};
 	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = { 0 };
@@ -159,6 +166,16 @@ APPLET_MAIN(cdi_hook)
 			if ((bad = add_proc(&ce, o, optarg)))
 				return applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" : o == 'E' ? "set" : "entry",
 							  optarg, bad);
+			break;
+		case 'U':
+			if (optarg[0] != '/' || strstr(optarg, ".."))
+				return applet_usage_error("--cuda-compat %s: not an absolute path", optarg);
+			ce.compat_dir = optarg;
+			break;
+		case 'H':
+			if (!isdigit((unsigned char)optarg[0]))
+				return applet_usage_error("--host-driver-version %s: not a version", optarg);
+			ce.compat_host = optarg;
 			break;
 		case 'Y':
 			if (add_link(&ce, optarg) < 0)

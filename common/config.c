@@ -345,14 +345,16 @@ static int s_version(struct parse *p, const char *key, const char *value, int li
 	return 1;
 }
 
-/* version_file, device_uuids (a glob): an absolute path */
+/* version_file, device_uuids (a glob), cuda_compat_dir: an absolute path */
 static int s_abs_path(struct parse *p, const char *key, const char *value, int line)
 {
 	bool glob = strcmp(key, "device_uuids") == 0;
+	char **to = glob ? &p->v->device_uuids
+		    : strcmp(key, "cuda_compat_dir") == 0 ? &p->v->cuda_compat_dir : &p->v->version_file;
 
-	if (value[0] != '/' || has_dot_component(value))
+	if (value[0] != '/' || has_dot_component(value) || (!glob && strpbrk(value, "*?[")))
 		return perr(p, line, "%s must be an absolute path%s", key, glob ? " (glob)" : "");
-	*(glob ? &p->v->device_uuids : &p->v->version_file) = xstrdup(value);
+	*to = xstrdup(value);
 	return 1;
 }
 
@@ -539,6 +541,7 @@ static const struct key_def {
 	KEY("requirements_disable_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("requirements_legacy_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("cuda_version_library", SEC_VENDOR, 0, s_library_name, NULL),
+	KEY("cuda_compat_dir", SEC_VENDOR, 0, s_abs_path, NULL),
 	KEY("driver_feature", SEC_VENDOR, 0, NULL, l_driver_feature),
 	KEY("driver_root", SEC_VENDOR, 0, s_driver_root, NULL),
 	KEY("per_device_nodes", SEC_VENDOR, 0, NULL, l_per_device_nodes),
@@ -653,6 +656,7 @@ static void vendor_free(struct vendor *v)
 	free(v->requirements_disable_env);
 	free(v->requirements_legacy_env);
 	free(v->cuda_version_library);
+	free(v->cuda_compat_dir);
 	free(v->device_uuids);
 	strv_free(&v->pci_devices);
 	strv_free(&v->pci_classes);

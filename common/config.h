@@ -69,6 +69,8 @@ struct vendor {
 	char *requirements_legacy_env;  /* VERSION: cuda>=MAJOR.MINOR when PREFIX"CUDA"
 					 * is unset (CUDA_VERSION) */
 	char *cuda_version_library; /* the library whose text gives "cuda" (libcuda.so.1) */
+	char *cuda_compat_dir;      /* in the image: CUDA's forward-compatible libcuda
+				     * (/usr/local/cuda/compat), preferred when newer */
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */

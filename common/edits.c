@@ -52,6 +52,8 @@ void edits_libdir_add(struct strv *dirs, const char *library)
 void edits_build(const struct plan *p, struct edits *e)
 {
 	memset(e, 0, sizeof(*e));
+	e->compat_dir = p->compat_dir;
+	e->compat_host = p->compat_host;
 	e->views = p->views;
 	e->nviews = p->nviews;
 	e->mounts = xcalloc(p->n ? p->n : 1, sizeof(*e->mounts));
@@ -281,6 +283,12 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 		_cleanup_free_ char *l = xasprintf("%s::%s", e->links[i].path, e->links[i].text);
 		add_str(args, NULL, "--symlink");
 		add_str(args, NULL, l);
+	}
+	if (e->compat_dir && e->libdirs.n) {
+		add_str(args, NULL, "--cuda-compat");
+		add_str(args, NULL, e->compat_dir);
+		add_str(args, NULL, "--host-driver-version");
+		add_str(args, NULL, e->compat_host);
 	}
 	for (size_t i = 0; i < e->nviews; i++) {
 		const struct vendor *v = e->views[i].vendor;

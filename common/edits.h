@@ -60,6 +60,8 @@ struct edits {
 	struct edit_device *devices;
 	size_t ndevices;
 	struct strv libdirs;         /* for the container's cache, in order */
+	const char *compat_dir;      /* CUDA's compat directory in the image, and */
+	const char *compat_host;     /* the host driver's version (the plan's) */
 	const struct plan_view *views; /* proc views (the plan's), procview.h */
 	size_t nviews;
 };

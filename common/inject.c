@@ -7,8 +7,11 @@
 #include "common/edits.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
+#include "common/rootfile.h"
 #include "common/rootpath.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -417,22 +420,97 @@ static int enter_container(const struct inject_opts *o, struct oerr *err)
 	return rootfd;
 }
 
-/* The container's cache, and the drop-ins that keep it through the
- * image's own ldconfig. */
-static int update_cache(int rootfd, const struct strv *libdirs, struct oerr *err)
+#define COMPAT_DROPIN "/etc/ld.so.conf.d/00-compat-ocidec.conf"
+
+/* CUDA forward compatibility: the image's DIR holds exactly one
+ * libcuda.so.MAJOR.x (a regular file, found inside the rootfs) whose MAJOR
+ * is greater than the host driver's (HOST: "535.261.03"), as NVIDIA's
+ * enable-cuda-compat decides. Only the image's own directory, named by the
+ * vendor config: never a path the container's env gives. */
+static bool compat_newer(int rootfd, const char *dir, const char *host)
 {
-	struct ldconfig lc = {
-		.rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache",
-		.dirs = libdirs->v, .ndirs = libdirs->n,
-	};
+	_cleanup_close_ int dfd = dir ? root_open(rootfd, dir, O_RDONLY | O_DIRECTORY) : -1;
+	unsigned long found = 0, hostmajor = host ? strtoul(host, NULL, 10) : 0;
+	int n = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (dfd < 0 || !hostmajor || !(d = fdopendir(dfd)))
+		return false;
+	dfd = -1;  /* the DIR owns it */
+	while ((de = readdir(d)) && n < 2) {
+		const char *v = de->d_name + strlen("libcuda.so.");
+		char *end;
+		unsigned long major;
+		struct stat st;
+
+		if (strncmp(de->d_name, "libcuda.so.", strlen("libcuda.so.")) != 0 || !isdigit((unsigned char)*v) ||
+		    !strchr(v, '.') || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		major = strtoul(v, &end, 10);
+		if (*end != '.')
+			continue;
+		found = major;
+		n++;
+	}
+	closedir(d);
+	if (n != 1) {
+		if (n > 1)
+			log_warn("%s: more than one libcuda.so.MAJOR.x: CUDA's compat libraries not used", dir);
+		return false;
+	}
+	log_debug("%s: libcuda %lu, the host driver's %lu: %s", dir, found, hostmajor,
+		  found > hostmajor ? "the compat libraries first" : "the host's");
+	return found > hostmajor;
+}
+
+/* The container's cache, and the drop-ins that keep it through the
+ * image's own ldconfig; CUDA's compat directory first when it is newer
+ * than the host driver (a drop-in that sorts before the others keeps it
+ * first for the image's ldconfig too). */
+static int update_cache(int rootfd, const struct strv *libdirs, const char *compat_dir, const char *compat_host,
+			struct oerr *err)
+{
+	struct strv dirs = { 0 };
+	struct ldconfig lc = { .rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache" };
+	bool compat;
+	int r = -1;
 
 	if (!libdirs->n)
 		return 0;
-	if (ldconfig_add(&lc, err) < 0)
-		return oerr_prefix(err, "the container's ld.so.cache");
-	if (ldconfig_dropin(&lc, err) < 0)
-		return oerr_prefix(err, "the container's /etc/ld.so.conf.d");
-	return 0;
+	compat = compat_newer(rootfd, compat_dir, compat_host);
+	if (compat)
+		strv_push(&dirs, compat_dir);
+	for (size_t i = 0; i < libdirs->n; i++)
+		if (!strv_contains(&dirs, libdirs->v[i]))
+			strv_push(&dirs, libdirs->v[i]);
+	lc.dirs = dirs.v;
+	lc.ndirs = dirs.n;
+	if (ldconfig_add(&lc, err) < 0) {
+		oerr_prefix(err, "the container's ld.so.cache");
+		goto out;
+	}
+	if (compat) {
+		_cleanup_close_ int d = root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+		_cleanup_free_ char *text = xasprintf("%s\n", compat_dir);
+
+		if (d >= 0 && root_write_atomic(rootfd, COMPAT_DROPIN, text, strlen(text), 0644, true, err) < 0 &&
+		    err->errnum != EROFS) {
+			oerr_prefix(err, "the container's " COMPAT_DROPIN);
+			goto out;
+		}
+		lc.dirs = dirs.v + 1;
+		lc.ndirs = dirs.n - 1;
+	}
+	if (ldconfig_dropin(&lc, err) < 0) {
+		oerr_prefix(err, "the container's /etc/ld.so.conf.d");
+		goto out;
+	}
+	r = 0;
+out:
+	strv_free(&dirs);
+	return r;
 }
 
 static void close_rootfs(int rootfd)
@@ -463,7 +541,7 @@ int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
 		if (proc_view_apply(rootfd, e->views[i].vendor->proc_view, e->views[i].vendor->proc_view_set,
 				    &e->views[i].entries, err) < 0)
 			goto out;
-	if (update_cache(rootfd, &e->libdirs, err) < 0)
+	if (update_cache(rootfd, &e->libdirs, e->compat_dir, e->compat_host, err) < 0)
 		goto out;
 	r = 0;
 out:
@@ -537,7 +615,7 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 		if (pr < 0)
 			goto out;
 	}
-	if (update_cache(rootfd, &dirs, err) < 0)
+	if (update_cache(rootfd, &dirs, c->compat_dir, c->compat_host, err) < 0)
 		goto out;
 	r = 0;
 out:

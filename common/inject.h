@@ -50,6 +50,8 @@ struct cache_edits {
 	struct strv links;      /* PATH, TEXT, PATH, TEXT, ...: symlinks to make */
 	struct strv proc;       /* proc views (the shim's): "vDIR", then its "sFILE
 				 * NAME: VALUE" and "eENTRY"s, ... (procview.h) */
+	const char *compat_dir; /* CUDA's compat libraries in the image, used when */
+	const char *compat_host; /* newer than this host driver (inject.c) */
 };
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err);
 

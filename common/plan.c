@@ -617,6 +617,10 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 	c.version = read_version(v);
 	if (sel->requires && sel->requires->n && check_requirements(&c, sel->requires, err) < 0)
 		goto out;
+	if (v->cuda_compat_dir && c.version && !sel->nodes_only && !p->compat_dir) {
+		p->compat_dir = v->cuda_compat_dir;
+		p->compat_host = xstrdup(c.version);
+	}
 	/* Devices first: the feature lists, then the selected per-device nodes. */
 	for (int k = 0; k < KIND_COUNT; k++) {
 		for (size_t f = 0; f < v->nfeatures; f++) {
@@ -665,6 +669,7 @@ void plan_free(struct plan *p)
 	for (size_t i = 0; i < p->nviews; i++)
 		strv_free(&p->views[i].entries);
 	free(p->views);
+	free(p->compat_host);
 	memset(p, 0, sizeof(*p));
 }
 

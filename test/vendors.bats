@@ -402,3 +402,38 @@ req_run() {
 	req_run hook bookworm "NVIDIA_REQUIRE_CUDA=cuda>=99.0" NVIDIA_VISIBLE_DEVICES=void
 	assert_success
 }
+
+# compat_image HOSTSUITE COMPATSUITE: the Debian image with CUDA's compat
+# directory holding COMPATSUITE's libcuda (as NVIDIA's cuda-compat package
+# lays it out), run given NVIDIA from driver root HOSTSUITE under ENGINE:
+# the libcuda the container loads says its CUDA version
+compat_run() {
+	local engine=$1 host=$2 compat=$3 d ver
+	d=$(ls -d "$NVR/$compat/usr/lib/x86_64-linux-gnu/nvidia/current")
+	rm -rf "$IMG/compat" && cp -al "$IMG/rootfs" "$IMG/compat"
+	mkdir -p "$IMG/compat/usr/local/cuda/compat"
+	cp "$d"/libcuda.so.*.* "$d"/libnvidia-ptxjitcompiler.so.*.* "$IMG/compat/usr/local/cuda/compat/"
+	cp "$IMG/api-probe" "$IMG/compat/probe"
+	ver=$(cd "$NVR/$host/usr/lib/x86_64-linux-gnu/nvidia/current" && ls libcuda.so.*.* | sed 's/^libcuda\.so\.//')
+	sed "s|^driver_root = /$|driver_root = $NVR/$host|; s|^version_file = .*|version = $ver|" \
+		"$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+	CDI_VENDOR=nvidia CDI_FEATURES=compute CDI_DEVICE=all probe_run "$engine" "$IMG/compat" \
+		'/probe cudaver; ldconfig -p | grep "libcuda.so.1 " | head -n 1 | sed "s/.*=> //"; cat /etc/ld.so.conf.d/00-compat-ocidec.conf 2>&1' \
+		NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute
+}
+
+@test "CUDA forward compatibility: an image with 550's compat libcuda on the 535 host runs on it (12040) and keeps it first for its own ldconfig; with 535's on the 550 host, on the host's; under the hook, the shim, CDI and podman (issue 25)" {
+	for engine in hook shim cdi podman; do
+		run compat_run $engine bookworm trixie
+		assert_line "cudaver: cuDriverGetVersion 0, 12040"
+		assert_line /usr/local/cuda/compat/libcuda.so.1
+		assert_line /usr/local/cuda/compat
+		run compat_run $engine trixie bookworm
+		assert_line "cudaver: cuDriverGetVersion 0, 12040"
+		assert_line --regexp '^/usr/lib/x86_64-linux-gnu/(nvidia/current/)?libcuda\.so\.1$'
+		assert_line --partial "00-compat-ocidec.conf: No such file or directory"
+	done
+	# 535's own, where no compat directory is
+	run compat_run hook bookworm bookworm
+	assert_line "cudaver: cuDriverGetVersion 0, 12020"
+}
