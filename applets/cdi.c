@@ -6,7 +6,8 @@
  * and "all"; each device's edits are its own nodes, the spec's common edits
  * carry the vendor's other devices, files, programs and libraries, and the
  * createContainer hook (ocidec hook --cdi) that makes the driver's links and
- * updates the container's cache. Nothing newer than cdiVersion 0.5.0.
+ * updates the container's cache. No field newer than the spec's cdiVersion
+ * (0.5.0 by default; additionalGids from 0.7.0).
  */
 #include "applets/applet.h"
 #include "common/activate.h"

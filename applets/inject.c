@@ -29,7 +29,7 @@ const char inject_usage[] =
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -p, --pid PID         the container's process\n"
 	"  -r, --rootfs DIR      its rootfs, as seen in its mount namespace (default /)\n"
-	"  -d, --devices SEL     all (default), none, or indices/UUIDs such as 0,2\n"
+	"  -d, --devices SEL     all (default), none, or indices such as 0,2\n"
 	"  -f, --features LIST   features, comma separated, or all (default: each\n"
 	"                        vendor's driver_feature)\n"
 	"  -n, --dry-run         print what would be done, change nothing\n"

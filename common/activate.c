@@ -62,9 +62,19 @@ static void class_nodes(const char *dir, const char *class, struct strv *out)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0 || read_fd_all(fd, 16 * 1024, &buf, &len, &err) < 0)
 			continue;
-		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		const char *name = NULL;
+		long major = -1, minor = -1;
+
+		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 			if (strncmp(l, "DEVNAME=", 8) == 0 && devname_valid(l + 8))
-				strv_push_owned(out, xasprintf("/dev/%s", l + 8));
+				name = l + 8;
+			else if (strncmp(l, "MAJOR=", 6) == 0)
+				major = strtol(l + 6, NULL, 10);
+			else if (strncmp(l, "MINOR=", 6) == 0)
+				minor = strtol(l + 6, NULL, 10);
+		}
+		if (name && major >= 0 && minor >= 0)
+			strv_push_owned(out, xasprintf("/dev/%s\t%ld:%ld", name, major, minor));
 	}
 	closedir(d);
 }
@@ -311,7 +321,7 @@ void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv
 	_cleanup_free_ char *copy = NULL;
 	char *save = NULL;
 
-	if (!v->device_uuids || (devices && strcmp(devices, "none") == 0))
+	if ((!v->device_uuids && !v->pci_devices.n) || (devices && strcmp(devices, "none") == 0))
 		return;
 	if (devices && strcmp(devices, "all") != 0) {
 		copy = xstrdup(devices);
@@ -348,17 +358,23 @@ long vendor_index_minor(const struct vendor *v, unsigned long index)
 	return f.found;
 }
 
-/* "0,GPU-xxxx,2" -> "0,1,2": UUIDs mapped to indices. */
+/* "0,GPU-xxxx,2-3" -> "0,1,2,3": UUIDs and PCI addresses mapped to
+ * indices, ranges ("0-3", AMD's syntax) expanded; each index once, in
+ * order (a bitmap: a value of any length costs what its text does). A hex
+ * ID of more than 8 digits is a UUID first, as AMD's toolkit takes it; at
+ * most 64 lookups by ID. */
 static int map_devices(const struct vendor *v, const char *value, char **out, struct oerr *err)
 {
+	enum { MAXDEV = 4097 };
 	_cleanup_free_ char *copy = xstrdup(value);
-	size_t cap = strlen(value) * 4 + 16, len = 0;
-	char *res = xmalloc(cap), *save = NULL;
+	_cleanup_free_ bool *set = xcalloc(MAXDEV, sizeof(*set));
+	char *save = NULL, *res;
+	size_t len = 0, lookups = 0;
+	bool any = false;
 
-	res[0] = '\0';
 	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		size_t d1 = strspn(tok, "0123456789");
-		long idx;
+		size_t d1 = strspn(tok, "0123456789"), hex = strspn(tok, "0123456789abcdefABCDEF");
+		long idx = -1;
 		char *end;
 
 		/* a range of indices, "0-3" (AMD's syntax) */
@@ -366,31 +382,44 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 		    strlen(tok + d1 + 1) && strlen(tok + d1 + 1) <= 4) {
 			long lo = strtol(tok, NULL, 10), hi = strtol(tok + d1 + 1, NULL, 10);
 
-			if (lo > hi || hi > 4096) {
-				free(res);
+			if (lo > hi || hi > 4096)
 				return oerr_set(err, 0, "%s: device range '%s' is backwards or beyond 4096", v->name, tok);
-			}
-			cap += (size_t)(hi - lo + 1) * 6;
-			res = xrealloc(res, cap);
 			for (long i = lo; i <= hi; i++)
-				len += (size_t)snprintf(res + len, cap - len, "%s%ld", len ? "," : "", i);
+				set[i] = true;
+			any = true;
 			continue;
 		}
-		errno = 0;
-		idx = strtol(tok, &end, 10);
-		if (*end || errno || idx < 0 || idx > 4096) {
-			idx = uuid_index(v, tok);
-			if (idx < 0) {
-				free(res);
-				return oerr_set(err, 0, "%s: no device '%s'", v->name, tok);
-			}
+		if (!(hex > 8 && !tok[hex])) {
+			errno = 0;
+			idx = strtol(tok, &end, 10);
+			if (*end || errno || idx < 0 || idx > 4096)
+				idx = -1;
 		}
-		len += (size_t)snprintf(res + len, cap - len, "%s%ld", len ? "," : "", idx);
+		if (idx < 0) {
+			if (++lookups > 64)
+				return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+			idx = uuid_index(v, tok);
+			if (idx < 0 && hex > 8 && !tok[hex] && d1 == hex) {  /* all digits: an index after all? */
+				errno = 0;
+				idx = strtol(tok, &end, 10);
+				if (*end || errno || idx > 4096)
+					idx = -1;
+			}
+			if (idx < 0 || idx > 4096)
+				return oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
+		}
+		set[idx] = true;
+		any = true;
 	}
-	if (!len) {
-		free(res);
-		res = xstrdup("none");
+	if (!any) {
+		*out = xstrdup("none");
+		return 0;
 	}
+	res = xmalloc(MAXDEV * 6);
+	res[0] = '\0';
+	for (size_t i = 0; i < MAXDEV; i++)
+		if (set[i])
+			len += (size_t)sprintf(res + len, "%s%zu", len ? "," : "", i);
 	*out = res;
 	return 0;
 }

@@ -54,7 +54,7 @@ int activation_decide(const char *dir, const struct oci_config *oc, const struct
 struct pci_dev {
 	char *dir;
 	char *uuid;
-	struct strv nodes;
+	struct strv nodes;   /* each "/dev/NAME\tMAJOR:MINOR" (uevent's numbers) */
 };
 /* Vendor V's pci_devices, in PCI order (each address once), those with at
  * least one node: the device with index I is (*OUT)[I]. Returns their

@@ -308,15 +308,36 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 }
 
 /* The device nodes' groups (not root's) to the array GIDS, each once */
-static void add_gids(const struct edits *e, cJSON *gids)
+/* The device nodes' groups (not root's) to the array GIDS, each once; with
+ * MAPS (a config's linux.gidMappings: a user namespace) each as the
+ * container sees it, and one the namespace does not map left out, said
+ * (setgroups would refuse it and the container not start) */
+static void add_gids(const struct edits *e, cJSON *gids, const cJSON *maps)
 {
 	for (size_t i = 0; i < e->ndevices; i++) {
-		bool there = e->devices[i].gid == 0;
+		double gid = e->devices[i].gid;
+		bool there = e->devices[i].gid == 0, mapped = !cJSON_IsArray(maps) || !maps->child;
 
+		for (const cJSON *m = cJSON_IsArray(maps) ? maps->child : NULL; m && !mapped && !there; m = m->next) {
+			const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "containerID");
+			const cJSON *h = cJSON_GetObjectItemCaseSensitive(m, "hostID");
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "size");
+
+			if (cJSON_IsNumber(c) && cJSON_IsNumber(h) && cJSON_IsNumber(n) && gid >= h->valuedouble &&
+			    gid < h->valuedouble + n->valuedouble) {
+				gid = c->valuedouble + (gid - h->valuedouble);
+				mapped = true;
+			}
+		}
+		if (!mapped && !there) {
+			log_warn("%s: group %u is not mapped in the container's user namespace: not added to the "
+				 "process's groups", e->devices[i].path, e->devices[i].gid);
+			continue;
+		}
 		for (const cJSON *g = gids->child; g && !there; g = g->next)
-			there = cJSON_IsNumber(g) && g->valuedouble == (double)e->devices[i].gid;
+			there = cJSON_IsNumber(g) && g->valuedouble == gid;
 		if (!there)
-			add(gids, NULL, cJSON_CreateNumber(e->devices[i].gid));
+			add(gids, NULL, cJSON_CreateNumber(gid));
 	}
 }
 
@@ -350,7 +371,7 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 	if (nodes && o->gids) {
 		cJSON *gids = add(edits, "additionalGids", cJSON_CreateArray());
 
-		add_gids(e, gids);
+		add_gids(e, gids, NULL);
 		if (!gids->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(edits, "additionalGids");
 	} else if (nodes) {
@@ -428,14 +449,27 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 		add_num(o, "gid", d->gid);
 	}
 	if (e->ndevices) {  /* the nodes' groups, for a non-root process */
-		cJSON *proc = member(config, "process", false), *user = proc ? member(proc, "user", false) : NULL;
-		cJSON *gids = user ? member(user, "additionalGids", true) : NULL;
+		cJSON *proc = member(config, "process", false), *user = NULL, *gids = NULL;
+		bool made = false;
 
+		if (proc) {
+			made = !cJSON_GetObjectItemCaseSensitive(proc, "user");
+			user = member(proc, "user", false);
+		}
+		if (user && cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(user, "additionalGids")))
+			cJSON_DeleteItemFromObjectCaseSensitive(user, "additionalGids");  /* null: none */
+		gids = user ? member(user, "additionalGids", true) : NULL;
 		if (!gids)
 			return oerr_set(err, 0, "config.json: process, process.user or its additionalGids is not "
 					"what the runtime spec says");
-		add_gids(e, gids);
-		if (!gids->child)
+		if (made) {  /* the spec's required members, as runc takes a missing user */
+			add_num(user, "uid", 0);
+			add_num(user, "gid", 0);
+		}
+		add_gids(e, gids, cJSON_GetObjectItemCaseSensitive(linux_, "gidMappings"));
+		if (!gids->child && made)
+			cJSON_DeleteItemFromObjectCaseSensitive(proc, "user");  /* gids with it */
+		else if (!gids->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(user, "additionalGids");
 	}
 	r = edits_rules(e, &nrules);

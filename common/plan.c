@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -69,6 +70,29 @@ static bool kind_accepts(enum item_kind kind, mode_t m)
 	}
 }
 
+/* An IPC endpoint (PATH, in directory PARENT, ST its lstat) is mounted
+ * where it is, read-write when a directory: one that is a symlink would
+ * give its target (a user's /tmp/nvidia-mps -> /etc), and one not root's
+ * in a directory others may write (/tmp) could be a user's stand-in for
+ * the daemon's. Refused, said. */
+static bool ipc_safe(struct vctx *c, const char *path, const char *parent, const struct stat *st)
+{
+	_cleanup_close_ int pfd = root_open(c->rootfd, parent, O_PATH | O_DIRECTORY);
+	struct stat ps;
+	bool root = st->st_uid == 0 || (st->st_uid == overflow_uid() && !in_initial_userns());
+
+	if (S_ISLNK(st->st_mode)) {
+		log_warn("%s: skipped %s: an IPC path that is a symlink (its target would be mounted)", c->v->name, path);
+		return false;
+	}
+	if (pfd < 0 || fstat(pfd, &ps) < 0 || ((ps.st_mode & S_IWOTH) && !root)) {
+		log_warn("%s: skipped %s: owned by uid %u in a directory anyone may write: not the daemon's",
+			 c->v->name, path, (unsigned)st->st_uid);
+		return false;
+	}
+	return true;
+}
+
 /* PATH (driver-root view, no wildcards): add it when it exists, with its
  * resolved target when it is a symlink. */
 static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
@@ -93,6 +117,8 @@ static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 	canon = xasprintf("%s/%s", strcmp(cparent, "/") ? cparent : "", base);
 	it.host = path_join_root(c->v->driver_root, canon);
 	free(canon);
+	if (kind == KIND_IPC && !ipc_safe(c, path, cparent, &it.st))
+		goto drop;
 	if (S_ISLNK(it.st.st_mode)) {
 		close(it.fd);
 		it.link_dirfd = root_open(c->rootfd, cparent, O_PATH | O_DIRECTORY);
@@ -371,6 +397,30 @@ unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 	return idx;
 }
 
+/* A pci_devices node, "/dev/NAME\tMAJOR:MINOR": added when the driver
+ * root's node is that character device (a driver container's root could
+ * hold a disk's block device under the name) */
+static bool add_pci_node(struct vctx *c, const char *node)
+{
+	_cleanup_free_ char *path = xstrndup(node, strcspn(node, "\t"));
+	_cleanup_close_ int fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
+	const char *nums = strchr(node, '\t');
+	unsigned long major = nums ? strtoul(nums + 1, NULL, 10) : 0;
+	unsigned long minor = nums && strchr(nums, ':') ? strtoul(strchr(nums, ':') + 1, NULL, 10) : 0;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		log_debug("%s: skipped %s: %s", c->v->name, path, strerror(errno));
+		return false;
+	}
+	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != major || minor(st.st_rdev) != minor) {
+		log_warn("%s: skipped %s: not the character device %lu:%lu the kernel made", c->v->name, path, major,
+			 minor);
+		return false;
+	}
+	return add_existing(c, KIND_DEVICES, path);
+}
+
 /* pci_devices: the nodes of the selected devices (all of them: SEL NULL or
  * "all"); a device asked for by index that is not there fails a
  * container (STRICT) */
@@ -382,10 +432,13 @@ static int add_pci_nodes(struct vctx *c, const char *sel, bool strict, struct oe
 	char *save = NULL;
 	int r = 0;
 
+	if (!n && strict)
+		log_warn("%s: active, but pci_devices (%s ...) finds no device with a node", c->v->name,
+			 c->v->pci_devices.v[0]);
 	if (!sel || strcmp(sel, "all") == 0) {
 		for (size_t i = 0; i < n; i++)
 			for (size_t k = 0; k < d[i].nodes.n; k++)
-				add_existing(c, KIND_DEVICES, d[i].nodes.v[k]);
+				add_pci_node(c, d[i].nodes.v[k]);
 		goto out;
 	}
 	copy = xstrdup(sel);
@@ -398,10 +451,11 @@ static int add_pci_nodes(struct vctx *c, const char *sel, bool strict, struct oe
 			break;
 		}
 		for (size_t k = 0; i < n && k < d[i].nodes.n; k++)
-			any |= add_existing(c, KIND_DEVICES, d[i].nodes.v[k]);
+			any |= add_pci_node(c, d[i].nodes.v[k]);
 		if (!any && strict)
-			r = i < n ? oerr_set(err, 0, "%s: no device %s: none of its nodes (%s ...) is under driver_root %s",
-					     c->v->name, tok, d[i].nodes.v[0], c->v->driver_root)
+			r = i < n ? oerr_set(err, 0, "%s: no device %s: none of its nodes (%.*s ...) is under driver_root %s",
+					     c->v->name, tok, (int)strcspn(d[i].nodes.v[0], "\t"), d[i].nodes.v[0],
+					     c->v->driver_root)
 				  : oerr_set(err, 0, "%s: no device %s: pci_devices finds %zu", c->v->name, tok, n);
 	}
 out:

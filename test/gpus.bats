@@ -170,3 +170,55 @@ print(s["containerEdits"]["additionalGids"], [d["containerEdits"]["additionalGid
 	assert_line "cat: can't open '/dev/dri/renderD130': No such file or directory"
 	refute_output --partial "Permission denied"
 }
+
+@test "shim: in a user namespace the group is added as the namespace maps it, and one it does not map is left out, said (setgroups would refuse it) (review of issue 24)" {
+	"$FIXTURES/bundle.sh" "$B" AMD_VISIBLE_DEVICES=1 -- true >/dev/null
+	as_user_1000 "$B/config.json"
+	cp "$B/config.json" "$BATS_TEST_TMPDIR/config.json"
+	# a namespace that maps host gid 4242 to 42, and one that does not map it
+	for maps in '[{"containerID": 0, "hostID": 100000, "size": 42}, {"containerID": 42, "hostID": 4242, "size": 1}, {"containerID": 43, "hostID": 100043, "size": 65493}]' \
+		'[{"containerID": 0, "hostID": 100000, "size": 65536}]'; do
+		MAPS=$maps python3 - "$BATS_TEST_TMPDIR/config.json" "$B/config.json" <<-'EOF'
+			import json, os, sys
+			c = json.load(open(sys.argv[1]))
+			c["linux"]["namespaces"].append({"type": "user"})
+			c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+			c["linux"]["gidMappings"] = json.loads(os.environ["MAPS"])
+			json.dump(c, open(sys.argv[2], "w"))
+			EOF
+		# the edits are in config.json before runc runs (which, in a user
+		# namespace, binds /dev/kfd from the host's /dev: not this fake host's)
+		run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" create --bundle "$B" "$ID"
+		runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "$ID" >/dev/null 2>&1 || true
+		gids=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["user"].get("additionalGids"))' "$B/config.json")
+		if [[ $maps == *4242* ]]; then
+			assert_equal "$gids" "[42]"
+		else
+			assert_equal "$gids" None
+			assert_output --partial "/dev/dri/card1: group 4242 is not mapped in the container's user namespace: not added to the process's groups"
+		fi
+	done
+}
+
+@test "a node that is not the kernel's device (a block device under the name) is left out, said; bus_devices works with pci_devices; a glob that finds nothing is said (review of issue 24)" {
+	local h=$BATS_TEST_TMPDIR/h
+	cp -a "$HOST" "$h"
+	gpu_ini amd "$h"
+	rm "$h/root/dev/dri/card1" && mknod "$h/root/dev/dri/card1" b 7 0
+	run dry AMD_VISIBLE_DEVICES=1
+	assert_success
+	assert_output --partial "amd: skipped /dev/dri/card1: not the character device 226:1 the kernel made"
+	assert_equal "$(nodes AMD_VISIBLE_DEVICES=1)" "/dev/dri/renderD129 /dev/kfd"
+	# the by-path names by PCI address, as nvidia.ini's graphics has them
+	mkdir -p "$h/root/dev/dri/by-path"
+	ln -s ../renderD130 "$h/root/dev/dri/by-path/pci-0000:03:00.0-render"
+	printf '\n[feature.bypath]\nbus_devices = /dev/dri/by-path/pci-%%s-render\n' >>"$CFG/amd.ini"
+	sed -i 's/^driver_feature = .*/driver_feature = compute graphics bypath/' "$CFG/amd.ini"
+	run dry AMD_VISIBLE_DEVICES=0
+	assert_line "symlink /dev/dri/by-path/pci-0000:03:00.0-render ../renderD130"
+	# pci_devices that finds nothing: said, the rest given
+	sed -i 's|^pci_devices = .*|pci_devices = /nonexistent/*:*:*.*|' "$CFG/amd.ini"
+	run dry AMD_VISIBLE_DEVICES=all
+	assert_success
+	assert_output --partial "amd: active, but pci_devices (/nonexistent/*:*:*.* ...) finds no device with a node"
+}

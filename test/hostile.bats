@@ -297,6 +297,26 @@ attack() {
 	done
 }
 
+@test "5. an IPC path that is a symlink, or a user's stand-in in a directory anyone may write (/tmp), is not mounted: no host directory writable in the container (review of issue 24)" {
+	# a local user's link where the MPS directory would be: its target
+	# would be mounted read-write
+	rm -rf "$DR/run/demo" && mkdir -p "$DR/etc/secret" && ln -s /etc/secret "$DR/run/demo"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
+	assert_success
+	refute_line --partial "mount $DR/run/demo"
+	refute_line --partial /etc/secret
+	assert_output --partial "demo: skipped /run/demo: an IPC path that is a symlink (its target would be mounted)"
+	# a directory in a sticky, world-writable one: a user's is refused, root's mounted
+	rm "$DR/run/demo" && mkdir "$DR/run/demo" && chmod 1777 "$DR/run"
+	chown 1000 "$DR/run/demo"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
+	refute_line --partial "mount $DR/run/demo"
+	assert_output --partial "demo: skipped /run/demo: owned by uid 1000 in a directory anyone may write: not the daemon's"
+	chown 0 "$DR/run/demo"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
+	assert_line "mount $DR/run/demo /run/demo rw,nosuid,nodev,noexec"
+}
+
 @test "6. inject --pid opens files in the container only through the host's /proc, never by path" {
 	for mode in openat2 fallback; do
 		rm -rf "$B"

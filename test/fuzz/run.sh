@@ -82,6 +82,8 @@ if [ ! -d "$seeds/dockerjson" ]; then
 	cp "$seeds/ociconfig/runc-spec" "$seeds/shimedit/"
 	printf '{"linux": {"devices": [{"path": "/dev/demo1", "type": "c", "major": 9, "minor": 9}]}, "process": {"rlimits": [{"type": "RLIMIT_CORE", "hard": 18446744073709551615}]}}' \
 		>"$seeds/shimedit/image-device"
+	printf '{"process":{"user":{"uid":1,"gid":1,"additionalGids":null}},"linux":{}}' >"$seeds/shimedit/null-gids"
+	printf '{"process":{"env":[]},"linux":{"gidMappings":[{"containerID":0,"hostID":1000,"size":10}]}}' >"$seeds/shimedit/userns"
 fi
 if [ ! -d "$seeds/ldconf" ]; then
 	mkdir -p "$seeds/ldconf"
