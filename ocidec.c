@@ -39,7 +39,7 @@ const struct applet *current_applet;
 static const struct alias {
 	const char *name;
 	int (*main)(int argc, char **argv);
-	int (*argv_fn)(int argc, char **argv);
+	int (*argv_fn)(int argc, char ***argv);
 } aliases[] = {
 #define APPLET(name, fn, flags)
 #define ALIAS(name, fn, argv_fn) { name, fn##_main, argv_fn },
@@ -232,7 +232,7 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < napplets; k++) {
 			if (applets[k].main != aliases[i].main)
 				continue;
-			if (aliases[i].argv_fn && !(argc = aliases[i].argv_fn(argc, argv)))
+			if (aliases[i].argv_fn && !(argc = aliases[i].argv_fn(argc, &argv)))
 				return EXIT_OK;
 			return run(&applets[k], argc, argv);
 		}

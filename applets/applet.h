@@ -47,6 +47,12 @@ int applet_finish_stdout(int status);
  * made the hook's. ARGV is rewritten in place to "ocidec-hook STAGE" (the
  * new argc, 2) for prestart and createRuntime; 0: any other stage or none,
  * nothing to do. (An ALIAS's ARGV_FN, applets.def.) */
-int hook_nvidia_argv(int argc, char **argv);
+int hook_nvidia_argv(int argc, char ***argv);
+/* cdi-hook under NVIDIA's name: `nvidia-cdi-hook SUBCOMMAND FLAGS...`, as
+ * nvidia-ctk's specs call it, made cdi-hook's options (create-symlinks,
+ * update-ldcache, enable-cuda-compat, disable-device-node-modification,
+ * chmod); *ARGV a new array. 0 for a hook it does not know (said, as
+ * NVIDIA's own does: the container starts). */
+int cdi_hook_nvidia_argv(int argc, char ***argv);
 
 #endif

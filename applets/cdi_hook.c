@@ -25,9 +25,10 @@
 #include <unistd.h>
 
 const char cdi_hook_usage[] =
-	"usage: ocidec cdi-hook [--library PATH]... [--symlink PATH::TEXT]...\n"
+	"usage: ocidec cdi-hook [--library PATH]... [--folder DIR]... [--symlink PATH::TEXT]...\n"
 	"                       [--proc-view DIR [--proc-set 'FILE NAME: VALUE'] [--proc-entry E]...]...\n"
 	"                       [--cuda-compat DIR --host-driver-version V]\n"
+	"                       [--chmod PATH... --chmod-mode MODE]\n"
 	"                       [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
 	"\n"
 	"The hook of a CDI spec (ocidec cdi) and of the runtime shim's edits, at\n"
@@ -45,6 +46,9 @@ const char cdi_hook_usage[] =
 	"                        in the view, line NAME of FILE reads VALUE\n"
 	"  --proc-entry ENTRY    the directory ENTRY under the view is shown (a\n"
 	"                        selected device's); every other entry is hidden\n"
+	"  --folder DIR          a directory for the container's cache\n"
+	"  --chmod PATH          a directory in the container given --chmod-mode's\n"
+	"  --chmod-mode MODE     mode (octal, no set-id bits)\n"
 	"  --cuda-compat DIR     CUDA's compat libraries in the image: first in the\n"
 	"                        cache when DIR's libcuda.so.MAJOR.x is newer than\n"
 	"  --host-driver-version V  the host driver's version V\n"
@@ -88,6 +92,8 @@ static const char *add_proc(struct cache_edits *c, int o, const char *arg)
 
 static void cache_edits_free(struct cache_edits *c)
 {
+	strv_free(&c->folders);
+	strv_free(&c->chmod);
 	strv_free(&c->libraries);
 	strv_free(&c->links);
 	strv_free(&c->proc);
@@ -126,6 +132,91 @@ static int cdi_hook_apply(const struct oci_state *st, const char *buf, size_t le
 	return r;
 }
 
+/* NVIDIA's flag NAME ("--link", "-link", "--link=V") at ARGV[*I]: its
+ * value (the next argument, or after '='), *I moved past it; NULL if
+ * ARGV[*I] is not that flag */
+static const char *nv_flag(int argc, char **argv, int *i, const char *name)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	a += a[0] == '-';
+	a += a[0] == '-';
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] || *i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+int cdi_hook_nvidia_argv(int argc, char ***argvp)
+{
+	char **argv = *argvp, **out = xcalloc((size_t)argc * 2 + 16, sizeof(*out));
+	const char *sub = NULL, *v, *compat = "/usr/local/cuda/compat", *host = NULL, *mode = NULL;
+	int n = 0, i = 1;
+
+	out[n++] = (char *)"ocidec-cdi-hook";
+	while (i < argc && argv[i][0] == '-')  /* NVIDIA's --debug, --quiet */
+		log_debug("NVIDIA's option %s ignored", argv[i++]);
+	sub = i < argc ? argv[i++] : "";
+	for (; i < argc; i++) {
+		if (strcmp(sub, "create-symlinks") == 0 && (v = nv_flag(argc, argv, &i, "link"))) {
+			const char *sep = strstr(v, "::");
+
+			if (!sep) {
+				log_warn("nvidia-cdi-hook create-symlinks --link %s: not TARGET::LINK; ignored", v);
+				continue;
+			}
+			out[n++] = (char *)"--symlink";
+			out[n++] = xasprintf("%s::%.*s", sep + 2, (int)(sep - v), v);
+		} else if (strcmp(sub, "update-ldcache") == 0 && (v = nv_flag(argc, argv, &i, "folder"))) {
+			out[n++] = (char *)"--folder";
+			out[n++] = (char *)v;
+		} else if (strcmp(sub, "enable-cuda-compat") == 0 && (v = nv_flag(argc, argv, &i, "host-driver-version"))) {
+			host = v;
+		} else if (strcmp(sub, "enable-cuda-compat") == 0 &&
+			   (v = nv_flag(argc, argv, &i, "cuda-compat-container-root"))) {
+			compat = v;
+		} else if (strcmp(sub, "chmod") == 0 && (v = nv_flag(argc, argv, &i, "mode"))) {
+			mode = v;
+		} else if (strcmp(sub, "chmod") == 0 && (v = nv_flag(argc, argv, &i, "path"))) {
+			out[n++] = (char *)"--chmod";
+			out[n++] = (char *)v;
+		} else if ((v = nv_flag(argc, argv, &i, "container-spec")) || (v = nv_flag(argc, argv, &i, "ldconfig-path")) ||
+			   (v = nv_flag(argc, argv, &i, "host-cuda-version"))) {
+			log_debug("NVIDIA's option %s ignored", argv[i]);  /* a test's, or ldconfig: none is run */
+		} else {
+			log_debug("nvidia-cdi-hook %s: argument %s ignored", sub, argv[i]);
+		}
+	}
+	if (strcmp(sub, "enable-cuda-compat") == 0 && host) {
+		out[n++] = (char *)"--cuda-compat";
+		out[n++] = (char *)compat;
+		out[n++] = (char *)"--host-driver-version";
+		out[n++] = (char *)host;
+	} else if (strcmp(sub, "disable-device-node-modification") == 0) {
+		out[n++] = (char *)"--proc-view";
+		out[n++] = (char *)"/proc/driver/nvidia";
+		out[n++] = (char *)"--proc-set";
+		out[n++] = (char *)"params ModifyDeviceFiles: 0";
+		out[n++] = (char *)"--proc-entry";
+		out[n++] = (char *)"gpus/*";  /* every GPU's entry, as NVIDIA's leaves them */
+	} else if (strcmp(sub, "chmod") == 0 && mode) {
+		out[n++] = (char *)"--chmod-mode";
+		out[n++] = (char *)mode;
+	} else if (strcmp(sub, "create-symlinks") != 0 && strcmp(sub, "update-ldcache") != 0 &&
+		   strcmp(sub, "enable-cuda-compat") != 0) {
+		log_warn("nvidia-cdi-hook %s: not a hook ocidec answers: nothing done (the container starts, as "
+			 "with NVIDIA's own)", *sub ? sub : "(none)");
+		free(out);
+		return 0;
+	}
+	*argvp = out;  /* the process's until it ends */
+	return n;
+}
+
 APPLET_MAIN(cdi_hook)
 {
 	static const struct option opts[] = {
@@ -137,6 +228,9 @@ APPLET_MAIN(cdi_hook)
 		{ "proc-set", required_argument, NULL, 'E' },
 		{ "proc-entry", required_argument, NULL, 'G' },
 		{ "cuda-compat", required_argument, NULL, 'U' },
+		{ "folder", required_argument, NULL, 'F' },
+		{ "chmod", required_argument, NULL, 'M' },
+		{ "chmod-mode", required_argument, NULL, 'O' },
 		{ "host-driver-version", required_argument, NULL, 'H' },
 		{ 0 },
 	};
@@ -155,10 +249,13 @@ APPLET_MAIN(cdi_hook)
 	while ((o = getopt_long(argc, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
 		switch (o) {
 		case 'C': break;  /* `ocidec-hook --cdi`, the specs' spelling */
-		case 'B':
+		case 'B':  /* --library, --folder, --chmod: absolute paths */
+		case 'F':
+		case 'M':
 			if (optarg[0] != '/')
-				return applet_usage_error("--library %s: not an absolute path", optarg);
-			strv_push(&ce.libraries, optarg);
+				return applet_usage_error("--%s %s: not an absolute path",
+							  o == 'B' ? "library" : o == 'F' ? "folder" : "chmod", optarg);
+			strv_push(o == 'B' ? &ce.libraries : o == 'F' ? &ce.folders : &ce.chmod, optarg);
 			break;
 		case 'V':
 		case 'E':
@@ -167,6 +264,15 @@ APPLET_MAIN(cdi_hook)
 				return applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" : o == 'E' ? "set" : "entry",
 							  optarg, bad);
 			break;
+		case 'O': {
+			char *end;
+			unsigned long m = strtoul(optarg, &end, 8);
+
+			if (*end || !*optarg || m > 0777)
+				return applet_usage_error("--chmod-mode %s: not an octal mode up to 0777", optarg);
+			ce.chmod_mode = (int)m;
+			break;
+		}
 		case 'U':
 			if (optarg[0] != '/' || strstr(optarg, ".."))
 				return applet_usage_error("--cuda-compat %s: not an absolute path", optarg);

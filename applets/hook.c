@@ -44,8 +44,9 @@ const char hook_usage[] =
 	"\n"
 	"The hook reads no environment variable: a runtime may hand it the container's.\n";
 
-int hook_nvidia_argv(int argc, char **argv)
+int hook_nvidia_argv(int argc, char ***argvp)
 {
+	char **argv = *argvp;
 	const char *stage = NULL;
 
 	for (int i = 1; i < argc; i++) {

@@ -465,6 +465,46 @@ static bool compat_newer(int rootfd, const char *dir, const char *host)
 	return found > hostmajor;
 }
 
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The directory a compat drop-in of the container's names (the first
+ * line of the first /etc/ld.so.conf.d/00-compat-*.conf), if it is one */
+static char *compat_dropin_dir(int rootfd)
+{
+	_cleanup_close_ int dfd = root_open(rootfd, "/etc/ld.so.conf.d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	char *found = NULL;
+	struct strv names = { 0 };
+	DIR *d;
+	struct dirent *de;
+
+	if (dfd < 0 || !(d = fdopendir(dfd)))
+		return NULL;
+	dfd = -1;
+	while ((de = readdir(d)) && names.n < 64)
+		if (strncmp(de->d_name, "00-compat-", 10) == 0 && strlen(de->d_name) > 15 &&
+		    strcmp(de->d_name + strlen(de->d_name) - 5, ".conf") == 0)
+			strv_push(&names, de->d_name);
+	closedir(d);
+	qsort(names.v, names.n, sizeof(char *), cmp_strp);
+	for (size_t i = 0; i < names.n && !found; i++) {
+		_cleanup_free_ char *path = xasprintf("/etc/ld.so.conf.d/%s", names.v[i]), *buf = NULL;
+		struct oerr e;
+		struct stat st;
+		size_t len;
+
+		if (root_read_file(rootfd, path, 4096, &buf, &len, &st, &e) < 0)
+			continue;
+		buf[strcspn(buf, "\n")] = '\0';
+		if (buf[0] == '/' && !has_dot_component(buf))
+			found = xstrdup(buf);
+	}
+	strv_free(&names);
+	return found;
+}
+
 /* The container's cache, and the drop-ins that keep it through the
  * image's own ldconfig; CUDA's compat directory first when it is newer
  * than the host driver (a drop-in that sorts before the others keeps it
@@ -477,11 +517,31 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 	bool compat;
 	int r = -1;
 
-	if (!libdirs->n)
-		return 0;
 	compat = compat_newer(rootfd, compat_dir, compat_host);
-	if (compat)
+	if (!libdirs->n) {
+		/* nvidia-cdi-hook enable-cuda-compat on its own: the drop-in,
+		 * which its update-ldcache hook then puts first */
+		_cleanup_close_ int d = compat ? root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW) : -1;
+		_cleanup_free_ char *text = compat ? xasprintf("%s\n", compat_dir) : NULL;
+
+		if (d >= 0 && root_write_atomic(rootfd, COMPAT_DROPIN, text, strlen(text), 0644, true, err) < 0 &&
+		    err->errnum != EROFS)
+			return oerr_prefix(err, "the container's " COMPAT_DROPIN);
+		return 0;
+	}
+	if (compat) {
 		strv_push(&dirs, compat_dir);
+	} else {
+		/* a compat drop-in made before (by this hook, or NVIDIA's
+		 * 00-compat-*.conf): its directory first, as ldconfig reads it */
+		_cleanup_free_ char *first = compat_dropin_dir(rootfd);
+
+		if (first) {
+			strv_push(&dirs, first);
+			compat = true;
+			compat_dir = dirs.v[0];
+		}
+	}
 	for (size_t i = 0; i < libdirs->n; i++)
 		if (!strv_contains(&dirs, libdirs->v[i]))
 			strv_push(&dirs, libdirs->v[i]);
@@ -581,6 +641,84 @@ static void allow_spec_mount(int rootfd, const char *path)
 		root_confine_allow(rootfd, id);
 }
 
+/* The file mounts in folder DIR (nvidia-cdi-hook update-ldcache --folder:
+ * NVIDIA's specs name folders, not their files): each regular file in DIR
+ * that is a read-only mount of its own, as a spec's library is, allowed
+ * for the cache to read; at most 4096 entries looked at */
+static void allow_folder_mounts(int rootfd, const char *dir)
+{
+	_cleanup_close_ int dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
+	uint64_t dir_id;
+	size_t seen = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (dfd < 0 || fd_mnt_id(dfd, &dir_id) < 0 || !(d = fdopendir(dfd)))
+		return;
+	dfd = -1;
+	while ((de = readdir(d)) && seen++ < 4096) {
+		_cleanup_free_ char *path = NULL;
+		_cleanup_close_ int fd = -1;
+		struct statfs sf;
+		struct stat st;
+		uint64_t id;
+
+		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+			continue;
+		path = xasprintf("%s/%s", dir, de->d_name);
+		fd = root_open_any(rootfd, path, O_PATH | O_NOFOLLOW);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fd_mnt_id(fd, &id) == 0 && id != dir_id &&
+		    fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY))
+			root_confine_allow(rootfd, id);
+	}
+	closedir(d);
+}
+
+/* chmod MODE (no set-id bits) of the directory PATH in the container
+ * (nvidia-cdi-hook chmod): never through a symlink, never a file */
+static int chmod_dir(int rootfd, const char *path, int mode, struct oerr *err)
+{
+	_cleanup_close_ int fd = root_open(rootfd, path, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	char p[64];
+
+	if (fd < 0) {
+		log_warn("chmod %s: %s: left alone", path, strerror(errno));
+		return 0;
+	}
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	if (chmod(p, (mode_t)(mode & 0777)) < 0)
+		return oerr_set(err, errno, "chmod %04o %s", mode, path);
+	return 0;
+}
+
+/* A proc view's ENTRY into ENTRIES; "gpus/ *" (no space): each directory in the
+ * container's VIEW/gpus (nvidia-cdi-hook's disable-device-node-modification
+ * leaves every GPU's entry) */
+static void entry_add(int rootfd, const char *view, const char *entry, struct strv *entries)
+{
+	size_t n = strlen(entry);
+	_cleanup_free_ char *dir = NULL;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	if (n < 2 || strcmp(entry + n - 2, "/*") != 0) {
+		strv_push(entries, entry);
+		return;
+	}
+	dir = xasprintf("%s/%.*s", view, (int)(n - 2), entry);
+	fd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) && entries->n < 256)
+		if (de->d_name[0] != '.' && de->d_type == DT_DIR)
+			strv_push_owned(entries, xasprintf("%.*s/%s", (int)(n - 2), entry, de->d_name));
+	closedir(d);
+}
+
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err)
 {
 	struct strv dirs = { 0 };
@@ -588,10 +726,18 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 
 	for (size_t i = 0; i < c->libraries.n; i++)
 		edits_libdir_add(&dirs, c->libraries.v[i]);
+	for (size_t i = 0; i < c->folders.n; i++)
+		if (!strv_contains(&dirs, c->folders.v[i]))
+			strv_push(&dirs, c->folders.v[i]);
 	if ((rootfd = open_rootfs(o, err)) < 0 || confine_rootfs(rootfd, o->rootfs, err) < 0)
 		goto out;
+	for (size_t i = 0; i < c->chmod.n; i++)
+		if (chmod_dir(rootfd, c->chmod.v[i], c->chmod_mode, err) < 0)
+			goto out;
 	for (size_t i = 0; i < c->libraries.n; i++)
 		allow_spec_mount(rootfd, c->libraries.v[i]);
+	for (size_t i = 0; i < c->folders.n; i++)
+		allow_folder_mounts(rootfd, c->folders.v[i]);
 	for (size_t i = 0; i + 1 < c->links.n; i += 2)
 		if (make_link(rootfd, c->links.v[i], c->links.v[i + 1], err) < 0)
 			goto out;
@@ -607,7 +753,7 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 			if (c->proc.v[k][0] == 's')
 				set = c->proc.v[k] + 1;
 			else
-				strv_push(&entries, c->proc.v[k] + 1);
+				entry_add(rootfd, c->proc.v[i] + 1, c->proc.v[k] + 1, &entries);
 		}
 		int pr = proc_view_apply(rootfd, c->proc.v[i] + 1, set, &entries, err);
 

@@ -52,6 +52,9 @@ struct cache_edits {
 				 * NAME: VALUE" and "eENTRY"s, ... (procview.h) */
 	const char *compat_dir; /* CUDA's compat libraries in the image, used when */
 	const char *compat_host; /* newer than this host driver (inject.c) */
+	struct strv folders;    /* more directories for the cache */
+	struct strv chmod;      /* directories in the container given chmod_mode */
+	int chmod_mode;
 };
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err);
 

@@ -437,3 +437,79 @@ compat_run() {
 	run compat_run hook bookworm bookworm
 	assert_line "cudaver: cuDriverGetVersion 0, 12020"
 }
+
+# nvidia_ctk_spec DRIVERROOT VERSION [COMPAT]: a CDI spec in the shape
+# `nvidia-ctk cdi generate --driver-root DRIVERROOT` writes for a flat
+# driver root (NVIDIA's documentation and source: the device nodes, the
+# libraries mounted at their paths, and its hooks calling nvidia-cdi-hook),
+# written by hand; COMPAT: with enable-cuda-compat
+nvidia_ctk_spec() {
+	DR=$1 VER=$2 COMPAT=${3:-} HOOKBIN=$BATS_TEST_TMPDIR/nvbin/nvidia-cdi-hook python3 - <<-'EOF'
+		import json, os
+		dr, ver, hook = os.environ["DR"], os.environ["VER"], os.environ["HOOKBIN"]
+		lib = "/usr/lib/x86_64-linux-gnu/"
+		libs = ["libcuda.so." + ver, "libnvidia-ml.so." + ver, "libnvidia-ptxjitcompiler.so." + ver]
+		mount = lambda p: {"hostPath": dr + p, "containerPath": p, "options": ["ro", "nosuid", "nodev", "rbind", "rprivate"]}
+		h = lambda *a: {"hookName": "createContainer", "path": hook, "args": ["nvidia-cdi-hook"] + list(a), "env": ["NVIDIA_CTK_DEBUG=false"]}
+		hooks = [h("create-symlinks", "--link", "libcuda.so.1::" + lib + "libcuda.so",
+		           "--link=libnvidia-ml.so." + ver + "::" + lib + "libnvidia-ml.so.1")]
+		if os.environ["COMPAT"]:
+		    hooks.append(h("enable-cuda-compat", "--host-driver-version=" + ver))
+		hooks += [h("update-ldcache", "--folder", lib),
+		          h("disable-device-node-modification"),
+		          h("chmod", "--mode", "755", "--path", "/dev/dri"),
+		          h("update-application-profile", "--profile", "x")]
+		spec = {"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu",
+		        "devices": [{"name": "all", "containerEdits": {"env": ["NVIDIA_VISIBLE_DEVICES=void"]}}],
+		        "containerEdits": {"env": ["NVIDIA_VISIBLE_DEVICES=void"],
+		                           "mounts": [mount(lib + l) for l in libs] + [mount("/usr/bin/nvidia-smi")],
+		                           "hooks": hooks}}
+		print(json.dumps(spec, indent=2))
+		EOF
+}
+
+@test "nvidia-cdi-hook: a spec in nvidia-ctk's shape runs ocidec as NVIDIA's hook (create-symlinks, update-ldcache, enable-cuda-compat, disable-device-node-modification, chmod; an unknown hook said, the container started): nvidia-smi, NVML and CUDA as with ocidec's own spec; a 550 compat libcuda comes first (issue 25)" {
+	mkdir -p "$BATS_TEST_TMPDIR/nvbin"
+	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvbin/nvidia-cdi-hook"
+	dr=$NVR/flat
+	ver=$(cd "$dr/usr/lib/x86_64-linux-gnu" && ls libcuda.so.*.* | sed 's/^libcuda\.so\.//')
+	script='/probe cuda nvml cudaver; nvidia-smi 2>&1 | head -n 1; readlink /usr/lib/x86_64-linux-gnu/libcuda.so; ldconfig -p | grep -E "libcuda.so.1 |libnvidia-ml.so.1 " | sed "s/ (.*//"'
+	for spec in nvidia ocidec; do
+		rm -rf "$IMG/run" && cp -al "$IMG/rootfs" "$IMG/run" && cp "$IMG/api-probe" "$IMG/run/probe"
+		"$FIXTURES/bundle.sh" "$B" -- sh -c "$script" >/dev/null
+		ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+		if [ $spec = nvidia ]; then
+			nvidia_ctk_spec "$dr" "$ver" >"$BATS_TEST_TMPDIR/spec.json"
+		else
+			sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+			cdi -c "$CFG" --features utility,compute nvidia >"$BATS_TEST_TMPDIR/spec.json"
+		fi
+		"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" all
+		run bash -c "cd '$B' && runc run '$ID' 2>&1"
+		runc delete -f "$ID" >/dev/null 2>&1 || true
+		assert_success
+		assert_line "cuda: cuInit 100"
+		assert_line "nvml: nvmlInit_v2 9"
+		assert_line "cudaver: cuDriverGetVersion 0, 12020"
+		assert_line --partial "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+		assert_line --regexp '^	libcuda\.so\.1$'
+		[ $spec = ocidec ] || assert_line libcuda.so.1
+	done
+	# a hook it does not answer (the spec above has one): said, exit 0
+	run "$BATS_TEST_TMPDIR/nvbin/nvidia-cdi-hook" update-application-profile --profile x </dev/null
+	assert_success
+	assert_output --partial "nvidia-cdi-hook update-application-profile: not a hook ocidec answers: nothing done"
+	# with CUDA's compat directory holding 550's libcuda: first (12040)
+	rm -rf "$IMG/run" && cp -al "$IMG/rootfs" "$IMG/run" && cp "$IMG/api-probe" "$IMG/run/probe"
+	mkdir -p "$IMG/run/usr/local/cuda/compat"
+	cp "$NVR/trixie/usr/lib/x86_64-linux-gnu/nvidia/current"/libcuda.so.*.* "$IMG/run/usr/local/cuda/compat/"
+	"$FIXTURES/bundle.sh" "$B" -- sh -c '/probe cudaver; cat /etc/ld.so.conf.d/00-compat-ocidec.conf' >/dev/null
+	ROOT=$IMG/run perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{root}{path} = $ENV{ROOT}; $_ = encode_json($c)' "$B/config.json"
+	nvidia_ctk_spec "$dr" "$ver" compat >"$BATS_TEST_TMPDIR/spec.json"
+	"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" all
+	run bash -c "cd '$B' && runc run '$ID' 2>&1"
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+	assert_success
+	assert_line "cudaver: cuDriverGetVersion 0, 12040"
+	assert_line /usr/local/cuda/compat
+}
