@@ -137,19 +137,45 @@ int require_eval(const char *expr, const struct require_props *p, char **why)
 	return 0;
 }
 
-char *require_cuda_version(const char *buf, size_t len)
+/* The last valid version after the mark that starts in [FROM, TO) */
+static char *last_in(const char *buf, size_t len, size_t from, size_t to)
 {
 	static const char mark[] = "Cuda compilation tools, release ";
-	const char *p = buf, *end = buf + len;
+	const char *p = buf + from, *stop = buf + to, *end = buf + len;
+	char *found = NULL;
 
-	while ((p = memmem(p, (size_t)(end - p), mark, sizeof(mark) - 1))) {
+	/* a match must start before STOP: no chunk reads past the next one's mark */
+	while (p < stop && (p = memmem(p, (size_t)(stop - p) + sizeof(mark) - 1 > (size_t)(end - p) ? (size_t)(end - p)
+					  : (size_t)(stop - p) + sizeof(mark) - 1, mark, sizeof(mark) - 1)) && p < stop) {
 		const char *v = p + sizeof(mark) - 1, *e = v;
 
-		while (e < end && (isdigit((unsigned char)*e) || *e == '.'))
+		while (e < end && e - v < 32 && (isdigit((unsigned char)*e) || *e == '.'))
 			e++;
-		if (e < end && *e == ',' && version_valid(v, (size_t)(e - v)))
-			return xstrndup(v, (size_t)(e - v));
+		if (e < end && *e == ',' && version_valid(v, (size_t)(e - v))) {
+			free(found);
+			found = xstrndup(v, (size_t)(e - v));
+		}
 		p = v;
+	}
+	return found;
+}
+
+char *require_cuda_version(const char *buf, size_t len)
+{
+	/* from the end, a MiB at a time: libcuda keeps its compiler's strings
+	 * near the end of .rodata (1.8 MB before the end of 535's 29 MB), so
+	 * a container with requirements reads a little, not all of it; the
+	 * result is the last valid mark's either way */
+	const size_t chunk = 1 << 20;
+	size_t to = len;
+
+	while (to > 0) {
+		size_t from = to > chunk ? to - chunk : 0;
+		char *v = last_in(buf, len, from, to);
+
+		if (v)
+			return v;
+		to = from;
 	}
 	return NULL;
 }

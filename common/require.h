@@ -31,8 +31,8 @@ int version_cmp(const char *a, const char *b);
 
 /* The CUDA version libcuda's embedded PTX compiler says it is ("Cuda
  * compilation tools, release 12.2," in 535's libcuda.so.1: the version
- * cuDriverGetVersion answers), read from the LEN bytes at BUF, never run;
- * NULL when there is none. */
+ * cuDriverGetVersion answers), read from the LEN bytes at BUF, never run:
+ * the last such text; NULL when there is none. */
 char *require_cuda_version(const char *buf, size_t len);
 
 #endif
