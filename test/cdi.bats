@@ -117,7 +117,7 @@ cdi_bundle() {
 	assert_success
 	run check "$SPEC"
 	assert_success
-	assert_equal "$(q "$SPEC" 's["kind"]')" ocidec.io/nvidia
+	assert_equal "$(q "$SPEC" 's["kind"]')" nvidia.com/gpu   # NVIDIA's names (issue 25)
 	# NVML's indices: PCI bus order, where the GPU at 0000:3b:00.0 (minor 1) is first
 	assert_equal "$(q "$SPEC" '[d["name"] for d in s["devices"]]')" \
 		$'0\nGPU-11111111-2222-3333-4444-555555555555\n1\nGPU-66666666-7777-8888-9999-000000000000\nall'
