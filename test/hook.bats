@@ -686,3 +686,35 @@ v1_denying_cgroup() {
 	assert_success
 	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl'
 }
+
+@test "IMEX channels (nvidia-imex.ini): NVIDIA_IMEX_CHANNELS, the device plugin's imex/N mounts and CDI's nvidia.com/imex-channel=N give those channels' nodes only; nvidia.ini ignores the imex mounts (issue 25)" {
+	local dr=$BATS_TEST_TMPDIR/imex
+	mkdir -p "$dr/dev/nvidia-caps-imex-channels"
+	for n in 0 1 2; do mknod "$dr/dev/nvidia-caps-imex-channels/channel$n" c 511 "$n"; done
+	rm -f "$CFG"/*.ini
+	sed "s|^driver_root = /\$|driver_root = $dr|" "$CONF/nvidia-imex.ini" | write_ini nvidia-imex
+	run dry NVIDIA_IMEX_CHANNELS=1
+	assert_success
+	assert_output "mount $dr/dev/nvidia-caps-imex-channels/channel1 /dev/nvidia-caps-imex-channels/channel1 ro,nosuid,noexec"
+	run dry NVIDIA_IMEX_CHANNELS=all
+	assert_equal "$(grep -c '^mount ' <<<"$output")" 3
+	# the device plugin's list: /dev/null at .../imex/N
+	mkdir -p "$B/rootfs"
+	perl -MJSON::PP -e 'print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" }, process => { env => [] },
+		mounts => [ { destination => "/var/run/nvidia-container-devices/imex/2", source => "/dev/null", type => "bind" } ] });' \
+		>"$B/config.json"
+	run "$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$}"
+	assert_success
+	assert_output "mount $dr/dev/nvidia-caps-imex-channels/channel2 /dev/nvidia-caps-imex-channels/channel2 ro,nosuid,noexec"
+	# nvidia.ini takes no GPU from them
+	driver_root
+	nvidia_ini "$DR"
+	run "$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$}"
+	refute_output --partial /dev/nvidia0
+	refute_output --partial /dev/nvidia1
+	# CDI: NVIDIA's kind and names
+	run cdi -c "$CFG" nvidia-imex
+	assert_success
+	assert_equal "$(python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["kind"], *[d["name"] for d in s["devices"]])' <<<"$output")" \
+		"nvidia.com/imex-channel 0 1 2 all"
+}
