@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/fsuid.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
