@@ -489,7 +489,8 @@ static char *compat_dropin_dir(int rootfd)
 		    strcmp(de->d_name + strlen(de->d_name) - 5, ".conf") == 0)
 			strv_push(&names, de->d_name);
 	closedir(d);
-	qsort(names.v, names.n, sizeof(char *), cmp_strp);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(char *), cmp_strp);
 	for (size_t i = 0; i < names.n && !found; i++) {
 		_cleanup_free_ char *path = xasprintf("/etc/ld.so.conf.d/%s", names.v[i]), *buf = NULL;
 		struct oerr e;
