@@ -399,12 +399,6 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 			if (++lookups > 64)
 				return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
 			idx = uuid_index(v, tok);
-			if (idx < 0 && hex > 8 && !tok[hex] && d1 == hex) {  /* all digits: an index after all? */
-				errno = 0;
-				idx = strtol(tok, &end, 10);
-				if (*end || errno || idx > 4096)
-					idx = -1;
-			}
 			if (idx < 0 || idx > 4096)
 				return oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
 		}
@@ -470,7 +464,7 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 			off = true;
 			continue;
 		}
-		if (strcmp(val, "all") == 0)
+		if (strcasecmp(val, "all") == 0)  /* AMD's toolkit takes All and ALL too */
 			continue;
 		if (strcmp(val, "none") == 0) {
 			none = true;

@@ -50,6 +50,10 @@ nodes() {
 	assert_equal "$(nodes AMD_VISIBLE_DEVICES=0-1)" "/dev/dri/card1 /dev/dri/card2 /dev/dri/renderD129 /dev/dri/renderD130 /dev/kfd"
 	assert_equal "$(nodes AMD_VISIBLE_DEVICES=all)" "$(nodes AMD_VISIBLE_DEVICES=1,0)"
 	assert_equal "$(nodes OCI_AMD=all)" "$(nodes AMD_VISIBLE_DEVICES=0-1)"
+	assert_equal "$(nodes AMD_VISIBLE_DEVICES=ALL)" "$(nodes AMD_VISIBLE_DEVICES=0-1)"   # AMD's toolkit's spellings
+	run dry AMD_VISIBLE_DEVICES=0000000000000001   # 16 hex digits: an ID, not index 1
+	assert_failure 1
+	assert_output --partial "amd: no device '0000000000000001'"
 	# the other vendors' nodes never: the iGPU's card0, the fbdev, Gaudi's
 	run dry AMD_VISIBLE_DEVICES=all
 	assert_success
