@@ -158,8 +158,8 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 	int n = 0, i = 1;
 
 	out[n++] = (char *)"ocidec-cdi-hook";
-	while (i < argc && argv[i][0] == '-')  /* NVIDIA's --debug, --quiet */
-		log_debug("NVIDIA's option %s ignored", argv[i++]);
+	for (; i < argc && argv[i][0] == '-'; i++)  /* NVIDIA's --debug, --quiet */
+		log_debug("NVIDIA's option %s ignored", argv[i]);  /* (log_debug may not evaluate it) */
 	sub = i < argc ? argv[i++] : "";
 	for (; i < argc; i++) {
 		if (strcmp(sub, "create-symlinks") == 0 && (v = nv_flag(argc, argv, &i, "link"))) {
@@ -186,7 +186,7 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 			out[n++] = (char *)v;
 		} else if ((v = nv_flag(argc, argv, &i, "container-spec")) || (v = nv_flag(argc, argv, &i, "ldconfig-path")) ||
 			   (v = nv_flag(argc, argv, &i, "host-cuda-version"))) {
-			log_debug("NVIDIA's option %s ignored", argv[i]);  /* a test's, or ldconfig: none is run */
+			log_debug("NVIDIA's option %s ignored", v);  /* a test's, or ldconfig: none is run */
 		} else {
 			log_debug("nvidia-cdi-hook %s: argument %s ignored", sub, argv[i]);
 		}
@@ -234,7 +234,7 @@ APPLET_MAIN(cdi_hook)
 		{ "host-driver-version", required_argument, NULL, 'H' },
 		{ 0 },
 	};
-	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = { 0 };
+	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = { .chmod_mode = -1 };
 	const char *bad;
 	struct oci_state st;
 	struct oerr err;
@@ -292,6 +292,8 @@ APPLET_MAIN(cdi_hook)
 				return r;
 		}
 	}
+	if (ce.chmod.n && ce.chmod_mode < 0)
+		return applet_usage_error("--chmod needs --chmod-mode");
 	if ((r = hook_stage(argc, argv)) <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	if (dry_run) {

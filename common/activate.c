@@ -464,6 +464,11 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 			off = true;
 			continue;
 		}
+		if (strcasecmp(val, "all") == 0 && !v->env_all) {
+			log_warn("%s: %s=%s selects nothing: name the devices (env_all = false)", v->name, var, val);
+			off = true;
+			continue;
+		}
 		if (strcasecmp(val, "all") == 0)  /* AMD's toolkit takes All and ALL too */
 			continue;
 		if (strcmp(val, "none") == 0) {

@@ -426,6 +426,7 @@ static int s_bool(struct parse *p, const char *key, const char *value, int line)
 {
 	bool *b = strcmp(key, "cgroup_devices") == 0	? &p->v->cgroup_devices
 		  : strcmp(key, "libraries32") == 0	? &p->feat->libraries32
+		  : strcmp(key, "env_all") == 0		? &p->v->env_all
 							: &p->v->env_needs_cap_sys_admin;
 
 	if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
@@ -536,6 +537,7 @@ static const struct key_def {
 	KEY("unprivileged_selection", SEC_VENDOR, 0, NULL, l_unprivileged_selection),
 	KEY("unprivileged_features", SEC_VENDOR, 0, NULL, l_unprivileged_features),
 	KEY("env_needs_cap_sys_admin", SEC_VENDOR, 0, s_bool, NULL),
+	KEY("env_all", SEC_VENDOR, 0, s_bool, NULL),
 	KEY("feature_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("requirements_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("requirements_disable_env", SEC_VENDOR, 0, s_env_name, NULL),
@@ -794,7 +796,7 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	struct parse p = { .file = path, .err = err };
-	struct vendor v = { .log_level = LOG_WARN, .cgroup_devices = true };
+	struct vendor v = { .log_level = LOG_WARN, .cgroup_devices = true, .env_all = true };
 	struct stat st;
 	size_t len;
 	int r;

@@ -72,6 +72,8 @@ struct vendor {
 	char *cuda_compat_dir;      /* in the image: CUDA's forward-compatible libcuda
 				     * (/usr/local/cuda/compat), preferred when newer */
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
+	bool env_all;               /* "all" in the environment selects every device
+				     * (default true; IMEX: false, as NVIDIA's) */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
 	struct strv pci_devices;    /* globs of the devices' sysfs directories (PCI addresses):

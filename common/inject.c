@@ -497,7 +497,7 @@ static char *compat_dropin_dir(int rootfd)
 		struct stat st;
 		size_t len;
 
-		if (root_read_file(rootfd, path, 4096, &buf, &len, &st, &e) < 0)
+		if (root_read_file(rootfd, path, 4096, &buf, &len, &st, &e) <= 0 || !buf)
 			continue;
 		buf[strcspn(buf, "\n")] = '\0';
 		if (buf[0] == '/' && !has_dot_component(buf))
@@ -520,6 +520,15 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 	int r = -1;
 
 	compat = compat_newer(rootfd, compat_dir, compat_host);
+	if (compat_dir && compat_host && !compat) {
+		/* decided here: not newer. A drop-in of ours from before (a
+		 * container restarted after a driver upgrade) goes */
+		_cleanup_close_ int d = root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+
+		if (d >= 0 && unlinkat(d, COMPAT_DROPIN + strlen("/etc/ld.so.conf.d/"), 0) == 0)
+			log_info("%s: removed: the host driver is not older than the image's compat libraries",
+				 COMPAT_DROPIN);
+	}
 	if (!libdirs->n) {
 		/* nvidia-cdi-hook enable-cuda-compat on its own: the drop-in,
 		 * which its update-ldcache hook then puts first */
@@ -533,7 +542,7 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 	}
 	if (compat) {
 		strv_push(&dirs, compat_dir);
-	} else {
+	} else if (!(compat_dir && compat_host)) {
 		/* a compat drop-in made before (by this hook, or NVIDIA's
 		 * 00-compat-*.conf): its directory first, as ldconfig reads it */
 		_cleanup_free_ char *first = compat_dropin_dir(rootfd);
@@ -693,34 +702,6 @@ static int chmod_dir(int rootfd, const char *path, int mode, struct oerr *err)
 	return 0;
 }
 
-/* A proc view's ENTRY into ENTRIES; "gpus/ *" (no space): each directory in the
- * container's VIEW/gpus (nvidia-cdi-hook's disable-device-node-modification
- * leaves every GPU's entry) */
-static void entry_add(int rootfd, const char *view, const char *entry, struct strv *entries)
-{
-	size_t n = strlen(entry);
-	_cleanup_free_ char *dir = NULL;
-	int fd;
-	DIR *d;
-	struct dirent *de;
-
-	if (n < 2 || strcmp(entry + n - 2, "/*") != 0) {
-		strv_push(entries, entry);
-		return;
-	}
-	dir = xasprintf("%s/%.*s", view, (int)(n - 2), entry);
-	fd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d)) && entries->n < 256)
-		if (de->d_name[0] != '.' && de->d_type == DT_DIR)
-			strv_push_owned(entries, xasprintf("%.*s/%s", (int)(n - 2), entry, de->d_name));
-	closedir(d);
-}
-
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err)
 {
 	struct strv dirs = { 0 };
@@ -755,7 +736,7 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 			if (c->proc.v[k][0] == 's')
 				set = c->proc.v[k] + 1;
 			else
-				entry_add(rootfd, c->proc.v[i] + 1, c->proc.v[k] + 1, &entries);
+				strv_push(&entries, c->proc.v[k] + 1);
 		}
 		int pr = proc_view_apply(rootfd, c->proc.v[i] + 1, set, &entries, err);
 

@@ -6,6 +6,7 @@
 #include "common/mountapi.h"
 #include "common/rootpath.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -224,16 +225,47 @@ static int bind_ro(int srcfd, int tgtfd)
 	return r;
 }
 
-int proc_view_apply(int rootfd, const char *dir, const char *set, const struct strv *entries, struct oerr *err)
+/* ENTRIES with each "PREFIX/" "*" replaced by the directories in DIRFD's
+ * PREFIX (nvidia-cdi-hook's disable-device-node-modification keeps every
+ * GPU's entry), into OUT; at most 256 */
+static void expand_entries(int dirfd, const struct strv *entries, struct strv *out)
+{
+	for (size_t i = 0; i < entries->n; i++) {
+		const char *e = entries->v[i];
+		size_t n = strlen(e);
+		_cleanup_free_ char *prefix = NULL;
+		int fd;
+		DIR *d;
+		struct dirent *de;
+
+		if (n < 2 || strcmp(e + n - 2, "/*") != 0) {
+			strv_push(out, e);
+			continue;
+		}
+		prefix = xstrndup(e, n - 2);
+		fd = open_dir_under(dirfd, prefix, 0, O_RDONLY);
+		if (fd < 0 || !(d = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while ((de = readdir(d)) && out->n < 256)
+			if (de->d_name[0] != '.' && de->d_type == DT_DIR)
+				strv_push_owned(out, xasprintf("%s/%s", prefix, de->d_name));
+		closedir(d);
+	}
+}
+
+int proc_view_apply(int rootfd, const char *dir, const char *set, const struct strv *given, struct oerr *err)
 {
 	_cleanup_close_ int procfd = -1, dirfd = -1, viewfd = -1;
 	struct collect c = { -1, NULL, 0 };
-	int *src = xcalloc(entries->n + 1, sizeof(*src));
+	struct strv all = { 0 };
+	const struct strv *entries = &all;
+	int *src = NULL;
 	struct statfs sf;
 	int r = -1;
 
-	for (size_t i = 0; i < entries->n; i++)
-		src[i] = -1;
 	/* the container's procfs, and the directory in it */
 	procfd = root_open_any(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW);
 	if (procfd < 0 || fstatfs(procfd, &sf) < 0 || (long)sf.f_type != PROC_MAGIC) {
@@ -253,6 +285,10 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 		r = 0;
 		goto out;
 	}
+	expand_entries(dirfd, given, &all);
+	src = xcalloc(entries->n + 1, sizeof(*src));
+	for (size_t i = 0; i < entries->n; i++)
+		src[i] = -1;
 	/* what goes into the view, read before it covers the directory */
 	c.dirfd = dirfd;
 	c.files = xcalloc(FILES_MAX, sizeof(*c.files));
@@ -313,10 +349,11 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 		 entries->n == 1 ? "y" : "ies");
 	r = 0;
 out:
-	for (size_t i = 0; i < entries->n; i++)
+	for (size_t i = 0; src && i < entries->n; i++)
 		if (src[i] >= 0)
 			close(src[i]);
 	free(src);
+	strv_free(&all);
 	for (size_t i = 0; i < c.n; i++)
 		free(c.files[i].data);
 	free(c.files);

@@ -24,7 +24,8 @@
 void proc_view_entries(const struct vendor *v, const char *devices, struct strv *entries);
 
 /* In the container's mount namespace, ROOTFD its rootfs: the view of DIR
- * with ENTRIES; SET is proc_view_set or NULL. Nothing when the container's
+ * with ENTRIES (one "PREFIX/" "*": every directory in DIR/PREFIX); SET is
+ * proc_view_set or NULL. Nothing when the container's
  * procfs has no DIR (the module not loaded), or when DIR is a view already
  * (a second run). */
 int proc_view_apply(int rootfd, const char *dir, const char *set, const struct strv *entries, struct oerr *err);

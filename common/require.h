@@ -7,8 +7,8 @@
  * by commas, all of which must; a factor PROPERTY OP VERSION, OP one of
  * == != < <= > >= and = (==). The properties known here are cuda (the
  * driver's CUDA version) and driver (its version); others (arch, brand:
- * NVML's, which the hook does not run) are left out of their term, as
- * NVIDIA's own Go evaluator leaves out a property it does not know. */
+ * NVML's, which the hook does not run) are left out of their term: looser
+ * than NVIDIA's toolkit, which asks NVML, never stricter. */
 #ifndef OCIDEC_REQUIRE_H
 #define OCIDEC_REQUIRE_H
 

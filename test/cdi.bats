@@ -329,3 +329,13 @@ cdi_bundle() {
 	assert_success
 	assert_output $'symlink /opt/demo/lib/libdemo.so.1 libdemo.so.1.0\nldcache /opt/demo/lib\nldcache /usr/lib/x'
 }
+
+@test "nvidia-cdi-hook: NVIDIA's global flags (--debug) before a subcommand are skipped, never spun on; --chmod needs --chmod-mode (review of issue 25)" {
+	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvidia-cdi-hook"
+	run timeout 10 "$BATS_TEST_TMPDIR/nvidia-cdi-hook" --debug --quiet update-ldcache --folder /usr/lib </dev/null
+	[ "$status" -ne 124 ]
+	assert_output --partial "container state"
+	run "$OCIDEC" cdi-hook --chmod /dev/dri prestart </dev/null
+	assert_failure 2
+	assert_output --partial "--chmod needs --chmod-mode"
+}

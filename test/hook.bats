@@ -696,8 +696,13 @@ v1_denying_cgroup() {
 	run dry NVIDIA_IMEX_CHANNELS=1
 	assert_success
 	assert_output "mount $dr/dev/nvidia-caps-imex-channels/channel1 /dev/nvidia-caps-imex-channels/channel1 ro,nosuid,noexec"
-	run dry NVIDIA_IMEX_CHANNELS=all
+	run dry NVIDIA_IMEX_CHANNELS=0,1,2
 	assert_equal "$(grep -c '^mount ' <<<"$output")" 3
+	# "all" from the environment selects none, as NVIDIA's toolkit takes it
+	run dry NVIDIA_IMEX_CHANNELS=all
+	assert_success
+	refute_output --partial "mount "
+	assert_output --partial "nvidia-imex: NVIDIA_IMEX_CHANNELS=all selects nothing: name the devices (env_all = false)"
 	# the device plugin's list: /dev/null at .../imex/N
 	mkdir -p "$B/rootfs"
 	perl -MJSON::PP -e 'print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" }, process => { env => [] },

@@ -490,6 +490,16 @@ inside() { nsenter -t "$PID" -m -p -- "$@"; }
 	run inside sh -c 'ls /proc/driver/demo/gpus; grep Modify /proc/driver/demo/params'
 	assert_output $'0000:01:00.0\nModifyDeviceFiles: 0'
 	kill -9 "$PID"
+	# every GPU's entry ("gpus/" "*"), as nvidia-cdi-hook's disable-device-node-modification
+	# asks (review of issue 25: found nothing, the view hid every GPU)
+	procview_bed
+	printf '{"ociVersion":"1.0.2","id":"pv","status":"created","pid":%s,"bundle":"%s"}' "$PID" "$B" >"$BATS_TEST_TMPDIR/state"
+	run unshare -m --propagation private sh -c 'mount --bind "$1" /proc/driver && "$2" hook --cdi --proc-view /proc/driver/demo --proc-set "params ModifyDeviceFiles: 0" --proc-entry "gpus/*" prestart <"$3"' \
+		sh "$FAKE" "$OCIDEC" "$BATS_TEST_TMPDIR/state"
+	assert_success
+	run inside sh -c 'ls /proc/driver/demo/gpus; grep Modify /proc/driver/demo/params'
+	assert_output $'0000:01:00.0\n0000:02:00.0\nModifyDeviceFiles: 0'
+	kill -9 "$PID"
 	run "$OCIDEC" hook --cdi --proc-entry gpus/x prestart </dev/null
 	assert_failure 2
 	assert_output --partial "--proc-entry gpus/x: without --proc-view before it"

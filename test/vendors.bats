@@ -414,6 +414,8 @@ compat_run() {
 	mkdir -p "$IMG/compat/usr/local/cuda/compat"
 	cp "$d"/libcuda.so.*.* "$d"/libnvidia-ptxjitcompiler.so.*.* "$IMG/compat/usr/local/cuda/compat/"
 	cp "$IMG/api-probe" "$IMG/compat/probe"
+	# STALE: a drop-in of ours from an earlier start (a driver upgraded since)
+	[ -z "${STALE:-}" ] || echo /usr/local/cuda/compat >"$IMG/compat/etc/ld.so.conf.d/00-compat-ocidec.conf"
 	ver=$(cd "$NVR/$host/usr/lib/x86_64-linux-gnu/nvidia/current" && ls libcuda.so.*.* | sed 's/^libcuda\.so\.//')
 	sed "s|^driver_root = /$|driver_root = $NVR/$host|; s|^version_file = .*|version = $ver|" \
 		"$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
@@ -436,6 +438,12 @@ compat_run() {
 	# 535's own, where no compat directory is
 	run compat_run hook bookworm bookworm
 	assert_line "cudaver: cuDriverGetVersion 0, 12020"
+	# the drop-in of an earlier start, the host driver newer since: gone, the host's libcuda
+	for engine in hook shim; do
+		STALE=1 run compat_run $engine trixie bookworm
+		assert_line "cudaver: cuDriverGetVersion 0, 12040"
+		assert_line --partial "00-compat-ocidec.conf: No such file or directory"
+	done
 }
 
 # nvidia_ctk_spec DRIVERROOT VERSION [COMPAT]: a CDI spec in the shape
