@@ -79,11 +79,6 @@ static void class_nodes(const char *dir, const char *class, struct strv *out)
 	closedir(d);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static long long dir_address(const char *dir)
 {
 	const char *b = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
@@ -123,7 +118,7 @@ size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out)
 			class_nodes(g.gl_pathv[i], v->pci_classes.v[c], &d->nodes);
 		if (!d->nodes.n)
 			continue;
-		qsort(d->nodes.v, d->nodes.n, sizeof(char *), cmp_str);
+		strv_sort(&d->nodes);
 		d->dir = xstrdup(g.gl_pathv[i]);
 		d->uuid = v->pci_uuid ? first_line(d->dir, v->pci_uuid) : NULL;
 		n++;

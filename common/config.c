@@ -859,11 +859,6 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The *.ini names in DIRFD (no dot files), sorted: the files a config
  * directory holds, for the strict load and the idle path's scan alike. */
 static void push_ini(const char *name, void *arg)
@@ -878,8 +873,7 @@ static int ini_names(int dirfd, struct strv *names)
 {
 	if (dir_each(dirfd, push_ini, names) < 0)
 		return -1;
-	if (names->n)
-		qsort(names->v, names->n, sizeof(*names->v), cmp_str);
+	strv_sort(names);
 	return 0;
 }
 

@@ -466,9 +466,17 @@ static bool compat_newer(int rootfd, const char *dir, const char *host)
 	return found > hostmajor;
 }
 
-static int cmp_strp(const void *a, const void *b)
+/* The container's COMPAT_DROPIN naming DIR (where the tree has
+ * /etc/ld.so.conf.d; a read-only rootfs is left alone) */
+static int write_compat_dropin(int rootfd, const char *dir, struct oerr *err)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	_cleanup_close_ int d = root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	_cleanup_free_ char *text = xasprintf("%s\n", dir);
+
+	if (d >= 0 && root_write_atomic(rootfd, COMPAT_DROPIN, text, strlen(text), 0644, true, err) < 0 &&
+	    err->errnum != EROFS)
+		return oerr_prefix(err, "the container's " COMPAT_DROPIN);
+	return 0;
 }
 
 /* The directory a compat drop-in of the container's names (the first
@@ -489,8 +497,7 @@ static char *compat_dropin_dir(int rootfd)
 		    strcmp(de->d_name + strlen(de->d_name) - 5, ".conf") == 0)
 			strv_push(&names, de->d_name);
 	closedir(d);
-	if (names.n)
-		qsort(names.v, names.n, sizeof(char *), cmp_strp);
+	strv_sort(&names);
 	for (size_t i = 0; i < names.n && !found; i++) {
 		_cleanup_free_ char *path = xasprintf("/etc/ld.so.conf.d/%s", names.v[i]), *buf = NULL;
 		struct oerr e;
@@ -529,17 +536,9 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 			log_info("%s: removed: the host driver is not older than the image's compat libraries",
 				 COMPAT_DROPIN);
 	}
-	if (!libdirs->n) {
-		/* nvidia-cdi-hook enable-cuda-compat on its own: the drop-in,
-		 * which its update-ldcache hook then puts first */
-		_cleanup_close_ int d = compat ? root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW) : -1;
-		_cleanup_free_ char *text = compat ? xasprintf("%s\n", compat_dir) : NULL;
-
-		if (d >= 0 && root_write_atomic(rootfd, COMPAT_DROPIN, text, strlen(text), 0644, true, err) < 0 &&
-		    err->errnum != EROFS)
-			return oerr_prefix(err, "the container's " COMPAT_DROPIN);
-		return 0;
-	}
+	if (!libdirs->n)  /* nvidia-cdi-hook enable-cuda-compat on its own: the drop-in,
+			   * which its update-ldcache hook then puts first */
+		return compat ? write_compat_dropin(rootfd, compat_dir, err) : 0;
 	if (compat) {
 		strv_push(&dirs, compat_dir);
 	} else if (!(compat_dir && compat_host)) {
@@ -563,14 +562,8 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 		goto out;
 	}
 	if (compat) {
-		_cleanup_close_ int d = root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW);
-		_cleanup_free_ char *text = xasprintf("%s\n", compat_dir);
-
-		if (d >= 0 && root_write_atomic(rootfd, COMPAT_DROPIN, text, strlen(text), 0644, true, err) < 0 &&
-		    err->errnum != EROFS) {
-			oerr_prefix(err, "the container's " COMPAT_DROPIN);
+		if (write_compat_dropin(rootfd, compat_dir, err) < 0)
 			goto out;
-		}
 		lc.dirs = dirs.v + 1;
 		lc.ndirs = dirs.n - 1;
 	}

@@ -170,6 +170,17 @@ bool strv_contains(const struct strv *s, const char *str)
 	return false;
 }
 
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort(struct strv *s)
+{
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), strp_cmp);
+}
+
 void strv_free(struct strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)

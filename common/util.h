@@ -60,6 +60,8 @@ void strv_push(struct strv *s, const char *str);
 void strv_push_owned(struct strv *s, char *str);
 bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
+/* S's strings in strcmp order */
+void strv_sort(struct strv *s);
 
 /* This binary's path (/proc/self/exe) into BUF (N bytes): 0, or -1 with
  * errno. What hooks in config.json and CDI specs name. */
