@@ -66,6 +66,27 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	assert_failure
 }
 
+@test "crun discards a failing hook's output and podman says only its exit code: the reason is in the system log (issue 21, finding 8)" {
+	local sock=$V2/log.sock log=$V2/syslog spid
+	"$FIXTURES/syslogd.py" "$sock" "$log" &
+	spid=$!
+	wait_until -t 5 '[ -S "$sock" ]'
+	# the installed hook, its system log at our stand-in (the bed's /dev is
+	# the host's: its /dev/log is not this test's)
+	mkdir -p "$V2/hooks-syslog"
+	sed "s|\"ocidec-hook\", \"prestart\"|\"ocidec-hook\", \"--syslog\", \"$sock\", \"prestart\"|" \
+		"$CONF/hooks.d/ocidec.json" >"$V2/hooks-syslog/ocidec.json"
+	grep -q -- --syslog "$V2/hooks-syslog/ocidec.json"
+	run bed "$V2" podman --hooks-dir "$V2/hooks-syslog" run --rm --runtime crun -e OCI_DEMO=GPU-nonexistent \
+		--rootfs "$V2/b/rootfs" true
+	kill "$spid"
+	assert_failure
+	assert_output --partial "exit code: 1"
+	refute_output --partial "nonexistent"
+	run cat "$log"
+	assert_output --regexp "^<27>.* ocidec\[[0-9]+\]: ocidec hook: demo: no device 'GPU-nonexistent'"
+}
+
 @test "podman 5 CDI: crun (a createContainer hook with pid 0) and runc, on both layouts (issue 21, finding 2)" {
 	for rt in "$V2 crun" "$V2 runc" "$HY runc"; do
 		set -- $rt
