@@ -116,13 +116,13 @@ fuzz:
 # test/fuzz/run.sh builds them through here and runs them.
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require
+FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig
 $(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
 $(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
 $(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/rootpath.c common/util.c \
 		$(DEPSRC)/inih/ini.c
 $(B)/fuzz/state: test/fuzz/fuzz_state.c common/oci.c common/log.c common/util.c $(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/ociconfig: test/fuzz/fuzz_oci_config.c common/oci.c common/activate.c common/config.c \
+$(B)/fuzz/ociconfig: test/fuzz/fuzz_oci_config.c common/oci.c common/activate.c common/mig.c common/config.c \
 		common/log.c common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
 $(B)/fuzz/ctrd: test/fuzz/fuzz_ctrd.c common/ctrd.c common/util.c common/log.c
 $(B)/fuzz/ctrdimport: test/fuzz/fuzz_ctrdimport.c common/ctrd.c common/util.c common/log.c
@@ -135,6 +135,8 @@ $(B)/fuzz/ldconf: test/fuzz/fuzz_ldconf.c common/ldconfig.c common/rootfile.c co
 		common/util.c common/log.c
 $(B)/fuzz/json: test/fuzz/fuzz_json.c common/json.c common/util.c common/log.c $(DEPSRC)/cjson/cJSON.c
 $(B)/fuzz/require: test/fuzz/fuzz_require.c common/require.c common/util.c common/log.c
+$(B)/fuzz/mig: test/fuzz/fuzz_mig.c common/mig.c common/activate.c common/oci.c common/config.c common/log.c \
+		common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
 $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(HDRS)
 	@mkdir -p $(@D)
 	@echo "  FUZZ    $@"

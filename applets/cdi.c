@@ -15,6 +15,7 @@
 #include "common/edits.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
+#include "common/mig.h"
 #include "common/rootfile.h"
 #include "common/plan.h"
 
@@ -127,6 +128,60 @@ static int note_uuid(const char *file, const char *uuid, int minor, int index, v
 	return 0;
 }
 
+static int note_mig(const char *mig, const char *gpu, unsigned idx, unsigned gi, unsigned ci, void *arg)
+{
+	struct strv *names = arg;
+
+	(void)gi;
+	(void)ci;
+	strv_push(names, mig);
+	strv_push_owned(names, xasprintf("%s %u", gpu, idx));
+	return 0;
+}
+
+/* The MIG devices of the MIG map (mig.h), each by its UUID and as
+ * "G:M" (nvidia-smi -L's numbers, nvidia-ctk's names): its GPU's node and
+ * its instances' cap nodes. A map that is not current gives none (said). */
+static int add_mig_devices(const struct vendor *v, const struct cdi_run *run, cJSON *devices, struct oerr *err)
+{
+	struct strv names = { 0 };
+	struct oerr why;
+	int r = 0;
+
+	if (mig_map_each(v, note_mig, &names, &why) < 0) {
+		log_warn("%s: no MIG devices in the spec: %s", v->name, why.msg);
+		return 0;
+	}
+	for (size_t k = 0; k + 1 < names.n && r == 0; k += 2) {
+		_cleanup_free_ char *inst = NULL, *alias = NULL;
+		struct strv one_mig = { 0 };
+		struct plan_select one = { .devices = "none", .nodes_only = true, .mig = &one_mig };
+		const char *sp = strchr(names.v[k + 1], ' ');
+		_cleanup_free_ char *gpu = xstrndup(names.v[k + 1], (size_t)(sp - names.v[k + 1]));
+		long gidx = vendor_uuid_index(v, gpu);
+		bool nothing;
+		cJSON *e;
+
+		if (!valid_device_name(names.v[k]) || gidx < 0 || mig_resolve(v, names.v[k], &inst, &why) < 0) {
+			log_warn("%s: MIG device %s left out: %s", v->name, names.v[k],
+				 gidx < 0 ? "its GPU is not here" : !valid_device_name(names.v[k]) ? "no CDI name" : why.msg);
+			continue;
+		}
+		strv_push(&one_mig, inst);
+		e = plan_edits(v, &one, &run->co, &nothing, err);
+		strv_free(&one_mig);
+		if (!e) {
+			r = nothing ? 0 : -1;
+			continue;
+		}
+		alias = xasprintf("%ld:%s", gidx, sp + 1);
+		add_device(devices, alias, cJSON_Duplicate(e, true));
+		add_device(devices, names.v[k], e);
+	}
+	strv_free(&names);
+	return r;
+}
+
 /* Vendor V's spec, or NULL (ERR set; or nothing to give: *EMPTY). */
 static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, bool *empty, struct oerr *err)
 {
@@ -180,6 +235,8 @@ static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, boo
 			log_warn("%s: GPU %s: no device node with index %s; left out", v->name, u.names.v[k],
 				 u.names.v[k + 1]);
 	}
+	if (v->mig_minors && v->mig_map && add_mig_devices(v, run, devices, err) < 0)
+		goto fail;
 	/* "all": every per-device node; a vendor without any gets its whole
 	 * edits there (a device's edits may not be empty) */
 	if (n) {

@@ -2,6 +2,7 @@
 #include "common/activate.h"
 
 #include "common/log.h"
+#include "common/mig.h"
 #include "common/rootpath.h"
 
 #include <ctype.h>
@@ -281,7 +282,7 @@ static int uuid_match(const char *file, const char *uuid, int minor, int index, 
 /* The index of the device whose information file says "GPU UUID: UUID"
  * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or whose directory
  * is the PCI address UUID, or -1. */
-static long uuid_index(const struct vendor *v, const char *uuid)
+long vendor_uuid_index(const struct vendor *v, const char *uuid)
 {
 	struct uuid_find f = { uuid, -1, -1, pci_address(uuid, strlen(uuid)) };
 
@@ -358,7 +359,8 @@ long vendor_index_minor(const struct vendor *v, unsigned long index)
  * order (a bitmap: a value of any length costs what its text does). A hex
  * ID of more than 8 digits is a UUID first, as AMD's toolkit takes it; at
  * most 64 lookups by ID. */
-static int map_devices(const struct vendor *v, const char *value, char **out, struct oerr *err)
+static int map_devices(const struct vendor *v, const char *value, char **out, struct strv *mig,
+		       struct oerr *err)
 {
 	enum { MAXDEV = 4097 };
 	_cleanup_free_ char *copy = xstrdup(value);
@@ -384,6 +386,20 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 			any = true;
 			continue;
 		}
+		/* a MIG device: its GPU instance and compute instance (mig.h) */
+		if (mig_name(tok)) {
+			char *inst;
+
+			if (++lookups > 64)
+				return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+			if (mig_resolve(v, tok, &inst, err) < 0)
+				return -1;
+			if (strv_contains(mig, inst))
+				free(inst);
+			else
+				strv_push_owned(mig, inst);
+			continue;
+		}
 		if (!(hex > 8 && !tok[hex])) {
 			errno = 0;
 			idx = strtol(tok, &end, 10);
@@ -393,7 +409,7 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 		if (idx < 0) {
 			if (++lookups > 64)
 				return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
-			idx = uuid_index(v, tok);
+			idx = vendor_uuid_index(v, tok);
 			if (idx < 0 || idx > 4096)
 				return oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
 		}
@@ -421,7 +437,8 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
  * *OUT: "all", "none" or indices; NULL when nothing is asked, one says
  * "void", or lists have no device in common (said). *VARS: "A=x" or
  * "A=x B=y", for the logs. -1: a device the vendor does not have. */
-static int env_request(const struct vendor *v, const struct strv *env, char **out, char **vars, struct oerr *err)
+static int env_request(const struct vendor *v, const struct strv *env, char **out, struct strv *mig, char **vars,
+		       struct oerr *err)
 {
 	enum { MAXDEV = 4097 };
 	static bool in[MAXDEV], keep[MAXDEV];
@@ -470,7 +487,11 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 			none = true;
 			continue;
 		}
-		if (map_devices(v, val, &mapped, err) < 0) {
+		struct strv vmig = { 0 };
+
+		if (map_devices(v, val, &mapped, &vmig, err) < 0) {
+			strv_free(&vmig);
+			strv_free(mig);
 			free(*vars);
 			*vars = NULL;
 			return -1;
@@ -481,9 +502,24 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 				in[strtoul(t, NULL, 10) % MAXDEV] = true;
 		for (size_t i = 0; i < MAXDEV; i++)
 			keep[i] = listed ? keep[i] && in[i] : in[i];
+		/* MIG devices: those every variable names */
+		if (!listed) {
+			*mig = vmig;
+		} else {
+			struct strv both = { 0 };
+
+			for (size_t i = 0; i < mig->n; i++)
+				if (strv_contains(&vmig, mig->v[i]))
+					strv_push(&both, mig->v[i]);
+			strv_free(mig);
+			strv_free(&vmig);
+			*mig = both;
+		}
 		listed = true;
 		free(mapped);
 	}
+	if (!nset || off || none)
+		strv_free(mig);
 	if (!nset || off)
 		return 0;
 	if (none) {
@@ -499,7 +535,9 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 	for (size_t i = 0; i < MAXDEV; i++)
 		if (keep[i])
 			len += (size_t)sprintf(*out + len, "%s%zu", len ? "," : "", i);
-	if (!len) {
+	if (!len && mig->n) {
+		strcpy(*out, "none");   /* MIG devices only */
+	} else if (!len) {
 		log_warn("%s: %s: no device in common: none given", v->name, *vars);
 		free(*out);
 		*out = NULL;
@@ -638,6 +676,26 @@ static char *allowed_features(const struct vendor *v, char *feat)
 	return res;
 }
 
+/* MIG's config and monitor caps (mig_config_env, mig_monitor_env): only
+ * for a container with CAP_SYS_ADMIN, as NVIDIA's toolkit: one without is
+ * refused (the config cap reconfigures every GPU's MIG). */
+static int mig_caps(const struct vendor *v, const struct oci_config *oc, unsigned *caps, struct oerr *err)
+{
+	const char *names[2] = { v->mig_config_env, v->mig_monitor_env };
+
+	for (unsigned i = 0; i < 2; i++) {
+		const char *val = names[i] ? oci_env(&oc->env, names[i]) : NULL;
+
+		if (!val || !*val || strcmp(val, "void") == 0 || strcmp(val, "none") == 0)
+			continue;
+		if (!oc->cap_sys_admin)
+			return oerr_set(err, 0, "%s: %s=%.64s: MIG's %s cap only for a container with CAP_SYS_ADMIN",
+					v->name, names[i], val, i ? "monitor" : "config");
+		*caps |= 1u << i;
+	}
+	return 0;
+}
+
 /* A request from source S that this container may not use: said, ignored. */
 static bool refused(const struct vendor *v, unsigned allowed, unsigned s, const char *what, bool privileged)
 {
@@ -662,6 +720,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		unsigned allowed = oc->cap_sys_admin ? v->selection : v->unprivileged_selection;
 		const char *val = NULL, *ann, *var = NULL, *feat;
 		_cleanup_free_ char *mounted = mounted_devices(v, &oc->mounts), *what = NULL, *env = NULL;
+		struct strv mig = { 0 };
 		unsigned src = 0;
 
 		/* the device plugin's mounts, then the annotation, then env */
@@ -700,7 +759,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 				}
 				if (what)
 					refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin);
-			} else if (env_request(v, &oc->env, &env, &what, err) < 0) {
+			} else if (env_request(v, &oc->env, &env, &mig, &what, err) < 0) {
 				activation_free(act, (size_t)n);
 				return -1;
 			} else if (env) {
@@ -709,13 +768,21 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 				var = what;
 			}
 		}
-		if (!val || !*val || strcmp(val, "void") == 0)
+		if (!val || !*val || strcmp(val, "void") == 0) {
+			strv_free(&mig);
 			continue;
+		}
 		act[n] = (struct activation){ .v = v };
 		if (strcmp(val, "all") == 0 || strcmp(val, "none") == 0)
 			act[n].devices = xstrdup(val);
-		else if (map_devices(v, val, &act[n].devices, err) < 0) {
-			activation_free(act, (size_t)n);
+		else if (map_devices(v, val, &act[n].devices, &mig, err) < 0) {
+			strv_free(&mig);
+			activation_free(act, (size_t)n + 1);
+			return -1;
+		}
+		act[n].mig = mig;
+		if (mig_caps(v, oc, &act[n].mig_caps, err) < 0) {
+			activation_free(act, (size_t)n + 1);
 			return -1;
 		}
 		feat = v->feature_env ? oci_env(&oc->env, v->feature_env) : NULL;
@@ -736,6 +803,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 void activation_free(struct activation *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		strv_free(&a[i].mig);
 		free(a[i].devices);
 		free(a[i].features);
 		free(a[i].source);

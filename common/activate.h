@@ -25,7 +25,10 @@ struct activation {
 	char *features;      /* NULL: driver_feature */
 	char *source;        /* "env OCI_NVIDIA", "annotation ocidec.io/nvidia": for logs */
 	struct strv requires; /* the image's requirement expressions (requirements_env) */
+	struct strv mig;     /* MIG devices, each "INDEX/GI/CI" (mig.h) */
+	unsigned mig_caps;   /* MIG_CAP_CONFIG, MIG_CAP_MONITOR */
 };
+enum { MIG_CAP_CONFIG = 1, MIG_CAP_MONITOR = 2 };
 
 /* Fill ACT (array of cfg->n) with the active vendors; returns their number
  * or -1 (a device the vendor does not have: EXIT_FAIL). */
@@ -84,5 +87,7 @@ void vendor_device_buses(const struct vendor *v, const char *devices, struct str
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */
 long vendor_index_minor(const struct vendor *v, unsigned long index);
+/* The index of the device with UUID (or PCI address) UUID, or -1 */
+long vendor_uuid_index(const struct vendor *v, const char *uuid);
 
 #endif

@@ -345,15 +345,20 @@ static int s_version(struct parse *p, const char *key, const char *value, int li
 	return 1;
 }
 
-/* version_file, device_uuids (a glob), cuda_compat_dir: an absolute path */
+/* version_file, device_uuids (a glob), cuda_compat_dir, mig_minors,
+ * mig_caps, mig_map: an absolute path */
 static int s_abs_path(struct parse *p, const char *key, const char *value, int line)
 {
 	bool glob = strcmp(key, "device_uuids") == 0;
 	char **to = glob ? &p->v->device_uuids
-		    : strcmp(key, "cuda_compat_dir") == 0 ? &p->v->cuda_compat_dir : &p->v->version_file;
+		    : strcmp(key, "cuda_compat_dir") == 0 ? &p->v->cuda_compat_dir
+		    : strcmp(key, "mig_minors") == 0 ? &p->v->mig_minors
+		    : strcmp(key, "mig_caps") == 0 ? &p->v->mig_caps
+		    : strcmp(key, "mig_map") == 0 ? &p->v->mig_map : &p->v->version_file;
 
 	if (value[0] != '/' || has_dot_component(value) || (!glob && strpbrk(value, "*?[")))
 		return perr(p, line, "%s must be an absolute path%s", key, glob ? " (glob)" : "");
+	free(*to);
 	*to = xstrdup(value);
 	return 1;
 }
@@ -387,6 +392,8 @@ static int s_env_name(struct parse *p, const char *key, const char *value, int l
 		    : strcmp(key, "feature_env") == 0 ? &p->v->feature_env
 		    : strcmp(key, "requirements_env") == 0 ? &p->v->requirements_env
 		    : strcmp(key, "requirements_disable_env") == 0 ? &p->v->requirements_disable_env
+		    : strcmp(key, "mig_config_env") == 0 ? &p->v->mig_config_env
+		    : strcmp(key, "mig_monitor_env") == 0 ? &p->v->mig_monitor_env
 		    : &p->v->requirements_legacy_env;
 
 	if (flag && !*value)
@@ -394,6 +401,20 @@ static int s_env_name(struct parse *p, const char *key, const char *value, int l
 	if (!valid_env_name(value))
 		return perr(p, line, "%s '%s' is not an environment variable name", key, value);
 	*to = xstrdup(value);
+	return 1;
+}
+
+/* mig_nodes: a node's path below /dev with one %u (the cap's minor) */
+static int s_mig_nodes(struct parse *p, const char *key, const char *value, int line)
+{
+	const char *pc = strchr(value, '%');
+
+	(void)key;
+	if (value[0] == '/' || has_dot_component(value) || !pc || pc[1] != 'u' || strchr(pc + 1, '%') ||
+	    strpbrk(value, "*?["))
+		return perr(p, line, "mig_nodes must be a path below /dev with one %%u");
+	free(p->v->mig_nodes);
+	p->v->mig_nodes = xstrdup(value);
 	return 1;
 }
 
@@ -552,6 +573,12 @@ static const struct key_def {
 	KEY("pci_devices", SEC_VENDOR, 0, NULL, l_pci_devices),
 	KEY("pci_uuid", SEC_VENDOR, 0, s_pci_uuid, NULL),
 	KEY("pci_classes", SEC_VENDOR, 0, NULL, l_pci_classes),
+	KEY("mig_minors", SEC_VENDOR, 0, s_abs_path, NULL),
+	KEY("mig_caps", SEC_VENDOR, 0, s_abs_path, NULL),
+	KEY("mig_map", SEC_VENDOR, 0, s_abs_path, NULL),
+	KEY("mig_nodes", SEC_VENDOR, 0, s_mig_nodes, NULL),
+	KEY("mig_config_env", SEC_VENDOR, 0, s_env_name, NULL),
+	KEY("mig_monitor_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("cgroup_devices", SEC_VENDOR, 0, s_bool, NULL),
 	KEY("proc_view", SEC_VENDOR, 0, s_proc_view, NULL),
 	KEY("proc_view_set", SEC_VENDOR, 0, s_proc_view_set, NULL),
@@ -670,6 +697,12 @@ static void vendor_free(struct vendor *v)
 	strv_free(&v->unprivileged_list);
 	strv_free(&v->unprivileged_features);
 	free(v->device_list_dir);
+	free(v->mig_minors);
+	free(v->mig_caps);
+	free(v->mig_map);
+	free(v->mig_nodes);
+	free(v->mig_config_env);
+	free(v->mig_monitor_env);
 	free(v->selinux_device_context);
 	free(v->selinux_file_context);
 	for (size_t i = 0; i < v->nfeatures; i++) {
@@ -748,6 +781,10 @@ static int vendor_check(struct parse *p)
 	if (v->device_index_bus && !v->device_uuids)
 		return perr(p, v->device_index_line, "device_index = bus needs device_uuids (the files in "
 			    "bus order that give each device's minor)");
+	if ((v->mig_minors || v->mig_caps || v->mig_nodes || v->mig_map || v->mig_config_env || v->mig_monitor_env) &&
+	    !(v->mig_minors && v->mig_caps && v->mig_nodes && v->device_uuids && v->per_device_nodes.n))
+		return perr(p, v->line, "MIG needs mig_minors, mig_caps and mig_nodes together, with device_uuids "
+			    "and per_device_nodes (the GPUs)");
 	if (v->pci_devices.n && (v->device_uuids || v->per_device_nodes.n))
 		return perr(p, v->pci_devices_line, "pci_devices finds the devices and their nodes itself: "
 			    "not with device_uuids or per_device_nodes");

@@ -102,6 +102,11 @@ struct vendor {
 	struct strv unprivileged_features;   /* empty: all */
 	int unprivileged_features_line;
 	char *device_list_dir;
+	/* NVIDIA MIG (mig.h): the driver's minors file, its capabilities' proc
+	 * directory, the map of MIG names, the cap nodes below /dev ("%u": the
+	 * minor), the variables asking for the config and monitor caps */
+	char *mig_minors, *mig_caps, *mig_map, *mig_nodes;
+	char *mig_config_env, *mig_monitor_env;
 	char *selinux_device_context; /* relabel: for device nodes (NULL: leave them) */
 	char *selinux_file_context;   /* relabel: for everything else (NULL: leave it) */
 	struct feature *features;

@@ -5,6 +5,7 @@
 #include "common/activate.h"
 #include "common/ldcache.h"
 #include "common/log.h"
+#include "common/mig.h"
 #include "common/rootpath.h"
 
 #include <ctype.h>
@@ -463,6 +464,68 @@ out:
 	return r;
 }
 
+static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err);
+
+/* A MIG cap (mig.h: "gpu0/gi1/access", "config"): its node from the
+ * driver root's /dev, and its proc file in the view (ENTRIES) when the
+ * view covers it */
+static int add_mig_cap(struct vctx *c, const char *cap, struct strv *entries, struct oerr *err)
+{
+	const struct vendor *v = c->v;
+	long m = mig_cap_minor(v, cap);
+	_cleanup_free_ char *path = NULL, *proc = mig_cap_proc(cap), *full = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t pl = v->proc_view ? strlen(v->proc_view) : 0;
+
+	if (m < 0)
+		return oerr_set(err, 0, "%s: MIG cap %s: no minor in %s", v->name, cap, v->mig_minors);
+	/* mig_nodes has one %u (config.c) */
+	path = xasprintf("/dev/%.*s%ld%s", (int)(strstr(v->mig_nodes, "%u") - v->mig_nodes), v->mig_nodes, m,
+			 strstr(v->mig_nodes, "%u") + 2);
+	fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return oerr_set(err, fd < 0 ? errno : 0, "%s: MIG cap %s: no character device %s under driver_root %s "
+				"(nvidia-modprobe -f %s/%s makes it)", v->name, cap, path, v->driver_root, v->mig_caps,
+				proc);
+	add_existing(c, KIND_DEVICES, path);
+	full = xasprintf("%s/%s", v->mig_caps, proc);
+	if (entries && pl && strncmp(full, v->proc_view, pl) == 0 && full[pl] == '/' && !strv_contains(entries, full + pl + 1))
+		strv_push(entries, full + pl + 1);
+	return 0;
+}
+
+/* MIG devices (mig.h): each one's GPU node and proc entry, its GPU
+ * instance's and compute instance's caps; the config and monitor caps */
+static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *entries, struct oerr *err)
+{
+	const char *global[2] = { "config", "monitor" };
+
+	for (size_t i = 0; sel->mig && i < sel->mig->n; i++) {
+		unsigned long idx;
+		unsigned gi, ci;
+		long minor;
+		char idxs[24];
+
+		if (sscanf(sel->mig->v[i], "%lu/%u/%u", &idx, &gi, &ci) != 3 ||
+		    (minor = vendor_index_minor(c->v, idx)) < 0)
+			return oerr_set(err, 0, "%s: MIG device %s: no GPU", c->v->name, sel->mig->v[i]);
+		snprintf(idxs, sizeof(idxs), "%lu", idx);
+		if (add_nodes(c, idxs, true, err) < 0)
+			return -1;
+		if (entries)
+			proc_view_entries(c->v, idxs, entries);
+		_cleanup_free_ char *gcap = xasprintf("gpu%ld/gi%u/access", minor, gi);
+		_cleanup_free_ char *ccap = xasprintf("gpu%ld/gi%u/ci%u/access", minor, gi, ci);
+		if (add_mig_cap(c, gcap, entries, err) < 0 || add_mig_cap(c, ccap, entries, err) < 0)
+			return -1;
+	}
+	for (unsigned k = 0; k < 2; k++)
+		if ((sel->mig_caps & (1u << k)) && add_mig_cap(c, global[k], entries, err) < 0)
+			return -1;
+	return 0;
+}
+
 static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
 {
 	_cleanup_free_ char *copy = NULL;
@@ -684,6 +747,9 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 				add_item(&c, (enum item_kind)k, v->features[f].items[k].v[i]);
 		}
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
+			goto out;
+		if (k == KIND_DEVICES && (sel->mig || sel->mig_caps) &&
+		    add_mig(&c, sel, sel->container && v->proc_view ? &p->views[p->nviews - 1].entries : NULL, err) < 0)
 			goto out;
 		if (k == KIND_DEVICES)
 			add_bus_devices(&c, selected, sel->devices);

@@ -59,6 +59,8 @@ struct plan_select {
 				* device's own edits) */
 	const struct strv *requires; /* the image's requirements (require.h): one
 				      * that does not hold fails the plan */
+	const struct strv *mig;  /* MIG devices, "INDEX/GI/CI" (activate.h) */
+	unsigned mig_caps;       /* MIG_CAP_CONFIG, MIG_CAP_MONITOR */
 };
 
 /* Add vendor V's items for SEL to P. Nonexistent paths are skipped (debug

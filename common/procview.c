@@ -136,6 +136,38 @@ static int write_file(int dirfd, const char *name, const char *data, size_t len)
 	return fd < 0 ? -1 : write_all(fd, data, len);
 }
 
+static int write_file_mode(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+
+	return fd < 0 || fchmod(fd, mode) < 0 ? -1 : write_all(fd, data, len);
+}
+
+/* A file entry: its text and its mode (read bits only) */
+struct entry_file {
+	char *data;
+	size_t len;
+	mode_t mode;
+};
+
+static void read_entry_file(int dirfd, const char *entry, struct entry_file *f)
+{
+	const char *slash = strrchr(entry, '/');
+	_cleanup_free_ char *parent = slash ? xstrndup(entry, (size_t)(slash - entry)) : NULL;
+	_cleanup_close_ int pfd = parent ? open_dir_under(dirfd, parent, 0, O_RDONLY) : dup(dirfd);
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	struct oerr err;
+
+	if (pfd < 0)
+		return;
+	fd = openat(pfd, slash ? slash + 1 : entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    read_fd_all(fd, FILE_MAX, &f->data, &f->len, &err) < 0)
+		return;
+	f->mode = st.st_mode & 0444;
+}
+
 /* The directories of ENTRY ("gpus/X") made under VIEWFD; its descriptor */
 static int make_entry_dir(int viewfd, const char *entry)
 {
@@ -263,6 +295,7 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 	struct strv all = { 0 };
 	const struct strv *entries = &all;
 	int *src = NULL;
+	struct entry_file *files = NULL;
 	struct statfs sf;
 	int r = -1;
 
@@ -296,8 +329,14 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 		oerr_set(err, errno, "%s: reading", dir);
 		goto out;
 	}
-	for (size_t i = 0; i < entries->n; i++)
+	/* an entry is a directory (bound), or a file (copied: MIG's access
+	 * files, each one of a directory with others') */
+	files = xcalloc(entries->n + 1, sizeof(*files));
+	for (size_t i = 0; i < entries->n; i++) {
 		src[i] = open_dir_under(dirfd, entries->v[i], 0, O_PATH);
+		if (src[i] < 0 && errno == ENOTDIR)
+			read_entry_file(dirfd, entries->v[i], &files[i]);
+	}
 
 	if (mount_tmpfs(dirfd) < 0) {
 		oerr_set(err, errno, "%s: mounting the view", dir);
@@ -318,11 +357,18 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 		}
 	}
 	for (size_t i = 0; i < entries->n; i++) {
-		if (src[i] < 0)
+		_cleanup_free_ char *parent = NULL;
+		const char *slash = strrchr(entries->v[i], '/');
+
+		if (src[i] < 0 && !files[i].data)
 			continue;
-		int t = make_entry_dir(viewfd, entries->v[i]);
-		if (t < 0) {
+		parent = src[i] >= 0 ? xstrdup(entries->v[i]) : xstrndup(entries->v[i], slash ? (size_t)(slash - entries->v[i]) : 0);
+		int t = *parent ? make_entry_dir(viewfd, parent) : dup(viewfd);
+		if (t < 0 || (src[i] < 0 && write_file_mode(t, slash ? slash + 1 : entries->v[i], files[i].data,
+							      files[i].len, files[i].mode) < 0)) {
 			oerr_set(err, errno, "%s/%s: in the view", dir, entries->v[i]);
+			if (t >= 0)
+				close(t);
 			goto out;
 		}
 		close(t);
@@ -336,7 +382,8 @@ int proc_view_apply(int rootfd, const char *dir, const char *set, const struct s
 		_cleanup_close_ int t = -1;
 
 		if (src[i] < 0) {
-			log_warn("%s/%s: not in the container's procfs", dir, entries->v[i]);
+			if (!files[i].data)
+				log_warn("%s/%s: not in the container's procfs", dir, entries->v[i]);
 			continue;
 		}
 		t = open_dir_under(viewfd, entries->v[i], TMPFS_MAGIC_, O_PATH);
@@ -352,6 +399,9 @@ out:
 	for (size_t i = 0; src && i < entries->n; i++)
 		if (src[i] >= 0)
 			close(src[i]);
+	for (size_t i = 0; files && i < entries->n; i++)
+		free(files[i].data);
+	free(files);
 	free(src);
 	strv_free(&all);
 	for (size_t i = 0; i < c.n; i++)

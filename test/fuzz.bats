@@ -89,3 +89,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# require: stat::number_of_executed_units: 300000$'
 }
+
+@test "mig-map's reader of nvidia-smi's output (a driver container's) survives 300000 fuzzed inputs: each map line its five fields" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 mig
+	assert_success
+	assert_line --regexp '^# mig: stat::number_of_executed_units: 300000$'
+}

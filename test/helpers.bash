@@ -74,6 +74,14 @@ nvidia_ini() {
 		"$CONF/nvidia.ini" | write_ini nvidia
 }
 
+# mig_ini ROOT: nvidia_ini, its MIG files (mig_minors, mig_caps) those of
+# the fake driver root (test/fixtures/mig-host.sh), its map ROOT/mig.map
+mig_ini() {
+	nvidia_ini "$1"
+	sed -i "s|^mig_minors = |mig_minors = $1|; s|^mig_caps = |mig_caps = $1|; s|^mig_map = .*|mig_map = $1/mig.map|" \
+		"$CFG/nvidia.ini"
+}
+
 # gpu_ini NAME DIR: the shipped NAME.ini (amd, intel, habana) pointed at
 # the fake host test/fixtures/gpu-sysfs.sh made in DIR (its sysfs, its
 # driver root)
@@ -138,16 +146,37 @@ wait_until() {
 
 # dry ENV...: the hook's --dry-run (vendors in $CFG) on a config.json in
 # bundle $B with these env entries (and $CAPS as the bounding set, $ANN as
-# annotations JSON)
+# annotations JSON, $MOUNTS as destinations of /dev/null bind mounts: a
+# device plugin's list)
 dry() {
 	mkdir -p "$B/rootfs"
 	ENVS=$(printf '%s\037' "$@") perl -MJSON::PP -e '
 		my @env = grep { length } split /\037/, $ENV{ENVS};
 		my @caps = split / /, ($ENV{CAPS} // "");
-		print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" },
+		my @mounts = map { { destination => $_, type => "bind", source => "/dev/null", options => ["bind"] } }
+			split / /, ($ENV{MOUNTS} // "");
+		print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" }, mounts => \@mounts,
 			process => { env => \@env, capabilities => { bounding => \@caps } },
 			linux => { namespaces => [ { type => "mount" }, ($ENV{USERNS} ? { type => "user" } : ()) ] },
 			annotations => decode_json($ENV{ANN} // "{}") });' >"$B/config.json"
 	${TRACE:+env ASAN_OPTIONS=detect_leaks=0 strace -f -qq -s 512 -e trace=write,writev -o "$TRACE"} \
 		"$OCIDEC" hook -c "$CFG" --dry-run ${LOG:+--log "$LOG"} <<<"{\"bundle\": \"$B\", \"pid\": ${DRYPID:-$$}}"
 }
+
+# pivot_bed ROOTFS FAKE: a "container" for the proc view: ROOTFS as / of a
+# private mount and PID namespace, a procfs with FAKE (a driver's proc
+# files) over its /proc/driver; its process (busybox sleep, the init of
+# its PID namespace: only SIGKILL ends it) in $PID
+pivot_bed() {
+	unshare -m -p --fork --propagation private sh -c '
+		mount --bind "$1" "$1"; mount -t proc proc "$1/proc"; mount --bind "$2" "$1/proc/driver"
+		cd "$1" && mkdir -p .old && pivot_root . .old &&
+			exec /bin/busybox sh -c "/bin/busybox umount -l /.old; exec /bin/busybox sleep 600"' sh "$1" "$2" \
+		</dev/null >/dev/null 2>&1 3>&- &
+	PID=
+	wait_until 'PID=$(pgrep -P $! | head -n 1); [ -n "$PID" ] &&
+		[ "$(tr "\\0" " " <"/proc/$PID/cmdline" 2>/dev/null)" = "/bin/busybox sleep 600 " ]'
+}
+
+# inside CMD...: CMD in pivot_bed's "container"
+inside() { nsenter -t "$PID" -m -p -- "$@"; }

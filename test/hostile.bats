@@ -434,19 +434,8 @@ procview_bed() {
 	R=$B/rootfs
 	# PROC_LINK: the image's /proc a link to /p, where the procfs is
 	if [ -n "${PROC_LINK:-}" ]; then rmdir "$R/proc" && mkdir "$R/p" && ln -s p "$R/proc"; fi
-	unshare -m -p --fork --propagation private sh -c '
-		mount --bind "$1" "$1"; mount -t proc proc "$1/proc"; mount --bind "$2" "$1/proc/driver"
-		cd "$1" && mkdir -p .old && pivot_root . .old &&
-			exec /bin/busybox sh -c "/bin/busybox umount -l /.old; exec /bin/busybox sleep 600"' sh "$R" "$FAKE" \
-		</dev/null >/dev/null 2>&1 3>&- &
-	PID=
-	wait_until 'PID=$(pgrep -P $! | head -n 1); [ -n "$PID" ] &&
-		[ "$(tr "\\0" " " <"/proc/$PID/cmdline" 2>/dev/null)" = "/bin/busybox sleep 600 " ]'
+	pivot_bed "$R" "$FAKE"
 }
-
-# in the "container" (its process is the init of its PID namespace: only
-# SIGKILL ends it from outside)
-inside() { nsenter -t "$PID" -m -p -- "$@"; }
 
 @test "9. the driver's proc directory: a container sees its files (ModifyDeviceFiles: 0) and only its own devices' entries, read-only (issue 22, finding 9)" {
 	procview_bed

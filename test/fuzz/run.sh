@@ -5,12 +5,12 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -95,6 +95,13 @@ if [ ! -d "$seeds/require" ]; then
 	printf 'cuda>=12.2 brand=tesla,driver>=470,driver<471 brand=unknown,driver>=470,driver<471' >"$seeds/require/cuda-image"
 	printf 'cuda>=99.0' >"$seeds/require/high"
 	printf 'xx Cuda compilation tools, release %%d.%%d, yy Cuda compilation tools, release 12.4, V12.4.131' >"$seeds/require/libcuda"
+fi
+if [ ! -d "$seeds/mig" ]; then
+	mkdir -p "$seeds/mig"
+	tree=$(mktemp -d)
+	"$top/test/fixtures/mig-host.sh" "$tree" >/dev/null 2>&1 &&
+		cat "$tree/smi-L.txt" "$tree/smi-q.txt" >"$seeds/mig/smi" && cp "$tree/smi-q.txt" "$seeds/mig/smi-q"
+	rm -rf "$tree"
 fi
 # scratch trees of the targets that need files (ldconf), gone at the end
 OCIDEC_FUZZ_TMP=$(mktemp -d /dev/shm/ocidec-fuzz.XXXXXX 2>/dev/null || mktemp -d)

@@ -1,0 +1,115 @@
+/* mig-map: the MIG map the hook reads to resolve MIG-<uuid> and G:M.
+ *
+ * See: ocidec-mig-map(1). NVML alone knows a MIG device's UUID and index;
+ * the hook is static and loads no driver library. So when MIG is set up
+ * (nvidia-smi mig -cgi ..., NVIDIA's MIG manager, mig-parted), this is run
+ * with nvidia-smi's own output: `nvidia-smi -L` gives each MIG device's
+ * UUID and index, `nvidia-smi -q` each index's GPU and compute instance.
+ * The map also holds the instances /proc showed when it was made: the hook
+ * takes nothing from a map older than the MIG layout.
+ */
+#include "applets/applet.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/mig.h"
+#include "common/rootfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char mig_map_usage[] =
+	"usage: ocidec mig-map [-c DIR] [-o FILE] [VENDOR] < nvidia-smi output\n"
+	"\n"
+	"Make the MIG map VENDOR's config names (mig_map; default: the one vendor\n"
+	"that has MIG) from the output of `nvidia-smi -L` and `nvidia-smi -q`, read\n"
+	"from standard input (both, in either order), with the MIG instances /proc\n"
+	"shows now. Run it whenever MIG is set up anew; the hook refuses MIG devices\n"
+	"by UUID or index from a map older than the MIG layout.\n"
+	"\n"
+	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"  -o, --output FILE     write FILE (- for standard output) instead of mig_map\n"
+	"\n"
+	"Example: { nvidia-smi -L; nvidia-smi -q; } | ocidec mig-map\n";
+
+APPLET_MAIN(mig_map)
+{
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ 0 },
+	};
+	const char *dir = config_dir_default(), *output = NULL;
+	const struct vendor *v = NULL;
+	_cleanup_free_ char *in = NULL, *text = NULL;
+	struct config cfg;
+	struct oerr err;
+	size_t len, n;
+	int o, status = EXIT_OK;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:o:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': dir = optarg; break;
+		case 'o': output = optarg; break;
+		default: return applet_bad_option(o, argc, argv);
+		}
+	}
+	if (argc - optind > 1)
+		return applet_usage_error("one vendor at most");
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
+		return applet_fail(&err);
+	for (size_t i = 0; i < cfg.n; i++) {
+		if (!cfg.vendors[i].mig_minors || !vendor_named(&cfg.vendors[i], argv + optind, argc - optind))
+			continue;
+		if (v) {
+			status = applet_usage_error("%s and %s both have MIG: name one", v->name, cfg.vendors[i].name);
+			goto out;
+		}
+		v = &cfg.vendors[i];
+	}
+	if (!v) {
+		status = applet_usage_error("no vendor in %s has MIG (mig_minors)", dir);
+		goto out;
+	}
+	if (!output)
+		output = v->mig_map;
+	if (!output) {
+		status = applet_usage_error("%s: no mig_map in its config: give -o FILE", v->name);
+		goto out;
+	}
+	if (read_fd_all(STDIN_FILENO, 64 << 20, &in, &len, &err) < 0 || mig_map_text(v, in, len, &text, &n, &err) < 0) {
+		status = applet_fail(&err);
+		goto out;
+	}
+	if (strcmp(output, "-") == 0) {
+		out("%s", text);
+	} else {
+		_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (output[0] != '/') {
+			status = applet_usage_error("-o %s: an absolute path, or -", output);
+			goto out;
+		}
+		/* the hook reads it only as root's and written by root alone;
+		 * its directory made (/run/ocidec after a boot) */
+		_cleanup_free_ char *parent = path_dir(output);
+		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+			oerr_set(&err, errno, "%s", parent);
+			status = applet_fail(&err);
+			goto out;
+		}
+		if (root < 0 || root_write_atomic(root, output, text, n, 0644, true, &err) < 0) {
+			status = applet_fail(&err);
+			goto out;
+		}
+		log_info("%s: the MIG map, %s", v->name, output);
+	}
+out:
+	config_free(&cfg);
+	return applet_finish_stdout(status);
+}

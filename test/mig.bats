@@ -1,0 +1,226 @@
+#!/usr/bin/env bats
+# NVIDIA MIG with the shipped nvidia.ini, on the fake driver root
+# (test/fixtures/driver-root.sh) with MIG set up as NVIDIA documents the
+# driver's files (test/fixtures/mig-host.sh: GPU index 0, minor 1, split
+# into gi1/ci0, gi2/ci0 and gi2/ci1; nvidia-smi's -L and -q text for it).
+# No GPU here: the /proc and /dev trees and nvidia-smi's output are a
+# fixture.
+
+load helpers
+
+setup_file() {
+	export MDR
+	MDR=$(mktemp -d /tmp/ocidec-mig.XXXXXX)
+	"$BATS_TEST_DIRNAME/fixtures/driver-root.sh" "$MDR" >/dev/null
+	"$BATS_TEST_DIRNAME/fixtures/mig-host.sh" "$MDR"
+}
+
+teardown_file() {
+	rm -rf "${MDR:-/nonexistent}"
+}
+
+setup() {
+	common_setup
+	B=$BATS_TEST_TMPDIR/bundle
+	mig_ini "$MDR"
+	rm -f "$MDR/mig.map"
+	cat "$MDR/smi-L.txt" "$MDR/smi-q.txt" | "$OCIDEC" mig-map -c "$CFG"
+}
+
+teardown() {
+	# what a test added to the fixture's instances goes
+	rm -rf "$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9"
+	runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "ocidec-mig-$$" >/dev/null 2>&1 || true
+}
+
+UUID0=MIG-0b3c7a34-5c4e-5d7a-9d1c-1a2b3c4d5e01
+UUID1=MIG-0b3c7a34-5c4e-5d7a-9d1c-1a2b3c4d5e02
+UUID2=MIG-0b3c7a34-5c4e-5d7a-9d1c-1a2b3c4d5e03
+GPU0=GPU-11111111-2222-3333-4444-555555555555
+
+# nodes ENV...: the device nodes of the hook's dry run, one line
+nodes() {
+	dry NVIDIA_DRIVER_CAPABILITIES=utility "$@" | sed -n "s|^mount [^ ]*\(/dev/[^ ]*\) .*|\1|p" | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+@test "mig-map: nvidia-smi -L and -q (either order) give each MIG device's UUID, index and instances, with the instances /proc shows" {
+	run cat "$MDR/mig.map"
+	assert_line "instances gpu1/gi1/ci0 gpu1/gi2/ci0 gpu1/gi2/ci1"
+	assert_line "$UUID0 $GPU0 0 1 0"
+	assert_line "$UUID1 $GPU0 1 2 0"
+	assert_line "$UUID2 $GPU0 2 2 1"
+	# root's, 0644: the hook reads nothing else
+	[ "$(stat -c '%u %a' "$MDR/mig.map")" = "0 644" ]
+	# -q first; the Processes section's "GPU instance ID" is no MIG device's
+	run sh -c 'cat "$1/smi-q.txt" "$1/smi-L.txt" | "$2" mig-map -c "$3" -o -' sh "$MDR" "$OCIDEC" "$CFG"
+	assert_success
+	assert_equal "$output" "$(cat "$MDR/mig.map")"
+	# -L alone: the instances are not there
+	run sh -c '"$2" mig-map -c "$3" -o - <"$1/smi-L.txt"' sh "$MDR" "$OCIDEC" "$CFG"
+	assert_failure 1
+	assert_output --partial "MIG device $UUID0 ($GPU0, device 0): nvidia-smi -q gives no GPU and compute instance for it"
+	# the old UUID form carries its instances: -L is enough
+	printf 'GPU 0: A100 (UUID: %s)\n  MIG 3g.20gb Device 0: (UUID: MIG-%s/1/0)\n' "$GPU0" "$GPU0" >"$BATS_TEST_TMPDIR/old"
+	run "$OCIDEC" mig-map -c "$CFG" -o - <"$BATS_TEST_TMPDIR/old"
+	assert_line "MIG-$GPU0/1/0 $GPU0 0 1 0"
+}
+
+@test "a MIG device by UUID, by G:M, by the old MIG-GPU-<uuid>/GI/CI: its GPU's node and its GPU and compute instances' cap nodes, nothing more" {
+	# index 0 is minor 1 (PCI order): gpu1's caps, /dev/nvidia1
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=$UUID0)" "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=0:1)" "/dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap157 /dev/nvidia1 /dev/nvidiactl"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=$UUID2)" "/dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap158 /dev/nvidia1 /dev/nvidiactl"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=MIG-$GPU0/2/1)" "$(nodes NVIDIA_VISIBLE_DEVICES=0:2)"
+	# with a whole GPU; two compute instances of one GPU instance
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=1,$UUID1,0:2)" \
+		"/dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap157 /dev/nvidia-caps/nvidia-cap158 /dev/nvidia0 /dev/nvidia1 /dev/nvidiactl"
+	# the device plugin's mounts (volume-mounts strategy) name MIG UUIDs too
+	MOUNTS=/var/run/nvidia-container-devices/$UUID0 run dry
+	assert_success
+	assert_output --partial "/dev/nvidia-caps/nvidia-cap148"
+	# no config or monitor cap without asking
+	refute_line --partial nvidia-cap1\ 
+	refute_line --partial nvidia-cap2\ 
+}
+
+@test "a MIG device that is not there fails the container, saying which: no such UUID or index, an instance /proc does not show" {
+	for sel in 0:3 1:0 MIG-ffffffff-0000-0000-0000-000000000000 MIG-$GPU0/3/0 MIG-$GPU0/x; do
+		run dry NVIDIA_VISIBLE_DEVICES=$sel
+		assert_failure 1
+		assert_output --partial "nvidia: no MIG device '$sel'"
+	done
+	# a MIG name on a vendor without MIG
+	sed -i '/^mig_/d' "$CFG/nvidia.ini"
+	run dry NVIDIA_VISIBLE_DEVICES=$UUID0
+	assert_failure 1
+	assert_output --partial "names a MIG device: MIG is not set up for this vendor"
+}
+
+@test "the MIG map is taken only while current: after MIG is set up anew its names are refused until mig-map runs; a map anyone could write is refused" {
+	# a new instance (nvidia-smi mig -cgi ...): the map is stale
+	mkdir -p "$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0"
+	printf 'DeviceFileMinor: 220\n' >"$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0/access"
+	run dry NVIDIA_VISIBLE_DEVICES=$UUID0
+	assert_failure 1
+	assert_output --partial "the MIG map $MDR/mig.map is stale: MIG was set up anew since it was made"
+	run dry NVIDIA_VISIBLE_DEVICES=0:0
+	assert_failure 1
+	# the old form needs no map: its instance is checked against /proc
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=MIG-$GPU0/1/0)" "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"
+	# mig-map again: current
+	cat "$MDR/smi-L.txt" "$MDR/smi-q.txt" | "$OCIDEC" mig-map -c "$CFG"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=$UUID0)" "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"
+	# a map others may write, or a link to one, is not read
+	chmod 0664 "$MDR/mig.map"
+	run dry NVIDIA_VISIBLE_DEVICES=$UUID0
+	assert_failure 1
+	assert_output --partial "is not a regular file of root's that only root may write"
+	chmod 0644 "$MDR/mig.map"
+	mv "$MDR/mig.map" "$MDR/mig.real" && ln -s mig.real "$MDR/mig.map"
+	run dry NVIDIA_VISIBLE_DEVICES=$UUID0
+	assert_failure 1
+	rm "$MDR/mig.map" && mv "$MDR/mig.real" "$MDR/mig.map"
+}
+
+@test "MIG's config and monitor caps: only for a container with CAP_SYS_ADMIN, as NVIDIA's toolkit" {
+	run dry NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_CONFIG_DEVICES=all
+	assert_failure 1
+	assert_output --partial "NVIDIA_MIG_CONFIG_DEVICES=all: MIG's config cap only for a container with CAP_SYS_ADMIN"
+	run dry NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_MONITOR_DEVICES=all
+	assert_failure 1
+	export CAPS=CAP_SYS_ADMIN
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_CONFIG_DEVICES=all)" "/dev/nvidia-caps/nvidia-cap1 /dev/nvidia1 /dev/nvidiactl"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_MONITOR_DEVICES=all)" \
+		"/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia-caps/nvidia-cap2 /dev/nvidia1 /dev/nvidiactl"
+}
+
+@test "runc: a container given a MIG device has its GPU's and its instances' nodes, the device cgroup lets it open them (ENXIO: no driver here), and no other instance's" {
+	local id=ocidec-mig-$$
+	HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=0:1 \
+		NVIDIA_DRIVER_CAPABILITIES=utility -- sh -c 'ls /dev/nvidia-caps; for n in /dev/nvidia1 /dev/nvidia-caps/*; do head -c 0 $n; done; true' >/dev/null
+	run sh -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run $id 2>&1"
+	assert_success
+	assert_line --index 0 nvidia-cap156
+	assert_line --index 1 nvidia-cap157
+	[ "${#lines[@]}" -eq 5 ]
+	# allowed by the device cgroup: the kernel has no driver for them
+	[ "$(grep -c 'No such device or address' <<<"$output")" -eq 3 ]
+	refute_output --partial "Operation not permitted"
+}
+
+@test "the proc view: a container given a MIG device sees its GPU's entry and only its own instances' access files (copies, read-only); the config cap's file only with CAP_SYS_ADMIN" {
+	# the shipped paths: the hook and the "container" see the fixture's
+	# files at /proc/driver, as on a host with the driver
+	sed -i "s|^device_uuids = .*|device_uuids = /proc/driver/nvidia/gpus/*/information|
+		s|^mig_minors = .*|mig_minors = /proc/driver/nvidia-caps/mig-minors|
+		s|^mig_caps = .*|mig_caps = /proc/driver/nvidia/capabilities|" "$CFG/nvidia.ini"
+	"$FIXTURES/bundle.sh" "$B" >/dev/null
+	pivot_bed "$B/rootfs" "$MDR/proc/driver"
+	# hook ENV...: the hook at prestart for the "container" with these env entries
+	hook() {
+		DRYPID=$PID
+		ENVS=$(printf '%s\037' "$@") perl -MJSON::PP -e '
+			my @env = grep { length } split /\037/, $ENV{ENVS};
+			print encode_json({ ociVersion => "1.0.2", root => { path => "rootfs" },
+				process => { env => \@env, capabilities => { bounding => [ split / /, ($ENV{CAPS} // "") ] } },
+				linux => { namespaces => [ { type => "mount" }, { type => "pid" } ] } });' >"$B/config.json"
+		unshare -m --propagation private sh -c 'mount --bind "$1" /proc/driver && "$2" hook -c "$3" prestart' \
+			sh "$MDR/proc/driver" "$OCIDEC" "$CFG" <<<"{\"ociVersion\": \"1.0.2\", \"id\": \"mig\", \"pid\": $PID, \"bundle\": \"$B\"}"
+	}
+	run hook NVIDIA_VISIBLE_DEVICES=$UUID2 NVIDIA_DRIVER_CAPABILITIES=utility
+	assert_success
+	assert_equal "$(inside /bin/busybox find /proc/driver/nvidia/capabilities /proc/driver/nvidia/gpus | sort)" \
+		"$(printf '%s\n' /proc/driver/nvidia/capabilities /proc/driver/nvidia/capabilities/gpu1 \
+		/proc/driver/nvidia/capabilities/gpu1/mig /proc/driver/nvidia/capabilities/gpu1/mig/gi2 \
+		/proc/driver/nvidia/capabilities/gpu1/mig/gi2/access /proc/driver/nvidia/capabilities/gpu1/mig/gi2/ci1 \
+		/proc/driver/nvidia/capabilities/gpu1/mig/gi2/ci1/access /proc/driver/nvidia/gpus \
+		/proc/driver/nvidia/gpus/0000:3b:00.0 /proc/driver/nvidia/gpus/0000:3b:00.0/information | sort)"
+	run inside cat /proc/driver/nvidia/capabilities/gpu1/mig/gi2/ci1/access
+	assert_output $'DeviceFileMinor: 158\nDeviceFileMode: 292\nDeviceFileModify: 1'
+	run inside sh -c 'echo x >/proc/driver/nvidia/capabilities/gpu1/mig/gi2/access'
+	assert_output --partial "Read-only file system"
+	run inside ls /dev/nvidia-caps
+	assert_output $'nvidia-cap156\nnvidia-cap158'
+	kill -9 "$PID"
+	# CAP_SYS_ADMIN and the config cap: its file (root's alone, 0400 as the
+	# driver makes it) and node
+	pivot_bed "$B/rootfs" "$MDR/proc/driver"
+	CAPS=CAP_SYS_ADMIN run hook NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_CONFIG_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=utility
+	assert_success
+	run inside /bin/busybox stat -c '%a %n' /proc/driver/nvidia/capabilities/mig/config /dev/nvidia-caps/nvidia-cap1
+	assert_output $'400 /proc/driver/nvidia/capabilities/mig/config\n444 /dev/nvidia-caps/nvidia-cap1'
+	run inside ls /proc/driver/nvidia/capabilities/mig
+	assert_output config
+	kill -9 "$PID"
+}
+
+@test "CDI: MIG devices by UUID and G:M (nvidia-ctk's names) with their GPU's and instances' nodes; checked against CDI's schema; runc given nvidia.com/gpu=0:2 opens them; a stale map gives none, said" {
+	local spec=$BATS_TEST_TMPDIR/spec.json id=ocidec-mig-$$ ref
+	run "$OCIDEC" cdi -c "$CFG" -o "$spec" nvidia
+	assert_success
+	run python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))
+for d in s["devices"]: print(d["name"], " ".join(n["path"] for n in d["containerEdits"]["deviceNodes"]))' "$spec"
+	assert_line "0:0 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148"
+	assert_line "$UUID0 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148"
+	assert_line "0:2 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap158"
+	assert_line "$UUID2 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap158"
+	assert_line "all /dev/nvidia0 /dev/nvidia1"
+	ref=$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")
+	run "$FIXTURES/cdi-check.py" "$ref" "$spec"
+	assert_success
+	# what an engine does with nvidia.com/gpu=0:2
+	HOOK= "$FIXTURES/bundle.sh" "$B" -- sh -c 'ls /dev/nvidia-caps; for n in /dev/nvidia-caps/*; do head -c 0 $n; done; true' >/dev/null
+	"$FIXTURES/cdi-apply.py" "$spec" "$B/config.json" 0:2
+	run sh -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run $id 2>&1"
+	assert_success
+	assert_equal "$(grep -c 'No such device or address' <<<"$output")" 2
+	assert_line nvidia-cap158
+	refute_line nvidia-cap157
+	# MIG set up anew, the map not: no MIG device in the spec, a warning
+	mkdir -p "$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0"
+	printf 'DeviceFileMinor: 220\n' >"$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0/access"
+	run "$OCIDEC" cdi -c "$CFG" -o "$spec" nvidia
+	assert_success
+	assert_output --partial "nvidia: no MIG devices in the spec: nvidia: the MIG map $MDR/mig.map is stale"
+	refute [ "$(grep -c MIG- "$spec")" -gt 0 ]
+}
