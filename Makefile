@@ -167,11 +167,14 @@ install: $(B)/ocidec
 	sed 's|"/usr/libexec/oci/hooks.d/ocidec-hook"|"$(LIBEXECDIR)/oci/hooks.d/ocidec-hook"|' \
 		conf/hooks.d/ocidec.json >$(DESTDIR)$(HOOKSDIR)/ocidec.json
 	chmod 0644 $(DESTDIR)$(HOOKSDIR)/ocidec.json
+	install -d $(DESTDIR)$(LIBEXECDIR)/ocidec
+	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/ocidec $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
 
 # What install made, with the same variables; a config changed since is kept.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ocidec $(DESTDIR)$(MANDIR)/man1/ocidec.1 \
-		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json
+		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json \
+		$(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
 	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	@for f in conf/*.ini; do \
 		t=$(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/$${f#conf/}; \
@@ -179,7 +182,7 @@ uninstall:
 		if [ -e "$$t" ] && ! cmp -s "$$f" "$$t"; then echo "$$t: changed here, kept"; else rm -f "$$t"; fi; \
 	done
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d $(DESTDIR)$(SYSCONFDIR)/ocidec \
-		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(LIBEXECDIR)/oci 2>/dev/null
+		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(LIBEXECDIR)/oci $(DESTDIR)$(LIBEXECDIR)/ocidec 2>/dev/null
 
 # Packages. The source tarball is the tracked files as they are; the
 # dependency sources are build/deps/src as build.sh fetched them (Debian's

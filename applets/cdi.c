@@ -34,6 +34,7 @@
 const char cdi_usage[] =
 	"usage: ocidec cdi [-c DIR] [--cdi-version V] [--format json|yaml] [-o DIR|FILE]\n"
 	"                  [--features LIST] [--hook-path PATH] [VENDOR...]\n"
+	"       ocidec cdi --claim NAME --devices SEL [-o DIR|FILE] [OPTIONS] VENDOR\n"
 	"\n"
 	"Print (or write) one CDI spec per vendor (default: all configured): devices\n"
 	"by index, by UUID where the vendor has them, and \"all\", for engines that\n"
@@ -49,6 +50,12 @@ const char cdi_usage[] =
 	"  -f, --features LIST   features, comma separated, or all (the default)\n"
 	"      --hook-path PATH  the host's path of ocidec, which the spec's hook runs\n"
 	"                        (default: this binary's)\n"
+	"      --claim NAME      one device NAME (a DRA claim's) with all that --devices\n"
+	"                        gives, kind VENDOR-DOMAIN/claim (nvidia.com/claim);\n"
+	"                        -o DIR writes DIR/DOMAIN-claim_NAME.json (DRA drivers'\n"
+	"                        transient specs: /var/run/cdi)\n"
+	"  -d, --devices SEL     with --claim: the devices, as a container names them\n"
+	"                        (indices, UUIDs, PCI addresses, MIG devices, all)\n"
 	"\n"
 	"Example: ocidec cdi -o /etc/cdi && podman run --device ocidec.io/nvidia=0 ...\n";
 
@@ -56,6 +63,7 @@ static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7
 
 struct cdi_run {
 	const char *features;
+	const char *claim, *devices;  /* --claim NAME --devices SEL */
 	bool yaml;
 	struct cdi_opts co;
 };
@@ -182,6 +190,79 @@ static int add_mig_devices(const struct vendor *v, const struct cdi_run *run, cJ
 	return r;
 }
 
+/* The vendor's variables set to "void" in SPEC's common edits: an image
+ * that carries one (CUDA's NVIDIA_VISIBLE_DEVICES=all) asks the hook,
+ * where it is installed too, for nothing more than the spec gave */
+static void add_void_env(const struct vendor *v, cJSON *spec)
+{
+	cJSON *common = cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"), *env;
+
+	if (!common)
+		common = jadd(spec, "containerEdits", cJSON_CreateObject());
+	env = jadd(common, "env", cJSON_CreateArray());
+	for (size_t k = 0; k <= v->activation_aliases.n; k++) {
+		_cleanup_free_ char *e = xconcat(k ? v->activation_aliases.v[k - 1] : v->activation_flag, "=void");
+		jadd(env, NULL, cJSON_CreateString(e));
+	}
+}
+
+/* A claim's spec (a DRA driver's): one device, CLAIM, with everything
+ * vendor V gives for SEL (its common edits and the devices' own), kind
+ * VENDOR-DOMAIN/claim; NULL (ERR) */
+static cJSON *claim_spec(const struct vendor *v, const struct cdi_run *run, const char *claim, const char *sel,
+			 struct oerr *err)
+{
+	_cleanup_free_ char *devices = NULL, *kind = NULL;
+	struct strv mig = { 0 };
+	struct plan_select ps = { .features = run->features, .mig = &mig };
+	cJSON *spec, *e;
+	bool nothing;
+
+	if (!valid_device_name(claim)) {
+		oerr_usage(err, "--claim %s: not a CDI device name (letters and digits, then _-.:)", claim);
+		return NULL;
+	}
+	if (vendor_select(v, sel, &devices, &mig, err) < 0)
+		return NULL;
+	/* each index one the vendor has (a container's start fails on one
+	 * that is not; a claim is refused before) */
+	if (strcmp(devices, "all") != 0 && strcmp(devices, "none") != 0) {
+		size_t n;
+		_cleanup_free_ unsigned long *idx = plan_node_indices(v, &n);
+		_cleanup_free_ char *copy = xstrdup(devices);
+		char *save = NULL;
+
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			bool have = false;
+			for (size_t i = 0; i < n && !have; i++)
+				have = idx[i] == strtoul(t, NULL, 10);
+			if (!have) {
+				oerr_set(err, 0, "%s: no device %s: its node is not under driver_root %s", v->name, t,
+					 v->driver_root);
+				strv_free(&mig);
+				return NULL;
+			}
+		}
+	}
+	ps.devices = devices;
+	e = plan_edits(v, &ps, &run->co, &nothing, err);
+	strv_free(&mig);
+	if (!e) {
+		if (nothing)
+			oerr_set(err, 0, "%s: --devices %s gives nothing under driver_root %s", v->name, sel, v->driver_root);
+		return NULL;
+	}
+	kind = xasprintf("%.*s/claim", (int)strcspn(v->cdi_kind, "/"), v->cdi_kind);
+	spec = cJSON_CreateObject();
+	if (!spec)
+		oom();
+	jadd(spec, "cdiVersion", cJSON_CreateString(run->co.version));
+	jadd(spec, "kind", cJSON_CreateString(kind));
+	add_device(jadd(spec, "devices", cJSON_CreateArray()), claim, e);
+	add_void_env(v, spec);
+	return spec;
+}
+
 /* Vendor V's spec, or NULL (ERR set; or nothing to give: *EMPTY). */
 static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, bool *empty, struct oerr *err)
 {
@@ -262,14 +343,7 @@ static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, boo
 	/* The vendor's variables set to "void": an image that carries one
 	 * (CUDA's NVIDIA_VISIBLE_DEVICES=all) asks the hook, where it is
 	 * installed too, for nothing more than the spec gave */
-	common = cJSON_GetObjectItemCaseSensitive(spec, "containerEdits");
-	if (!common)
-		common = jadd(spec, "containerEdits", cJSON_CreateObject());
-	all = jadd(common, "env", cJSON_CreateArray());
-	for (size_t k = 0; k <= v->activation_aliases.n; k++) {
-		_cleanup_free_ char *e = xconcat(k ? v->activation_aliases.v[k - 1] : v->activation_flag, "=void");
-		jadd(all, NULL, cJSON_CreateString(e));
-	}
+	add_void_env(v, spec);
 	common = NULL;
 	free(idx);
 	strv_free(&u.names);
@@ -420,7 +494,8 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 
 		if (!vendor_named(v, names, n))
 			continue;
-		spec = vendor_spec(v, run, &empty, err);
+		empty = false;
+		spec = run->claim ? claim_spec(v, run, run->claim, run->devices, err) : vendor_spec(v, run, &empty, err);
 		if (!spec && empty) {
 			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
 			continue;
@@ -434,7 +509,10 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 			out("%s", text);
 			continue;
 		}
-		if (to_dir) {
+		if (to_dir && run->claim) {
+			path = xasprintf("%s/%.*s-claim_%s.%s", output, (int)strcspn(v->cdi_kind, "/"), v->cdi_kind,
+					 run->claim, run->yaml ? "yaml" : "json");
+		} else if (to_dir) {
 			char *kind = xstrdup(v->cdi_kind);
 			*strchr(kind, '/') = '-';
 			path = xasprintf("%s/%s.%s", output, kind, run->yaml ? "yaml" : "json");
@@ -456,6 +534,8 @@ APPLET_MAIN(cdi)
 		{ "output", required_argument, NULL, 'o' },
 		{ "features", required_argument, NULL, 'f' },
 		{ "hook-path", required_argument, NULL, 'H' },
+		{ "claim", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'd' },
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *output = NULL, *format = NULL;
@@ -468,7 +548,7 @@ APPLET_MAIN(cdi)
 	int o, written, named;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:F:o:f:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":c:F:o:f:d:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'V': {
@@ -487,6 +567,8 @@ APPLET_MAIN(cdi)
 			break;
 		case 'o': output = strcmp(optarg, "-") == 0 ? NULL : optarg; break;  /* -: standard output */
 		case 'f': run.features = optarg; break;
+		case 'C': run.claim = optarg; break;
+		case 'd': run.devices = optarg; break;
 		case 'H':
 			if (optarg[0] != '/')
 				return applet_usage_error("--hook-path %s: not an absolute path", optarg);
@@ -506,6 +588,10 @@ APPLET_MAIN(cdi)
 	run.yaml = format ? strcmp(format, "yaml") == 0
 			  : output && !to_dir && (ends_with(output, ".yaml") || ends_with(output, ".yml"));
 	named = argc - optind;
+	if (!run.claim != !run.devices)
+		return applet_usage_error("--claim and --devices go together");
+	if (run.claim && named != 1)
+		return applet_usage_error("--claim: name one VENDOR");
 	if (config_load_named(&cfg, dir, argv + optind, named, &err) < 0)
 		return applet_fail(&err);
 	if (output && !to_dir && (named > 1 || (named == 0 && cfg.n != 1))) {

@@ -42,7 +42,8 @@ const char check_usage[] =
 	"each engine's registration as that engine reads it (podman's hooks dirs,\n"
 	"Docker's daemon.json and whether dockerd must reload or restart,\n"
 	"containerd's configuration as `containerd config dump` prints it and\n"
-	"whether containerd must restart), SELinux. Every problem with the command\n"
+	"whether containerd must restart), CDI specs gone stale, SELinux. Every\n"
+	"problem with the command\n"
 	"that fixes it. Exit 0: no problem; 1: problems. Nothing is changed.\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
@@ -247,6 +248,103 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 		plan_free(&plan);
 	}
 	config_free(&cfg);
+}
+
+/* ---- CDI specs ---- */
+
+struct spec_paths {
+	int root;
+	size_t n, gone;
+	char *first;   /* the first path gone */
+};
+
+static void spec_path(struct spec_paths *sp, const cJSON *o, const char *key, const char *fallback)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, key);
+	struct stat st;
+
+	if (!cJSON_IsString(p) && fallback)
+		p = cJSON_GetObjectItemCaseSensitive(o, fallback);
+	if (!cJSON_IsString(p) || p->valuestring[0] != '/' || sp->n >= 4096)
+		return;
+	sp->n++;
+	if (!host_stat(sp->root, p->valuestring, &st, true) && sp->gone++ == 0)
+		sp->first = xstrdup(p->valuestring);
+}
+
+/* the host paths of one containerEdits: device nodes, mounts, hooks */
+static void edits_paths(struct spec_paths *sp, const cJSON *edits)
+{
+	const cJSON *i;
+
+	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "deviceNodes"))
+		spec_path(sp, i, "hostPath", "path");
+	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "mounts"))
+		spec_path(sp, i, "hostPath", NULL);
+	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "hooks"))
+		spec_path(sp, i, "path", NULL);
+}
+
+/* Specs gone stale: every host path a spec in /etc/cdi or /var/run/cdi
+ * names (a driver upgrade takes libcuda.so.535.x away, and each container
+ * given a device of the spec fails to start) must be there. JSON specs
+ * (ocidec's, and any other vendor's); a YAML one is not read. */
+static void check_cdi(struct report *r, int root)
+{
+	static const char *const dirs[] = { "/etc/cdi", "/var/run/cdi" };
+
+	for (size_t d = 0; d < 2; d++) {
+		_cleanup_close_ int fd = root_open(root, dirs[d], O_RDONLY | O_DIRECTORY);
+		struct strv names = { 0 };
+		DIR *dir;
+		struct dirent *de;
+
+		if (fd < 0 || !(dir = fdopendir(fd)))
+			continue;
+		fd = -1;
+		while ((de = readdir(dir)) && names.n < 256)
+			if (de->d_name[0] != '.')
+				strv_push(&names, de->d_name);
+		closedir(dir);
+		strv_sort(&names);
+		for (size_t k = 0; k < names.n; k++) {
+			_cleanup_free_ char *path = xasprintf("%s/%s", dirs[d], names.v[k]), *text = NULL;
+			struct spec_paths sp = { .root = root };
+			const char *ext = strrchr(names.v[k], '.');
+			const cJSON *dev, *kind;
+			cJSON *spec;
+
+			if (!ext || (strcmp(ext, ".json") != 0 && strcmp(ext, ".yaml") != 0 && strcmp(ext, ".yml") != 0))
+				continue;
+			if (strcmp(ext, ".json") != 0) {
+				say(r, INFO, "cdi", NULL, "%s: a YAML spec, not read: its paths are not checked", path);
+				continue;
+			}
+			text = host_read(root, path);
+			spec = text ? cJSON_Parse(text) : NULL;
+			if (!spec) {
+				say(r, PROBLEM, "cdi", "correct or remove it: engines refuse a spec they cannot read "
+				    "(podman drops it, containerd fails the container)", "%s: not a JSON spec", path);
+				continue;
+			}
+			kind = cJSON_GetObjectItemCaseSensitive(spec, "kind");
+			edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"));
+			cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
+				edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(dev, "containerEdits"));
+			if (sp.gone)
+				say(r, PROBLEM, "cdi", "make it again for the driver there now (ocidec cdi -o DIR VENDOR; "
+				    "nvidia-ctk cdi generate for NVIDIA's), or remove it",
+				    "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "
+				    "container given a device of it fails to start", path,
+				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.gone, sp.n, sp.first);
+			else
+				say(r, OK, "cdi", NULL, "%s (%s): the %zu host paths it names are there", path,
+				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.n);
+			free(sp.first);
+			cJSON_Delete(spec);
+		}
+		strv_free(&names);
+	}
 }
 
 /* ---- the host ---- */
@@ -535,6 +633,7 @@ APPLET_MAIN(check)
 	check_podman(&r, root);
 	check_docker(&r, root, proc);
 	check_containerd(&r, root, proc);
+	check_cdi(&r, root);
 	check_selinux(&r);
 	if (r.json) {
 		cJSON *j = cJSON_CreateObject();

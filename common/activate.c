@@ -429,6 +429,15 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 	return 0;
 }
 
+int vendor_select(const struct vendor *v, const char *value, char **devices, struct strv *mig, struct oerr *err)
+{
+	if (strcmp(value, "all") == 0 || strcmp(value, "none") == 0) {
+		*devices = xstrdup(value);
+		return 0;
+	}
+	return map_devices(v, value, devices, mig, err);
+}
+
 /* The environment's request: each of activation_flag and
  * activation_aliases that is set (not empty) can only narrow it, so no
  * variable widens what another gives: an image's ENV OCI_NVIDIA=all under

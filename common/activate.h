@@ -87,6 +87,10 @@ void vendor_device_buses(const struct vendor *v, const char *devices, struct str
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */
 long vendor_index_minor(const struct vendor *v, unsigned long index);
+/* A device selection as a container gives it (indices, ranges, UUIDs, PCI
+ * addresses, MIG names, all, none) as *DEVICES ("all", "none" or indices)
+ * and MIG instances into MIG; -1 (ERR): a device the vendor does not have */
+int vendor_select(const struct vendor *v, const char *value, char **devices, struct strv *mig, struct oerr *err);
 /* The index of the device with UUID (or PCI address) UUID, or -1 */
 long vendor_uuid_index(const struct vendor *v, const char *uuid);
 

@@ -339,3 +339,28 @@ cdi_bundle() {
 	assert_failure 2
 	assert_output --partial "--chmod needs --chmod-mode"
 }
+
+@test "cdi --claim NAME --devices SEL: one device NAME (a DRA claim) with everything SEL gives, kind DOMAIN/claim, written as DOMAIN-claim_NAME.json; bad claims and selections refused" {
+	demo_vendor
+	run cdi -c "$CFG" --claim 3f2a-9b7c --devices 1 demo
+	assert_success
+	run python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["kind"], s["containerEdits"]["env"]); d=s["devices"]
+print(len(d), d[0]["name"], " ".join(n["path"] for n in d[0]["containerEdits"]["deviceNodes"]), len(d[0]["containerEdits"]["mounts"]) > 0, len(d[0]["containerEdits"]["hooks"]))' <<<"$output"
+	assert_output $'ocidec.io/claim [\'OCI_DEMO=void\']\n1 3f2a-9b7c /dev/democtl /dev/demo1 True 1'
+	mkdir -p "$BATS_TEST_TMPDIR/run-cdi"
+	run cdi -c "$CFG" --claim 3f2a-9b7c --devices 0,1 -o "$BATS_TEST_TMPDIR/run-cdi" demo
+	assert_success
+	assert_file_exist "$BATS_TEST_TMPDIR/run-cdi/ocidec.io-claim_3f2a-9b7c.json"
+	run "$FIXTURES/cdi-check.py" "$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")" "$BATS_TEST_TMPDIR/run-cdi/ocidec.io-claim_3f2a-9b7c.json"
+	assert_success
+	run cdi -c "$CFG" --claim 3f2a-9b7c --devices 7 demo
+	assert_failure 1
+	assert_output --partial "demo: no device 7"
+	run cdi -c "$CFG" --claim "a/b" --devices 0 demo
+	assert_failure 2
+	run cdi -c "$CFG" --claim x demo
+	assert_failure 2
+	assert_output --partial "--claim and --devices go together"
+	run cdi -c "$CFG" --claim x --devices 0
+	assert_failure 2
+}

@@ -90,3 +90,31 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_success
 	refute_line --partial "its own environment"
 }
+
+@test "check: a CDI spec gone stale (a host path it names is no more: a driver upgraded since) is a problem naming the spec and the first path; a current one is ok; a YAML one is said not read" {
+	mkdir -p "$H/etc/cdi" "$H/var/run/cdi" "$BATS_TEST_TMPDIR/cfg2"
+	# the spec as the host makes it (its driver root at /dr), made here
+	# from the driver root's path in this test's root
+	sed "s|^driver_root = .*|driver_root = $H/dr|" "$CFG/demo.ini" >"$BATS_TEST_TMPDIR/cfg2/demo.ini"
+	chmod 0644 "$BATS_TEST_TMPDIR/cfg2/demo.ini"
+	ocidec cdi -c "$BATS_TEST_TMPDIR/cfg2" --hook-path /usr/bin/ocidec demo |
+		sed "s|\"$H/dr/|\"/dr/|g" >"$H/etc/cdi/ocidec.io-demo.json"
+	echo 'cdiVersion: 0.5.0' >"$H/etc/cdi/nvidia.yaml"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	assert_line --regexp '^ok +cdi: /etc/cdi/ocidec.io-demo.json \(ocidec.io/demo\): the [0-9]+ host paths it names are there$'
+	assert_line "info     cdi: /etc/cdi/nvidia.yaml: a YAML spec, not read: its paths are not checked"
+	# the driver upgraded: its library's file name changed
+	mv "$H/dr/opt/demo/lib/libdemo.so.1.0" "$H/dr/opt/demo/lib/libdemo.so.1.1"
+	cp "$H/etc/cdi/ocidec.io-demo.json" "$H/var/run/cdi/claim.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line --regexp '^PROBLEM  cdi: /etc/cdi/ocidec.io-demo.json \(ocidec.io/demo\): stale: 1 of the [0-9]+ host paths it names are gone \(/dr/opt/demo/lib/libdemo.so.1.0 first\)'
+	assert_line --partial "PROBLEM  cdi: /var/run/cdi/claim.json (ocidec.io/demo): stale"
+	assert_line --partial "fix: make it again for the driver there now (ocidec cdi -o DIR VENDOR"
+	echo '{ "kind": ' >"$H/etc/cdi/broken.json"
+	run ocidec check --host-root "$H" -c "$CFG" --json
+	assert_failure 1
+	run python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["problems"], [c["detail"] for c in j["checks"] if c["check"] == "cdi" and c["status"] == "problem"][0])' <<<"$output"
+	assert_output "3 /etc/cdi/broken.json: not a JSON spec"
+}

@@ -422,6 +422,37 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	bed "$d" umount /run/nvidia/driver
 }
 
+@test "a spec in nvidia-ctk's shape, its hooks answered by the installed nvidia-cdi-hook (ocidec): podman 5 with crun and runc, containerd's CRI (the CDI field), as ocidec's own spec (issue 25)" {
+	for d in "$V2" "$HY"; do
+		# nvidia-ctk's shape (test/fixtures/nvidia-ctk-spec.py), its hooks
+		# the link make install put in the bed
+		/usr/bin/python3 "$FIXTURES/nvidia-ctk-spec.py" "$d/dr" /usr/libexec/ocidec/nvidia-cdi-hook \
+			>"$d/root/etc/cdi/nvidia.json"
+		bed "$d" test -L /usr/libexec/ocidec/nvidia-cdi-hook
+	done
+	for rt in "$V2 crun" "$V2 runc" "$HY runc"; do
+		set -- $rt
+		run bed "$1" podman run --rm --runtime "$2" --device nvidia.com/gpu=1 --rootfs "$1/b/rootfs" sh -c "$DEMO_SEE_SHORT"
+		assert_success
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+		# ocidec's own spec: the same
+		run bed "$1" podman run --rm --runtime "$2" --device ocidec.io/demo=1 --rootfs "$1/b/rootfs" sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	done
+	for d in "$V2" "$HY"; do
+		containerd_config "$d" >"$d/root/etc/containerd/config.toml"
+		printf '  enable_cdi = true\n  cdi_spec_dirs = ["/etc/cdi"]\n' >>"$d/root/etc/containerd/config.toml"
+		containerd_start "$d"
+		bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+		run pod "$d" --cdi nvidia.com/gpu=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+		run pod "$d" --cdi ocidec.io/demo=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+		containerd_stop "$d"
+		rm -f "$d/root/etc/cdi/nvidia.json" "$d/root/etc/containerd/config.toml"
+	done
+}
+
 @test "ocidec check: each engine's registration as the engine reads it, each problem with its fix" {
 	d=$V2
 	run bed "$d" ocidec check

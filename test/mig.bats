@@ -224,3 +224,22 @@ for d in s["devices"]: print(d["name"], " ".join(n["path"] for n in d["container
 	assert_output --partial "nvidia: no MIG devices in the spec: nvidia: the MIG map $MDR/mig.map is stale"
 	refute [ "$(grep -c MIG- "$spec")" -gt 0 ]
 }
+
+@test "the runtime shim: a MIG device's nodes and cgroup rules in config.json, runc opens them (ENXIO), the config cap not without CAP_SYS_ADMIN" {
+	local id=ocidec-mig-$$
+	"$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=$UUID0 NVIDIA_DRIVER_CAPABILITIES=utility -- sh -c \
+		'ls /dev/nvidia-caps; for n in /dev/nvidia-caps/*; do head -c 0 $n; done; true' >/dev/null
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" run --bundle "$B" "$id"
+	assert_success
+	assert_line nvidia-cap147
+	assert_line nvidia-cap148
+	assert_equal "$(grep -c 'No such device or address' <<<"$output")" 2
+	refute_output --partial "Operation not permitted"
+	run python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print(" ".join(sorted(d["path"] for d in c["linux"]["devices"])))' "$B/config.json"
+	assert_output "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"
+	# the config cap asked for without CAP_SYS_ADMIN: the container is refused
+	"$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=$UUID0 NVIDIA_MIG_CONFIG_DEVICES=all -- true >/dev/null
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" run --bundle "$B" "$id-2"
+	assert_failure
+	assert_output --partial "MIG's config cap only for a container with CAP_SYS_ADMIN"
+}
