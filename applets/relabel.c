@@ -103,7 +103,7 @@ APPLET_MAIN(relabel)
 	}
 	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	if (plan_label_walk(&cfg, argv + optind, argc - optind, relabel_one, &r, &err) < 0)
+	if (plan_label_walk(&cfg, argv + optind, argc - optind, false, relabel_one, &r, &err) < 0)
 		status = applet_fail(&err);
 	config_free(&cfg);
 	if (status == EXIT_OK && r.failed) {

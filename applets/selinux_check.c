@@ -5,7 +5,9 @@
  * knows ocidec_container_t (a write of a context naming it to selinuxfs's
  * `context` node, which the kernel refuses for an unknown type), the
  * booleans that matter where the policy has them, and whether every path
- * `list` prints carries the context the vendor config names. It tells the
+ * `list` prints carries the context the vendor config names (its type and
+ * level: what the kernel decides by) or, where none is named, whether the
+ * kernel lets a confined container use it (selinuxfs's access node). It tells the
  * two bases apart: Fedora's policy (RHEL, CoreOS) with container-selinux,
  * whose virt module has virt_sandbox_use_all_caps, and refpolicy (Debian);
  * the container module's name and priority come from the policy store
@@ -24,6 +26,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <regex.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -43,8 +47,9 @@ const char selinux_check_usage[] =
 	"container-selinux, or refpolicy) and container module, whether the\n"
 	"policy has ocidec's module (ocidec_container_t), the container\n"
 	"booleans, and whether the paths\n"
-	"`ocidec list` prints carry the contexts the vendor configs name; say what\n"
-	"to run for each problem. Exit 0 when all is in order or SELinux is\n"
+	"`ocidec list` prints carry the contexts the vendor configs name (type and\n"
+	"level), or, where none is named, may be used by a confined container (the\n"
+	"kernel asked); say what to run for each problem. Exit 0 when all is in order or SELinux is\n"
 	"disabled, 1 when a problem was found, 3 when a check could not be made.\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
@@ -79,6 +84,8 @@ struct base {
  * ocidec_container_t, booleans, paths, problems, ok. */
 struct report {
 	cJSON *root, *problems, *paths;
+	const char *fs, *store;   /* selinuxfs; the policy's directory (ROOT/etc/selinux/TYPE) */
+	int unasked;              /* paths the kernel could not be asked about */
 };
 
 static void problem(struct report *r, const char *fix, const char *fmt, ...)
@@ -204,6 +211,161 @@ static void find_base(const char *fs, const char *root, struct base *b)
 	}
 }
 
+/* A context's type and level ("u:r:TYPE:LEVEL" -> "TYPE:LEVEL"): what the
+ * kernel decides access by. The SELinux user is the creator's for device
+ * nodes (unconfined_u), and restorecon without -F never changes it. */
+static const char *type_level(const char *ctx)
+{
+	const char *c = strchr(ctx, ':');
+
+	c = c ? strchr(c + 1, ':') : NULL;
+	return c ? c + 1 : ctx;
+}
+
+/* The type of CTX, into BUF */
+static const char *type_of(const char *ctx, char *buf, size_t n)
+{
+	const char *t = type_level(ctx);
+
+	snprintf(buf, n, "%.*s", (int)strcspn(t, ":"), t);
+	return buf;
+}
+
+/* The label the policy's file contexts give PATH (of mode MODE), as
+ * restorecon would: the last matching entry, an entry without regular
+ * expression characters before any with; NULL when none matches. Read from
+ * STORE/contexts/files/file_contexts (and .local), POSIX extended regular
+ * expressions, each entry's literal stem tried first. */
+static char *fc_lookup(const char *store, const char *path, mode_t mode)
+{
+	static const char *const files[] = { "file_contexts", "file_contexts.local" };
+	static const struct { const char *flag; mode_t fmt; } kinds[] = {
+		{ "--", S_IFREG }, { "-d", S_IFDIR }, { "-c", S_IFCHR }, { "-b", S_IFBLK },
+		{ "-l", S_IFLNK }, { "-s", S_IFSOCK }, { "-p", S_IFIFO },
+	};
+	char *exact = NULL, *rx = NULL;
+
+	for (size_t f = 0; f < 2; f++) {
+		_cleanup_free_ char *name = xasprintf("%s/contexts/files/%s", store, files[f]);
+		_cleanup_close_ int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		_cleanup_free_ char *buf = NULL;
+		char *save = NULL;
+		struct oerr err;
+		size_t len;
+
+		if (fd < 0 || read_fd_all(fd, 16u << 20, &buf, &len, &err) < 0)
+			continue;
+		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *w[3] = { NULL, NULL, NULL }, *s2 = NULL;
+			int nw = 0;
+			size_t stem;
+			bool meta;
+
+			line += strspn(line, " \t");
+			if (*line == '#' || !*line)
+				continue;
+			for (char *t = strtok_r(line, " \t", &s2); t && nw < 3; t = strtok_r(NULL, " \t", &s2))
+				w[nw++] = t;
+			if (nw < 2)
+				continue;
+			if (nw == 3) {  /* a file type */
+				bool match = false;
+				for (size_t k = 0; k < sizeof(kinds) / sizeof(*kinds); k++)
+					match |= strcmp(w[1], kinds[k].flag) == 0 && (mode & S_IFMT) == kinds[k].fmt;
+				if (!match)
+					continue;
+				w[1] = w[2];
+			}
+			stem = strcspn(w[0], ".^$?*+|[({\\");
+			meta = w[0][stem] != '\0';
+			if (strncmp(w[0], path, stem) != 0 || (!meta && strcmp(w[0], path) != 0))
+				continue;
+			if (meta) {
+				_cleanup_free_ char *anchored = xasprintf("^(%s)$", w[0]);
+				regex_t re;
+				int hit;
+
+				if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
+					continue;
+				hit = regexec(&re, path, 0, NULL, 0) == 0;
+				regfree(&re);
+				if (!hit)
+					continue;
+				free(rx);
+				rx = xstrdup(w[1]);
+			} else {
+				free(exact);
+				exact = xstrdup(w[1]);
+			}
+		}
+	}
+	if (exact) {
+		free(rx);
+		return exact;
+	}
+	return rx;
+}
+
+/* The numbers selinuxfs gives class CLASS and its PERMS ("read open"):
+ * the class's index, the permission bits; false when it has none */
+static bool class_bits(const char *fs, const char *class, const char *perms, unsigned *index, unsigned *bits)
+{
+	_cleanup_free_ char *ipath = xasprintf("class/%s/index", class), *idx = read_node(fs, ipath);
+	_cleanup_free_ char *copy = xstrdup(perms);
+	char *save = NULL;
+
+	if (!idx)
+		return false;
+	*index = (unsigned)strtoul(idx, NULL, 10);
+	*bits = 0;
+	for (char *p = strtok_r(copy, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+		_cleanup_free_ char *ppath = xasprintf("class/%s/perms/%s", class, p), *v = read_node(fs, ppath);
+		unsigned long b = v ? strtoul(v, NULL, 10) : 0;
+
+		if (b >= 1 && b <= 32)
+			*bits |= 1u << (b - 1);
+	}
+	return true;
+}
+
+/* May a confined accelerator container (ocidec_container_t, a container's
+ * categories) do PERMS on a CLASS labelled TCON? The kernel's answer
+ * (selinuxfs's access node, as security_compute_av asks it): 1 yes, 0 no
+ * (*MISSING the permissions it lacks), -1 it could not be asked. */
+static int kernel_allows(const char *fs, const char *tcon, const char *class, const char *perms, char *missing,
+			 size_t mn)
+{
+	_cleanup_free_ char *path = xasprintf("%s/access", fs), *mls = read_node(fs, "mls");
+	_cleanup_free_ char *req = NULL, *copy = xstrdup(perms);
+	_cleanup_close_ int fd = -1;
+	unsigned index, want, allowed, decided;
+	char reply[256], *save = NULL;
+	struct statfs sf;
+	ssize_t n;
+	size_t len = 0;
+
+	if (!class_bits(fs, class, perms, &index, &want) || !want)
+		return -1;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstatfs(fd, &sf) < 0 || sf.f_type != 0xf97cff8c /* SELINUX_MAGIC */)
+		return -1;
+	req = xasprintf("system_u:system_r:ocidec_container_t%s %s %u",
+			mls && strcmp(mls, "1") == 0 ? ":s0:c1,c2" : "", tcon, index);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || (n = read(fd, reply, sizeof(reply) - 1)) <= 0)
+		return -1;
+	reply[n] = '\0';
+	if (sscanf(reply, "%x %x", &allowed, &decided) != 2)
+		return -1;
+	missing[0] = '\0';
+	for (char *p = strtok_r(copy, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+		unsigned one, bit;
+
+		if (class_bits(fs, class, p, &one, &bit) && bit && !(allowed & bit))
+			len += (size_t)snprintf(missing + len, len < mn ? mn - len : 0, "%s%s", len ? " " : "", p);
+	}
+	return (allowed & want) == want;
+}
+
 static void check_one(const struct vendor *v, const struct plan_item *it, bool link, const char *path,
 		      const char *want, void *arg)
 {
@@ -211,19 +373,82 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 	char cur[256] = "", fix[512];
 	cJSON *o;
 	ssize_t n;
+	bool ok;
 
 	n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
 	cur[n > 0 ? n : 0] = '\0';
+	if (!want) {
+		/* no context named: what the container does with it, asked of the
+		 * kernel (a library copied from /tmp stays user_tmp_t) */
+		bool dev = S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode), dir = S_ISDIR(it->st.st_mode);
+		bool exec = it->kind == KIND_BINARIES || it->kind == KIND_LIBRARIES;
+		const char *class = dev ? (S_ISCHR(it->st.st_mode) ? "chr_file" : "blk_file") : dir ? "dir"
+				    : S_ISSOCK(it->st.st_mode) ? "sock_file" : "file";
+		const char *perms = dev ? "read write open ioctl getattr" : dir ? "read search open getattr"
+				    : S_ISSOCK(it->st.st_mode) ? "write getattr"
+				    : exec ? "read open getattr execute map" : "read open getattr";
+		char missing[256], need[128], have[128];
+		int a;
+
+		if (link)
+			return;
+		/* no attribute at all: no SELinux kernel labels these files (one
+		 * answers every file's with its in-core context) */
+		a = *cur ? kernel_allows(r->fs, cur, class, perms, missing, sizeof(missing)) : -1;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", path);
+		cJSON_AddStringToObject(o, "label", cur);
+		cJSON_AddNullToObject(o, "expected");
+		if (a < 0) {
+			r->unasked++;
+			cJSON_AddNullToObject(o, "ok");
+			cJSON_AddItemToArray(r->paths, o);
+			return;
+		}
+		cJSON_AddBoolToObject(o, "ok", a == 1);
+		cJSON_AddItemToArray(r->paths, o);
+		if (a == 1)
+			return;
+		{
+			/* the policy's label, for a path it labels: under a driver
+			 * root other than / nothing does (the files keep theirs) */
+			const char *inside = strcmp(v->driver_root, "/") == 0 ? NULL : v->driver_root;
+			_cleanup_free_ char *policy = inside ? NULL : fc_lookup(r->store, path, it->st.st_mode);
+
+			if (policy && strcmp(policy, "<<none>>") != 0 && !inside) {
+				snprintf(fix, sizeof(fix), "restorecon -F %s", path);
+				problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may "
+					"not %s it (%s needs it); the policy's label for it is %s (type %s)", path, cur,
+					type_of(cur, have, sizeof(have)), missing, v->name, policy,
+					type_of(policy, need, sizeof(need)));
+			} else {
+				if (dev)
+					snprintf(fix, sizeof(fix), "selinux_device_context in %s (the type the policy gives "
+						 "such devices) and ocidec relabel %s", v->file, v->name);
+				else
+					snprintf(fix, sizeof(fix), "selinux_file_context = system_u:object_r:container_ro_file_t:s0 "
+						 "in %s and ocidec relabel %s (or chcon -t container_ro_file_t %s)", v->file,
+						 v->name, path);
+				problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may "
+					"not %s it (%s needs it)%s", path, cur, type_of(cur, have, sizeof(have)), missing, v->name,
+					inside ? "; under a driver root the policy's file contexts name nothing: it keeps the "
+						 "label it has" : "");
+			}
+		}
+		return;
+	}
+	/* as the kernel decides: type and level, not the SELinux user or role */
+	ok = strcmp(type_level(cur), type_level(want)) == 0;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "path", path);
 	cJSON_AddStringToObject(o, "label", cur);
 	cJSON_AddStringToObject(o, "expected", want);
-	cJSON_AddBoolToObject(o, "ok", strcmp(cur, want) == 0);
+	cJSON_AddBoolToObject(o, "ok", ok);
 	cJSON_AddItemToArray(r->paths, o);
-	if (strcmp(cur, want) != 0) {
+	if (!ok) {
 		snprintf(fix, sizeof(fix), "ocidec relabel %s", v->name);
-		problem(r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>", v->name,
-			want);
+		problem(r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>",
+			v->name, want);
 	}
 }
 
@@ -235,7 +460,8 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 {
 	cJSON *m = cJSON_CreateObject(), *bools;
 	struct base base = { 0 };
-	int known;
+	_cleanup_free_ char *store = NULL;
+	int known, w;
 
 	find_base(fs, root, &base);
 	cJSON_AddStringToObject(r->root, "policy", base.type);
@@ -248,6 +474,9 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 	cJSON_AddNumberToObject(m, "priority", base.priority);
 	if (base.release)
 		cJSON_AddStringToObject(m, "release", base.release);
+	store = xasprintf("%s/etc/selinux/%s", root, base.type);
+	r->fs = fs;
+	r->store = store;
 	free(base.type);
 	if (!base.name)
 		problem(r, "Fedora, RHEL: dnf install container-selinux; Debian: semodule -i container.pp "
@@ -276,7 +505,9 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 				"container_use_xserver_devices is on: every container_t may use the NVIDIA "
 				"devices; ocidec_container_t needs no such boolean");
 	}
-	return plan_label_walk(cfg, vendors, n, check_one, r, err);
+	w = plan_label_walk(cfg, vendors, n, true, check_one, r, err);
+	r->store = NULL;
+	return w;
 }
 
 /* R as lines; FS where selinuxfs is (NULL: none) */
@@ -313,6 +544,9 @@ static void print_text(const struct report *r, const char *fs, bool could_check)
 	if (!could_check)
 		return;
 	out("labels: %d path%s checked\n", npaths, npaths == 1 ? "" : "s");
+	if (r->unasked)
+		out("labels: %d path%s with no context named could not be asked of the kernel\n", r->unasked,
+		    r->unasked == 1 ? "" : "s");
 	out(nproblems ? "%d problem%s\n" : "all in order\n", nproblems, nproblems == 1 ? "" : "s");
 }
 

@@ -817,7 +817,7 @@ int plan_setxattr(const struct plan_item *it, bool link, const char *name, const
 	return link ? lsetxattr(p, name, value, n, 0) : setxattr(p, name, value, n, 0);
 }
 
-int plan_label_walk(const struct config *cfg, char *const *names, int n, plan_label_fn fn, void *arg,
+int plan_label_walk(const struct config *cfg, char *const *names, int n, bool every, plan_label_fn fn, void *arg,
 		    struct oerr *err)
 {
 	struct plan_select sel = { .features = "all" };
@@ -828,7 +828,7 @@ int plan_label_walk(const struct config *cfg, char *const *names, int n, plan_la
 		const struct vendor *v = &cfg->vendors[i];
 		struct plan plan = { 0 };
 
-		if (!vendor_named(v, names, n) || (!v->selinux_device_context && !v->selinux_file_context))
+		if (!vendor_named(v, names, n) || (!every && !v->selinux_device_context && !v->selinux_file_context))
 			continue;
 		r = plan_vendor(&plan, v, &sel, err);
 		for (size_t k = 0; k < plan.n && r == 0; k++) {
@@ -844,7 +844,7 @@ int plan_label_walk(const struct config *cfg, char *const *names, int n, plan_la
 				strv_push(&seen, paths[p]);
 				ctx = !link && (S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode))
 					      ? v->selinux_device_context : v->selinux_file_context;
-				if (ctx)
+				if (ctx || every)
 					fn(v, it, link, paths[p], ctx, arg);
 			}
 		}

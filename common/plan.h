@@ -74,14 +74,15 @@ void plan_free(struct plan *p);
 unsigned long *plan_node_indices(const struct vendor *v, size_t *n);
 
 /* relabel and selinux-check: for each path the vendor configs label
- * (vendors named in NAMES, all when N is 0, that set a context), once per
+ * (vendors named in NAMES, all when N is 0, that set a context; EVERY: each
+ * path of every vendor, CONTEXT NULL where its config names none), once per
  * path: FN(vendor, item, link, path, context, arg), where LINK says PATH is
  * the item's symlink (labelled as a file, not through it) and CONTEXT is
  * the device or the file context. A plan that fails stops the walk (-1,
  * ERR); FN's count of failures is its own business. */
 typedef void (*plan_label_fn)(const struct vendor *v, const struct plan_item *it, bool link,
 			      const char *path, const char *context, void *arg);
-int plan_label_walk(const struct config *cfg, char *const *names, int n, plan_label_fn fn, void *arg,
+int plan_label_walk(const struct config *cfg, char *const *names, int n, bool every, plan_label_fn fn, void *arg,
 		    struct oerr *err);
 
 /* The item's SELinux attribute (or any xattr) through its descriptors: the

@@ -159,3 +159,28 @@ check() {
 	assert_success
 	assert_output '{"mode":"disabled","paths":[],"problems":[],"ok":true}'
 }
+
+@test "the SELinux user and role decide nothing: a node made by an unconfined user is in order; a path no config names a context for is asked of the kernel, and where there is none it is said so" {
+	relabel -c "$CFG"
+	setfattr -h -n security.selinux -v "unconfined_u:object_r:xserver_misc_device_t:s0" "$DR/dev/demo0"
+	run check
+	assert_success
+	assert_line "labels: 9 paths checked"
+	assert_line "all in order"
+	# the type differs: a problem
+	setfattr -h -n security.selinux -v "unconfined_u:object_r:user_tmp_t:s0" "$DR/dev/demo1"
+	run check
+	assert_failure 1
+	assert_line "problem: $DR/dev/demo1 is labelled unconfined_u:object_r:user_tmp_t:s0, demo expects $DEVCTX"
+	# a vendor that names no context: its paths are the kernel's to judge
+	# (selinuxfs's access node); this fake selinuxfs has no kernel behind it,
+	# the files no attribute (a symlink: its target is checked)
+	setfattr -h -n security.selinux -v "$DEVCTX" "$DR/dev/demo1"
+	"$FIXTURES/demo-vendor.sh" "$BATS_TEST_TMPDIR/dr2" "$BATS_TEST_TMPDIR/c2" >/dev/null
+	sed 's/^name = demo$/name = plain/; s/^activation_flag = OCI_DEMO/activation_flag = OCI_PLAIN/' \
+		"$BATS_TEST_TMPDIR/c2/demo.ini" | write_ini plain
+	run check
+	assert_success
+	assert_line "labels: 17 paths checked"
+	assert_line "labels: 8 paths with no context named could not be asked of the kernel"
+}

@@ -191,6 +191,9 @@ beyond() {
 		[ "$(label "$b" file /opt/onload/lib64/libonload.so)" = ocidec_driver_file_t ]
 		[ "$(label "$b" file /var/opt/onload/lib64/libonload.so)" = ocidec_driver_file_t ]
 		[ "$(label "$b" dir /var/run/nvidia-persistenced)" = ocidec_ipc_t ]
+		# ocidec itself a program, on purpose: not container_runtime_exec_t, which
+		# container-selinux's /usr/s?bin/ocid.* (CRI-O's old name) would give it
+		[ "$(label "$b" file /usr/bin/ocidec)" = bin_t ] || { echo "base $b: /usr/bin/ocidec"; false; }
 		# a driver container's files keep their own labels: nothing relabels /run/nvidia/driver
 		[ "$(label "$b" file /run/nvidia/driver/usr/bin/nvidia-smi)" != ocidec_driver_file_t ]
 	done
