@@ -153,9 +153,17 @@ static const char *nv_flag(int argc, char **argv, int *i, const char *name)
 
 int cdi_hook_nvidia_argv(int argc, char ***argvp)
 {
-	char **argv = *argvp, **out = xcalloc((size_t)argc * 2 + 16, sizeof(*out));
+	char **argv = *argvp, **out;
 	const char *sub = NULL, *v, *compat = "/usr/local/cuda/compat", *host = NULL, *mode = NULL;
 	int n = 0, i = 1;
+	size_t commas = 0;
+
+	/* NVIDIA's list flags (--link, --folder, --path) take "a,b" as two
+	 * values, as its CLI library splits them: room for each */
+	for (int k = 1; k < argc; k++)
+		for (const char *c = argv[k]; *c; c++)
+			commas += *c == ',';
+	out = xcalloc((size_t)argc * 2 + 2 * commas + 16, sizeof(*out));
 
 	out[n++] = (char *)"ocidec-cdi-hook";
 	for (; i < argc && argv[i][0] == '-'; i++)  /* NVIDIA's --debug, --quiet */
@@ -163,17 +171,23 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 	sub = i < argc ? argv[i++] : "";
 	for (; i < argc; i++) {
 		if (strcmp(sub, "create-symlinks") == 0 && (v = nv_flag(argc, argv, &i, "link"))) {
-			const char *sep = strstr(v, "::");
+			_cleanup_free_ char *links = xstrdup(v);
 
-			if (!sep) {
-				log_warn("nvidia-cdi-hook create-symlinks --link %s: not TARGET::LINK; ignored", v);
-				continue;
+			for (char *save = NULL, *one = strtok_r(links, ",", &save); one; one = strtok_r(NULL, ",", &save)) {
+				const char *sep = strstr(one, "::");
+
+				if (!sep) {
+					log_warn("nvidia-cdi-hook create-symlinks --link %s: not TARGET::LINK; ignored", one);
+					continue;
+				}
+				out[n++] = (char *)"--symlink";
+				out[n++] = xasprintf("%s::%.*s", sep + 2, (int)(sep - one), one);
 			}
-			out[n++] = (char *)"--symlink";
-			out[n++] = xasprintf("%s::%.*s", sep + 2, (int)(sep - v), v);
 		} else if (strcmp(sub, "update-ldcache") == 0 && (v = nv_flag(argc, argv, &i, "folder"))) {
-			out[n++] = (char *)"--folder";
-			out[n++] = (char *)v;
+			for (char *save = NULL, *one = strtok_r(xstrdup(v), ",", &save); one; one = strtok_r(NULL, ",", &save)) {
+				out[n++] = (char *)"--folder";
+				out[n++] = one;
+			}
 		} else if (strcmp(sub, "enable-cuda-compat") == 0 && (v = nv_flag(argc, argv, &i, "host-driver-version"))) {
 			host = v;
 		} else if (strcmp(sub, "enable-cuda-compat") == 0 &&
@@ -182,8 +196,10 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 		} else if (strcmp(sub, "chmod") == 0 && (v = nv_flag(argc, argv, &i, "mode"))) {
 			mode = v;
 		} else if (strcmp(sub, "chmod") == 0 && (v = nv_flag(argc, argv, &i, "path"))) {
-			out[n++] = (char *)"--chmod";
-			out[n++] = (char *)v;
+			for (char *save = NULL, *one = strtok_r(xstrdup(v), ",", &save); one; one = strtok_r(NULL, ",", &save)) {
+				out[n++] = (char *)"--chmod";
+				out[n++] = one;
+			}
 		} else if ((v = nv_flag(argc, argv, &i, "container-spec")) || (v = nv_flag(argc, argv, &i, "ldconfig-path")) ||
 			   (v = nv_flag(argc, argv, &i, "host-cuda-version"))) {
 			log_debug("NVIDIA's option %s ignored", v);  /* a test's, or ldconfig: none is run */

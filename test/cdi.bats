@@ -364,3 +364,19 @@ print(len(d), d[0]["name"], " ".join(n["path"] for n in d[0]["containerEdits"]["
 	run cdi -c "$CFG" --claim x --devices 0
 	assert_failure 2
 }
+
+@test "nvidia-cdi-hook: --link and --folder values with commas are several, as NVIDIA's command line takes them (runc, createContainer)" {
+	local id=ocidec-cdi-$$-commas
+	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvidia-cdi-hook"
+	"$FIXTURES/bundle.sh" "$B" -- sh -c 'readlink /opt/x/a; readlink /opt/x/b' >/dev/null
+	HOOK=$BATS_TEST_TMPDIR/nvidia-cdi-hook python3 -c 'import json, os, sys
+c = json.load(open(sys.argv[1]))
+h = lambda *a: {"path": os.environ["HOOK"], "args": ["nvidia-cdi-hook"] + list(a)}
+c.setdefault("hooks", {})["createContainer"] = [h("create-symlinks", "--link", "liba.so.1::/opt/x/a,libb.so.2::/opt/x/b"),
+	h("update-ldcache", "--folder", "/opt/x,/opt/y")]
+json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
+	run bash -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run $id 2>&1"
+	runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "$id" >/dev/null 2>&1 || true
+	assert_success
+	assert_output $'liba.so.1\nlibb.so.2'
+}
