@@ -371,3 +371,65 @@ void elf_info_free(struct elf_info *info)
 	free(info->soname);
 	info->soname = NULL;
 }
+
+char *elf_note(const struct elf_source *src, const char *section, const char *owner, size_t *len)
+{
+	struct reader r = { .src = src };
+	const unsigned char *h, *sh, *n;
+	uint64_t shoff, stroff = 0, strsize = 0;
+	unsigned w, shentsize, shnum, shstrndx;
+	char *desc;
+
+	if (!(h = get(&r, 0, EI_NIDENT)) || memcmp(h, ELFMAG, SELFMAG) != 0 || (h[EI_CLASS] != 1 && h[EI_CLASS] != 2) ||
+	    (h[EI_DATA] != 1 && h[EI_DATA] != 2))
+		return NULL;
+	r.data = h[EI_DATA];
+	w = h[EI_CLASS] == 2 ? 8 : 4;
+	if (!(h = get(&r, 0, w == 8 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))))
+		return NULL;
+	shoff = rd(&r, h + AT(w, Ehdr, e_shoff), w);
+	shentsize = (unsigned)rd(&r, h + AT(w, Ehdr, e_shentsize), 2);
+	shnum = (unsigned)rd(&r, h + AT(w, Ehdr, e_shnum), 2);
+	shstrndx = (unsigned)rd(&r, h + AT(w, Ehdr, e_shstrndx), 2);
+	if (!shnum || shstrndx >= shnum || shentsize < (w == 8 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) ||
+	    shoff > src->size || (uint64_t)shnum * shentsize > src->size - shoff)
+		return NULL;
+	/* the section names */
+	if (!(sh = get(&r, shoff + (uint64_t)shstrndx * shentsize, shentsize)))
+		return NULL;
+	stroff = rd(&r, sh + AT(w, Shdr, sh_offset), w);
+	strsize = rd(&r, sh + AT(w, Shdr, sh_size), w);
+	if (stroff > src->size || strsize > src->size - stroff)
+		return NULL;
+	for (unsigned i = 0; i < shnum; i++) {
+		uint64_t name, off, size, align, namesz, descsz, descoff;
+		_cleanup_free_ char *sname = NULL, *nname = NULL;
+
+		if (!(sh = get(&r, shoff + (uint64_t)i * shentsize, shentsize)) ||
+		    rd(&r, sh + AT(w, Shdr, sh_type), 4) != SHT_NOTE)
+			continue;
+		name = rd(&r, sh + AT(w, Shdr, sh_name), 4);
+		off = rd(&r, sh + AT(w, Shdr, sh_offset), w);
+		size = rd(&r, sh + AT(w, Shdr, sh_size), w);
+		align = rd(&r, sh + AT(w, Shdr, sh_addralign), w) == 8 ? 8 : 4;
+		if (name >= strsize || !(sname = get_str(&r, stroff + name)) || strcmp(sname, section) != 0)
+			continue;
+		/* its first note: "OWNER\0" then the description */
+		if (off > src->size || size > src->size - off || size < 12 || !(n = get(&r, off, 12)))
+			return NULL;
+		namesz = rd(&r, n, 4);
+		descsz = rd(&r, n + 4, 4);
+		if (!namesz || namesz > 256 || !descsz || descsz > 4096)
+			return NULL;
+		descoff = 12 + ((namesz + align - 1) & ~(align - 1));
+		if (descoff + descsz > size || !(n = get(&r, off + 12, (size_t)namesz)))
+			return NULL;
+		nname = xstrndup((const char *)n, (size_t)namesz);
+		if (strcmp(nname, owner) != 0 || !(n = get(&r, off + descoff, (size_t)descsz)))
+			return NULL;
+		desc = xstrndup((const char *)n, (size_t)descsz);
+		*len = strlen(desc);
+		return desc;
+	}
+	return NULL;
+}

@@ -55,4 +55,12 @@ enum elf_result elf_read(const struct elf_source *src, const char *const *interp
 			 struct elf_info *info, struct oerr *err);
 void elf_info_free(struct elf_info *info);
 
+/* The description of the first note of SRC's section SECTION (SHT_NOTE)
+ * when its owner is OWNER, up to its first NUL (*LEN bytes), or NULL (no
+ * such section or note, or one that does not fit the file; at most 4 KiB).
+ * CUDA's compat libcuda carries ".note.cuda.fwd_compatibility", owner
+ * "NVIDIA Corporation": a JSON object naming the driver branches it
+ * supports. */
+char *elf_note(const struct elf_source *src, const char *section, const char *owner, size_t *len);
+
 #endif

@@ -5,11 +5,14 @@
 
 #include "common/devcg.h"
 #include "common/edits.h"
+#include "common/elf.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
 #include "common/rootfile.h"
+#include "common/require.h"
 #include "common/rootpath.h"
 
+#include <cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -426,12 +429,16 @@ static int enter_container(const struct inject_opts *o, struct oerr *err)
 /* CUDA forward compatibility: the image's DIR holds exactly one
  * libcuda.so.MAJOR.x (a regular file, found inside the rootfs) whose MAJOR
  * is greater than the host driver's (HOST: "535.261.03"), as NVIDIA's
- * enable-cuda-compat decides. Only the image's own directory, named by the
+ * enable-cuda-compat decides; where the library carries NVIDIA's note of
+ * the driver branches it supports, when the host's branch is one of them
+ * and the library is newer. Only the image's own directory, named by the
  * vendor config: never a path the container's env gives. */
 static bool compat_newer(int rootfd, const char *dir, const char *host)
 {
 	_cleanup_close_ int dfd = dir ? root_open(rootfd, dir, O_RDONLY | O_DIRECTORY) : -1;
+	_cleanup_close_ int lib = -1;
 	unsigned long found = 0, hostmajor = host ? strtoul(host, NULL, 10) : 0;
+	char version[64] = "";
 	int n = 0;
 	DIR *d;
 	struct dirent *de;
@@ -453,6 +460,11 @@ static bool compat_newer(int rootfd, const char *dir, const char *host)
 		if (*end != '.')
 			continue;
 		found = major;
+		if (!n) {
+			snprintf(version, sizeof(version), "%s", v);
+			close(lib);
+			lib = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		}
 		n++;
 	}
 	closedir(d);
@@ -460,6 +472,32 @@ static bool compat_newer(int rootfd, const char *dir, const char *host)
 		if (n > 1)
 			log_warn("%s: more than one libcuda.so.MAJOR.x: CUDA's compat libraries not used", dir);
 		return false;
+	}
+	/* the compat libcuda's own word (NVIDIA's newer packages): the driver
+	 * branches it supports, in its .note.cuda.fwd_compatibility, as
+	 * NVIDIA's enable-cuda-compat reads it */
+	if (lib >= 0) {
+		struct stat st;
+		struct elf_source src = { .fd = lib };
+		_cleanup_free_ char *note = NULL;
+		size_t len;
+		cJSON *j, *e;
+
+		if (fstat(lib, &st) == 0 && S_ISREG(st.st_mode)) {
+			src.size = (uint64_t)st.st_size;
+			note = elf_note(&src, ".note.cuda.fwd_compatibility", "NVIDIA Corporation", &len);
+		}
+		if (note && (j = cJSON_Parse(note))) {
+			bool listed = false, use;
+
+			cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "Driver"))
+				listed |= cJSON_IsNumber(e) && e->valuedouble == (double)hostmajor;
+			cJSON_Delete(j);
+			use = listed && version_cmp(version, host) > 0;
+			log_debug("%s: libcuda %s, for driver branches %s the host's (%s): %s", dir, version,
+				  listed ? "including" : "other than", host, use ? "the compat libraries first" : "the host's");
+			return use;
+		}
 	}
 	log_debug("%s: libcuda %lu, the host driver's %lu: %s", dir, found, hostmajor,
 		  found > hostmajor ? "the compat libraries first" : "the host's");

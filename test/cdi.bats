@@ -380,3 +380,34 @@ json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
 	assert_success
 	assert_output $'liba.so.1\nlibb.so.2'
 }
+
+@test "enable-cuda-compat: a compat libcuda carrying NVIDIA's note of the driver branches it supports is used only on one of them, and only when newer; without the note, when its major is greater (as NVIDIA's hook decides)" {
+	local id=ocidec-cdi-$$-compat
+	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvidia-cdi-hook"
+	# compat VERSION DRIVERS: is the image's compat directory put first on a 535.261.03 host?
+	compat() {
+		rm -rf "$B"
+		"$FIXTURES/bundle.sh" "$B" -- sh -c 'cat /etc/ld.so.conf.d/00-compat-ocidec.conf 2>/dev/null || echo host' >/dev/null
+		mkdir -p "$B/rootfs/usr/local/cuda/compat" "$B/rootfs/etc/ld.so.conf.d"
+		"$FIXTURES/cuda-compat-lib.sh" "$B/rootfs/usr/local/cuda/compat/libcuda.so.$1" "$2"
+		HOOK=$BATS_TEST_TMPDIR/nvidia-cdi-hook python3 -c 'import json, os, sys
+c = json.load(open(sys.argv[1]))
+c.setdefault("hooks", {})["createContainer"] = [{"path": os.environ["HOOK"],
+	"args": ["nvidia-cdi-hook", "enable-cuda-compat", "--host-driver-version=535.261.03"]}]
+json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
+		(cd "$B" && runc --root "$BATS_TEST_TMPDIR/runc-root" run "$id" 2>&1)
+		runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "$id" >/dev/null 2>&1 || true
+	}
+	run compat 560.10.01 "535, 550"
+	assert_output /usr/local/cuda/compat
+	run compat 560.10.01 "550, 555"         # not for the host's branch, newer or not
+	assert_output host
+	run compat 535.300.01 "535"              # the host's branch, newer within it
+	assert_output /usr/local/cuda/compat
+	run compat 535.100.01 "535"              # older than the host's
+	assert_output host
+	run compat 560.10.01 ""                  # no note: the major decides
+	assert_output /usr/local/cuda/compat
+	run compat 535.300.01 ""
+	assert_output host
+}

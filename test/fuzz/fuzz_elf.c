@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -36,5 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (elf_read(&src, interps, &info, &err) == ELF_OK && info.soname && !info.soname[0] && info.libc > 3)
 		abort();
 	elf_info_free(&info);
+	/* the note reader (CUDA's compat libcuda): NUL-free text of the length said */
+	{
+		size_t len = 0;
+		char *note = elf_note(&src, ".note.cuda.fwd_compatibility", "NVIDIA Corporation", &len);
+
+		if (note && (strlen(note) != len || len > 4096))
+			abort();
+		free(note);
+	}
 	return 0;
 }
