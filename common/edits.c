@@ -422,17 +422,34 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 	cJSON *linux_ = member(config, "linux", false), *devs, *res, *rules, *mounts, *hooks, *cc, *hook;
 	size_t nrules;
 	struct devcg_rule *r;
+	bool userns;
 
 	if (!linux_ || !(devs = member(linux_, "devices", true)) || !(res = member(linux_, "resources", false)) ||
 	    !(rules = member(res, "devices", true)) || !(mounts = member(config, "mounts", true)) ||
 	    !(hooks = member(config, "hooks", false)) || !(cc = member(hooks, "createContainer", true)))
 		return oerr_set(err, 0, "config.json: linux, linux.devices, linux.resources.devices, mounts or "
 				"hooks.createContainer is not what the runtime spec says");
+	/* In a user namespace of its own the runtime cannot make a node: it
+	 * binds the host's file at the node's container path, which a driver
+	 * root other than / (a driver container's) does not have. There the
+	 * node is a bind mount of the driver root's, read-only as the hook's,
+	 * with its cgroup rule. */
+	userns = false;
+	{
+		const cJSON *ns;
+
+		cJSON_ArrayForEach(ns, cJSON_GetObjectItemCaseSensitive(linux_, "namespaces")) {
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(ns, "type");
+			userns |= cJSON_IsString(t) && strcmp(t->valuestring, "user") == 0;
+		}
+	}
 	for (size_t i = 0; i < e->ndevices; i++) {
 		const struct edit_device *d = &e->devices[i];
 		char type[2] = { d->type, '\0' };
 		cJSON *o, *next;
 
+		if (userns && strcmp(d->host, d->path) != 0)
+			continue;  /* a bind mount, below */
 		for (cJSON *x = devs->child; x; x = next) {  /* the image's entry for the path goes */
 			cJSON *p = cJSON_GetObjectItemCaseSensitive(x, "path");
 			next = x->next;
@@ -488,7 +505,7 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 		const struct edit_mount *m = &e->mounts[i];
 		cJSON *o;
 
-		if (is_device(m))
+		if (is_device(m) && !(userns && strcmp(m->source, m->destination) != 0))
 			continue;
 		o = add(mounts, NULL, cJSON_CreateObject());
 		add_str(o, "destination", m->destination);

@@ -16,6 +16,7 @@ setup() {
 
 teardown() {
 	runc --root "$ROOT" delete -f "$ID" >/dev/null 2>&1 || true
+	[ -z "${USERNS_DIR:-}" ] || rm -rf "$USERNS_DIR"
 }
 
 # shim ARGS...: the runtime as containerd-shim-runc-v2 calls runc
@@ -200,4 +201,32 @@ shim() {
 	run "$BATS_TEST_TMPDIR/nvidia-container-runtime" --ocidec-config-dir "$CFG" --root "$ROOT" run --bundle "$B" "$ID"
 	assert_success
 	assert_output "$DEMO_SEEN_ALL"
+}
+
+@test "a user namespace of the container's own, the driver root not /: the nodes are bind mounts of the driver root's (runc cannot make them there, and the host has none at their paths); the container opens them" {
+	# where the namespace's root (host uid 100000) reaches: bats' own
+	# directories are 0700
+	USERNS_DIR=$(mktemp -d /tmp/ocidec-rtns.XXXXXX)
+	chmod 0755 "$USERNS_DIR"
+	demo_vendor "$USERNS_DIR/dr"
+	B=$USERNS_DIR/bundle
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all -- sh -c "$DEMO_SEE" >/dev/null
+	chown -R 100000:100000 "$B/rootfs"   # the namespace's root owns its rootfs, as engines make it
+	python3 - "$B/config.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["linux"]["namespaces"].append({"type": "user"})
+		c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		json.dump(c, open(sys.argv[1], "w"))
+		EOF
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	assert_output "$DEMO_SEEN_ALL"
+	run python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
+print(" ".join(sorted(d["path"] for d in c["linux"]["devices"] if "demo" in d["path"])) or "none")
+for m in sorted(c["mounts"], key=lambda m: m["destination"]):
+    if m["destination"].startswith("/dev/demo"): print(m["destination"], m["source"], ",".join(m["options"]))' "$B/config.json"
+	assert_output "$(printf 'none\n/dev/demo0 %s/dr/dev/demo0 bind,ro,nosuid,noexec\n/dev/demo1 %s/dr/dev/demo1 bind,ro,nosuid,noexec\n/dev/democtl %s/dr/dev/democtl bind,ro,nosuid,noexec' \
+		"$USERNS_DIR" "$USERNS_DIR" "$USERNS_DIR")"
 }
