@@ -222,8 +222,16 @@ static cJSON *claim_spec(const struct vendor *v, const struct cdi_run *run, cons
 		oerr_usage(err, "--claim %s: not a CDI device name (letters and digits, then _-.:)", claim);
 		return NULL;
 	}
+	if (strspn(sel, ", ") == strlen(sel)) {
+		oerr_usage(err, "--devices '%s': no device: a claim names one at least", sel);
+		return NULL;
+	}
 	if (vendor_select(v, sel, &devices, &mig, err) < 0)
 		return NULL;
+	if (strcmp(devices, "none") == 0 && !mig.n) {
+		oerr_usage(err, "--devices '%s': no device: a claim names one at least", sel);
+		return NULL;
+	}
 	/* each index one the vendor has (a container's start fails on one
 	 * that is not; a claim is refused before) */
 	if (strcmp(devices, "all") != 0 && strcmp(devices, "none") != 0) {

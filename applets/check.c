@@ -320,12 +320,30 @@ static void check_cdi(struct report *r, int root)
 				say(r, INFO, "cdi", NULL, "%s: a YAML spec, not read: its paths are not checked", path);
 				continue;
 			}
-			text = host_read(root, path);
-			spec = text ? cJSON_Parse(text) : NULL;
-			if (!spec) {
-				say(r, PROBLEM, "cdi", "correct or remove it: engines refuse a spec they cannot read "
-				    "(podman drops it, containerd fails the container)", "%s: not a JSON spec", path);
-				continue;
+			{
+				/* as the engines read it: through a link (in the host
+				 * root), a regular file; at most 4 MiB here */
+				_cleanup_close_ int sfd = root_open(root, path, O_RDONLY | O_NONBLOCK);
+				struct stat st;
+				struct oerr e;
+				size_t tl;
+				const char *why = NULL;
+
+				if (sfd < 0 || fstat(sfd, &st) < 0)
+					why = strerror(errno);
+				else if (!S_ISREG(st.st_mode))
+					why = "not a regular file";
+				else if (st.st_size > (4 << 20))
+					why = "larger than 4 MiB: not read";
+				else if (read_fd_all(sfd, 4 << 20, &text, &tl, &e) < 0)
+					why = "cannot be read";
+				spec = why ? NULL : cJSON_Parse(text);
+				if (!spec) {
+					say(r, PROBLEM, "cdi", "correct or remove it: engines refuse a spec they cannot read "
+					    "(podman drops it, containerd fails the container)", "%s: %s", path,
+					    why ? why : "not a JSON spec");
+					continue;
+				}
 			}
 			kind = cJSON_GetObjectItemCaseSensitive(spec, "kind");
 			edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"));

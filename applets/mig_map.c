@@ -24,15 +24,20 @@
 
 const char mig_map_usage[] =
 	"usage: ocidec mig-map [-c DIR] [-o FILE] [VENDOR] < nvidia-smi output\n"
+	"       ocidec mig-map --invalidate [-c DIR] [VENDOR]\n"
 	"\n"
 	"Make the MIG map VENDOR's config names (mig_map; default: the one vendor\n"
 	"that has MIG) from the output of `nvidia-smi -L` and `nvidia-smi -q`, read\n"
 	"from standard input (both, in either order), with the MIG instances /proc\n"
-	"shows now. Run it whenever MIG is set up anew; the hook refuses MIG devices\n"
-	"by UUID or index from a map older than the MIG layout.\n"
+	"shows now (the output must name exactly those). Run it whenever MIG is set\n"
+	"up anew; the hook refuses MIG devices by UUID or index from a map older\n"
+	"than the MIG layout or this boot. --invalidate removes the map (before MIG\n"
+	"is set up anew: an instance made again with the same IDs looks the same).\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"  -o, --output FILE     write FILE (- for standard output) instead of mig_map\n"
+	"      --invalidate      remove the map: MIG devices by UUID or index are\n"
+	"                        refused until it is made again\n"
 	"\n"
 	"Example: { nvidia-smi -L; nvidia-smi -q; } | ocidec mig-map\n";
 
@@ -41,6 +46,7 @@ APPLET_MAIN(mig_map)
 	static const struct option opts[] = {
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "invalidate", no_argument, NULL, 'I' },
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *output = NULL;
@@ -50,12 +56,14 @@ APPLET_MAIN(mig_map)
 	struct oerr err;
 	size_t len, n;
 	int o, status = EXIT_OK;
+	bool invalidate = false;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:o:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'o': output = optarg; break;
+		case 'I': invalidate = true; break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
@@ -76,13 +84,25 @@ APPLET_MAIN(mig_map)
 		status = applet_usage_error("no vendor in %s has MIG (mig_minors)", dir);
 		goto out;
 	}
+	if (invalidate) {
+		if (!v->mig_map) {
+			status = applet_usage_error("%s: no mig_map in its config", v->name);
+		} else if (unlink(v->mig_map) < 0 && errno != ENOENT) {
+			oerr_set(&err, errno, "%s", v->mig_map);
+			status = applet_fail(&err);
+		} else {
+			log_info("%s: the MIG map %s removed", v->name, v->mig_map);
+		}
+		goto out;
+	}
 	if (!output)
 		output = v->mig_map;
 	if (!output) {
 		status = applet_usage_error("%s: no mig_map in its config: give -o FILE", v->name);
 		goto out;
 	}
-	if (read_fd_all(STDIN_FILENO, 64 << 20, &in, &len, &err) < 0 || mig_map_text(v, in, len, &text, &n, &err) < 0) {
+	if (read_fd_all(STDIN_FILENO, 16 << 20, &in, &len, &err) < 0 || mig_map_text(v, in, len, &text, &n, &err) < 0 ||
+	    mig_map_current(v, text, &err) < 0) {
 		status = applet_fail(&err);
 		goto out;
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static long long pci_address(const char *s, size_t n);
@@ -685,21 +686,40 @@ static char *allowed_features(const struct vendor *v, char *feat)
 	return res;
 }
 
-/* MIG's config and monitor caps (mig_config_env, mig_monitor_env): only
- * for a container with CAP_SYS_ADMIN, as NVIDIA's toolkit: one without is
- * refused (the config cap reconfigures every GPU's MIG). */
-static int mig_caps(const struct vendor *v, const struct oci_config *oc, unsigned *caps, struct oerr *err)
+/* MIG's config and monitor caps (mig_config_env, mig_monitor_env), as
+ * NVIDIA's toolkit gives them: for "all" only, to a container with
+ * CAP_SYS_ADMIN given whole GPUs (never one given MIG devices: the config
+ * cap reconfigures the GPU under the other instances' tenants), and only
+ * where the tenant policy lets the environment select (ALLOWED). */
+static int mig_caps(const struct vendor *v, const struct oci_config *oc, unsigned allowed, const struct activation *a,
+		    unsigned *caps, struct oerr *err)
 {
 	const char *names[2] = { v->mig_config_env, v->mig_monitor_env };
 
 	for (unsigned i = 0; i < 2; i++) {
 		const char *val = names[i] ? oci_env(&oc->env, names[i]) : NULL;
+		const char *what = i ? "monitor" : "config";
 
 		if (!val || !*val || strcmp(val, "void") == 0 || strcmp(val, "none") == 0)
 			continue;
+		if (!(allowed & SRC_ENV)) {
+			log_warn("%s: %s=%.64s ignored: the vendor takes no selection from the environment here "
+				 "(unprivileged_selection, selection)", v->name, names[i], val);
+			continue;
+		}
 		if (!oc->cap_sys_admin)
 			return oerr_set(err, 0, "%s: %s=%.64s: MIG's %s cap only for a container with CAP_SYS_ADMIN",
-					v->name, names[i], val, i ? "monitor" : "config");
+					v->name, names[i], val, what);
+		if (strcasecmp(val, "all") != 0)
+			return oerr_set(err, 0, "%s: %s=%.64s: only 'all' (the %s cap of the GPUs the container is given)",
+					v->name, names[i], val, what);
+		if (a->mig.n)
+			return oerr_set(err, 0, "%s: %s=all with MIG devices selected (%s%s): MIG's %s cap only with "
+					"whole GPUs", v->name, names[i], a->mig.v[0], a->mig.n > 1 ? ", ..." : "", what);
+		if (!a->devices || strcmp(a->devices, "none") == 0) {
+			log_warn("%s: %s=all: no GPU given, no %s cap", v->name, names[i], what);
+			continue;
+		}
 		*caps |= 1u << i;
 	}
 	return 0;
@@ -790,7 +810,8 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 			return -1;
 		}
 		act[n].mig = mig;
-		if (mig_caps(v, oc, &act[n].mig_caps, err) < 0) {
+		if (mig_caps(v, oc, oc->cap_sys_admin ? v->selection : v->unprivileged_selection, &act[n],
+			     &act[n].mig_caps, err) < 0) {
 			activation_free(act, (size_t)n + 1);
 			return -1;
 		}

@@ -24,6 +24,8 @@ int container_decide(const char *dir, const struct oci_state *st, const char *bu
 	if (st ? oci_container_config(st, text, len, &c->oc, err) < 0 : oci_config_parse(text, len, bundle, &c->oc, err) < 0)
 		return -1;
 	c->nact = activation_decide(dir, &c->oc, ann, &c->cfg, &c->act, err);
+	if (c->nact < 0 && st && st->id && *st->id)  /* one line that names the container */
+		return oerr_prefix(err, "container %s", st->id);
 	if (c->nact <= 0)
 		return c->nact < 0 ? -1 : CONTAINER_NONE;
 	return CONTAINER_ACTIVE;

@@ -13,6 +13,7 @@
 
 #include "common/activate.h"
 #include "common/mig.h"
+#include "common/rootpath.h"
 
 enum { MAP_MAX = 1 << 20, NAME_MAX_ = 127 };
 
@@ -20,7 +21,7 @@ bool mig_name(const char *tok)
 {
 	size_t g = strspn(tok, "0123456789");
 
-	if (strncmp(tok, "MIG-", 4) == 0)
+	if (strncasecmp(tok, "MIG-", 4) == 0)  /* libnvidia-container's case-insensitive prefix */
 		return true;
 	/* "G:M": digits, a colon, digits (never a PCI address: "3b:00.0") */
 	return g && g <= 4 && tok[g] == ':' && strspn(tok + g + 1, "0123456789") == strlen(tok + g + 1) &&
@@ -95,36 +96,61 @@ char *mig_instances(const struct vendor *v)
 	return res;
 }
 
+/* This boot's ID: a map from another boot is stale whatever /proc shows */
+static char *boot_id(void)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct oerr err;
+	size_t len;
+
+	if (fd < 0 || read_fd_all(fd, 128, &buf, &len, &err) < 0)
+		return xstrdup("-");
+	buf[strcspn(buf, "\n")] = '\0';
+	return xstrdup(*buf ? buf : "-");
+}
+
+char *mig_fingerprint(const struct vendor *v)
+{
+	_cleanup_free_ char *now = mig_instances(v), *boot = boot_id();
+
+	return xasprintf("instances %s\nboot %s\n", now, boot);
+}
+
 /* The map's text, if it is safe to read (a regular file of root's that no
- * one else may write) and current (its instances those /proc shows). */
+ * one else may write: the host's root, or the overflow uid it shows as in
+ * a user namespace of rootless podman's) and current (made this boot, its
+ * instances those /proc shows). ERR without the vendor's name. */
 static int read_map(const struct vendor *v, char **text, size_t *len, struct oerr *err)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *now = NULL;
 	struct stat st;
 	const char *eol;
+	size_t nl;
 
 	if (!v->mig_map)
-		return oerr_set(err, 0, "%s: MIG devices by UUID or index need the MIG map (mig_map)", v->name);
+		return oerr_set(err, 0, "MIG devices by UUID or index need the MIG map (mig_map)");
 	fd = open(v->mig_map, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return oerr_set(err, errno, "%s: the MIG map %s (made by ocidec mig-map when MIG is set up)", v->name,
+		return oerr_set(err, errno, "the MIG map %s (made by ocidec mig-map when MIG is set up)", v->mig_map);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 022) ||
+	    (st.st_uid != 0 && !(st.st_uid == overflow_uid() && !in_initial_userns())))
+		return oerr_set(err, 0, "the MIG map %s is not a regular file of root's that only root may write",
 				v->mig_map);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
-		return oerr_set(err, 0, "%s: the MIG map %s is not a regular file of root's that only root may write",
-				v->name, v->mig_map);
 	if (read_fd_all(fd, MAP_MAX, text, len, err) < 0)
-		return oerr_prefix(err, "%s: the MIG map %s", v->name, v->mig_map);
-	now = mig_instances(v);
-	/* the second line: "instances ..." */
+		return oerr_prefix(err, "the MIG map %s", v->mig_map);
+	now = mig_fingerprint(v);
+	nl = strlen(now);
+	/* after the comment line: the fingerprint */
 	eol = memchr(*text, '\n', *len);
-	if (!eol || (size_t)(*len - (size_t)(eol + 1 - *text)) < 10 + strlen(now) ||
-	    strncmp(eol + 1, "instances ", 10) != 0 || strncmp(eol + 11, now, strlen(now)) != 0 ||
-	    eol[11 + strlen(now)] != '\n') {
+	if (!eol || (size_t)(*len - (size_t)(eol + 1 - *text)) < nl || strncmp(eol + 1, now, nl) != 0) {
 		free(*text);
 		*text = NULL;
-		return oerr_set(err, 0, "%s: the MIG map %s is stale: MIG was set up anew since it was made "
-				"(now: %.200s); run ocidec mig-map", v->name, v->mig_map, now);
+		now[strcspn(now, "\n")] = '\0';
+		return oerr_set(err, 0, "the MIG map %s is stale: MIG was set up anew, or the host rebooted, since "
+				"it was made (now: %.200s): run { nvidia-smi -L; nvidia-smi -q; } | ocidec mig-map",
+				v->mig_map, now + strlen("instances "));
 	}
 	return 0;
 }
@@ -200,7 +226,7 @@ int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr
 	if (!v->mig_minors || !v->mig_caps)
 		return oerr_set(err, 0, "%s: '%.64s' names a MIG device: MIG is not set up for this vendor (mig_minors)",
 				v->name, tok);
-	if (strncmp(tok, "MIG-GPU-", 8) == 0) {
+	if (strncasecmp(tok, "MIG-GPU-", 8) == 0) {
 		/* MIG-GPU-<uuid>/GI/CI: the instance is in the name */
 		const char *slash = strchr(tok, '/');
 		char tail;
@@ -214,7 +240,7 @@ int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr
 	} else {
 		struct index_uuid u = { -1, "" };
 
-		if (strncmp(tok, "MIG-", 4) == 0) {
+		if (strncasecmp(tok, "MIG-", 4) == 0) {
 			f.mig = tok;
 		} else {
 			u.index = strtol(tok, NULL, 10);
@@ -225,9 +251,10 @@ int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr
 			f.idx = (unsigned)strtoul(strchr(tok, ':') + 1, NULL, 10);
 		}
 		if (mig_map_each(v, map_find, &f, err) < 0)
-			return -1;
+			return oerr_prefix(err, "%s: MIG device '%.64s'", v->name, tok);
 		if (!f.found)
-			return oerr_set(err, 0, "%s: no MIG device '%.64s' in the MIG map %s", v->name, tok, v->mig_map);
+			return oerr_set(err, 0, "%s: no MIG device '%.64s' in the MIG map %s (one made since MIG was set "
+					"up anew? { nvidia-smi -L; nvidia-smi -q; } | ocidec mig-map)", v->name, tok, v->mig_map);
 		gi = f.gi;
 		ci = f.ci;
 		idx = vendor_uuid_index(v, f.gpu_found);
@@ -298,15 +325,26 @@ static bool paren_uuid(const char *line, char *out)
 	return true;
 }
 
+/* "GPU 00000000:3B:00.0": nvidia-smi -q's section of a GPU */
+static bool section_line(const char *line)
+{
+	const char *a = line + 4;
+
+	return strncmp(line, "GPU ", 4) == 0 && strlen(a) >= 7 && strspn(a, "0123456789abcdefABCDEF:.") == strlen(a) &&
+	       strchr(a, ':') && strchr(a, '.');
+}
+
 int mig_map_text(const struct vendor *v, const char *text, size_t len, char **out, size_t *n, struct oerr *err)
 {
-	_cleanup_free_ char *copy = xstrndup(text, len), *now = mig_instances(v);
+	enum { MAX_GPUS = 1024, MAX_MIG = 4096 };
+	_cleanup_free_ char *copy = xstrndup(text, len), *now = mig_fingerprint(v);
 	struct smi_dev *listed = NULL, *queried = NULL;
 	char (*section)[NAME_MAX_ + 1] = NULL;   /* -q: each "GPU BUSID" section's GPU UUID */
 	size_t nl = 0, nq = 0, ns = 0, cap;
-	char gpu_l[NAME_MAX_ + 1] = "", *save = NULL, *res;
+	char gpu_l[NAME_MAX_ + 1] = "", *save = NULL, *res = NULL;
 	int mig_indent = -1, r = -1;
 	struct smi_dev *rec = NULL;
+	bool processes = false;
 
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int indent = (int)strspn(line, " \t");
@@ -326,6 +364,16 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 				oerr_set(err, 0, "nvidia-smi -L: MIG device %u before any GPU", u);
 				goto out;
 			}
+			for (size_t k = 0; k < nl; k++)
+				if (strcasecmp(listed[k].mig, tmp) == 0 ||
+				    (strcasecmp(listed[k].gpu, gpu_l) == 0 && listed[k].idx == u)) {
+					oerr_set(err, 0, "nvidia-smi -L: MIG device %s (%s, device %u) given twice", tmp, gpu_l, u);
+					goto out;
+				}
+			if (nl == MAX_MIG) {
+				oerr_set(err, 0, "nvidia-smi -L: more than %d MIG devices", MAX_MIG);
+				goto out;
+			}
 			listed = xreallocarray(listed, nl + 1, sizeof(*listed));
 			listed[nl] = (struct smi_dev){ .idx = u };
 			snprintf(listed[nl].gpu, sizeof(listed[nl].gpu), "%s", gpu_l);
@@ -336,16 +384,33 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		/* nvidia-smi -q: a section "GPU 00000000:3B:00.0" for each GPU,
 		 * its "GPU UUID : GPU-..." line and its "MIG Device" blocks
 		 * (Index, GPU Instance ID, Compute Instance ID indented below)
-		 * in any order */
-		if (indent == 0 && strncmp(line, "GPU ", 4) == 0) {
+		 * in any order; nothing after its "Processes" (their names are
+		 * anyone's text) until the next section */
+		if (indent == 0 && section_line(line)) {
+			if (ns == MAX_GPUS) {
+				oerr_set(err, 0, "nvidia-smi -q: more than %d GPUs", MAX_GPUS);
+				goto out;
+			}
 			section = xreallocarray(section, ns + 1, sizeof(*section));
 			section[ns++][0] = '\0';
 			rec = NULL;
+			processes = false;
 			continue;
 		}
+		if (processes)
+			continue;
 		if (rec && indent <= mig_indent)
 			rec = NULL;
+		if (ns && strcmp(line + indent, "Processes") == 0) {
+			processes = true;
+			rec = NULL;
+			continue;
+		}
 		if (strcmp(line + indent, "MIG Device") == 0 && ns) {
+			if (nq == MAX_MIG) {
+				oerr_set(err, 0, "nvidia-smi -q: more than %d MIG devices", MAX_MIG);
+				goto out;
+			}
 			queried = xreallocarray(queried, nq + 1, sizeof(*queried));
 			rec = &queried[nq++];
 			*rec = (struct smi_dev){ .idx = (unsigned)-1, .section = ns - 1 };
@@ -355,6 +420,15 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		if (!key_value(line, &key, &value))
 			continue;
 		if (strcmp(key, "GPU UUID") == 0 && ns && valid_id(value, strlen(value)) && !rec) {
+			if (section[ns - 1][0]) {
+				oerr_set(err, 0, "nvidia-smi -q: a GPU section with two UUIDs (%s)", value);
+				goto out;
+			}
+			for (size_t k = 0; k + 1 < ns; k++)
+				if (strcasecmp(section[k], value) == 0) {
+					oerr_set(err, 0, "nvidia-smi -q: GPU %s given twice", value);
+					goto out;
+				}
 			snprintf(section[ns - 1], sizeof(section[ns - 1]), "%s", value);
 		} else if (rec && sscanf(value, "%u", &u) == 1) {
 			if (strcmp(key, "Index") == 0)
@@ -365,13 +439,19 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 				rec->ci = u, rec->have_ci = true;
 		}
 	}
-	/* each record's GPU: its section's UUID */
-	for (size_t k = 0; k < nq; k++)
+	/* each record's GPU: its section's UUID; one record a device */
+	for (size_t k = 0; k < nq; k++) {
 		snprintf(queried[k].gpu, sizeof(queried[k].gpu), "%s", section[queried[k].section]);
+		for (size_t j = 0; j < k; j++)
+			if (queried[k].gpu[0] && strcasecmp(queried[j].gpu, queried[k].gpu) == 0 &&
+			    queried[j].idx == queried[k].idx) {
+				oerr_set(err, 0, "nvidia-smi -q: MIG device %u of %s given twice", queried[k].idx, queried[k].gpu);
+				goto out;
+			}
+	}
 	cap = 256 + strlen(now) + nl * (3 * NAME_MAX_);
 	res = xmalloc(cap);
-	*n = (size_t)snprintf(res, cap, "# ocidec MIG map (ocidec mig-map): MIG UUID, GPU UUID, index, GI, CI\n"
-			      "instances %s\n", now);
+	*n = (size_t)snprintf(res, cap, "# ocidec MIG map (ocidec mig-map): MIG UUID, GPU UUID, index, GI, CI\n%s", now);
 	for (size_t i = 0; i < nl; i++) {
 		unsigned gi = 0, ci = 0;
 		char tail;
@@ -394,17 +474,66 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 			oerr_set(err, 0, "MIG device %s (%s, device %u): nvidia-smi -q gives no GPU and compute instance "
 				 "for it: give the output of both nvidia-smi -L and nvidia-smi -q", listed[i].mig,
 				 listed[i].gpu, listed[i].idx);
-			free(res);
 			goto out;
 		}
 		*n += (size_t)snprintf(res + *n, cap - *n, "%s %s %u %u %u\n", listed[i].mig, listed[i].gpu,
 				       listed[i].idx, gi, ci);
+		listed[i].gi = gi;
+		listed[i].ci = ci;
+		for (size_t j = 0; j < i; j++)
+			if (strcasecmp(listed[j].gpu, listed[i].gpu) == 0 && listed[j].gi == gi && listed[j].ci == ci) {
+				oerr_set(err, 0, "MIG devices %s and %s are the same instance (%s gi%u/ci%u)", listed[j].mig,
+					 listed[i].mig, listed[i].gpu, gi, ci);
+				goto out;
+			}
 	}
 	*out = res;
+	res = NULL;
 	r = 0;
 out:
+	free(res);
 	free(listed);
 	free(queried);
 	free(section);
+	return r;
+}
+
+int mig_map_current(const struct vendor *v, const char *map, struct oerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(map), *now = mig_instances(v);
+	struct strv got = { 0 };
+	char *save = NULL, *joined;
+	size_t len = 1;
+	int r = 0;
+
+	for (char *line = strtok_r(copy, "\n", &save); line && !r; line = strtok_r(NULL, "\n", &save)) {
+		char mig[NAME_MAX_ + 1], gpu[NAME_MAX_ + 1];
+		unsigned idx, gi, ci;
+		long gidx, minor;
+
+		if (sscanf(line, "%127s %127s %u %u %u", mig, gpu, &idx, &gi, &ci) != 5 || strncmp(mig, "MIG-", 4) != 0)
+			continue;
+		gidx = vendor_uuid_index(v, gpu);
+		minor = gidx < 0 ? -1 : vendor_index_minor(v, (unsigned long)gidx);
+		if (minor < 0)
+			r = oerr_set(err, 0, "nvidia-smi names GPU %s, which this host's driver does not show", gpu);
+		else
+			strv_push_owned(&got, xasprintf("gpu%ld/gi%u/ci%u", minor, gi, ci));
+	}
+	strv_sort(&got);
+	for (size_t i = 0; i < got.n; i++)
+		len += strlen(got.v[i]) + 1;
+	joined = xmalloc(len);
+	joined[0] = '\0';
+	for (size_t i = 0; i < got.n; i++) {
+		if (i)
+			strcat(joined, " ");
+		strcat(joined, got.v[i]);
+	}
+	if (!r && strcmp(got.n ? joined : "-", now) != 0)
+		r = oerr_set(err, 0, "nvidia-smi's output gives the instances %.300s, the driver shows %.300s now: "
+			     "run nvidia-smi again (MIG was set up anew meanwhile?)", got.n ? joined : "none", now);
+	free(joined);
+	strv_free(&got);
 	return r;
 }

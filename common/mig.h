@@ -10,9 +10,12 @@
  * form). The first two need NVML, which a static hook does not load: they
  * come from the MIG map (mig_map), written by `ocidec mig-map` from
  * nvidia-smi's output when MIG is set up, holding the set of instances it
- * saw. The hook takes a name from the map only while /proc shows that same
- * set: after a reconfiguration without a new map it refuses, never gives a
- * stale instance. */
+ * saw and the boot. The hook takes a name from the map only while /proc
+ * shows that same set in the same boot: after a reconfiguration that
+ * changes the set, or a reboot, it refuses until the map is made again.
+ * An instance destroyed and made again with the same IDs is the same to
+ * /proc: the tool that sets MIG up removes the map first (mig-map
+ * --invalidate). */
 #ifndef OCIDEC_MIG_H
 #define OCIDEC_MIG_H
 
@@ -31,6 +34,9 @@ int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr
 
 /* The instances /proc shows now, "gpuG/giX/ciY ..." sorted, one string */
 char *mig_instances(const struct vendor *v);
+/* What a current map holds after its comment line: "instances SET\nboot
+ * BOOT_ID\n" */
+char *mig_fingerprint(const struct vendor *v);
 
 /* The cap node's minor of CAP ("gpu0/gi1/access", "config") from
  * mig_minors; -1 if it has none */
@@ -49,7 +55,12 @@ int mig_map_each(const struct vendor *v, int (*fn)(const char *mig, const char *
 /* ocidec mig-map: the map from nvidia-smi -L and nvidia-smi -q output
  * (TEXT, LEN bytes, in either order), with the instances /proc shows now,
  * as the map file's text; -1 (ERR): a MIG device whose instances the text
- * does not give. */
+ * does not give, a device, GPU or instance given twice (what follows a
+ * section's "Processes", anyone's process names, is not read). */
 int mig_map_text(const struct vendor *v, const char *text, size_t len, char **out, size_t *n, struct oerr *err);
+/* Does the map text MAP (mig_map_text's) name exactly the instances the
+ * driver shows now? 0 yes; -1 (ERR) no: nvidia-smi's output is older or
+ * newer than the MIG layout, or names a GPU the host does not show */
+int mig_map_current(const struct vendor *v, const char *map, struct oerr *err);
 
 #endif

@@ -467,28 +467,42 @@ out:
 static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err);
 
 /* A MIG cap (mig.h: "gpu0/gi1/access", "config"): its node from the
- * driver root's /dev, and its proc file in the view (ENTRIES) when the
- * view covers it */
-static int add_mig_cap(struct vctx *c, const char *cap, struct strv *entries, struct oerr *err)
+ * driver root's /dev (the character device with the minor mig_minors
+ * gives, not a link), and its proc file in the view (ENTRIES) when the view
+ * covers it. STRICT: a cap that is not there fails (a container's MIG
+ * device), else it is left out (every GPU's, "all"). */
+static int add_mig_cap(struct vctx *c, const char *cap, struct strv *entries, bool strict, struct oerr *err)
 {
 	const struct vendor *v = c->v;
 	long m = mig_cap_minor(v, cap);
 	_cleanup_free_ char *path = NULL, *proc = mig_cap_proc(cap), *full = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	size_t pl = v->proc_view ? strlen(v->proc_view) : 0;
+	size_t pl = v->proc_view ? strlen(v->proc_view) : 0, before = c->p->n;
+	const struct plan_item *it;
 
 	if (m < 0)
-		return oerr_set(err, 0, "%s: MIG cap %s: no minor in %s", v->name, cap, v->mig_minors);
+		return strict ? oerr_set(err, 0, "%s: MIG cap %s: no minor in %s", v->name, cap, v->mig_minors) : 0;
 	/* mig_nodes has one %u (config.c) */
 	path = xasprintf("/dev/%.*s%ld%s", (int)(strstr(v->mig_nodes, "%u") - v->mig_nodes), v->mig_nodes, m,
 			 strstr(v->mig_nodes, "%u") + 2);
-	fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
-		return oerr_set(err, fd < 0 ? errno : 0, "%s: MIG cap %s: no character device %s under driver_root %s "
-				"(nvidia-modprobe -f %s/%s makes it)", v->name, cap, path, v->driver_root, v->mig_caps,
-				proc);
 	add_existing(c, KIND_DEVICES, path);
+	it = c->p->n > before ? &c->p->items[c->p->n - 1] : NULL;
+	if (it && (!S_ISCHR(it->st.st_mode) || it->link_dirfd >= 0 || minor(it->st.st_rdev) != (unsigned long)m)) {
+		log_warn("%s: MIG cap %s: %s under driver_root %s is not the character device of minor %ld: left out",
+			 v->name, cap, path, v->driver_root, m);
+		plan_item_free(&c->p->items[--c->p->n]);
+		it = NULL;
+	}
+	if (!it && c->p->n == before) {
+		bool had = false;  /* given already (another device of the same GPU instance) */
+
+		for (size_t i = 0; i < c->p->n && !had; i++)
+			had = c->p->items[i].path && strcmp(c->p->items[i].path, path) == 0;
+		if (!had)
+			return strict ? oerr_set(err, 0, "%s: MIG cap %s: no character device %s of minor %ld under "
+						 "driver_root %s (nvidia-modprobe -f %s/%s makes it)", v->name, cap, path, m,
+						 v->driver_root, v->mig_caps, proc)
+				      : 0;
+	}
 	full = xasprintf("%s/%s", v->mig_caps, proc);
 	if (entries && pl && strncmp(full, v->proc_view, pl) == 0 && full[pl] == '/' && !strv_contains(entries, full + pl + 1))
 		strv_push(entries, full + pl + 1);
@@ -496,7 +510,9 @@ static int add_mig_cap(struct vctx *c, const char *cap, struct strv *entries, st
 }
 
 /* MIG devices (mig.h): each one's GPU node and proc entry, its GPU
- * instance's and compute instance's caps; the config and monitor caps */
+ * instance's and compute instance's caps; the config and monitor caps.
+ * Every GPU given whole ("all", or no selection: list, relabel): every
+ * instance the driver shows, as NVIDIA's "all" gives every MIG device. */
 static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *entries, struct oerr *err)
 {
 	const char *global[2] = { "config", "monitor" };
@@ -517,11 +533,26 @@ static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *e
 			proc_view_entries(c->v, idxs, entries);
 		_cleanup_free_ char *gcap = xasprintf("gpu%ld/gi%u/access", minor, gi);
 		_cleanup_free_ char *ccap = xasprintf("gpu%ld/gi%u/ci%u/access", minor, gi, ci);
-		if (add_mig_cap(c, gcap, entries, err) < 0 || add_mig_cap(c, ccap, entries, err) < 0)
+		if (add_mig_cap(c, gcap, entries, true, err) < 0 || add_mig_cap(c, ccap, entries, true, err) < 0)
 			return -1;
 	}
+	if (!sel->devices || strcmp(sel->devices, "all") == 0) {
+		_cleanup_free_ char *now = mig_instances(c->v);
+		char *save = NULL;
+
+		for (char *t = strtok_r(now, " ", &save); t && strcmp(t, "-") != 0; t = strtok_r(NULL, " ", &save)) {
+			unsigned g, gi, ci;
+
+			if (sscanf(t, "gpu%u/gi%u/ci%u", &g, &gi, &ci) != 3)
+				continue;
+			_cleanup_free_ char *gcap = xasprintf("gpu%u/gi%u/access", g, gi);
+			_cleanup_free_ char *ccap = xasprintf("gpu%u/gi%u/ci%u/access", g, gi, ci);
+			add_mig_cap(c, gcap, entries, false, err);
+			add_mig_cap(c, ccap, entries, false, err);
+		}
+	}
 	for (unsigned k = 0; k < 2; k++)
-		if ((sel->mig_caps & (1u << k)) && add_mig_cap(c, global[k], entries, err) < 0)
+		if ((sel->mig_caps & (1u << k)) && add_mig_cap(c, global[k], entries, true, err) < 0)
 			return -1;
 	return 0;
 }
@@ -748,7 +779,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		}
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
 			goto out;
-		if (k == KIND_DEVICES && (sel->mig || sel->mig_caps) &&
+		if (k == KIND_DEVICES && v->mig_minors &&
+		    ((sel->mig && sel->mig->n) || sel->mig_caps || !sel->devices || strcmp(sel->devices, "all") == 0) &&
 		    add_mig(&c, sel, sel->container && v->proc_view ? &p->views[p->nviews - 1].entries : NULL, err) < 0)
 			goto out;
 		if (k == KIND_DEVICES)

@@ -32,7 +32,8 @@ void proc_view_entries(const struct vendor *v, const char *devices, struct strv 
 		return;
 	vendor_device_dirs(v, devices, &dirs);
 	for (size_t i = 0; i < dirs.n; i++)
-		if (strncmp(dirs.v[i], v->proc_view, dl) == 0 && dirs.v[i][dl] == '/' && dirs.v[i][dl + 1])
+		if (strncmp(dirs.v[i], v->proc_view, dl) == 0 && dirs.v[i][dl] == '/' && dirs.v[i][dl + 1] &&
+		    !strv_contains(entries, dirs.v[i] + dl + 1))
 			strv_push(entries, dirs.v[i] + dl + 1);
 	strv_free(&dirs);
 }
@@ -271,7 +272,8 @@ static void expand_entries(int dirfd, const struct strv *entries, struct strv *o
 		struct dirent *de;
 
 		if (n < 2 || strcmp(e + n - 2, "/*") != 0) {
-			strv_push(out, e);
+			if (!strv_contains(out, e))  /* each once: a second bind would land on the first */
+				strv_push(out, e);
 			continue;
 		}
 		prefix = xstrndup(e, n - 2);
@@ -281,9 +283,12 @@ static void expand_entries(int dirfd, const struct strv *entries, struct strv *o
 				close(fd);
 			continue;
 		}
-		while ((de = readdir(d)) && out->n < 256)
-			if (de->d_name[0] != '.' && de->d_type == DT_DIR)
-				strv_push_owned(out, xasprintf("%s/%s", prefix, de->d_name));
+		while ((de = readdir(d)) && out->n < 256) {
+			_cleanup_free_ char *one = xasprintf("%s/%s", prefix, de->d_name);
+
+			if (de->d_name[0] != '.' && de->d_type == DT_DIR && !strv_contains(out, one))
+				strv_push(out, one);
+		}
 		closedir(d);
 	}
 }

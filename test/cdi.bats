@@ -361,6 +361,11 @@ print(len(d), d[0]["name"], " ".join(n["path"] for n in d[0]["containerEdits"]["
 	run cdi -c "$CFG" --claim x demo
 	assert_failure 2
 	assert_output --partial "--claim and --devices go together"
+	run cdi -c "$CFG" --claim x --devices '' demo
+	assert_failure 2
+	assert_output --partial "no device: a claim names one at least"
+	run cdi -c "$CFG" --claim x --devices none demo
+	assert_failure 2
 	run cdi -c "$CFG" --claim x --devices 0
 	assert_failure 2
 }

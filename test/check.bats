@@ -112,6 +112,13 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line --regexp '^PROBLEM  cdi: /etc/cdi/ocidec.io-demo.json \(ocidec.io/demo\): stale: 1 of the [0-9]+ host paths it names are gone \(/dr/opt/demo/lib/libdemo.so.1.0 first\)'
 	assert_line --partial "PROBLEM  cdi: /var/run/cdi/claim.json (ocidec.io/demo): stale"
 	assert_line --partial "fix: make it again for the driver there now (ocidec cdi -o DIR VENDOR"
+	# a link (the engines follow it, in the host root), a FIFO
+	ln -s ../../var/run/cdi/claim.json "$H/etc/cdi/link.json"
+	mkfifo "$H/etc/cdi/fifo.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line --partial "PROBLEM  cdi: /etc/cdi/link.json (ocidec.io/demo): stale"
+	assert_line "PROBLEM  cdi: /etc/cdi/fifo.json: not a regular file"
+	rm "$H/etc/cdi/fifo.json" "$H/etc/cdi/link.json"
 	echo '{ "kind": ' >"$H/etc/cdi/broken.json"
 	run ocidec check --host-root "$H" -c "$CFG" --json
 	assert_failure 1

@@ -84,7 +84,7 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	assert_output --partial "exit code: 1"
 	refute_output --partial "nonexistent"
 	run cat "$log"
-	assert_output --regexp "^<27>.* ocidec\[[0-9]+\]: ocidec hook: demo: no device 'GPU-nonexistent'"
+	assert_output --regexp "^<27>.* ocidec\[[0-9]+\]: ocidec hook: container [0-9a-f]+: demo: no device 'GPU-nonexistent'"
 }
 
 @test "podman 5 CDI: crun (a createContainer hook with pid 0) and runc, on both layouts (issue 21, finding 2)" {

@@ -127,7 +127,7 @@ syslogd() {
 	run in_container 'echo started' OCI_X=all
 	assert_failure
 	refute_output --partial started
-	assert_output --partial "ocidec hook: $CFG/bad.ini:3: unknown key 'bogus' in [vendor]"
+	assert_output --partial "ocidec hook: container $ID: $CFG/bad.ini:3: unknown key 'bogus' in [vendor]"
 	runc delete -f "$ID"
 	# a container that activates another vendor gets it; the error is
 	# logged, and reaches the system log (runc shows nothing of a hook
@@ -144,13 +144,13 @@ syslogd() {
 	chmod 0666 "$CFG/demo.ini"
 	run in_container 'echo started' OCI_DEMO=all
 	assert_failure
-	assert_output --partial "ocidec hook: $CFG/demo.ini: refused: writable by group or others (mode 0666)"
+	assert_output --partial "ocidec hook: container $ID: $CFG/demo.ini: refused: writable by group or others (mode 0666)"
 	runc delete -f "$ID"
 	chmod 0644 "$CFG/demo.ini"
 	chmod 0777 "$CFG"
 	run in_container 'echo started' OCI_DEMO=all
 	assert_failure
-	assert_output --partial "ocidec hook: $CFG: refused: writable by group or others (mode 0777)"
+	assert_output --partial "ocidec hook: container $ID: $CFG: refused: writable by group or others (mode 0777)"
 	runc delete -f "$ID"
 	run in_container 'echo started'
 	assert_success
@@ -238,7 +238,7 @@ syslogd() {
 	for v in OCI_ODD OCI_ODD2; do
 		run in_container 'echo started' "$v=all"
 		assert_failure
-		assert_output --partial "ocidec hook: $CFG/odd.ini:"
+		assert_output --partial "ocidec hook: container $ID: $CFG/odd.ini:"
 		runc delete -f "$ID"
 	done
 }

@@ -60,9 +60,50 @@ nodes() {
 	assert_failure 1
 	assert_output --partial "MIG device $UUID0 ($GPU0, device 0): nvidia-smi -q gives no GPU and compute instance for it"
 	# the old UUID form carries its instances: -L is enough
-	printf 'GPU 0: A100 (UUID: %s)\n  MIG 3g.20gb Device 0: (UUID: MIG-%s/1/0)\n' "$GPU0" "$GPU0" >"$BATS_TEST_TMPDIR/old"
+	printf 'GPU 0: A100 (UUID: %s)\n  MIG 3g.20gb Device 0: (UUID: MIG-%s/1/0)\n  MIG 2g.10gb Device 1: (UUID: MIG-%s/2/0)\n  MIG 1c.2g.10gb Device 2: (UUID: MIG-%s/2/1)\n' \
+		"$GPU0" "$GPU0" "$GPU0" "$GPU0" >"$BATS_TEST_TMPDIR/old"
 	run "$OCIDEC" mig-map -c "$CFG" -o - <"$BATS_TEST_TMPDIR/old"
 	assert_line "MIG-$GPU0/1/0 $GPU0 0 1 0"
+	# the output must name what the driver shows now: text from before
+	# MIG was set up anew (gi5 instead of gi2) is refused, not stamped current
+	sed 's/GPU Instance ID               : 2$/GPU Instance ID               : 5/' "$MDR/smi-q.txt" >"$BATS_TEST_TMPDIR/q-old"
+	run sh -c 'cat "$1/smi-L.txt" "$2" | "$3" mig-map -c "$4" -o -' sh "$MDR" "$BATS_TEST_TMPDIR/q-old" "$OCIDEC" "$CFG"
+	assert_failure 1
+	assert_output --partial "nvidia-smi's output gives the instances gpu1/gi1/ci0 gpu1/gi5/ci0 gpu1/gi5/ci1, the driver shows gpu1/gi1/ci0 gpu1/gi2/ci0 gpu1/gi2/ci1 now: run nvidia-smi again"
+	# --invalidate: the map gone, names refused until it is made again
+	run "$OCIDEC" mig-map -c "$CFG" --invalidate
+	assert_success
+	assert_file_not_exist "$MDR/mig.map"
+}
+
+@test "mig-map: text in a Processes section (anyone's process names) is not read; a device, GPU or instance given twice is refused (review of issue 25)" {
+	# a process name holding newlines that forge a section for GPU 0 with
+	# its device 0 at another tenant's instance (gi2/ci0)
+	python3 - "$MDR/smi-q.txt" "$BATS_TEST_TMPDIR/q-forged" <<-'EOF'
+		import sys
+		q = open(sys.argv[1]).read()
+		forged = ("        Name                              : x\nGPU 00000000:3B:00.0\n    GPU UUID : GPU-11111111-2222-3333-4444-555555555555\n"
+		          "        MIG Device\n            Index : 0\n            GPU Instance ID : 2\n            Compute Instance ID : 0\n")
+		q = q.replace("        Type                              : C\n", "        Type                              : C\n" + forged, 1)
+		open(sys.argv[2], "w").write(q)
+		EOF
+	run sh -c 'cat "$1/smi-L.txt" "$2" | "$3" mig-map -c "$4" -o -' sh "$MDR" "$BATS_TEST_TMPDIR/q-forged" "$OCIDEC" "$CFG"
+	assert_failure 1
+	assert_output --partial "given twice"
+	# records forged in a process's name without a section line: after
+	# "Processes", not read at all; the map is the true one
+	grep -q '^    Processes$' "$MDR/smi-q.txt"
+	sed -i '/^GPU 00000000:3B:00.0$/{x;s/^/x/;/^xx$/{x;d};x}' "$BATS_TEST_TMPDIR/q-forged"
+	[ "$(grep -c '^GPU 00000000:3B:00.0$' "$BATS_TEST_TMPDIR/q-forged")" -eq 1 ]
+	run sh -c 'cat "$1/smi-L.txt" "$2" | "$3" mig-map -c "$4" -o -' sh "$MDR" "$BATS_TEST_TMPDIR/q-forged" "$OCIDEC" "$CFG"
+	assert_success
+	assert_line "$UUID0 $GPU0 0 1 0"
+	assert_line "$UUID1 $GPU0 1 2 0"
+	# a MIG UUID twice in -L
+	{ cat "$MDR/smi-L.txt"; echo "  MIG 1g.5gb Device  7: (UUID: $UUID0)"; cat "$MDR/smi-q.txt"; } >"$BATS_TEST_TMPDIR/twice"
+	run "$OCIDEC" mig-map -c "$CFG" -o - <"$BATS_TEST_TMPDIR/twice"
+	assert_failure 1
+	assert_output --partial "nvidia-smi -L: MIG device $UUID0"
 }
 
 @test "a MIG device by UUID, by G:M, by the old MIG-GPU-<uuid>/GI/CI: its GPU's node and its GPU and compute instances' cap nodes, nothing more" {
@@ -102,12 +143,16 @@ nodes() {
 	printf 'DeviceFileMinor: 220\n' >"$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0/access"
 	run dry NVIDIA_VISIBLE_DEVICES=$UUID0
 	assert_failure 1
-	assert_output --partial "the MIG map $MDR/mig.map is stale: MIG was set up anew since it was made"
+	assert_output --partial "nvidia: MIG device '$UUID0': the MIG map $MDR/mig.map is stale: MIG was set up anew, or the host rebooted, since it was made"
 	run dry NVIDIA_VISIBLE_DEVICES=0:0
 	assert_failure 1
 	# the old form needs no map: its instance is checked against /proc
 	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=MIG-$GPU0/1/0)" "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"
-	# mig-map again: current
+	# nvidia-smi's output from before the change does not name gi9: refused
+	run sh -c 'cat "$1/smi-L.txt" "$1/smi-q.txt" | "$2" mig-map -c "$3"' sh "$MDR" "$OCIDEC" "$CFG"
+	assert_failure 1
+	# the instance gone again, the map made again: current
+	rm -rf "$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9"
 	cat "$MDR/smi-L.txt" "$MDR/smi-q.txt" | "$OCIDEC" mig-map -c "$CFG"
 	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=$UUID0)" "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"
 	# a map others may write, or a link to one, is not read
@@ -122,16 +167,52 @@ nodes() {
 	rm "$MDR/mig.map" && mv "$MDR/mig.real" "$MDR/mig.map"
 }
 
-@test "MIG's config and monitor caps: only for a container with CAP_SYS_ADMIN, as NVIDIA's toolkit" {
-	run dry NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_CONFIG_DEVICES=all
+@test "MIG's config and monitor caps as NVIDIA's toolkit gives them: 'all' only, with CAP_SYS_ADMIN, with whole GPUs (never with MIG devices: the config cap reconfigures the GPU under other tenants), from the environment only where the tenant policy takes it" {
+	run dry NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_CONFIG_DEVICES=all
 	assert_failure 1
 	assert_output --partial "NVIDIA_MIG_CONFIG_DEVICES=all: MIG's config cap only for a container with CAP_SYS_ADMIN"
 	run dry NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_MONITOR_DEVICES=all
 	assert_failure 1
 	export CAPS=CAP_SYS_ADMIN
 	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_CONFIG_DEVICES=all)" "/dev/nvidia-caps/nvidia-cap1 /dev/nvidia1 /dev/nvidiactl"
-	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_MONITOR_DEVICES=all)" \
-		"/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia-caps/nvidia-cap2 /dev/nvidia1 /dev/nvidiactl"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_MONITOR_DEVICES=ALL)" "/dev/nvidia-caps/nvidia-cap2 /dev/nvidia1 /dev/nvidiactl"
+	# a tenant given one MIG slice gets no config cap, whatever its capabilities
+	run dry NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_CONFIG_DEVICES=all
+	assert_failure 1
+	assert_output --partial "nvidia: NVIDIA_MIG_CONFIG_DEVICES=all with MIG devices selected (0/1/0): MIG's config cap only with whole GPUs"
+	run dry NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_CONFIG_DEVICES=0,1
+	assert_failure 1
+	assert_output --partial "only 'all'"
+	# no GPU given: no cap
+	run dry NVIDIA_VISIBLE_DEVICES=none NVIDIA_MIG_CONFIG_DEVICES=all
+	assert_success
+	refute_output --partial nvidia-cap1
+	assert_output --partial "no GPU given, no config cap"
+	# the Kubernetes policy (no selection from the environment): ignored, said
+	MOUNTS=/var/run/nvidia-container-devices/0 run dry NVIDIA_MIG_CONFIG_DEVICES=all
+	assert_success
+	printf 'selection = mounts annotation\nunprivileged_selection = mounts annotation\n' >"$BATS_TEST_TMPDIR/pol"
+	sed -i "/^\[vendor\]/r $BATS_TEST_TMPDIR/pol" "$CFG/nvidia.ini"
+	MOUNTS=/var/run/nvidia-container-devices/0 run dry NVIDIA_MIG_CONFIG_DEVICES=all
+	assert_success
+	refute_output --partial nvidia-cap1
+	assert_output --partial "NVIDIA_MIG_CONFIG_DEVICES=all ignored"
+}
+
+@test "two MIG devices of one GPU, or a GPU and its MIG device, in one container with the proc view (the device plugin's mig-1g.10gb: 2); all gives every MIG device too, as NVIDIA's all (review of issue 25)" {
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=$UUID1,$UUID2)" \
+		"/dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap157 /dev/nvidia-caps/nvidia-cap158 /dev/nvidia1 /dev/nvidiactl"
+	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=all)" \
+		"/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap157 /dev/nvidia-caps/nvidia-cap158 /dev/nvidia0 /dev/nvidia1 /dev/nvidiactl"
+	# a cap node that is not the minor mig-minors gives (a driver root's
+	# stand-in): left out of all, a MIG device asking for it refused
+	mv "$MDR/dev/nvidia-caps/nvidia-cap148" "$MDR/cap148"
+	mknod -m 0444 "$MDR/dev/nvidia-caps/nvidia-cap148" c 236 157
+	run dry NVIDIA_VISIBLE_DEVICES=$UUID0
+	mv -f "$MDR/cap148" "$MDR/dev/nvidia-caps/nvidia-cap148"
+	assert_failure 1
+	assert_output --partial "is not the character device of minor 148: left out"
+	assert_output --partial "nvidia: MIG cap gpu1/gi1/ci0/access: no character device /dev/nvidia-caps/nvidia-cap148 of minor 148"
 }
 
 @test "runc: a container given a MIG device has its GPU's and its instances' nodes, the device cgroup lets it open them (ENXIO: no driver here), and no other instance's" {
@@ -185,7 +266,7 @@ nodes() {
 	# CAP_SYS_ADMIN and the config cap: its file (root's alone, 0400 as the
 	# driver makes it) and node
 	pivot_bed "$B/rootfs" "$MDR/proc/driver"
-	CAPS=CAP_SYS_ADMIN run hook NVIDIA_VISIBLE_DEVICES=0:0 NVIDIA_MIG_CONFIG_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=utility
+	CAPS=CAP_SYS_ADMIN run hook NVIDIA_VISIBLE_DEVICES=0 NVIDIA_MIG_CONFIG_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=utility
 	assert_success
 	run inside /bin/busybox stat -c '%a %n' /proc/driver/nvidia/capabilities/mig/config /dev/nvidia-caps/nvidia-cap1
 	assert_output $'400 /proc/driver/nvidia/capabilities/mig/config\n444 /dev/nvidia-caps/nvidia-cap1'
@@ -204,7 +285,8 @@ for d in s["devices"]: print(d["name"], " ".join(n["path"] for n in d["container
 	assert_line "$UUID0 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148"
 	assert_line "0:2 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap158"
 	assert_line "$UUID2 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap158"
-	assert_line "all /dev/nvidia0 /dev/nvidia1"
+	# all: every GPU and every MIG device, as nvidia-ctk's all
+	assert_line "all /dev/nvidia0 /dev/nvidia1 /dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia-caps/nvidia-cap156 /dev/nvidia-caps/nvidia-cap157 /dev/nvidia-caps/nvidia-cap158"
 	ref=$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")
 	run "$FIXTURES/cdi-check.py" "$ref" "$spec"
 	assert_success
@@ -221,7 +303,7 @@ for d in s["devices"]: print(d["name"], " ".join(n["path"] for n in d["container
 	printf 'DeviceFileMinor: 220\n' >"$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0/access"
 	run "$OCIDEC" cdi -c "$CFG" -o "$spec" nvidia
 	assert_success
-	assert_output --partial "nvidia: no MIG devices in the spec: nvidia: the MIG map $MDR/mig.map is stale"
+	assert_output --partial "nvidia: no MIG devices in the spec: the MIG map $MDR/mig.map is stale"
 	refute [ "$(grep -c MIG- "$spec")" -gt 0 ]
 }
 
