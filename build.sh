@@ -38,14 +38,16 @@ DEMO_PACKAGES="runc busybox-static perl"
 # debhelper, lintian, debootstrap, git: the packages (test/package.bats);
 # python3-kubernetes: the manifests' check (test/install.bats);
 # python3-grpcio, python3-grpc-tools: the CRI client (test/engines.bats);
-# gcc-multilib: the 32-bit API probe (compat32, test/vendors.bats).
+# gcc-multilib: the 32-bit API probe (compat32, test/vendors.bats);
+# qemu-system-x86, e2fsprogs (mkfs.ext4 -d, debugfs): the VM booted SELinux
+# enforcing (test/selinux-vm.bats, its disk made with debootstrap).
 TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
 	clang libclang-rt-dev util-linux podman
 	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
 	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3
 	python3-jsonschema python3-yaml docker.io containerd
 	rpm rpmlint debhelper lintian debootstrap git python3-kubernetes
-	python3-grpcio python3-grpc-tools gcc-multilib"
+	python3-grpcio python3-grpc-tools gcc-multilib qemu-system-x86 e2fsprogs"
 PACKAGES=$BUILD_PACKAGES
 for a in "$@"; do
 	case $a in

@@ -11,9 +11,11 @@
 #include "common/log.h"
 #include "common/plan.h"
 
+#include <ftw.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char list_usage[] =
 	"usage: ocidec list [-c DIR] [--devices SEL] [--features LIST] [VENDOR...]\n"
@@ -44,6 +46,32 @@ static void print_once(struct strv *seen, const char *path)
 	}
 	strv_push(seen, path);
 	out("%s\n", path);
+}
+
+/* what is below DIR (not through links, at most 16 levels and 10,000
+ * entries: a driver's data directory, not a file system) */
+static struct strv *tree_seen;
+static size_t tree_n;
+
+static int tree_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)type;
+	if (f->level == 0)
+		return 0;
+	if (++tree_n > 10000 || f->level > 16) {
+		log_warn("%s: more than 10,000 entries or 16 levels below a listed directory: the rest not listed", path);
+		return 1;
+	}
+	print_once(tree_seen, path);
+	return 0;
+}
+
+static void print_tree(struct strv *seen, const char *dir)
+{
+	tree_seen = seen;
+	tree_n = 0;
+	nftw(dir, tree_one, 16, FTW_PHYS);
 }
 
 APPLET_MAIN(list)
@@ -85,6 +113,10 @@ APPLET_MAIN(list)
 			print_once(&seen, plan.items[i].host);
 			if (plan.items[i].host_target)
 				print_once(&seen, plan.items[i].host_target);
+			/* a directory's files too: restorecon -f labels each line's
+			 * path, not what is below it */
+			if (plan.items[i].kind == KIND_DIRECTORIES && S_ISDIR(plan.items[i].st.st_mode))
+				print_tree(&seen, plan.items[i].host_target ? plan.items[i].host_target : plan.items[i].host);
 		}
 	}
 	strv_free(&seen);

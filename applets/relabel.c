@@ -55,7 +55,10 @@ static int label(const struct plan_item *it, bool link, const char *path, const 
 		return 0;
 	}
 	if (plan_setxattr(it, link, XATTR, ctx, strlen(ctx) + 1) < 0) {
-		log_msg(LOG_ERROR, "%s: setting %s: %s", path, ctx, strerror(errno));
+		/* the kernel refuses a context its policy does not know */
+		log_msg(LOG_ERROR, "%s: setting %s: %s%s", path, ctx, strerror(errno),
+			errno == EINVAL ? " (the loaded policy does not know this context: is ocidec's module "
+					  "loaded? ocidec selinux-check)" : "");
 		return -1;
 	}
 	if (verbose)

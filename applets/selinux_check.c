@@ -545,8 +545,8 @@ static void print_text(const struct report *r, const char *fs, bool could_check)
 		return;
 	out("labels: %d path%s checked\n", npaths, npaths == 1 ? "" : "s");
 	if (r->unasked)
-		out("labels: %d path%s with no context named could not be asked of the kernel\n", r->unasked,
-		    r->unasked == 1 ? "" : "s");
+		out("labels: %d path%s not checked: no context named, and no kernel policy with "
+		    "ocidec_container_t to ask (selinuxfs's access node)\n", r->unasked, r->unasked == 1 ? "" : "s");
 	out(nproblems ? "%d problem%s\n" : "all in order\n", nproblems, nproblems == 1 ? "" : "s");
 }
 

@@ -242,3 +242,18 @@ expected_all() {
 	assert_failure 2
 	assert_output --partial "device_index = bus needs device_uuids"
 }
+
+@test "a listed directory's files are listed too (restorecon -f labels each line's path, not what is below it), not through links" {
+	DR=$BATS_TEST_TMPDIR/dr
+	demo_vendor
+	mkdir -p "$DR/usr/share/demo/sub"
+	echo x >"$DR/usr/share/demo/sub/data"
+	ln -s /etc "$DR/usr/share/demo/sub/out"
+	run "$OCIDEC" list -c "$CFG"
+	assert_success
+	assert_line "$DR/usr/share/demo"
+	assert_line "$DR/usr/share/demo/README"
+	assert_line "$DR/usr/share/demo/sub/data"
+	assert_line "$DR/usr/share/demo/sub/out"
+	refute_line --partial "$DR/usr/share/demo/sub/out/"
+}
