@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 const char list_usage[] =
-	"usage: ocidec list [-c DIR] [--devices SEL] [--features LIST] [VENDOR...]\n"
+	"usage: ocidec list [-c DIR] [--devices SEL] [--features LIST] [--restorecon] [VENDOR...]\n"
 	"\n"
 	"Print every existing host path the vendors (default: all configured) would\n"
 	"inject, driver_root prefixed, one per line, each once. A symlink is followed\n"
@@ -28,8 +28,10 @@ const char list_usage[] =
 	"  -d, --devices SEL     per-device nodes: all, none or indices such as 0,2\n"
 	"                        (default: every node that exists)\n"
 	"  -f, --features LIST   features, comma separated, or all (the default)\n"
+	"  -R, --restorecon      only what restorecon may label: not the vendors whose\n"
+	"                        driver_root is not / (ocidec relabel labels those)\n"
 	"\n"
-	"Example: ocidec list | restorecon -v -f -\n";
+	"Example: ocidec list --restorecon | restorecon -v -f -\n";
 
 static void print_once(struct strv *seen, const char *path)
 {
@@ -80,6 +82,7 @@ APPLET_MAIN(list)
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "devices", required_argument, NULL, 'd' },
 		{ "features", required_argument, NULL, 'f' },
+		{ "restorecon", no_argument, NULL, 'R' },
 		{ 0 },
 	};
 	const char *dir = config_dir_default();
@@ -89,10 +92,12 @@ APPLET_MAIN(list)
 	struct strv seen = { 0 };
 	struct oerr err;
 	int o, status = EXIT_OK;
+	bool for_restorecon = false;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:d:f:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":c:d:f:R", opts, NULL)) != -1) {
 		switch (o) {
+		case 'R': for_restorecon = true; break;
 		case 'c': dir = optarg; break;
 		case 'd': sel.devices = optarg; break;
 		case 'f': sel.features = optarg; break;
@@ -105,7 +110,19 @@ APPLET_MAIN(list)
 		vendor_log_level(&cfg.vendors[i]);
 
 	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
-		if (vendor_named(&cfg.vendors[i], argv + optind, argc - optind) && plan_vendor(&plan, &cfg.vendors[i], &sel, &err) < 0)
+		const struct vendor *v = &cfg.vendors[i];
+
+		if (!vendor_named(v, argv + optind, argc - optind))
+			continue;
+		/* restorecon labels by the policy's file contexts, which give a
+		 * driver container's root (/run/nvidia/driver) /run's label: no
+		 * container may read that */
+		if (for_restorecon && strcmp(v->driver_root, "/") != 0) {
+			log_warn("%s: driver_root %s not listed for restorecon (the policy's label for /run is no "
+				 "container's to read): ocidec relabel %s", v->name, v->driver_root, v->name);
+			continue;
+		}
+		if (plan_vendor(&plan, v, &sel, &err) < 0)
 			status = applet_fail(&err);
 	}
 	if (status == EXIT_OK) {

@@ -38,8 +38,11 @@ const char relabel_usage[] =
 static int label(const struct plan_item *it, bool link, const char *path, const char *ctx, bool dry,
 		 bool verbose)
 {
-	char cur[256] = "";
+	char cur[4096] = "", esc[1024];
 	ssize_t n = plan_getxattr(it, link, XATTR, cur, sizeof(cur) - 1);
+
+	/* a driver root's names are anyone's: no line forged, no terminal escape */
+	path = escape_bytes(path, esc, sizeof(esc));
 
 	if (n < 0 && errno != ENODATA && errno != ENOTSUP) {
 		log_msg(LOG_ERROR, "%s: reading its context: %s", path, strerror(errno));

@@ -56,7 +56,9 @@ const char selinux_check_usage[] =
 	"  -j, --json            one JSON object instead of lines\n"
 	"  -s, --selinuxfs DIR   selinuxfs is mounted at DIR (default: found in\n"
 	"                        /proc/self/mountinfo)\n"
-	"  -r, --root DIR        the policy's config and store under DIR (default /)\n";
+	"  -r, --root DIR        the policy's config and store under DIR (default /)\n"
+	"      --policy-label PATH  print the label the policy's file contexts give PATH\n"
+	"                        (what restorecon would set) and exit\n";
 
 #define TYPE_CONTEXT "system_u:system_r:ocidec_container_t:s0"
 
@@ -86,6 +88,7 @@ struct report {
 	cJSON *root, *problems, *paths;
 	const char *fs, *store;   /* selinuxfs; the policy's directory (ROOT/etc/selinux/TYPE) */
 	int unasked;              /* paths the kernel could not be asked about */
+	bool known;               /* the loaded policy has ocidec_container_t */
 };
 
 static void problem(struct report *r, const char *fix, const char *fmt, ...)
@@ -94,7 +97,7 @@ static void problem(struct report *r, const char *fix, const char *fmt, ...)
 static void problem(struct report *r, const char *fix, const char *fmt, ...)
 {
 	cJSON *p = cJSON_CreateObject();
-	char msg[1024];
+	char msg[4096];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -231,18 +234,87 @@ static const char *type_of(const char *ctx, char *buf, size_t n)
 	return buf;
 }
 
+/* PATH with the policy's equivalences applied (file_contexts.subs, then
+ * .subs_dist: "ALIAS REAL" lines, /lib -> /usr/lib on Debian, /var/run ->
+ * /run), as libselinux rewrites a key before the lookup */
+static char *fc_subs(const char *store, const char *path)
+{
+	static const char *const files[] = { "file_contexts.subs", "file_contexts.subs_dist" };
+
+	for (size_t f = 0; f < 2; f++) {
+		_cleanup_free_ char *name = xasprintf("%s/contexts/files/%s", store, files[f]);
+		_cleanup_close_ int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		_cleanup_free_ char *buf = NULL;
+		char *save = NULL;
+		struct oerr err;
+		size_t len;
+
+		if (fd < 0 || read_fd_all(fd, 1u << 20, &buf, &len, &err) < 0)
+			continue;
+		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *s2 = NULL, *alias, *real;
+			size_t al;
+
+			line += strspn(line, " \t");
+			if (*line == '#' || !(alias = strtok_r(line, " \t", &s2)) || !(real = strtok_r(NULL, " \t", &s2)))
+				continue;
+			al = strlen(alias);
+			if (al > 1 && strncmp(path, alias, al) == 0 && (path[al] == '/' || !path[al]))
+				return xasprintf("%s%s", real, path + al);
+		}
+	}
+	return xstrdup(path);
+}
+
+/* A file_contexts regex's literal start (escapes resolved) into STEM, as
+ * libselinux's stem: a path that does not start with it cannot match.
+ * *META: any unescaped regex character (an entry without one is exact,
+ * and outranks every regex). The character before ? * { is optional: not
+ * in the stem; a top-level | leaves no stem. */
+static void fc_stem(const char *re, char *stem, size_t n, bool *meta)
+{
+	size_t k = 0;
+	bool stop = false;
+
+	*meta = false;
+	for (const char *c = re; *c; c++) {
+		if (*c == '\\' && c[1]) {
+			c++;
+			if (!stop && k + 1 < n)
+				stem[k++] = *c;
+			continue;
+		}
+		if (strchr(".^$?*+|[({", *c)) {
+			*meta = true;
+			if (!stop && (*c == '?' || *c == '*' || *c == '{') && k)
+				k--;
+			stop = true;
+			if (*c == '|')
+				k = 0;
+			continue;
+		}
+		if (!stop && k + 1 < n)
+			stem[k++] = *c;
+	}
+	stem[k] = '\0';
+	if (strchr(re, '|'))
+		stem[0] = '\0';
+}
+
 /* The label the policy's file contexts give PATH (of mode MODE), as
- * restorecon would: the last matching entry, an entry without regular
- * expression characters before any with; NULL when none matches. Read from
- * STORE/contexts/files/file_contexts (and .local), POSIX extended regular
- * expressions, each entry's literal stem tried first. */
-static char *fc_lookup(const char *store, const char *path, mode_t mode)
+ * restorecon would (libselinux's label_file): the key rewritten by the
+ * equivalences, then the last matching entry, an exact one before any
+ * regex; NULL when none matches. Read from STORE/contexts/files/
+ * file_contexts (and .local), POSIX extended regular expressions anchored
+ * at both ends, each entry's literal stem tried first. */
+static char *fc_lookup(const char *store, const char *orig, mode_t mode)
 {
 	static const char *const files[] = { "file_contexts", "file_contexts.local" };
 	static const struct { const char *flag; mode_t fmt; } kinds[] = {
 		{ "--", S_IFREG }, { "-d", S_IFDIR }, { "-c", S_IFCHR }, { "-b", S_IFBLK },
 		{ "-l", S_IFLNK }, { "-s", S_IFSOCK }, { "-p", S_IFIFO },
 	};
+	_cleanup_free_ char *path = fc_subs(store, orig);
 	char *exact = NULL, *rx = NULL;
 
 	for (size_t f = 0; f < 2; f++) {
@@ -256,9 +328,8 @@ static char *fc_lookup(const char *store, const char *path, mode_t mode)
 		if (fd < 0 || read_fd_all(fd, 16u << 20, &buf, &len, &err) < 0)
 			continue;
 		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char *w[3] = { NULL, NULL, NULL }, *s2 = NULL;
+			char *w[3] = { NULL, NULL, NULL }, *s2 = NULL, stem[4096];
 			int nw = 0;
-			size_t stem;
 			bool meta;
 
 			line += strspn(line, " \t");
@@ -276,12 +347,11 @@ static char *fc_lookup(const char *store, const char *path, mode_t mode)
 					continue;
 				w[1] = w[2];
 			}
-			stem = strcspn(w[0], ".^$?*+|[({\\");
-			meta = w[0][stem] != '\0';
-			if (strncmp(w[0], path, stem) != 0 || (!meta && strcmp(w[0], path) != 0))
+			fc_stem(w[0], stem, sizeof(stem), &meta);
+			if (strncmp(stem, path, strlen(stem)) != 0)
 				continue;
-			if (meta) {
-				_cleanup_free_ char *anchored = xasprintf("^(%s)$", w[0]);
+			{
+				_cleanup_free_ char *anchored = xasprintf("^%s$", w[0]);
 				regex_t re;
 				int hit;
 
@@ -291,6 +361,8 @@ static char *fc_lookup(const char *store, const char *path, mode_t mode)
 				regfree(&re);
 				if (!hit)
 					continue;
+			}
+			if (meta) {
 				free(rx);
 				rx = xstrdup(w[1]);
 			} else {
@@ -328,34 +400,56 @@ static bool class_bits(const char *fs, const char *class, const char *perms, uns
 	return true;
 }
 
-/* May a confined accelerator container (ocidec_container_t, a container's
- * categories) do PERMS on a CLASS labelled TCON? The kernel's answer
- * (selinuxfs's access node, as security_compute_av asks it): 1 yes, 0 no
- * (*MISSING the permissions it lacks), -1 it could not be asked. */
+/* One question to the kernel: may SCON do WANT (bits of class INDEX) on
+ * TCON? The allowed bits in *ALLOWED; 0, or -1 with errno (EINVAL: a
+ * context the loaded policy does not know) */
+static int ask(const char *fs, const char *scon, const char *tcon, unsigned index, unsigned *allowed)
+{
+	_cleanup_free_ char *path = xasprintf("%s/access", fs), *req = xasprintf("%s %s %u", scon, tcon, index);
+	_cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC);
+	unsigned decided;
+	char reply[256];
+	struct statfs sf;
+	ssize_t n;
+
+	if (fd < 0 || fstatfs(fd, &sf) < 0 || sf.f_type != 0xf97cff8c /* SELINUX_MAGIC */)
+		return errno = ENODEV, -1;
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || (n = read(fd, reply, sizeof(reply) - 1)) <= 0)
+		return -1;
+	reply[n] = '\0';
+	return sscanf(reply, "%x %x", allowed, &decided) == 2 ? 0 : (errno = EPROTO, -1);
+}
+
+/* May a confined accelerator container (ocidec_container_t, with a
+ * container's categories: two containers' apart, so that a file of one
+ * container's categories is not taken for everyone's) do PERMS on a CLASS
+ * labelled TCON? The kernel's answer (selinuxfs's access node, as
+ * libselinux's security_compute_av asks it): 1 yes, 0 no (*MISSING the
+ * permissions it lacks), -1 it could not be asked, -2 TCON is no context
+ * of the loaded policy (the kernel treats such a file as unlabeled_t). */
 static int kernel_allows(const char *fs, const char *tcon, const char *class, const char *perms, char *missing,
 			 size_t mn)
 {
-	_cleanup_free_ char *path = xasprintf("%s/access", fs), *mls = read_node(fs, "mls");
-	_cleanup_free_ char *req = NULL, *copy = xstrdup(perms);
-	_cleanup_close_ int fd = -1;
-	unsigned index, want, allowed, decided;
-	char reply[256], *save = NULL;
-	struct statfs sf;
-	ssize_t n;
+	static const char *const levels[] = { ":s0:c1,c2", ":s0:c3,c4" };
+	_cleanup_free_ char *mls = read_node(fs, "mls"), *copy = xstrdup(perms);
+	bool is_mls = mls && strcmp(mls, "1") == 0;
+	unsigned index, want, allowed = ~0u;
+	char *save = NULL;
 	size_t len = 0;
 
 	if (!class_bits(fs, class, perms, &index, &want) || !want)
 		return -1;
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || fstatfs(fd, &sf) < 0 || sf.f_type != 0xf97cff8c /* SELINUX_MAGIC */)
-		return -1;
-	req = xasprintf("system_u:system_r:ocidec_container_t%s %s %u",
-			mls && strcmp(mls, "1") == 0 ? ":s0:c1,c2" : "", tcon, index);
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || (n = read(fd, reply, sizeof(reply) - 1)) <= 0)
-		return -1;
-	reply[n] = '\0';
-	if (sscanf(reply, "%x %x", &allowed, &decided) != 2)
-		return -1;
+	for (const char *c = tcon; *c; c++)  /* one field of the request */
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			return -2;
+	for (size_t l = 0; l < (is_mls ? 2u : 1u); l++) {
+		_cleanup_free_ char *scon = xasprintf("system_u:system_r:ocidec_container_t%s", is_mls ? levels[l] : "");
+		unsigned one;
+
+		if (ask(fs, scon, tcon, index, &one) < 0)
+			return errno == EINVAL ? -2 : -1;
+		allowed &= one;
+	}
 	missing[0] = '\0';
 	for (char *p = strtok_r(copy, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
 		unsigned one, bit;
@@ -366,89 +460,132 @@ static int kernel_allows(const char *fs, const char *tcon, const char *class, co
 	return (allowed & want) == want;
 }
 
+/* Does PATH read as itself in a shell command (a fix to copy)? */
+static bool shell_safe(const char *path)
+{
+	return strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-:@,=") == strlen(path);
+}
+
+/* What a container does with IT: the class and permissions to ask */
+static void needs(const struct plan_item *it, const char **class, const char **perms)
+{
+	mode_t m = it->st.st_mode;
+
+	if (S_ISCHR(m) || S_ISBLK(m)) {
+		*class = S_ISCHR(m) ? "chr_file" : "blk_file";
+		*perms = "read write open ioctl getattr map";  /* GPUs are mapped */
+	} else if (S_ISDIR(m)) {
+		*class = "dir";
+		*perms = it->kind == KIND_IPC ? "read search open getattr write add_name" : "read search open getattr";
+	} else if (S_ISSOCK(m)) {
+		*class = "sock_file";
+		*perms = "write getattr";
+	} else if (S_ISFIFO(m)) {
+		*class = "fifo_file";
+		*perms = "read write open getattr";
+	} else {
+		*class = "file";
+		*perms = it->kind == KIND_BINARIES ? "read open getattr execute execute_no_trans map"
+			 : it->kind == KIND_LIBRARIES ? "read open getattr execute map" : "read open getattr";
+	}
+}
+
 static void check_one(const struct vendor *v, const struct plan_item *it, bool link, const char *path,
 		      const char *want, void *arg)
 {
 	struct report *r = arg;
-	char cur[256] = "", fix[512];
+	char cur[4096] = "", esc[1024], ecur[512], missing[256], have[128], need[128];
+	_cleanup_free_ char *fix = NULL;
+	const char *class, *perms;
+	bool dev = S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode);
 	cJSON *o;
 	ssize_t n;
-	bool ok;
+	int a = -1;
 
+	if (link && !want)
+		return;  /* a link's own label: what reading it needs, not the container's use */
 	n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
 	cur[n > 0 ? n : 0] = '\0';
-	if (!want) {
-		/* no context named: what the container does with it, asked of the
-		 * kernel (a library copied from /tmp stays user_tmp_t) */
-		bool dev = S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode), dir = S_ISDIR(it->st.st_mode);
-		bool exec = it->kind == KIND_BINARIES || it->kind == KIND_LIBRARIES;
-		const char *class = dev ? (S_ISCHR(it->st.st_mode) ? "chr_file" : "blk_file") : dir ? "dir"
-				    : S_ISSOCK(it->st.st_mode) ? "sock_file" : "file";
-		const char *perms = dev ? "read write open ioctl getattr" : dir ? "read search open getattr"
-				    : S_ISSOCK(it->st.st_mode) ? "write getattr"
-				    : exec ? "read open getattr execute map" : "read open getattr";
-		char missing[256], need[128], have[128];
-		int a;
-
-		if (link)
-			return;
-		/* no attribute at all: no SELinux kernel labels these files (one
-		 * answers every file's with its in-core context) */
-		a = *cur ? kernel_allows(r->fs, cur, class, perms, missing, sizeof(missing)) : -1;
-		o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", path);
-		cJSON_AddStringToObject(o, "label", cur);
-		cJSON_AddNullToObject(o, "expected");
-		if (a < 0) {
-			r->unasked++;
-			cJSON_AddNullToObject(o, "ok");
-			cJSON_AddItemToArray(r->paths, o);
-			return;
-		}
-		cJSON_AddBoolToObject(o, "ok", a == 1);
-		cJSON_AddItemToArray(r->paths, o);
-		if (a == 1)
-			return;
-		{
-			/* the policy's label, for a path it labels: under a driver
-			 * root other than / nothing does (the files keep theirs) */
-			const char *inside = strcmp(v->driver_root, "/") == 0 ? NULL : v->driver_root;
-			_cleanup_free_ char *policy = inside ? NULL : fc_lookup(r->store, path, it->st.st_mode);
-
-			if (policy && strcmp(policy, "<<none>>") != 0 && !inside) {
-				snprintf(fix, sizeof(fix), "restorecon -F %s", path);
-				problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may "
-					"not %s it (%s needs it); the policy's label for it is %s (type %s)", path, cur,
-					type_of(cur, have, sizeof(have)), missing, v->name, policy,
-					type_of(policy, need, sizeof(need)));
-			} else {
-				if (dev)
-					snprintf(fix, sizeof(fix), "selinux_device_context in %s (the type the policy gives "
-						 "such devices) and ocidec relabel %s", v->file, v->name);
-				else
-					snprintf(fix, sizeof(fix), "selinux_file_context = system_u:object_r:container_ro_file_t:s0 "
-						 "in %s and ocidec relabel %s (or chcon -t container_ro_file_t %s)", v->file,
-						 v->name, path);
-				problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may "
-					"not %s it (%s needs it)%s", path, cur, type_of(cur, have, sizeof(have)), missing, v->name,
-					inside ? "; under a driver root the policy's file contexts name nothing: it keeps the "
-						 "label it has" : "");
-			}
-		}
-		return;
-	}
-	/* as the kernel decides: type and level, not the SELinux user or role */
-	ok = strcmp(type_level(cur), type_level(want)) == 0;
+	escape_bytes(path, esc, sizeof(esc));
+	escape_bytes(cur, ecur, sizeof(ecur));
+	needs(it, &class, &perms);
+	/* no attribute at all: no SELinux kernel labels these files (one
+	 * answers every file's with its in-core context) */
+	if (!link && *cur && r->known)
+		a = kernel_allows(r->fs, cur, class, perms, missing, sizeof(missing));
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "path", path);
 	cJSON_AddStringToObject(o, "label", cur);
-	cJSON_AddStringToObject(o, "expected", want);
-	cJSON_AddBoolToObject(o, "ok", ok);
+	if (want)
+		cJSON_AddStringToObject(o, "expected", want);
+	else
+		cJSON_AddNullToObject(o, "expected");
+	if (a == -2) {
+		cJSON_AddBoolToObject(o, "ok", false);
+		cJSON_AddItemToArray(r->paths, o);
+		fix = shell_safe(path) ? xasprintf("restorecon -F %s, or ocidec relabel %s", path, v->name)
+				       : xasprintf("ocidec relabel %s (a name a shell would misread: no command given)", v->name);
+		problem(r, fix, "%s is labelled %s, which the loaded policy does not know: the kernel treats it as "
+			"unlabeled_t, which no container may use (%s needs it)", esc, ecur, v->name);
+		return;
+	}
+	if (want) {
+		/* as the kernel decides: type and level, not the SELinux user or
+		 * role; and then, labelled as configured, what the kernel says */
+		bool same = strcmp(type_level(cur), type_level(want)) == 0;
+
+		cJSON_AddBoolToObject(o, "ok", same && a != 0);
+		cJSON_AddItemToArray(r->paths, o);
+		if (!same) {
+			fix = xasprintf("ocidec relabel %s", v->name);
+			problem(r, fix, "%s is labelled %s, %s expects %s", esc, *cur ? ecur : "<no context>", v->name, want);
+		} else if (a == 0) {
+			fix = xasprintf("the module is missing a rule for %s (type %s): ocidec selinux-check's base and "
+					"module, or selinux_%s_context in %s", class, type_of(cur, have, sizeof(have)),
+					dev ? "device" : "file", v->file);
+			problem(r, fix, "%s is labelled %s as %s asks, and still a confined container (ocidec_container_t) "
+				"may not %s it", esc, ecur, v->name, missing);
+		}
+		return;
+	}
+	if (a < 0) {
+		r->unasked++;
+		cJSON_AddNullToObject(o, "ok");
+		cJSON_AddItemToArray(r->paths, o);
+		return;
+	}
+	cJSON_AddBoolToObject(o, "ok", a == 1);
 	cJSON_AddItemToArray(r->paths, o);
-	if (!ok) {
-		snprintf(fix, sizeof(fix), "ocidec relabel %s", v->name);
-		problem(r, fix, "%s is labelled %s, %s expects %s", path, *cur ? cur : "<no context>",
-			v->name, want);
+	if (a == 1)
+		return;
+	{
+		/* the policy's label, for a path it labels: restorecon's. Under a
+		 * driver root other than / restorecon would give the policy's
+		 * label for that place (/run's for /run/nvidia/driver), no
+		 * container's to read: the vendor config's contexts there */
+		const char *inside = strcmp(v->driver_root, "/") == 0 ? NULL : v->driver_root;
+		_cleanup_free_ char *policy = inside ? NULL : fc_lookup(r->store, path, it->st.st_mode);
+		char pm[256];
+		bool policy_ok = policy && strcmp(policy, "<<none>>") != 0 &&
+				 kernel_allows(r->fs, policy, class, perms, pm, sizeof(pm)) == 1;
+
+		if (policy_ok) {
+			fix = shell_safe(path) ? xasprintf("restorecon -F %s", path)
+					       : xasprintf("restorecon -F on that file (a name a shell would misread: quote it)");
+			problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may not "
+				"%s it (%s needs it); the policy's label for it is %s (type %s)", esc, ecur,
+				type_of(cur, have, sizeof(have)), missing, v->name, policy, type_of(policy, need, sizeof(need)));
+		} else {
+			fix = dev ? xasprintf("selinux_device_context in %s (the type the policy gives such devices) and "
+					      "ocidec relabel %s", v->file, v->name)
+				  : xasprintf("selinux_file_context = system_u:object_r:ocidec_driver_file_t:s0 in %s (readable "
+					      "by ocidec_container_t alone) and ocidec relabel %s", v->file, v->name);
+			problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may not "
+				"%s it (%s needs it)%s%s%s", esc, ecur, type_of(cur, have, sizeof(have)), missing, v->name,
+				inside ? "; under a driver root restorecon would give it the policy's label for that place, "
+					 "no container's to read either" : policy ? "; the policy's own label for it, " : "",
+				!inside && policy ? policy : "", !inside && policy ? ", would not do either" : "");
+		}
 	}
 }
 
@@ -486,6 +623,7 @@ static int check_policy(struct report *r, const char *fs, const char *root, cons
 	if (known < 0)
 		return -1;
 	cJSON_AddBoolToObject(r->root, "ocidec_container_t", known);
+	r->known = known;
 	if (!known)
 		problem(r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(EINVAL));
 	bools = cJSON_AddObjectToObject(r->root, "booleans");
@@ -557,9 +695,10 @@ APPLET_MAIN(selinux_check)
 		{ "json", no_argument, NULL, 'j' },
 		{ "selinuxfs", required_argument, NULL, 's' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "policy-label", required_argument, NULL, 'L' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default(), *root = "/";
+	const char *dir = config_dir_default(), *root = "/", *lookup = NULL;
 	_cleanup_free_ char *fs = NULL, *enforce = NULL;
 	struct report r;
 	struct config cfg;
@@ -572,10 +711,23 @@ APPLET_MAIN(selinux_check)
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'r': root = optarg; break;
+		case 'L': lookup = optarg; break;
 		case 'j': json = true; break;
 		case 's': free(fs); fs = xstrdup(optarg); break;
 		default: return applet_bad_option(o, argc, argv);
 		}
+	}
+	if (lookup) {  /* what restorecon would give PATH, from the policy's file contexts */
+		_cleanup_free_ char *type = policy_type(root);
+		_cleanup_free_ char *store = xasprintf("%s/etc/selinux/%s", root, type);
+		_cleanup_free_ char *ctx = NULL;
+		struct stat st;
+
+		if (lookup[0] != '/')
+			return applet_usage_error("--policy-label %s: an absolute path", lookup);
+		ctx = fc_lookup(store, lookup, lstat(lookup, &st) == 0 ? st.st_mode : S_IFREG);
+		out("%s\n", ctx ? ctx : "<<none>>");
+		return applet_finish_stdout(EXIT_OK);
 	}
 	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);

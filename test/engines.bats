@@ -440,6 +440,8 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
 	done
 	for d in "$V2" "$HY"; do
+		# the node's config.toml as the tests before left it, put back after
+		cp -p "$d/root/etc/containerd/config.toml" "$d/ctk-keep.toml" 2>/dev/null || rm -f "$d/ctk-keep.toml"
 		containerd_config "$d" >"$d/root/etc/containerd/config.toml"
 		printf '  enable_cdi = true\n  cdi_spec_dirs = ["/etc/cdi"]\n' >>"$d/root/etc/containerd/config.toml"
 		containerd_start "$d"
@@ -450,6 +452,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
 		containerd_stop "$d"
 		rm -f "$d/root/etc/cdi/nvidia.json" "$d/root/etc/containerd/config.toml"
+		[ ! -e "$d/ctk-keep.toml" ] || mv "$d/ctk-keep.toml" "$d/root/etc/containerd/config.toml"
 	done
 }
 

@@ -257,3 +257,19 @@ expected_all() {
 	assert_line "$DR/usr/share/demo/sub/out"
 	refute_line --partial "$DR/usr/share/demo/sub/out/"
 }
+
+@test "list --restorecon leaves out the vendors whose driver root is not / (restorecon would give a driver container's files /run's label), and says so" {
+	DR=$BATS_TEST_TMPDIR/dr
+	demo_vendor
+	printf '[vendor]\nactivation_flag = OCI_SLASH\ndriver_root = /\n[feature.a]\nbinaries = /bin/sh\n' | write_ini slash
+	run "$OCIDEC" list -c "$CFG" --restorecon
+	assert_success
+	refute_line --regexp "^$DR"
+	assert_line --regexp '^/(usr/)?bin/sh$'
+	assert_line --partial "demo: driver_root $DR not listed for restorecon"
+	# stdout alone: the paths restorecon may label
+	run sh -c '"$1" list -c "$2" --restorecon 2>/dev/null' sh "$OCIDEC" "$CFG"
+	refute_output --partial "$DR"
+	run "$OCIDEC" list -c "$CFG"
+	assert_line "$DR/usr/bin/demo-tool"
+}

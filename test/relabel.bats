@@ -113,3 +113,14 @@ ctx() {
 	assert_equal "$(ctx "$DR/dev/democtl")" "$DEVCTX"
 	assert_equal "$(ctx "$lower/usr/bin/demo-tool")" ""          # the lower layer is left alone
 }
+
+@test "a driver-root file name holding a newline or ESC forges no line of relabel -v or -n (review of issue 26)" {
+	vendor
+	f=$(printf '%s/opt/demo/lib/libdemo.so.9\nall in order\033[2J' "$DR")
+	cp "$DR/opt/demo/lib/libdemo.so.1.0" "$f"
+	run "$OCIDEC" relabel -c "$CFG" -n
+	assert_success
+	refute_line "all in order"
+	assert_line --partial 'libdemo.so.9\x0aall in order\x1b[2J'
+	rm -f "$f"
+}

@@ -254,3 +254,21 @@ beyond() {
 	run diff "$BATS_FILE_TMPDIR/host-store.before" <(cd /var/lib/selinux/default && find . -type f -exec sha256sum {} + | sort)
 	assert_success
 }
+
+@test "selinux-check --policy-label gives what matchpathcon gives, on each base: the equivalences (/lib -> /usr/lib, /var/run -> /run), exact entries over expressions, optional characters before ? * {" {
+	for b in $BASES; do
+		local r=$BATS_TEST_TMPDIR/root-$b store
+		store=$(dirname "$(dirname "$(policy "$b")")")
+		mkdir -p "$r/etc/selinux"
+		printf 'SELINUX=enforcing\nSELINUXTYPE=t\n' >"$r/etc/selinux/config"
+		ln -sfn "$store" "$r/etc/selinux/t"
+		for p in /usr/lib64/libcuda.so.550.54.15 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 /lib/x86_64-linux-gnu/libnvidia-ml.so.1 \
+			/usr/lib64/vdpau/libvdpau_nvidia.so.1 /usr/bin/nvidia-smi /usr/sbin/nvidia-persistenced /sbin/foo \
+			/lib/firmware/nvidia/550.54.15/gsp_ga10x.bin /var/run/nvidia-persistenced/socket /usr/bin/ocidec /usr/bin/ocidxyz \
+			/opt/demo/lib/libdemo.so.1.0 /etc/OpenCL/vendors/nvidia.icd /run/nvidia/driver/usr/bin/nvidia-smi; do
+			want=$(matchpathcon -n -f "$(fc "$b")" -m file "$p")
+			got=$("$OCIDEC" selinux-check --root "$r" --policy-label "$p")
+			[ "$got" = "$want" ] || { echo "base $b: $p: ocidec $got, matchpathcon $want"; false; }
+		done
+	done
+}
