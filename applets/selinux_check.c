@@ -234,6 +234,18 @@ static const char *type_of(const char *ctx, char *buf, size_t n)
 	return buf;
 }
 
+/* STORE/contexts/files/NAME's text (at most 16 MiB), or NULL */
+static char *policy_file(const char *store, const char *name)
+{
+	_cleanup_free_ char *path = xasprintf("%s/contexts/files/%s", store, name);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct oerr err;
+	char *buf = NULL;
+	size_t len;
+
+	return fd >= 0 && read_fd_all(fd, 16u << 20, &buf, &len, &err) == 0 ? buf : NULL;
+}
+
 /* PATH with the policy's equivalences applied (file_contexts.subs, then
  * .subs_dist: "ALIAS REAL" lines, /lib -> /usr/lib on Debian, /var/run ->
  * /run), as libselinux rewrites a key before the lookup */
@@ -242,14 +254,10 @@ static char *fc_subs(const char *store, const char *path)
 	static const char *const files[] = { "file_contexts.subs", "file_contexts.subs_dist" };
 
 	for (size_t f = 0; f < 2; f++) {
-		_cleanup_free_ char *name = xasprintf("%s/contexts/files/%s", store, files[f]);
-		_cleanup_close_ int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		_cleanup_free_ char *buf = NULL;
+		_cleanup_free_ char *buf = policy_file(store, files[f]);
 		char *save = NULL;
-		struct oerr err;
-		size_t len;
 
-		if (fd < 0 || read_fd_all(fd, 1u << 20, &buf, &len, &err) < 0)
+		if (!buf)
 			continue;
 		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			char *s2 = NULL, *alias, *real;
@@ -318,14 +326,10 @@ static char *fc_lookup(const char *store, const char *orig, mode_t mode)
 	char *exact = NULL, *rx = NULL;
 
 	for (size_t f = 0; f < 2; f++) {
-		_cleanup_free_ char *name = xasprintf("%s/contexts/files/%s", store, files[f]);
-		_cleanup_close_ int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		_cleanup_free_ char *buf = NULL;
+		_cleanup_free_ char *buf = policy_file(store, files[f]);
 		char *save = NULL;
-		struct oerr err;
-		size_t len;
 
-		if (fd < 0 || read_fd_all(fd, 16u << 20, &buf, &len, &err) < 0)
+		if (!buf)
 			continue;
 		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			char *w[3] = { NULL, NULL, NULL }, *s2 = NULL, stem[4096];
