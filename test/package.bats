@@ -52,7 +52,8 @@ payload() {
 	run rpm -qp --scripts "$RPMSE"
 	assert_output --partial "semodule -n -s targeted -X 200 -i /usr/share/selinux/packages/targeted/ocidec.pp"
 	assert_output --partial "semodule -n -s targeted -X 200 -r ocidec"
-	assert_output --partial "/usr/bin/ocidec list | restorecon -i -f -"
+	assert_output --partial "/usr/bin/ocidec list --restorecon | restorecon -i -f -"
+	assert_output --partial "restorecon -i /usr/bin/ocidec"
 }
 
 @test "make deb: dpkg-buildpackage, conffiles, lintian 0 errors and 0 warnings; both formats carry the same files" {
