@@ -10,7 +10,7 @@
 # In each boot (test/fixtures/selinux-vm-guest.sh): the project installed
 # as its packages install it, the module loaded with semodule as
 # rpm/ocidec.spec's %post loads it, the demo vendor's files and nodes
-# labelled by `ocidec list | restorecon` and by `ocidec relabel`, rootful
+# labelled by `ocidec list --restorecon | restorecon` and by `ocidec relabel`, rootful
 # and rootless podman (runc) running the vendor's program and opening its
 # devices as ocidec_container_t, container_t denied them; then a mutant of
 # the module, without the rule on the devices, loaded in its place: the
@@ -150,7 +150,7 @@ labels_match() {
 	done
 }
 
-@test "ocidec list | restorecon -v -f - gives the vendor's files and nodes the labels the module's file contexts say" {
+@test "ocidec list --restorecon | restorecon -v -f - gives the vendor's files and nodes the labels the module's file contexts say" {
 	for b in $(bases); do
 		booted "$b"
 		# the nodes start as the generic device_t, the library directory as usr_t
