@@ -802,9 +802,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 			continue;
 		}
 		act[n] = (struct activation){ .v = v };
-		if (strcmp(val, "all") == 0 || strcmp(val, "none") == 0)
-			act[n].devices = xstrdup(val);
-		else if (map_devices(v, val, &act[n].devices, &mig, err) < 0) {
+		if (vendor_select(v, val, &act[n].devices, &mig, err) < 0) {
 			strv_free(&mig);
 			activation_free(act, (size_t)n + 1);
 			return -1;
