@@ -445,25 +445,47 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* TEXT to PATH (absolute, or relative to the working directory): a new or
- * regular file atomically (a new inode renamed over it); anything else
- * there (a symlink such as /dev/stdout, a FIFO, a device) is written
- * through, never replaced */
-static int write_spec(const char *path, const char *text, struct oerr *err)
+/* Does PATH name one of the caller's own descriptors (/dev/stdout,
+ * /dev/fd/N, /proc/self/fd/N, or a link whose text is one of those)? */
+static bool own_descriptor(const char *path)
+{
+	char text[64];
+	ssize_t n;
+
+	if (strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/stderr") == 0 ||
+	    strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0)
+		return true;
+	n = readlink(path, text, sizeof(text) - 1);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	return strncmp(text, "/proc/self/fd/", 14) == 0 || strncmp(text, "/dev/fd/", 8) == 0;
+}
+
+/* TEXT to PATH (absolute, or relative to the working directory), by
+ * atomic replacement: a new inode renamed over whatever is at PATH, a
+ * symlink or FIFO included (whoever may write a spec directory must not
+ * make root write through a link, or hang on a FIFO). Only THROUGH (an
+ * explicit -o FILE) writes through a character device or FIFO named on the
+ * command line, or the caller's own descriptor (-o /dev/stdout), never
+ * anything else. */
+static int write_spec(const char *path, const char *text, bool through, struct oerr *err)
 {
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *abs = NULL;
 	char cwd[PATH_MAX];
 	struct stat st;
 
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		_cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	if (through && (own_descriptor(path) ||
+			(stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))))) {
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 		size_t len = strlen(text), done = 0;
 
 		if (fd < 0)
 			return oerr_set(err, errno, "%s", path);
-		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-			return oerr_set(err, EISDIR, "%s", path);
+		if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) ||
+		    (!own_descriptor(path) && !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))))
+			return oerr_set(err, 0, "%s: changed while opened", path);
 		while (done < len) {
 			ssize_t n = write(fd, text + done, len - done);
 			if (n < 0 && errno == EINTR)
@@ -474,7 +496,8 @@ static int write_spec(const char *path, const char *text, struct oerr *err)
 		}
 		return 0;
 	}
-
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return oerr_set(err, EISDIR, "%s", path);
 	if (path[0] != '/') {
 		if (!getcwd(cwd, sizeof(cwd)))
 			return oerr_set(err, errno, "the working directory");
@@ -526,7 +549,7 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 			path = xasprintf("%s/%s.%s", output, kind, run->yaml ? "yaml" : "json");
 			free(kind);
 		}
-		if (write_spec(path ? path : output, text, err) < 0)
+		if (write_spec(path ? path : output, text, !path, err) < 0)
 			return -1;
 		log_info("%s: wrote %s", v->name, path ? path : output);
 	}

@@ -81,9 +81,18 @@ static void say(struct report *r, enum status st, const char *what, const char *
 	cJSON_AddItemToArray(r->checks, c);
 	r->problems += st == PROBLEM;
 	if (!r->json) {
-		out("%-8s %s: %s\n", st == PROBLEM ? "PROBLEM" : names[st], what, detail);
-		if (fix)
-			out("         fix: %s\n", fix);
+		/* names from a spec, a driver root or a config escaped: none
+		 * forges a line or reaches the terminal as an escape */
+		char *esc = xmalloc(4 * strlen(detail) + 1);
+
+		out("%-8s %s: %s\n", st == PROBLEM ? "PROBLEM" : names[st], what,
+		    escape_bytes(detail, esc, 4 * strlen(detail) + 1));
+		free(esc);
+		if (fix) {
+			esc = xmalloc(4 * strlen(fix) + 1);
+			out("         fix: %s\n", escape_bytes(fix, esc, 4 * strlen(fix) + 1));
+			free(esc);
+		}
 	}
 	free(detail);
 }
@@ -323,16 +332,21 @@ static void check_cdi(struct report *r, int root)
 			{
 				/* as the engines read it: through a link (in the host
 				 * root), a regular file; at most 4 MiB here */
-				_cleanup_close_ int sfd = root_open(root, path, O_RDONLY | O_NONBLOCK);
+				_cleanup_close_ int pfd = root_open(root, path, O_PATH), sfd = -1;
 				struct stat st;
 				struct oerr e;
 				size_t tl;
 				const char *why = NULL;
 
-				if (sfd < 0 || fstat(sfd, &st) < 0)
+				/* looked at before it is opened: a device node is never opened */
+				if (pfd < 0 || fstat(pfd, &st) < 0)
 					why = strerror(errno);
 				else if (!S_ISREG(st.st_mode))
 					why = "not a regular file";
+				else if ((sfd = reopen_regular(root, pfd, &st)) < 0) {
+					why = sfd == -2 ? "not a regular file" : strerror(errno);
+					sfd = -1;
+				}
 				else if (st.st_size > (4 << 20))
 					why = "larger than 4 MiB: not read";
 				else if (read_fd_all(sfd, 4 << 20, &text, &tl, &e) < 0)
@@ -548,6 +562,56 @@ static void on_runtime(void *arg, const char *name, const char *type, const char
 		    type ? type : "no type", binary, name);
 }
 
+/* ocidec's runtime in a drop-in: its name and shim (the runtime whose
+ * BinaryName is ocidec-runtime or nvidia-container-runtime) */
+struct ours {
+	char *name, *shim;
+};
+
+static void on_our_runtime(void *arg, const char *name, const char *type, const char *binary)
+{
+	struct ours *o = arg;
+	const char *base = binary ? strrchr(binary, '/') : NULL;
+
+	(void)type;
+	if (!o->name && base && (strcmp(base, "/ocidec-runtime") == 0 || strcmp(base, "/nvidia-container-runtime") == 0)) {
+		o->name = xstrdup(name);
+		o->shim = xstrdup(binary);
+	}
+}
+
+/* containerd 1.x replaces a plugin's section with an imported file's
+ * whole: the drop-in install made carries the node's CRI section as it was
+ * then. One that differs from the drop-in install would make now (from
+ * config.toml CONF without our import) shadows the administrator's later
+ * CRI edits: containerd ignores them. */
+static void check_ctrd_shadow(struct report *r, int root, const char *conf)
+{
+	_cleanup_free_ char *dropin = host_read(root, "/etc/containerd/conf.d/ocidec.toml"), *plain = NULL;
+	_cleanup_free_ char *dump = NULL, *fresh = NULL, *binary = NULL, *def = NULL;
+	struct ours o = { 0 };
+	struct oerr err;
+	size_t len;
+
+	if (!dropin || !strstr(conf, "/etc/containerd/conf.d/ocidec.toml"))
+		return;
+	if (ctrd_runtimes(dropin, strlen(dropin), 2, &def, on_our_runtime, &o) < 0 || !o.name)
+		goto out;
+	plain = ctrd_remove_import(conf, "/etc/containerd/conf.d/ocidec.toml");
+	if (ctrd_dump_as(root, plain, true, &dump, &len, &err) < 0 && ctrd_dump(root, plain, &dump, &len, &err) < 0)
+		goto out;
+	fresh = ctrd_dropin(dump, len, 2, o.name, o.shim, &binary);
+	if (fresh && strcmp(fresh, dropin) != 0)
+		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd again (it makes the drop-in anew), then "
+		    "systemctl restart containerd",
+		    "/etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was "
+		    "installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed "
+		    "since, and containerd ignores them");
+out:
+	free(o.name);
+	free(o.shim);
+}
+
 static void check_containerd(struct report *r, int root, int proc)
 {
 	_cleanup_free_ char *conf = host_read(root, "/etc/containerd/config.toml"), *dump = NULL, *def = NULL;
@@ -604,6 +668,8 @@ static void check_containerd(struct report *r, int root, int proc)
 		}
 		l += ll + 1;
 	}
+	if (version < 3 && conf)
+		check_ctrd_shadow(r, root, conf);
 	since = started(proc, "containerd");
 	if ((host_stat(root, "/etc/containerd/config.toml", &st, false) && changed_after(&st, since)) ||
 	    (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && changed_after(&st, since)))

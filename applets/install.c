@@ -58,6 +58,7 @@ const char install_usage[] =
 	"usage: ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
 	"           [--runtime LIST]... [--runtime-name NAME] [--hooks-dir D] [-c DIR]\n"
 	"           [--vendor NAME]... [--tenant-policy open|kubernetes] [--wait]\n"
+	"           [--lock-timeout S]\n"
 	"       ocidec install --host-root DIR [--prefix P] --uninstall\n"
 	"\n"
 	"Installs ocidec on the host whose / is DIR (a driver or toolkit container's\n"
@@ -66,7 +67,8 @@ const char install_usage[] =
 	"(which a binary in P/bin reads by default), and registers them with each\n"
 	"engine in LIST. A changed file is kept as FILE.ocidec-orig; P/install.json\n"
 	"records what was done. A second run changes nothing. One install or\n"
-	"uninstall runs at a time on a host (a lock on DIR).\n"
+	"uninstall runs at a time on a host (a lock only root may open:\n"
+	"DIR/run/ocidec-install.lock).\n"
 	"\n"
 	"  --host-root DIR       the host's root directory (required)\n"
 	"  --prefix P            where on the host (default /usr/local/ocidec)\n"
@@ -91,10 +93,14 @@ const char install_usage[] =
 	"  --tenant-policy P     open (default): the configs as they are; kubernetes:\n"
 	"                        a container without CAP_SYS_ADMIN selects devices only\n"
 	"                        through a device plugin's mounts or annotation, never\n"
-	"                        its own environment (selection, unprivileged_selection)\n"
+	"                        its own environment (selection, unprivileged_selection),\n"
+	"                        and shares no writable IPC directory with it\n"
+	"                        (unprivileged_ipc_writable = false)\n"
 	"  --uninstall           remove what P/install.json records, restore what was changed\n"
 	"  --wait                after installing, wait for SIGTERM or SIGINT, then uninstall\n"
-	"                        unless a newer install has taken over (a DaemonSet's container)\n";
+	"                        unless a newer install has taken over (a DaemonSet's container);\n"
+	"                        SIGTERM while waiting for the lock ends it, nothing done\n"
+	"  --lock-timeout S      wait at most S seconds for another install (default 120)\n";
 
 #define MAX_FILE (64u << 20)
 
@@ -117,6 +123,7 @@ struct inst {
 	char owner[40];            /* this install's token in install.json */
 	bool has_nvidia;           /* the nvidia vendor is among the configs */
 	bool tenant_kubernetes;    /* --tenant-policy kubernetes */
+	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
 	char *state_path;
 	cJSON *state, *files, *dirs;
@@ -394,6 +401,8 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 		if (in->tenant_kubernetes) {
 			text = config_set_vendor_key(text, "selection", "mounts annotation env");
 			text = config_set_vendor_key(text, "unprivileged_selection", "mounts annotation");
+			/* a tenant's pod shares no writable host directory */
+			text = config_set_vendor_key(text, "unprivileged_ipc_writable", "false");
 		}
 		len = strlen(text);
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
@@ -924,19 +933,55 @@ static int install(struct inst *in, struct oerr *err)
 	return 0;
 }
 
-/* The host's root directory locked (flock, exclusive; released when the
- * descriptor closes, by exit or death): every ocidec install on the host,
- * from any container, takes the same lock. */
-static int host_lock(const char *host, int *fd, struct oerr *err)
+/* The host's install lock: HOST/run/ocidec-install.lock, a regular file
+ * of root's that only root may open (made 0600, never through a link),
+ * locked exclusive (flock; released when the descriptor closes, by exit or
+ * death): every ocidec install on the host, from any container, takes the
+ * same lock, and no unprivileged user can hold it (a lock on a directory
+ * anyone may open could be). Tried every 100 ms for TIMEOUT seconds, then
+ * a clear error; with SIGS (--wait: SIGTERM and SIGINT blocked), one of
+ * them ends the wait at once (-1, *SIG the signal, nothing done). */
+#define LOCK_NAME "run/ocidec-install.lock"
+static int host_lock(int root, const char *host, unsigned timeout, const sigset_t *sigs, int *sig, int *fd,
+		     struct oerr *err)
 {
-	*fd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int run = -1;
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	struct stat st;
+
+	*fd = -1;
+	if (mkdirat(root, "run", 0755) < 0 && errno != EEXIST)
+		return oerr_set(err, errno, "%s/run", host);
+	run = openat(root, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (run < 0)
+		return oerr_set(err, errno, "%s/run", host);
+	*fd = openat(run, "ocidec-install.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 	if (*fd < 0)
-		return oerr_set(err, errno, "--host-root %s", host);
-	while (flock(*fd, LOCK_EX) < 0) {
-		if (errno != EINTR)
-			return oerr_set(err, errno, "--host-root %s: lock", host);
+		return oerr_set(err, errno, "%s/" LOCK_NAME, host);
+	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		return oerr_set(err, 0, "%s/" LOCK_NAME ": not a regular file of root's that only root may open "
+				"(remove it)", host);
+	for (unsigned long waited = 0;; waited++) {
+		if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return oerr_set(err, errno, "%s/" LOCK_NAME ": lock", host);
+		if (waited == 0)
+			out("ocidec install: waiting for another install or uninstall (the lock %s/" LOCK_NAME
+			    ", %u s at most)\n", host, timeout);
+		if (waited >= 10UL * timeout)
+			return oerr_set(err, 0, "%s/" LOCK_NAME ": another ocidec install or uninstall held it for "
+					"%u s (--lock-timeout)", host, timeout);
+		if (sigs) {
+			siginfo_t si;
+			int s2 = sigtimedwait(sigs, &si, &tick);
+			if (s2 > 0) {
+				*sig = s2;
+				return oerr_set(err, 0, "signal %d while waiting for the install lock: nothing done", s2);
+			}
+		} else
+			nanosleep(&tick, NULL);
 	}
-	return 0;
 }
 
 /* Is the install on the host still this one (its record names our owner
@@ -1027,7 +1072,7 @@ static int wait_uninstall(struct inst *in, const char *host, sigset_t *sigs, int
 		;
 	cJSON_Delete(in->state);
 	in->state = NULL;
-	if (host_lock(host, lockfd, err) < 0)
+	if (host_lock(in->root, host, in->lock_timeout, NULL, NULL, lockfd, err) < 0)
 		return -1;
 	if (!owned(in)) {
 		out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in->prefix);
@@ -1051,17 +1096,19 @@ APPLET_MAIN(install)
 		{ "wait", no_argument, NULL, 'W' },
 		{ "runtime-name", required_argument, NULL, 'N' },
 		{ "tenant-policy", required_argument, NULL, 'T' },
+		{ "lock-timeout", required_argument, NULL, 'L' },
 		{ 0 },
 	};
 	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL, *hooks_dir = NULL;
 	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
-							       .runtime_name = "ocidec", .owner = "install" };
+							       .runtime_name = "ocidec", .owner = "install",
+							       .lock_timeout = 120 };
 	__attribute__((cleanup(strv_free))) struct strv vendors = { 0 };
 	_cleanup_close_ int lockfd = -1;
 	bool undo = false, wait = false;
 	unsigned rts = 0;
 	struct oerr err;
-	int o, r, status;
+	int o, r, status, sig = 0;
 	sigset_t sigs;
 
 	opterr = 0;
@@ -1076,6 +1123,14 @@ APPLET_MAIN(install)
 		case 'U': undo = true; break;
 		case 'W': wait = true; break;
 		case 'N': in.runtime_name = optarg; break;
+		case 'L': {
+			char *end;
+			unsigned long t = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || t > 86400)
+				return applet_usage_error("--lock-timeout %s: seconds, 0 to 86400", optarg);
+			in.lock_timeout = (unsigned)t;
+			break;
+		}
 		case 'T':
 			if (strcmp(optarg, "kubernetes") != 0 && strcmp(optarg, "open") != 0)
 				return applet_usage_error("--tenant-policy %s: open or kubernetes", optarg);
@@ -1098,7 +1153,8 @@ APPLET_MAIN(install)
 		r = oerr_set(&err, errno, "--host-root %s", host);
 	/* one install or uninstall at a time on a host (a DaemonSet's rolling
 	 * update: the old pod uninstalling while the new one installs) */
-	else if ((wait && wait_prepare(&in, &sigs, &err) < 0) || host_lock(host, &lockfd, &err) < 0)
+	else if ((wait && wait_prepare(&in, &sigs, &err) < 0) ||
+		 host_lock(in.root, host, in.lock_timeout, wait ? &sigs : NULL, &sig, &lockfd, &err) < 0)
 		r = -1;
 	else if (undo)
 		r = uninstall(&in, &err);

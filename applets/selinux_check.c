@@ -480,7 +480,7 @@ static void needs(const struct plan_item *it, const char **class, const char **p
 		*perms = "read write open ioctl getattr map";  /* GPUs are mapped */
 	} else if (S_ISDIR(m)) {
 		*class = "dir";
-		*perms = it->kind == KIND_IPC ? "read search open getattr write add_name" : "read search open getattr";
+		*perms = it->kind == KIND_IPC_WRITABLE ? "read search open getattr write add_name" : "read search open getattr";
 	} else if (S_ISSOCK(m)) {
 		*class = "sock_file";
 		*perms = "write getattr";

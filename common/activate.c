@@ -845,12 +845,43 @@ void activation_free(struct activation *a, size_t n)
  * among the state's annotations; a text with a \\u escape could spell one
  * otherwise. When nothing can, the hook exits 0 having parsed no JSON and
  * checked no vendor file beyond its activation keys. */
-bool activation_possible(const struct strv *keys, const struct strv *state_ann, const char *text, size_t len)
+/* TEXT's \uXXXX escapes of ASCII characters and its \/ decoded, everything else as
+ * it is, into a copy (*N bytes): a key a config.json spells with escapes
+ * reads plainly there. Decoding an escaped backslash's "u0041" too, or a
+ * '"', only adds candidate strings: more than the strings, never fewer. */
+static char *decode_ascii_escapes(const char *text, size_t len, size_t *n)
+{
+	char *out = xmalloc(len + 1);
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned v = 0;
+		bool hex = i + 5 < len && text[i] == '\\' && text[i + 1] == 'u';
+
+		for (size_t k = 2; hex && k < 6; k++) {
+			char c = text[i + k];
+			v = v * 16 + (unsigned)(c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+						c >= 'A' && c <= 'F' ? c - 'A' + 10 : (hex = false, 0));
+		}
+		if (hex && v > 0 && v < 0x80) {
+			out[o++] = (char)v;
+			i += 5;
+		} else if (text[i] == '\\' && i + 1 < len && text[i + 1] == '/') {
+			out[o++] = '/';
+			i++;
+		} else
+			out[o++] = text[i];
+	}
+	out[o] = '\0';
+	*n = o;
+	return out;
+}
+
+static bool activation_possible_plain(const struct strv *keys, const struct strv *state_ann, const char *text,
+				      size_t len)
 {
 	bool first[256] = { false };
 
-	if (memmem(text, len, "\\u", 2))
-		return true;
 	for (size_t i = 0; i < keys->n; i++)
 		if (oci_annotation(state_ann, keys->v[i]))
 			return true;
@@ -872,6 +903,19 @@ bool activation_possible(const struct strv *keys, const struct strv *state_ann, 
 		}
 	}
 	return false;
+}
+
+bool activation_possible(const struct strv *keys, const struct strv *state_ann, const char *text, size_t len)
+{
+	size_t n;
+	_cleanup_free_ char *plain = NULL;
+
+	if (!memmem(text, len, "\\u", 2) && !memmem(text, len, "\\/", 2))
+		return activation_possible_plain(keys, state_ann, text, len);
+	/* a key spelled with escapes: looked for in the decoded text (no JSON
+	 * parse on the idle path, whatever the nesting of config.json) */
+	plain = decode_ascii_escapes(text, len, &n);
+	return activation_possible_plain(keys, state_ann, plain, n);
 }
 
 /* Does the container name a vendor by one of KEYS: an env variable, an

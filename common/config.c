@@ -30,6 +30,7 @@ const char *const item_kind_key[KIND_COUNT] = {
 	[KIND_DIRECTORIES] = "directories",
 	[KIND_MISC] = "miscellaneous",
 	[KIND_IPC] = "ipc",
+	[KIND_IPC_WRITABLE] = "ipc_writable",
 };
 
 enum section { SEC_NONE, SEC_VENDOR, SEC_FEATURE };
@@ -442,10 +443,11 @@ static int s_annotation(struct parse *p, const char *key, const char *value, int
 	return 1;
 }
 
-/* env_needs_cap_sys_admin, cgroup_devices */
+/* env_needs_cap_sys_admin, cgroup_devices, ... */
 static int s_bool(struct parse *p, const char *key, const char *value, int line)
 {
 	bool *b = strcmp(key, "cgroup_devices") == 0	? &p->v->cgroup_devices
+		  : strcmp(key, "unprivileged_ipc_writable") == 0 ? &p->v->unprivileged_ipc_writable
 		  : strcmp(key, "libraries32") == 0	? &p->feat->libraries32
 		  : strcmp(key, "env_all") == 0		? &p->v->env_all
 							: &p->v->env_needs_cap_sys_admin;
@@ -580,6 +582,7 @@ static const struct key_def {
 	KEY("mig_config_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("mig_monitor_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("cgroup_devices", SEC_VENDOR, 0, s_bool, NULL),
+	KEY("unprivileged_ipc_writable", SEC_VENDOR, 0, s_bool, NULL),
 	KEY("proc_view", SEC_VENDOR, 0, s_proc_view, NULL),
 	KEY("proc_view_set", SEC_VENDOR, 0, s_proc_view_set, NULL),
 	KEY("cdi_kind", SEC_VENDOR, 0, s_cdi_kind, NULL),
@@ -592,6 +595,7 @@ static const struct key_def {
 	KEY("directories", SEC_FEATURE, 0, NULL, l_items),
 	KEY("miscellaneous", SEC_FEATURE, 0, NULL, l_items),
 	KEY("ipc", SEC_FEATURE, 0, NULL, l_items),
+	KEY("ipc_writable", SEC_FEATURE, 0, NULL, l_items),
 	KEY("include", SEC_FEATURE, 0, NULL, l_include),
 	KEY("bus_devices", SEC_FEATURE, 0, NULL, l_bus_devices),
 	KEY("libraries32", SEC_FEATURE, 0, s_bool, NULL),
@@ -813,17 +817,19 @@ static int vendor_check(struct parse *p)
 }
 
 /* Refuse a file (or the directory) that someone other than root could
- * change. In a user namespace other than the initial one (rootless podman
- * runs its hooks as uid 0 of one), the host's root shows as the overflow
- * uid, and is root there. */
-static int check_owner(const char *what, const struct stat *st, struct oerr *err)
+ * change. PARENT: the stat of the directory holding it (NULL: unknown). In
+ * a user namespace other than the initial one (rootless podman runs its
+ * hooks as uid 0 of one), the host's root shows as the overflow uid, which
+ * is any unmapped user: owned_by_root decides. */
+static int check_owner(const char *what, const struct stat *st, const struct stat *parent, struct oerr *err)
 {
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return oerr_usage(err, "%s: refused: writable by group or others (mode %04o)", what,
 				  (unsigned)(st->st_mode & 07777));
-	if (geteuid() == 0 && st->st_uid != 0 && !(st->st_uid == overflow_uid() && !in_initial_userns()))
-		return oerr_usage(err, "%s: refused: owned by uid %u, not root", what,
-				  (unsigned)st->st_uid);
+	if (geteuid() == 0 && !owned_by_root(st, parent))
+		return oerr_usage(err, "%s: refused: owned by uid %u, not root%s", what, (unsigned)st->st_uid,
+				  st->st_uid == overflow_uid() && !in_initial_userns()
+					  ? " (the overflow uid, any user here, in a directory others may write)" : "");
 	return 0;
 }
 
@@ -833,8 +839,9 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	struct parse p = { .file = path, .err = err };
-	struct vendor v = { .log_level = LOG_WARN, .cgroup_devices = true, .env_all = true };
-	struct stat st;
+	struct vendor v = { .log_level = LOG_WARN, .cgroup_devices = true, .env_all = true,
+			    .unprivileged_ipc_writable = true };
+	struct stat st, ds;
 	size_t len;
 	int r;
 
@@ -845,7 +852,9 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 		return oerr_set(err, errno, "%s: stat", path);
 	if (!S_ISREG(st.st_mode))
 		return oerr_usage(err, "%s: not a regular file", path);
-	if (check_owner(path, &st, err) < 0)
+	if (fstat(dirfd, &ds) < 0)
+		return oerr_set(err, errno, "%s: stat", cfg->dir);
+	if (check_owner(path, &st, &ds, err) < 0)
 		return -1;
 	if (read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
 		return oerr_prefix(err, "%s", path);
@@ -937,7 +946,7 @@ static int load_dir(struct config *cfg, const char *dir, bool each, struct oerr 
 {
 	_cleanup_close_ int dirfd = -1;
 	struct strv names = { 0 };
-	struct stat st;
+	struct stat st, ps;
 	char *buf = NULL;
 	size_t cap = 0;
 
@@ -951,7 +960,7 @@ static int load_dir(struct config *cfg, const char *dir, bool each, struct oerr 
 		err->code = EXIT_USAGE;
 		goto bad_dir;
 	}
-	if (fstat(dirfd, &st) < 0 || check_owner(dir, &st, err) < 0) {
+	if (fstat(dirfd, &st) < 0 || check_owner(dir, &st, fstatat(dirfd, "..", &ps, 0) == 0 ? &ps : NULL, err) < 0) {
 		if (err->code != EXIT_USAGE)
 			oerr_set(err, errno, "%s: stat", dir);
 		goto bad_dir;
@@ -1241,7 +1250,7 @@ int config_runtime(const char *dir, char **path, struct oerr *err)
 	_cleanup_free_ char *file = xasprintf("%s/runtime.conf", dir), *buf = NULL;
 	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	struct runtime_parse p = { .file = file, .err = err };
-	struct stat st;
+	struct stat st, ds;
 	size_t len;
 	int r;
 
@@ -1252,7 +1261,9 @@ int config_runtime(const char *dir, char **path, struct oerr *err)
 		return oerr_set(err, errno, "%s: stat", file);
 	if (!S_ISREG(st.st_mode))
 		return oerr_usage(err, "%s: not a regular file", file);
-	if (check_owner(file, &st, err) < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
+	if (stat(dir, &ds) < 0)
+		return oerr_set(err, errno, "%s", dir);
+	if (check_owner(file, &st, &ds, err) < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
 		return -1;
 	r = ini_parse_string(buf, on_runtime_line, &p);
 	if (!p.failed && r != 0) {

@@ -23,7 +23,10 @@ enum item_kind {
 	KIND_LIBRARIES,
 	KIND_DIRECTORIES,
 	KIND_MISC,       /* key "miscellaneous": single files */
-	KIND_IPC,        /* key "ipc": sockets and pipe directories, mounted read-write */
+	KIND_IPC,        /* key "ipc": sockets, FIFOs and directories, mounted read-only */
+	KIND_IPC_WRITABLE, /* key "ipc_writable": directories mounted read-write where
+			    * safe (plan.c: the host's own mount nosuid,nodev), else
+			    * as KIND_IPC */
 	KIND_COUNT
 };
 extern const char *const item_kind_key[KIND_COUNT];
@@ -75,6 +78,9 @@ struct vendor {
 	bool env_all;               /* "all" in the environment selects every device
 				     * (default true; IMEX: false, as NVIDIA's) */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
+	bool unprivileged_ipc_writable; /* ipc_writable read-write for a container without
+					 * CAP_SYS_ADMIN too (default true; install
+					 * --tenant-policy kubernetes: false) */
 	char *device_uuids;         /* glob of NVIDIA-style information files: UUIDs -> minors */
 	struct strv pci_devices;    /* globs of the devices' sysfs directories (PCI addresses):
 				     * each one a device, indexed in PCI order, its nodes

@@ -22,7 +22,7 @@ int container_decide(const char *dir, const struct oci_state *st, const char *bu
 			return CONTAINER_IDLE;
 	}
 	if (st ? oci_container_config(st, text, len, &c->oc, err) < 0 : oci_config_parse(text, len, bundle, &c->oc, err) < 0)
-		return -1;
+		return st ? -1 : oerr_prefix(err, "%s/config.json", bundle ? bundle : ".");
 	c->nact = activation_decide(dir, &c->oc, ann, &c->cfg, &c->act, err);
 	if (c->nact < 0 && st && st->id && *st->id)  /* one line that names the container */
 		return oerr_prefix(err, "container %s", st->id);
@@ -36,7 +36,7 @@ int container_plan(struct container *c, const char *id, struct oerr *err)
 	for (int i = 0; i < c->nact; i++) {
 		const struct activation *a = &c->act[i];
 		struct plan_select sel = { .features = a->features, .devices = a->devices, .container = true,
-					   .requires = &a->requires, .mig = &a->mig, .mig_caps = a->mig_caps };
+					   .privileged = c->oc.cap_sys_admin, .requires = &a->requires, .mig = &a->mig, .mig_caps = a->mig_caps };
 
 		vendor_log_level(a->v);
 		log_info("%s: active (%s), devices %s%s%s, features %s", a->v->name, a->source, a->devices,

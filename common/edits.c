@@ -15,16 +15,19 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* Read-only, but for an IPC directory: clients make their pipes in MPS's
- * (as NVIDIA's toolkit mounts it); a socket or FIFO works through a
- * read-only mount, and stays the host's inode unchanged */
-static unsigned flags_for(enum item_kind k, mode_t mode)
+/* Read-only, but for an ipc_writable directory the plan found safe to
+ * write (plan.c: its host mount nosuid,nodev). A socket or FIFO works
+ * through a read-only mount (connect and open for writing are no writes to
+ * the mount), and the host's inodes stay as they are */
+static unsigned flags_for(enum item_kind k)
 {
 	switch (k) {
 	case KIND_DEVICES:
 		return EDIT_RDONLY | EDIT_NOSUID | EDIT_NOEXEC;
 	case KIND_IPC:
-		return (S_ISDIR(mode) ? 0 : EDIT_RDONLY) | EDIT_NOSUID | EDIT_NODEV | EDIT_NOEXEC;
+		return EDIT_RDONLY | EDIT_NOSUID | EDIT_NODEV | EDIT_NOEXEC;
+	case KIND_IPC_WRITABLE:
+		return EDIT_NOSUID | EDIT_NODEV | EDIT_NOEXEC;
 	default:
 		return EDIT_RDONLY | EDIT_NOSUID | EDIT_NODEV;
 	}
@@ -67,7 +70,7 @@ void edits_build(const struct plan *p, struct edits *e)
 		m->it = it;
 		m->destination = it->target ? it->target : it->path;
 		m->source = it->target ? it->host_target : it->host;
-		m->flags = flags_for(it->kind, it->st.st_mode);
+		m->flags = flags_for(it->kind);
 		for (size_t k = 0; k < e->nmounts; k++)
 			if (strcmp(e->mounts[k].destination, m->destination) == 0)
 				at = k;

@@ -118,24 +118,26 @@ char *mig_fingerprint(const struct vendor *v)
 }
 
 /* The map's text, if it is safe to read (a regular file of root's that no
- * one else may write: the host's root, or the overflow uid it shows as in
- * a user namespace of rootless podman's) and current (made this boot, its
+ * one else may write: owned_by_root, the overflow uid of rootless podman's
+ * user namespace only in a directory no one else may write) and current (made this boot, its
  * instances those /proc shows). ERR without the vendor's name. */
 static int read_map(const struct vendor *v, char **text, size_t *len, struct oerr *err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *now = NULL;
-	struct stat st;
+	_cleanup_close_ int fd = -1, dfd = -1;
+	_cleanup_free_ char *now = NULL, *dir = NULL;
+	struct stat st, ds;
 	const char *eol;
 	size_t nl;
 
 	if (!v->mig_map)
 		return oerr_set(err, 0, "MIG devices by UUID or index need the MIG map (mig_map)");
-	fd = open(v->mig_map, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	dir = path_dir(v->mig_map);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = dfd < 0 ? -1 : openat(dfd, strrchr(v->mig_map, '/') + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return oerr_set(err, errno, "the MIG map %s (made by ocidec mig-map when MIG is set up)", v->mig_map);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 022) ||
-	    (st.st_uid != 0 && !(st.st_uid == overflow_uid() && !in_initial_userns())))
+	if (fstat(fd, &st) < 0 || fstat(dfd, &ds) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 022) ||
+	    !owned_by_root(&st, &ds))
 		return oerr_set(err, 0, "the MIG map %s is not a regular file of root's that only root may write",
 				v->mig_map);
 	if (read_fd_all(fd, MAP_MAX, text, len, err) < 0)

@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cJSON.h"
@@ -190,6 +192,28 @@ static const cJSON *get_obj(const cJSON *o, const char *key)
 	return cJSON_IsObject(v) ? v : NULL;
 }
 
+
+/* Mount E (of config.json) a bind mount of the host's null device: its
+ * type "bind", or "bind"/"rbind" among its options, and /dev/null here the
+ * character device 1:3 (a tmpfs whose source text reads "/dev/null" is no
+ * device plugin's list) */
+static bool null_bind(const cJSON *e)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "type"), *o;
+	bool bind = cJSON_IsString(t) && strcmp(t->valuestring, "bind") == 0;
+	static int is_null = -1;
+	struct stat st;
+
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(e, "options"))
+		bind |= cJSON_IsString(o) && (strcmp(o->valuestring, "bind") == 0 || strcmp(o->valuestring, "rbind") == 0);
+	if (!bind)
+		return false;
+	if (is_null < 0)
+		is_null = stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+			  minor(st.st_rdev) == 3;
+	return is_null == 1;
+}
+
 int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
 		     struct oerr *err)
 {
@@ -240,7 +264,7 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 	cJSON_ArrayForEach(e, a) {
 		const char *dst = NULL, *src = NULL;
 		if (cJSON_IsObject(e) && get_str(e, "destination", &dst, err) == 0 && dst &&
-		    get_str(e, "source", &src, err) == 0 && src && strcmp(src, "/dev/null") == 0)
+		    get_str(e, "source", &src, err) == 0 && src && strcmp(src, "/dev/null") == 0 && null_bind(e))
 			strv_push(&c->mounts, dst);
 	}
 	a = get_obj(j, "linux");

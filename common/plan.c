@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -38,6 +39,8 @@ struct vctx {
 	struct ldcache cache;
 	int cache_state;       /* 0 not loaded, 1 loaded, -1 unavailable */
 	bool arch32;           /* a selected feature has libraries32 */
+	bool container;        /* plan_select's */
+	bool privileged;
 };
 
 static void plan_push(struct vctx *c, struct plan_item *n)
@@ -66,32 +69,60 @@ static bool kind_accepts(enum item_kind kind, mode_t m)
 		return S_ISDIR(m);
 	case KIND_IPC:
 		return S_ISSOCK(m) || S_ISDIR(m) || S_ISFIFO(m);
+	case KIND_IPC_WRITABLE:
+		return S_ISDIR(m);
 	default:
 		return S_ISREG(m);
 	}
 }
 
 /* An IPC endpoint (PATH, in directory PARENT, ST its lstat) is mounted
- * where it is, read-write when a directory: one that is a symlink would
- * give its target (a user's /tmp/nvidia-mps -> /etc), and one not root's
- * in a directory others may write (/tmp) could be a user's stand-in for
- * the daemon's. Refused, said. */
+ * where it is: one that is a symlink would give its target (a user's
+ * /tmp/nvidia-mps -> /etc), and one in a directory others may write
+ * (/tmp) that is not root's (owned_by_root: in a user namespace the
+ * overflow uid is anyone) could be a user's stand-in for the daemon's.
+ * Refused, said. */
 static bool ipc_safe(struct vctx *c, const char *path, const char *parent, const struct stat *st)
 {
 	_cleanup_close_ int pfd = root_open(c->rootfd, parent, O_PATH | O_DIRECTORY);
 	struct stat ps;
-	bool root = st->st_uid == 0 || (st->st_uid == overflow_uid() && !in_initial_userns());
 
 	if (S_ISLNK(st->st_mode)) {
 		log_warn("%s: skipped %s: an IPC path that is a symlink (its target would be mounted)", c->v->name, path);
 		return false;
 	}
-	if (pfd < 0 || fstat(pfd, &ps) < 0 || ((ps.st_mode & S_IWOTH) && !root)) {
-		log_warn("%s: skipped %s: owned by uid %u in a directory anyone may write: not the daemon's",
-			 c->v->name, path, (unsigned)st->st_uid);
+	if (pfd < 0 || fstat(pfd, &ps) < 0 || ((ps.st_mode & S_IWOTH) && !owned_by_root(st, &ps))) {
+		log_warn("%s: skipped %s: owned by uid %u in a directory anyone may write: not the daemon's%s",
+			 c->v->name, path, (unsigned)st->st_uid,
+			 st->st_uid == overflow_uid() && !in_initial_userns()
+				 ? " (in this user namespace the overflow uid may be any user)" : "");
 		return false;
 	}
 	return true;
+}
+
+/* An ipc_writable directory (FD, PATH) is mounted read-write only where
+ * the host side cannot be abused through it: its own mount is nosuid and
+ * nodev (a program made set-id there, or a node made there, means nothing
+ * on the host either: MPS's pipe directory on a tmpfs of its own), and the
+ * container may have it (unprivileged_ipc_writable). Else read-only, said:
+ * its sockets and FIFOs still work. */
+static enum item_kind ipc_writable(struct vctx *c, int fd, const char *path)
+{
+	struct statvfs vfs;
+
+	if (fstatvfs(fd, &vfs) < 0 || (vfs.f_flag & (ST_NOSUID | ST_NODEV)) != (ST_NOSUID | ST_NODEV)) {
+		log_msg(c->container ? LOG_WARN : LOG_INFO, "%s: %s mounted read-only: the host's mount it is on is not nosuid,nodev (what a "
+			 "container writes there would be a set-id program or a device node on the host; "
+			 "mount a tmpfs there with nosuid,nodev to have it writable)", c->v->name, path);
+		return KIND_IPC;
+	}
+	if (!c->privileged && !c->v->unprivileged_ipc_writable) {
+		log_msg(c->container ? LOG_WARN : LOG_INFO, "%s: %s mounted read-only: %s (unprivileged_ipc_writable)", c->v->name, path,
+			 c->container ? "the container has no CAP_SYS_ADMIN" : "a spec for any container");
+		return KIND_IPC;
+	}
+	return KIND_IPC_WRITABLE;
 }
 
 /* PATH (driver-root view, no wildcards): add it when it exists, with its
@@ -118,7 +149,7 @@ static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 	canon = xasprintf("%s/%s", strcmp(cparent, "/") ? cparent : "", base);
 	it.host = path_join_root(c->v->driver_root, canon);
 	free(canon);
-	if (kind == KIND_IPC && !ipc_safe(c, path, cparent, &it.st))
+	if ((kind == KIND_IPC || kind == KIND_IPC_WRITABLE) && !ipc_safe(c, path, cparent, &it.st))
 		goto drop;
 	if (S_ISLNK(it.st.st_mode)) {
 		close(it.fd);
@@ -137,6 +168,8 @@ static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 			 item_kind_key[kind]);
 		goto drop;
 	}
+	if (kind == KIND_IPC_WRITABLE)
+		it.kind = ipc_writable(c, it.fd, path);
 	it.path = xstrdup(path);
 	plan_push(c, &it);
 	return true;
@@ -733,7 +766,7 @@ static int check_requirements(struct vctx *c, const struct strv *reqs, struct oe
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
-	struct vctx c = { .v = v, .p = p, .rootfd = -1 };
+	struct vctx c = { .v = v, .p = p, .rootfd = -1, .container = sel->container, .privileged = sel->privileged };
 	size_t before = p->n;
 	bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
 	int r = -1;

@@ -55,6 +55,7 @@ struct plan_select {
 	const char *devices;   /* "all", "none", indices; NULL: every node that exists */
 	bool container;        /* a container's request (hook, inject): a device index
 				* that does not exist fails it, finding nothing warns */
+	bool privileged;       /* that container has CAP_SYS_ADMIN (ipc_writable) */
 	bool nodes_only;       /* only the per-device nodes DEVICES selects (cdi: one
 				* device's own edits) */
 	const struct strv *requires; /* the image's requirements (require.h): one

@@ -583,6 +583,17 @@ unsigned overflow_uid(void)
 	return uid;
 }
 
+bool owned_by_root(const struct stat *st, const struct stat *parent)
+{
+	unsigned over = overflow_uid();
+
+	if (st->st_uid == 0)
+		return true;
+	if (st->st_uid != over || in_initial_userns() || !parent)
+		return false;
+	return !(parent->st_mode & (S_IWGRP | S_IWOTH)) && (parent->st_uid == 0 || parent->st_uid == over);
+}
+
 int root_mkdirs(int rootfd, const char *dir, unsigned flags, int (*before)(const char *path, void *arg, struct oerr *err), void *arg,
 		struct oerr *err)
 {

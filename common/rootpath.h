@@ -38,6 +38,15 @@ bool in_initial_userns(void);
 /* The overflow uid: what an id not mapped into this user namespace shows as
  * (/proc/sys/kernel/overflowuid, 65534 by default). */
 unsigned overflow_uid(void);
+/* Is ST, an entry of the directory PARENT (its stat), root's as far as
+ * this process can tell? uid 0 is. In a user namespace other than the
+ * initial one the overflow uid is unknown, not root: every host id the
+ * namespace does not map shows as it (the host's root, and every other
+ * user of a rootless engine's host). It counts only where PARENT is
+ * writable by no one but its owner and that owner is 0 or the overflow uid
+ * too: no unprivileged user could have put ST there (/tmp/nvidia-mps in
+ * /tmp, mode 1777, is anyone's). */
+bool owned_by_root(const struct stat *st, const struct stat *parent);
 
 /* The id of the mount FD is on (statx STATX_MNT_ID, else /proc fdinfo). */
 int fd_mnt_id(int fd, uint64_t *id);

@@ -74,7 +74,7 @@ cdi_bundle() {
 /opt/demo/lib/libdemo.so.1.0 bind,ro,nosuid,nodev
 /usr/share/demo bind,ro,nosuid,nodev
 /etc/demo/demo.conf bind,ro,nosuid,nodev
-/run/demo bind,rw,nosuid,nodev,noexec"
+/run/demo bind,ro,nosuid,nodev,noexec"
 	h='s["containerEdits"]["hooks"][0]'
 	assert_equal "$(q "$SPEC" "$h[\"hookName\"] + \" \" + $h[\"path\"]")" "createContainer $OCIDEC"
 	assert_equal "$(q "$SPEC" "$h[\"args\"]")" "ocidec-hook
@@ -169,7 +169,7 @@ cdi_bundle() {
 	assert_line libdemo.so.1.0
 	assert_line "/usr/bin/demo-tool ro,nosuid,nodev,relatime"
 	assert_line "/opt/demo/lib/libdemo.so.1.0 ro,nosuid,nodev,relatime"
-	assert_line "/run/demo rw,nosuid,nodev,noexec,relatime"
+	assert_line "/run/demo ro,nosuid,nodev,noexec,relatime"
 	assert_line opened
 	assert_line --partial "Read-only file system"
 	run "$OCIDEC" ldcache -p -r "$B/rootfs"

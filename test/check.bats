@@ -125,3 +125,25 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["problems"], [c["detail"] for c in j["checks"] if c["check"] == "cdi" and c["status"] == "problem"][0])' <<<"$output"
 	assert_output "3 /etc/cdi/broken.json: not a JSON spec"
 }
+
+@test "check: a spec's kind, paths and file name print escaped (no forged line, no terminal escape); a device node a spec's name links to is never opened (issue 32, finding 5)" {
+	mkdir -p "$H/etc/cdi" "$H/dev"
+	printf '{"cdiVersion": "0.5.0", "kind": "evil.io/x\\nok       cdi: forged \\u001b[31m", "devices": [], "containerEdits": {"mounts": [{"hostPath": "/gone\\nok       forged too", "containerPath": "/x"}]}}' \
+		>"$H/etc/cdi/evil.json"
+	printf '{"cdiVersion": "0.5.0", "kind": "evil.io/y", "devices": [], "containerEdits": {}}' >"$H/etc/cdi/$(printf 'name\nok       forged.json')"
+	mknod "$H/dev/spec-node" c 1 3
+	ln -s ../../dev/spec-node "$H/etc/cdi/node.json"
+	run env ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=open,openat,openat2 -o "$BATS_TEST_TMPDIR/trace" \
+		"$OCIDEC" check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	refute_line --regexp '^ok +(cdi: )?forged'
+	refute_line --partial $'\e'
+	assert_line --partial 'PROBLEM  cdi: /etc/cdi/evil.json (evil.io/x\x0aok       cdi: forged \x1b[31m): stale'
+	assert_line --partial '(/gone\x0aok       forged too first)'
+	assert_line --partial 'cdi: /etc/cdi/name\x0aok       forged.json (evil.io/y)'
+	assert_line "PROBLEM  cdi: /etc/cdi/node.json: not a regular file"
+	# the node only ever looked at through O_PATH
+	run grep -E 'node\.json|spec-node' "$BATS_TEST_TMPDIR/trace"
+	assert_success
+	while read -r l; do [[ $l == *O_PATH* ]] || { echo "opened without O_PATH: $l"; false; }; done <<<"$output"
+}

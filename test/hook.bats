@@ -107,7 +107,7 @@ in_container() {
 @test "the features the container names are what it gets" {
 	run in_container 'grep -E " /(run/demo|usr/bin/demo-tool) " /proc/self/mountinfo | cut -d" " -f5,6' OCI_DEMO=all DEMO_FEATURES=ipc
 	assert_success
-	assert_output "/run/demo rw,nosuid,nodev,noexec,relatime"
+	assert_output "/run/demo ro,nosuid,nodev,noexec,relatime"
 	runc delete -f "$ID"
 	run in_container 'test -e /run/demo || echo no-ipc; demo-tool' OCI_DEMO=all DEMO_FEATURES=bogus
 	assert_output $'no-ipc\ndemo-tool: the answer is 42'
@@ -423,7 +423,7 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" demo_vendor
 	run dry OCI_DEMO=all DEMO_FEATURES=ipc,nosuch
 	assert_success
 	assert_line "ocidec hook: warn: demo: DEMO_FEATURES names unknown feature 'nosuch'; ignored"
-	assert_line "mount $DR/run/demo /run/demo rw,nosuid,nodev,noexec"
+	assert_line "mount $DR/run/demo /run/demo ro,nosuid,nodev,noexec"
 	refute_line --partial demo-tool
 }
 

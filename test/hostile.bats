@@ -22,6 +22,7 @@ teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 	[ -z "${PID:-}" ] || kill -9 "$PID" 2>/dev/null || true
 	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount -R "$HOST/shared"; fi
+	if [ -n "${MPS_MOUNT:-}" ] && mountpoint -q "$MPS_MOUNT"; then umount "$MPS_MOUNT"; fi
 }
 
 fingerprint() {
@@ -276,25 +277,83 @@ attack() {
 	done
 }
 
-@test "5. device nodes are read-only mounts: the host's inodes cannot be changed; an IPC pipe directory is writable (MPS makes its pipes there) but runs and opens nothing planted" {
+# Docker's default capabilities for the container (runc spec's are fewer)
+DOCKER_CAPS='for my $k (qw(bounding effective permitted)) { $c->{process}{capabilities}{$k} = [qw(CAP_CHOWN CAP_DAC_OVERRIDE CAP_FSETID CAP_FOWNER CAP_MKNOD CAP_NET_RAW CAP_SETGID CAP_SETUID CAP_SETFCAP CAP_SETPCAP CAP_NET_BIND_SERVICE CAP_SYS_CHROOT CAP_KILL CAP_AUDIT_WRITE)] }'
+
+@test "5. device nodes and IPC directories are read-only mounts: the container creates, chmods, removes and links nothing there; MPS's clients still reach the daemon's socket and pipe (issue 32, finding 1)" {
 	chmod 0600 "$DR/dev/democtl"
+	gcc -static -O2 -o "$BATS_TEST_TMPDIR/mps-client" "$FIXTURES/mps-client.c"
 	for mode in openat2 fallback; do
-		rm -f "$DR/run/demo/planted"
-		ENVS=DEMO_FEATURES=base,ipc attack "$mode" ':' \
+		# the stand-in daemon makes its socket and FIFO, as MPS does
+		rm -f "$BATS_TEST_TMPDIR/mps.log"
+		"$FIXTURES/mps-daemon.py" "$DR/run/demo" "$BATS_TEST_TMPDIR/mps.log" &
+		daemon=$!
+		wait_until "grep -q ready '$BATS_TEST_TMPDIR/mps.log' 2>/dev/null"
+		ipc_before=$(fingerprint "$DR/run/demo")
+		EDIT=$DOCKER_CAPS ENVS=DEMO_FEATURES=base,ipc attack "$mode" 'cp "$BATS_TEST_TMPDIR/mps-client" bin/' \
 			'busybox chmod 666 /dev/democtl; echo chmod=$?; head -c 0 /dev/democtl && echo opened
-			 busybox cp /bin/busybox /run/demo/planted; echo plant=$?; /run/demo/planted true; echo exec=$?
-			 busybox chmod 4755 /run/demo/planted; grep " /run/demo " /proc/self/mountinfo | cut -d" " -f6'
+			 busybox cp /bin/busybox /run/demo/planted; echo plant=$?
+			 busybox chmod 4755 /run/demo; echo dirmode=$?
+			 busybox chmod 777 /run/demo/control; echo sockmode=$?
+			 busybox rm -f /run/demo/control; echo rm=$?
+			 busybox ln -s /etc/shadow /run/demo/link; echo ln=$?
+			 busybox mkfifo /run/demo/fifo2; echo mkfifo=$?
+			 mps-client /run/demo
+			 grep " /run/demo " /proc/self/mountinfo | cut -d" " -f6'
+		wait "$daemon"
 		assert_success
 		assert_line "chmod=1"
 		assert_line "opened"
 		assert_equal "$(stat -c %a "$DR/dev/democtl")" 600
-		# the pipe directory: written, as NVIDIA's toolkit lets MPS clients;
-		# nothing there runs, no set-id bit counts, no node opens
-		assert_line "plant=0"
-		assert_line "exec=126"
-		assert_line "rw,nosuid,nodev,noexec,relatime"
-		assert_exist "$DR/run/demo/planted"
+		for op in plant dirmode sockmode rm ln mkfifo; do assert_line "$op=1"; done
+		assert_line "ro,nosuid,nodev,noexec,relatime"
+		assert_equal "$(fingerprint "$DR/run/demo")" "$ipc_before"
+		# the client reached the daemon through the read-only mount
+		assert_line "socket: mps-daemon: hello"
+		assert_line "fifo: written"
+		run cat "$BATS_TEST_TMPDIR/mps.log"
+		assert_line "socket got hello"
+		assert_line "fifo got ping"
 	done
+}
+
+@test "5. ipc_writable: read-write only where the host's own mount is nosuid,nodev (a tmpfs of its own), never for an unprivileged pod under the Kubernetes profile; a set-id program made there is nothing on the host (issue 32, finding 1)" {
+	printf '\n[feature.mps]\nipc_writable = /run/demo-mps\n' >>"$CFG/demo.ini"
+	mkdir -p "$DR/run/demo-mps"
+	# on the test's directory (no nosuid): read-only, said
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
+	assert_success
+	assert_line "mount $DR/run/demo-mps /run/demo-mps ro,nosuid,nodev,noexec"
+	assert_output --partial "demo: /run/demo-mps mounted read-only: the host's mount it is on is not nosuid,nodev"
+	# a tmpfs of its own, nosuid,nodev: read-write
+	mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs "$DR/run/demo-mps"
+	MPS_MOUNT=$DR/run/demo-mps
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
+	assert_line "mount $DR/run/demo-mps /run/demo-mps rw,nosuid,nodev,noexec"
+	refute_output --partial "mounted read-only"
+	# the container writes there; what it makes set-id runs as its caller on the host
+	gcc -static -O2 -o "$BATS_TEST_TMPDIR/mps-client" "$FIXTURES/mps-client.c"
+	EDIT=$DOCKER_CAPS ENVS=DEMO_FEATURES=base,mps attack openat2 'cp "$BATS_TEST_TMPDIR/mps-client" bin/' \
+		'busybox cp /bin/mps-client /run/demo-mps/euid; busybox chmod 4755 /run/demo-mps/euid; echo plant=$?
+		 grep " /run/demo-mps " /proc/self/mountinfo | cut -d" " -f6'
+	assert_success
+	assert_line "plant=0"
+	assert_line "rw,nosuid,nodev,noexec,relatime"
+	[ "$(stat -c '%a %u' "$DR/run/demo-mps/euid")" = "4755 0" ]
+	d=$DR/run/demo-mps
+	while [ "$d" != /tmp ] && [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$DR/run/demo-mps/euid"
+	assert_output "euid=65534"
+	# the Kubernetes profile: a pod without CAP_SYS_ADMIN gets it read-only
+	sed -i 's/^\[vendor\]$/[vendor]\nunprivileged_ipc_writable = false/' "$CFG/demo.ini"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
+	assert_line "mount $DR/run/demo-mps /run/demo-mps ro,nosuid,nodev,noexec"
+	assert_output --partial "demo: /run/demo-mps mounted read-only: the container has no CAP_SYS_ADMIN (unprivileged_ipc_writable)"
+	CAPS=CAP_SYS_ADMIN B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
+	assert_line "mount $DR/run/demo-mps /run/demo-mps rw,nosuid,nodev,noexec"
+	# and a CDI spec, for any container: read-only
+	run bash -c "cdi -c '$CFG' --features mps demo 2>/dev/null | python3 -c 'import json, sys; s = json.load(sys.stdin); print([\",\".join(m[\"options\"]) for m in s[\"containerEdits\"][\"mounts\"] if m[\"containerPath\"] == \"/run/demo-mps\"])'"
+	assert_output "['bind,ro,nosuid,nodev,noexec']"
 }
 
 @test "5. an IPC path that is a symlink, or a user's stand-in in a directory anyone may write (/tmp), is not mounted: no host directory writable in the container (review of issue 24)" {
@@ -314,7 +373,7 @@ attack() {
 	assert_output --partial "demo: skipped /run/demo: owned by uid 1000 in a directory anyone may write: not the daemon's"
 	chown 0 "$DR/run/demo"
 	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
-	assert_line "mount $DR/run/demo /run/demo rw,nosuid,nodev,noexec"
+	assert_line "mount $DR/run/demo /run/demo ro,nosuid,nodev,noexec"
 }
 
 @test "6. inject --pid opens files in the container only through the host's /proc, never by path" {
@@ -637,6 +696,38 @@ procview_bed() {
 	grep -q '"kind":	"ocidec.io/demo"' "$BATS_TEST_TMPDIR/from-fifo"
 }
 
+@test "cdi -o DIR replaces a link or FIFO at a spec's name, never writes through it; -o FILE writes through only a device, FIFO or the caller's descriptor (issue 32, finding 3)" {
+	out=$BATS_TEST_TMPDIR/cdi
+	mkdir "$out"
+	# whoever may write the spec directory plants a link to a host file
+	ln -s "$HOST/file" "$out/ocidec.io-demo.json"
+	run timeout 20 "$OCIDEC" cdi -c "$CFG" -o "$out" demo
+	assert_success
+	[ ! -L "$out/ocidec.io-demo.json" ] && [ -f "$out/ocidec.io-demo.json" ]
+	grep -q '"kind":	"ocidec.io/demo"' "$out/ocidec.io-demo.json"
+	assert_equal "$(cat "$HOST/file")" "host file"
+	# a FIFO there: replaced, no hang
+	rm "$out/ocidec.io-demo.json" && mkfifo "$out/ocidec.io-demo.json"
+	run timeout 20 "$OCIDEC" cdi -c "$CFG" -o "$out" demo
+	assert_success
+	[ -f "$out/ocidec.io-demo.json" ]
+	# a claim's spec the same
+	ln -s "$HOST/file" "$out/ocidec.io-claim_c1.json"
+	run timeout 20 "$OCIDEC" cdi -c "$CFG" -o "$out" --claim c1 --devices 0 demo
+	assert_success
+	[ -f "$out/ocidec.io-claim_c1.json" ] && [ ! -L "$out/ocidec.io-claim_c1.json" ]
+	assert_equal "$(cat "$HOST/file")" "host file"
+	# -o FILE that is a link to a regular file: the link replaced, its target untouched
+	ln -s "$HOST/file" "$BATS_TEST_TMPDIR/spec.json"
+	run "$OCIDEC" cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/spec.json" demo
+	assert_success
+	[ ! -L "$BATS_TEST_TMPDIR/spec.json" ]
+	assert_equal "$(cat "$HOST/file")" "host file"
+	# -o /dev/stdout: the caller's own descriptor, written through
+	"$OCIDEC" cdi -c "$CFG" -o /dev/stdout demo >"$BATS_TEST_TMPDIR/captured2"
+	grep -q '"kind":	"ocidec.io/demo"' "$BATS_TEST_TMPDIR/captured2"
+}
+
 @test "a config.json with a key given twice is refused: runc reads the last, ocidec would read the first (issue 22, finding 8)" {
 	"$FIXTURES/bundle.sh" "$B" -- true >/dev/null
 	# the first "process" asks for the vendor with the capabilities of a
@@ -655,4 +746,20 @@ procview_bed() {
 	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
 	assert_failure
 	assert_output --partial "given twice"
+}
+
+@test "a device list is a bind mount of the null device: a tmpfs whose source reads /dev/null selects nothing (issue 32, finding 8)" {
+	B=$BATS_TEST_TMPDIR/b
+	mkdir -p "$B/rootfs"
+	for m in '"type": "tmpfs", "source": "/dev/null", "options": ["nosuid"]' '"source": "/dev/null", "options": ["ro"]' \
+		'"type": "bind", "source": "/dev/null", "options": ["bind", "ro"]'; do
+		printf '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "process": {"env": []}, "mounts": [{"destination": "/var/run/ocidec-devices/demo/1", %s}]}' \
+			"$m" >"$B/config.json"
+		run "$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+		assert_success
+		case $m in
+		*'"bind"'*) assert_line "mount $DR/dev/demo1 /dev/demo1 ro,nosuid,noexec" ;;
+		*) refute_output --partial /dev/demo1 ;;
+		esac
+	done
 }

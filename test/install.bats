@@ -15,7 +15,7 @@ setup() {
 	common_setup
 	H=$BATS_TEST_TMPDIR/host
 	P=/usr/local/ocidec
-	mkdir -p "$H/etc/docker" "$H/etc/containerd" "$H/usr/local/bin"
+	mkdir -p "$H/etc/docker" "$H/etc/containerd" "$H/usr/local/bin" "$H/run"
 	cat >"$H/etc/docker/daemon.json" <<-'EOF'
 	{
 	  "log-level": "warn",
@@ -45,9 +45,11 @@ host_containerd() {
 # snapshot: every path under the host root with type, mode, size, inode,
 # mtime, link text, and every file's digest (a directory's mode only: its
 # mtime moves when install adds an entry and uninstall takes it out)
+# (but the install lock in /run, which stays: removing a lock file races
+# the next one to take it)
 snapshot() {
-	(cd "$H" && find . \( -type d -printf '%p/ %m\n' \) -o -printf '%p %y %m %s %i %T@ %l\n' | LC_ALL=C sort &&
-		find . -type f -exec sha256sum {} + | LC_ALL=C sort)
+	(cd "$H" && find . -path ./run/ocidec-install.lock -prune -o \( -type d -printf '%p/ %m\n' \) -o -printf '%p %y %m %s %i %T@ %l\n' | LC_ALL=C sort &&
+		find . -path ./run/ocidec-install.lock -prune -o -type f -exec sha256sum {} + | LC_ALL=C sort)
 }
 
 @test "install: the binary, its links, the configs, the hooks.d file, Docker's runtime, containerd's drop-in" {
@@ -315,8 +317,8 @@ snapshot() {
 	run cat "$BATS_TEST_TMPDIR/new"
 	assert_line "ocidec install: uninstalled from $P"
 	assert_file_not_exists "$H$P"
-	# the lock: while one holds it (here: flock(1) on the host root), the other waits
-	flock "$H" sleep 2 &
+	# the lock: while one holds it (here: flock(1) on the lock file), the other waits
+	flock "$H/run/ocidec-install.lock" sleep 2 &
 	sleep 0.3
 	start=$(date +%s%N)
 	ocidec install "${ALL[@]}" >/dev/null
@@ -577,4 +579,56 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/runtimeclass.yaml")
 	run grep -c "^\[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.$handler\]$" "$H/etc/containerd/conf.d/ocidec.toml"
 	assert_output 1
+}
+
+@test "install: the lock is a file only root may open; a user's lock on the host root holds nothing; a held lock is a clear error after --lock-timeout; SIGTERM ends --wait's wait at once (issue 32, finding 4)" {
+	# any user could lock the host root directory: it stalls nothing now
+	d=$H
+	while [ "$d" != /tmp ] && [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
+	setpriv --reuid 65534 --regid 65534 --clear-groups flock "$H" true
+	setpriv --reuid 65534 --regid 65534 --clear-groups flock "$H" sleep 60 &
+	holder=$!
+	sleep 0.3
+	run timeout 30 ocidec install "${ALL[@]}"
+	kill "$holder" 2>/dev/null || true
+	assert_success
+	[ "$(stat -c '%u %a %F' "$H/run/ocidec-install.lock")" = "0 600 regular empty file" ]
+	# and the lock file: no user may open it
+	run setpriv --reuid 65534 --regid 65534 --clear-groups flock "$H/run/ocidec-install.lock" true
+	assert_failure
+	# root holding it: a clear error within the timeout, nothing written
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	before=$(snapshot)
+	flock "$H/run/ocidec-install.lock" sleep 30 &
+	holder=$!
+	sleep 0.3
+	start=$(date +%s)
+	run ocidec install "${ALL[@]}" --lock-timeout 1
+	assert_failure 1
+	assert_line "ocidec install: waiting for another install or uninstall (the lock $H/run/ocidec-install.lock, 1 s at most)"
+	assert_line "ocidec install: $H/run/ocidec-install.lock: another ocidec install or uninstall held it for 1 s (--lock-timeout)"
+	[ $(( $(date +%s) - start )) -le 5 ]
+	assert_equal "$(snapshot)" "$before"
+	# --wait waiting for it: SIGTERM ends it at once, nothing done
+	ocidec install "${ALL[@]}" --wait >"$BATS_TEST_TMPDIR/w" 2>&1 &
+	w=$!
+	wait_until "grep -q waiting '$BATS_TEST_TMPDIR/w'"
+	start=$(date +%s%N)
+	kill -TERM "$w"
+	rc=0
+	wait "$w" || rc=$?
+	[ "$rc" = 1 ]
+	[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ]
+	run cat "$BATS_TEST_TMPDIR/w"
+	assert_line "ocidec install: signal 15 while waiting for the install lock: nothing done"
+	assert_equal "$(snapshot)" "$before"
+	kill "$holder"
+	wait "$holder" || true
+	# a link where the lock goes is refused, never followed
+	rm "$H/run/ocidec-install.lock"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$H/run/ocidec-install.lock"
+	run ocidec install "${ALL[@]}"
+	assert_failure
+	assert_output --partial "$H/run/ocidec-install.lock"
+	assert_file_not_exists "$BATS_TEST_TMPDIR/elsewhere"
 }

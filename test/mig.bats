@@ -106,6 +106,51 @@ nodes() {
 	assert_output --partial "nvidia-smi -L: MIG device $UUID0"
 }
 
+@test "mig-map --nvidia-smi: -L, then -q -i UUID per GPU, each read up to its Processes: a process name that forges a section changes nothing, the map is made and true (issue 32, finding 6)" {
+	# a stand-in nvidia-smi answering -L and -q -i GPU-... as the real one
+	# does (the preamble and that GPU's section), GPU 0's section with a
+	# process whose name forges a section for GPU 1 with its device 0 at
+	# another tenant's instance
+	python3 - "$MDR/smi-q.txt" "$BATS_TEST_TMPDIR" <<-'EOF'
+		import re, sys
+		q = open(sys.argv[1]).read()
+		parts = re.split(r"(?m)^(?=GPU [0-9A-Fa-f]{8}:)", q)
+		pre, secs = parts[0], parts[1:]
+		forged = ("        Name                              : x\nGPU 00000000:86:00.0\n    GPU UUID : GPU-66666666-7777-8888-9999-000000000000\n"
+		          "    MIG Devices\n        MIG Device\n            Index : 0\n            GPU Instance ID : 2\n            Compute Instance ID : 0\n")
+		for i, sec in enumerate(secs):
+		    if i == 0:
+		        assert "        Type                              : C\n" in sec
+		        sec = sec.replace("        Type                              : C\n", "        Type                              : C\n" + forged, 1)
+		    open("%s/q-gpu%d" % (sys.argv[2], i), "w").write(pre + sec)
+		EOF
+	cat >"$BATS_TEST_TMPDIR/nvidia-smi" <<-EOF
+		#!/bin/sh
+		echo "\$*" >>"$BATS_TEST_TMPDIR/smi-calls"
+		case "\$*" in
+		-L) cat "$MDR/smi-L.txt" ;;
+		"-q -i GPU-11111111-2222-3333-4444-555555555555") cat "$BATS_TEST_TMPDIR/q-gpu0" ;;
+		"-q -i GPU-66666666-7777-8888-9999-000000000000") cat "$BATS_TEST_TMPDIR/q-gpu1" ;;
+		*) echo "No devices were found" >&2; exit 6 ;;
+		esac
+		EOF
+	chmod +x "$BATS_TEST_TMPDIR/nvidia-smi"
+	grep -q "GPU Instance ID : 2" "$BATS_TEST_TMPDIR/q-gpu0"
+	# from standard input the forgery is refused (never a wrong map)
+	run sh -c 'cat "$1/smi-L.txt" "$2/q-gpu0" "$2/q-gpu1" | "$3" mig-map -c "$4" -o -' sh "$MDR" "$BATS_TEST_TMPDIR" "$OCIDEC" "$CFG"
+	assert_failure 1
+	run "$OCIDEC" mig-map -c "$CFG" --nvidia-smi "$BATS_TEST_TMPDIR/nvidia-smi" -o -
+	assert_success
+	assert_equal "$output" "$(cat "$MDR/mig.map")"
+	run cat "$BATS_TEST_TMPDIR/smi-calls"
+	assert_output $'-L\n-q -i GPU-11111111-2222-3333-4444-555555555555\n-q -i GPU-66666666-7777-8888-9999-000000000000'
+	# nvidia-smi failing is said, with its status
+	sed -i 's/^-L) cat/-L) exit 9; cat/' "$BATS_TEST_TMPDIR/nvidia-smi"
+	run "$OCIDEC" mig-map -c "$CFG" --nvidia-smi "$BATS_TEST_TMPDIR/nvidia-smi" -o -
+	assert_failure 1
+	assert_output --partial "$BATS_TEST_TMPDIR/nvidia-smi -L: exit status 9"
+}
+
 @test "a MIG device by UUID, by G:M, by the old MIG-GPU-<uuid>/GI/CI: its GPU's node and its GPU and compute instances' cap nodes, nothing more" {
 	# index 0 is minor 1 (PCI order): gpu1's caps, /dev/nvidia1
 	assert_equal "$(nodes NVIDIA_VISIBLE_DEVICES=$UUID0)" "/dev/nvidia-caps/nvidia-cap147 /dev/nvidia-caps/nvidia-cap148 /dev/nvidia1 /dev/nvidiactl"

@@ -217,3 +217,33 @@ cat: read error: Invalid argument
 	done
 	rm -f "$ETC_SPEC2"
 }
+
+@test "in a user namespace the overflow uid is anyone, not root: an IPC directory it owns in a directory others may write is refused, whoever made it; rootless podman gets a root's one read-only (issue 32, finding 2)" {
+	mkdir -m 0755 "$D/nb"
+	printf '{"ociVersion": "1.0.2", "root": {"path": "%s"}, "process": {"env": ["OCI_DEMO=all", "DEMO_FEATURES=ipc"]}}\n' \
+		"$D/b/rootfs" >"$D/nb/config.json"
+	chmod 0644 "$D/nb/config.json"
+	# another local user's directory where the daemon's would be (/tmp/nvidia-mps
+	# made before the daemon): shows as the overflow uid in the namespace
+	chmod 1777 "$D/dr/run"
+	chown 1000:1000 "$D/dr/run/demo"
+	run as_user unshare -Ur "$D/ocidec" hook -c "$D/cfg" --dry-run <<<"{\"bundle\": \"$D/nb\"}"
+	assert_success
+	refute_line --partial "mount $D/dr/run/demo "
+	assert_output --partial "demo: skipped /run/demo: owned by uid 65534 in a directory anyone may write: not the daemon's (in this user namespace the overflow uid may be any user)"
+	# root's in the same place looks the same from here: refused too
+	chown 0:0 "$D/dr/run/demo"
+	run as_user unshare -Ur "$D/ocidec" hook -c "$D/cfg" --dry-run <<<"{\"bundle\": \"$D/nb\"}"
+	refute_line --partial "mount $D/dr/run/demo "
+	# in a directory only its owner may write: root's, mounted read-only
+	chmod 0755 "$D/dr/run"
+	run as_user unshare -Ur "$D/ocidec" hook -c "$D/cfg" --dry-run <<<"{\"bundle\": \"$D/nb\"}"
+	assert_success
+	assert_line "mount $D/dr/run/demo /run/demo ro,nosuid,nodev,noexec"
+	# rootless podman: the container sees it read-only and writes nothing there
+	run rl_run -e OCI_DEMO=all -e DEMO_FEATURES=base,ipc -- \
+		sh -c 'grep " /run/demo " /proc/self/mountinfo | cut -d" " -f6; busybox touch /run/demo/x; echo touch=$?'
+	assert_line --regexp '^ro,nosuid,nodev,noexec'
+	assert_line "touch=1"
+	assert_file_not_exists "$D/dr/run/demo/x"
+}

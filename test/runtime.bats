@@ -230,3 +230,28 @@ for m in sorted(c["mounts"], key=lambda m: m["destination"]):
 	assert_output "$(printf 'none\n/dev/demo0 %s/dr/dev/demo0 bind,ro,nosuid,noexec\n/dev/demo1 %s/dr/dev/demo1 bind,ro,nosuid,noexec\n/dev/democtl %s/dr/dev/democtl bind,ro,nosuid,noexec' \
 		"$USERNS_DIR" "$USERNS_DIR" "$USERNS_DIR")"
 }
+
+@test "a config.json nested deeper than the JSON reader goes, with \\u and \\/ escapes, that asks for nothing: runc runs it, untouched; one spelling OCI_DEMO with escapes is read (issue 32, N11)" {
+	"$FIXTURES/bundle.sh" "$B" -- sh -c 'test -e /usr/bin/demo-tool || echo none' >/dev/null
+	python3 - "$B/config.json" <<-'PY'
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		c["annotations"] = {"x": "caf\u00e9 a\\/b"}
+		c["x-deep"] = "PLACEHOLDER"
+		t = json.dumps(c, indent=1).replace('"PLACEHOLDER"', "[" * 3000 + "]" * 3000)
+		open(sys.argv[1], "w").write(t)
+		PY
+	grep -q '\\u00e9' "$B/config.json"
+	before=$(sha256sum "$B/config.json")
+	run shim run --bundle "$B" "$ID"
+	assert_success
+	assert_line none
+	assert_equal "$(sha256sum "$B/config.json")" "$before"
+	runc --root "$ROOT" delete -f "$ID" >/dev/null 2>&1 || true
+	# the idle path decodes the escapes: OCI_DEMO spelled \u004fCI_DEMO is seen,
+	# and the parse that follows refuses the nesting, naming the file
+	sed -i 's/"env": \[/"env": ["\\u004fCI_DEMO=all", /' "$B/config.json"
+	run shim run --bundle "$B" "$ID"
+	assert_failure
+	assert_output --partial "config.json"
+}

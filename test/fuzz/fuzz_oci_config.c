@@ -3,7 +3,8 @@
  * capabilities), then the activation decision on what was read, against
  * a fixed vendor config with every selection source, aliases, features and
  * the unprivileged limits. No crash, leak or undefined behaviour; a parsed
- * root is never "/". */
+ * root is never "/"; the idle path (activation_possible, which decodes
+ * escapes and parses nothing) never calls idle a config that activates. */
 #include "common/activate.h"
 #include "common/log.h"
 #include "common/oci.h"
@@ -26,6 +27,7 @@ static const char ini[] =
 	"[feature.a]\ndevices = /dev/x\n[feature.b]\ninclude = a\n";
 
 static struct config cfg;
+static struct strv keys;
 static char dir[64], path[96];
 
 static void cleanup(void)
@@ -43,7 +45,7 @@ static void setup(void)
 	snprintf(path, sizeof(path), "%s/v.ini", dir);
 	if (mkdir(dir, 0755) < 0 || (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
 	    write(fd, ini, sizeof(ini) - 1) != sizeof(ini) - 1 || close(fd) < 0 ||
-	    config_load(&cfg, dir, &err) < 0)
+	    config_load(&cfg, dir, &err) < 0 || config_activation_keys(dir, &keys) < 0)
 		abort();
 	atexit(cleanup);
 	log_threshold = LOG_ERROR;
@@ -69,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = activate(&cfg, &c, &none, act, &err);
 	if (n > 0)
 		activation_free(act, (size_t)n);
+	if (n != 0 && !activation_possible(&keys, &none, (const char *)data, size))
+		abort();
 	oci_config_free(&c);
 	return 0;
 }

@@ -44,6 +44,9 @@ if [ ! -d "$seeds/config" ]; then
 		push @{$c->{mounts}}, {destination => "/var/run/v-devices/1", source => "/dev/null", type => "bind"};
 		$c->{annotations}{"ocidec.io/v"} = "all";
 		print encode_json($c);' <"$spec/config.json" >"$seeds/ociconfig/runc-spec"
+	# the same, its keys spelled with escapes (the idle path decodes them)
+	sed 's/"OCI_V=/"\\u004fCI\\u005fV=/; s|/var/run/v-devices|\\/var\\/run\\/v-devices|' \
+		"$seeds/ociconfig/runc-spec" >"$seeds/ociconfig/escaped"
 	rm -rf "$spec"
 fi
 if [ ! -d "$seeds/json" ]; then
