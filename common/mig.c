@@ -151,7 +151,7 @@ static int read_map(const struct vendor *v, char **text, size_t *len, struct oer
 		*text = NULL;
 		now[strcspn(now, "\n")] = '\0';
 		return oerr_set(err, 0, "the MIG map %s is stale: MIG was set up anew, or the host rebooted, since "
-				"it was made (now: %.200s): run { nvidia-smi -L; nvidia-smi -q; } | ocidec mig-map",
+				"it was made (now: %.200s): run ocidec mig-map --nvidia-smi nvidia-smi",
 				v->mig_map, now + strlen("instances "));
 	}
 	return 0;
@@ -256,7 +256,7 @@ int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr
 			return oerr_prefix(err, "%s: MIG device '%.64s'", v->name, tok);
 		if (!f.found)
 			return oerr_set(err, 0, "%s: no MIG device '%.64s' in the MIG map %s (one made since MIG was set "
-					"up anew? { nvidia-smi -L; nvidia-smi -q; } | ocidec mig-map)", v->name, tok, v->mig_map);
+					"up anew? ocidec mig-map --nvidia-smi nvidia-smi)", v->name, tok, v->mig_map);
 		gi = f.gi;
 		ci = f.ci;
 		idx = vendor_uuid_index(v, f.gpu_found);

@@ -632,3 +632,25 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	assert_output --partial "$H/run/ocidec-install.lock"
 	assert_file_not_exists "$BATS_TEST_TMPDIR/elsewhere"
 }
+
+@test "check: on containerd 1.x a drop-in whose CRI section is older than config.toml's shadows the administrator's edits: said, with the fix; made anew, in order (issue 32, finding 7)" {
+	ocidec install "${ALL[@]}" >/dev/null
+	run ocidec check --host-root "$H" -c "$CFG"
+	refute_output --partial "containerd ignores them"
+	# the administrator sets the sandbox image in config.toml afterwards
+	printf '\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "registry.example/pause:9"\n' >>"$H/etc/containerd/config.toml"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line --partial "PROBLEM  containerd: /etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed since, and containerd ignores them"
+	assert_line --partial "fix: ocidec install --runtime containerd again"
+	# what containerd itself reads: the drop-in's sandbox image, not the edit
+	run chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump
+	refute_output --partial "registry.example/pause:9"
+	# installed again: the drop-in carries the edit, check is content
+	ocidec install "${ALL[@]}" >/dev/null
+	run chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump
+	assert_output --partial 'sandbox_image = "registry.example/pause:9"'
+	run ocidec check --host-root "$H" -c "$CFG"
+	refute_output --partial "containerd ignores them"
+	ls -A "$H/etc/containerd" | grep -v ocidec-dump >/dev/null
+	[ -z "$(ls -A "$H/etc/containerd" | grep ocidec-dump)" ]
+}
