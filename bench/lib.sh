@@ -3,7 +3,7 @@
 # clock, in ms with microseconds. Sourcing it sets bin (the static build,
 # which must exist) and work (a temporary directory, removed at exit).
 
-bin=$PWD/build/ocidec
+bin=${BENCH_BIN:-$PWD/build/ocidec}
 [ -x "$bin" ] || { echo "build first: ./build.sh" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -852,12 +852,20 @@ void activation_free(struct activation *a, size_t n)
 static char *decode_ascii_escapes(const char *text, size_t len, size_t *n)
 {
 	char *out = xmalloc(len + 1);
-	size_t o = 0;
+	size_t o = 0, i = 0;
 
-	for (size_t i = 0; i < len; i++) {
+	while (i < len) {
+		const char *bs = memchr(text + i, '\\', len - i);
+		size_t run = bs ? (size_t)(bs - (text + i)) : len - i;
 		unsigned v = 0;
-		bool hex = i + 5 < len && text[i] == '\\' && text[i + 1] == 'u';
+		bool hex;
 
+		memcpy(out + o, text + i, run);   /* up to the next backslash, as it is */
+		o += run;
+		i += run;
+		if (i >= len)
+			break;
+		hex = i + 5 < len && text[i + 1] == 'u';
 		for (size_t k = 2; hex && k < 6; k++) {
 			char c = text[i + k];
 			v = v * 16 + (unsigned)(c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
@@ -865,12 +873,13 @@ static char *decode_ascii_escapes(const char *text, size_t len, size_t *n)
 		}
 		if (hex && v > 0 && v < 0x80) {
 			out[o++] = (char)v;
-			i += 5;
-		} else if (text[i] == '\\' && i + 1 < len && text[i + 1] == '/') {
+			i += 6;
+		} else if (i + 1 < len && text[i + 1] == '/') {
 			out[o++] = '/';
-			i++;
-		} else
-			out[o++] = text[i];
+			i += 2;
+		} else {
+			out[o++] = text[i++];
+		}
 	}
 	out[o] = '\0';
 	*n = o;
