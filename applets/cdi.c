@@ -89,11 +89,13 @@ static cJSON *plan_edits(const struct vendor *v, const struct plan_select *sel, 
 			 bool *empty, struct oerr *err)
 {
 	struct plan p = { 0 };
+	struct plan_select by_path = *sel;   /* an engine mounts the spec's paths later */
 	struct edits e;
 	cJSON *j = NULL;
 
 	*empty = false;
-	if (plan_vendor(&p, v, sel, err) < 0)
+	by_path.by_path = true;
+	if (plan_vendor(&p, v, &by_path, err) < 0)
 		return NULL;
 	edits_build(&p, &e);
 	if (edits_empty(&e))
@@ -445,56 +447,91 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Does PATH name one of the caller's own descriptors (/dev/stdout,
- * /dev/fd/N, /proc/self/fd/N, or a link whose text is one of those)? */
-static bool own_descriptor(const char *path)
+/* The descriptor N of "/dev/fd/N" or "/proc/self/fd/N" exactly (digits
+ * only, nothing after), of "/dev/stdout" (1) and "/dev/stderr" (2); -1
+ * for anything else */
+static int fd_name(const char *s)
+{
+	const char *d = strncmp(s, "/dev/fd/", 8) == 0 ? s + 8 : strncmp(s, "/proc/self/fd/", 14) == 0 ? s + 14 : NULL;
+	char *end;
+	long n;
+
+	if (strcmp(s, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(s, "/dev/stderr") == 0)
+		return 2;
+	if (!d || !*d || strspn(d, "0123456789") != strlen(d) || strlen(d) > 9)
+		return -1;
+	n = strtol(d, &end, 10);
+	return (int)n;
+}
+
+/* The caller's own descriptor PATH names (/dev/stdout, /dev/fd/N,
+ * /proc/self/fd/N, or a link whose whole text is one of those): N, else
+ * -1 */
+static int own_descriptor(const char *path)
 {
 	char text[64];
 	ssize_t n;
+	int fd = fd_name(path);
 
-	if (strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/stderr") == 0 ||
-	    strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0)
-		return true;
+	if (fd >= 0)
+		return fd;
 	n = readlink(path, text, sizeof(text) - 1);
 	if (n <= 0)
-		return false;
+		return -1;
 	text[n] = '\0';
-	return strncmp(text, "/proc/self/fd/", 14) == 0 || strncmp(text, "/dev/fd/", 8) == 0;
+	return fd_name(text);
+}
+
+static int write_fd(int fd, const char *path, const char *text, struct oerr *err)
+{
+	size_t len = strlen(text), done = 0;
+
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return oerr_set(err, errno, "%s", path);
+		done += (size_t)n;
+	}
+	return 0;
 }
 
 /* TEXT to PATH (absolute, or relative to the working directory), by
  * atomic replacement: a new inode renamed over whatever is at PATH, a
  * symlink or FIFO included (whoever may write a spec directory must not
  * make root write through a link, or hang on a FIFO). Only THROUGH (an
- * explicit -o FILE) writes through a character device or FIFO named on the
- * command line, or the caller's own descriptor (-o /dev/stdout), never
- * anything else. */
+ * explicit -o FILE) writes through: to the caller's own descriptor it
+ * names (-o /dev/stdout: that descriptor itself, nothing opened), or to a
+ * character device or FIFO that PATH itself is (never through a link to
+ * one). */
 static int write_spec(const char *path, const char *text, bool through, struct oerr *err)
 {
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *abs = NULL;
 	char cwd[PATH_MAX];
 	struct stat st;
+	int own = through ? own_descriptor(path) : -1;
 
-	if (through && (own_descriptor(path) ||
-			(stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))))) {
-		_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		size_t len = strlen(text), done = 0;
+	if (own >= 0) {
+		if (fstat(own, &st) < 0)
+			return oerr_set(err, errno, "%s", path);
+		if (S_ISDIR(st.st_mode))
+			return oerr_set(err, EISDIR, "%s", path);
+		return write_fd(own, path, text, err);
+	}
+	if (through && lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		struct stat now;
 
 		if (fd < 0)
 			return oerr_set(err, errno, "%s", path);
-		if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) ||
-		    (!own_descriptor(path) && !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))))
+		if (fstat(fd, &now) < 0 || (now.st_mode & S_IFMT) != (st.st_mode & S_IFMT) || now.st_rdev != st.st_rdev ||
+		    now.st_ino != st.st_ino || now.st_dev != st.st_dev)
 			return oerr_set(err, 0, "%s: changed while opened", path);
-		while (done < len) {
-			ssize_t n = write(fd, text + done, len - done);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				return oerr_set(err, errno, "%s", path);
-			done += (size_t)n;
-		}
-		return 0;
+		return write_fd(fd, path, text, err);
 	}
 	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return oerr_set(err, EISDIR, "%s", path);

@@ -38,7 +38,7 @@ const char relabel_usage[] =
 static int label(const struct plan_item *it, bool link, const char *path, const char *ctx, bool dry,
 		 bool verbose)
 {
-	char cur[4096] = "", esc[1024];
+	char cur[4096] = "", esc[1024], ecur[1024];
 	ssize_t n = plan_getxattr(it, link, XATTR, cur, sizeof(cur) - 1);
 
 	/* a driver root's names are anyone's: no line forged, no terminal escape */
@@ -52,9 +52,11 @@ static int label(const struct plan_item *it, bool link, const char *path, const 
 		cur[n] = '\0';
 		if (strcmp(cur, ctx) == 0)
 			return 0;
+		/* and its label, which whoever owns the file may have set */
+		escape_bytes(cur, ecur, sizeof(ecur));
 	}
 	if (dry) {
-		out("Would relabel %s from %s to %s\n", path, n > 0 ? cur : "<no context>", ctx);
+		out("Would relabel %s from %s to %s\n", path, n > 0 ? ecur : "<no context>", ctx);
 		return 0;
 	}
 	if (plan_setxattr(it, link, XATTR, ctx, strlen(ctx) + 1) < 0) {
@@ -65,7 +67,7 @@ static int label(const struct plan_item *it, bool link, const char *path, const 
 		return -1;
 	}
 	if (verbose)
-		out("Relabeled %s from %s to %s\n", path, n > 0 ? cur : "<no context>", ctx);
+		out("Relabeled %s from %s to %s\n", path, n > 0 ? ecur : "<no context>", ctx);
 	return 0;
 }
 

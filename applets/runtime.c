@@ -184,6 +184,7 @@ static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
 	if (oci_config_read(bundle, &text, &len, err) < 0)
 		return -1;
 	r = container_decide(dir, NULL, bundle, text, len, &c, err);
+	c.by_path = true;   /* runc mounts config.json's paths after we are gone */
 	if (r == CONTAINER_ACTIVE)
 		r = container_plan(&c, NULL, err) < 0 ? -1 : write_edits(config, text, len, &c.edits, err);
 	container_free(&c);

@@ -229,9 +229,11 @@ static const char *type_level(const char *ctx)
 static const char *type_of(const char *ctx, char *buf, size_t n)
 {
 	const char *t = type_level(ctx);
+	char raw[256];
 
-	snprintf(buf, n, "%.*s", (int)strcspn(t, ":"), t);
-	return buf;
+	/* escaped: a label is whatever the file's owner set */
+	snprintf(raw, sizeof(raw), "%.*s", (int)strcspn(t, ":"), t);
+	return escape_bytes(raw, buf, n);
 }
 
 /* STORE/contexts/files/NAME's text (at most 16 MiB), or NULL */

@@ -1142,6 +1142,9 @@ static char *vendor_key_lines(char *buf)
 	enum { NONE, KEPT, DROPPED } prev = NONE;
 	char *line, *next, *out = NULL, *o = NULL;
 
+	/* a UTF-8 byte order mark first, as inih skips it */
+	if (strncmp(buf, "\xEF\xBB\xBF", 3) == 0)
+		buf += 3;
 	for (line = buf; line && *line; line = next) {
 		char *p = line + strspn(line, blank);
 		size_t len;

@@ -36,7 +36,7 @@ int container_plan(struct container *c, const char *id, struct oerr *err)
 	for (int i = 0; i < c->nact; i++) {
 		const struct activation *a = &c->act[i];
 		struct plan_select sel = { .features = a->features, .devices = a->devices, .container = true,
-					   .privileged = c->oc.cap_sys_admin, .requires = &a->requires, .mig = &a->mig, .mig_caps = a->mig_caps };
+					   .privileged = c->oc.cap_sys_admin, .by_path = c->by_path, .requires = &a->requires, .mig = &a->mig, .mig_caps = a->mig_caps };
 
 		vendor_log_level(a->v);
 		log_info("%s: active (%s), devices %s%s%s, features %s", a->v->name, a->source, a->devices,

@@ -32,6 +32,8 @@ struct container {
 	int nact;
 	struct plan plan;         /* (container_plan) */
 	struct edits edits;       /* (container_plan) */
+	bool by_path;             /* the edits go to an engine by path (the shim):
+				   * plan_select's by_path */
 };
 
 /* The decision for the container whose config.json is TEXT (LEN bytes;

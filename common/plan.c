@@ -41,6 +41,7 @@ struct vctx {
 	bool arch32;           /* a selected feature has libraries32 */
 	bool container;        /* plan_select's */
 	bool privileged;
+	bool by_path;
 };
 
 static void plan_push(struct vctx *c, struct plan_item *n)
@@ -91,6 +92,13 @@ static bool ipc_safe(struct vctx *c, const char *path, const char *parent, const
 		log_warn("%s: skipped %s: an IPC path that is a symlink (its target would be mounted)", c->v->name, path);
 		return false;
 	}
+	if (pfd >= 0 && fstat(pfd, &ps) == 0 && (ps.st_mode & S_IWOTH) && c->by_path) {
+		log_warn("%s: skipped %s: in a directory anyone may write, and named by its path for the engine "
+			 "to mount later (a CDI spec, the runtime shim): anyone could put their own there first; "
+			 "the hook mounts it (by descriptor), or give the daemon a directory under /run",
+			 c->v->name, path);
+		return false;
+	}
 	if (pfd < 0 || fstat(pfd, &ps) < 0 || ((ps.st_mode & S_IWOTH) && !owned_by_root(st, &ps))) {
 		log_warn("%s: skipped %s: owned by uid %u in a directory anyone may write: not the daemon's%s",
 			 c->v->name, path, (unsigned)st->st_uid,
@@ -101,25 +109,36 @@ static bool ipc_safe(struct vctx *c, const char *path, const char *parent, const
 	return true;
 }
 
-/* An ipc_writable directory (FD, PATH) is mounted read-write only where
- * the host side cannot be abused through it: its own mount is nosuid and
- * nodev (a program made set-id there, or a node made there, means nothing
- * on the host either: MPS's pipe directory on a tmpfs of its own), and the
- * container may have it (unprivileged_ipc_writable). Else read-only, said:
- * its sockets and FIFOs still work. */
-static enum item_kind ipc_writable(struct vctx *c, int fd, const char *path)
+/* An ipc_writable directory (FD, PATH, in PARENT) is mounted read-write
+ * only where the host side cannot be abused through it: it is a mount of
+ * its own (a tmpfs of its own: what a container writes there fills
+ * nothing else of the host's) and that mount is nosuid and nodev (a
+ * program made set-id there, or a node made there, means nothing on the
+ * host either: MPS's pipe directory on a tmpfs of its own), and the
+ * container may have it (unprivileged_ipc_writable). Else read-only,
+ * said: its sockets and FIFOs still work. */
+static enum item_kind ipc_writable(struct vctx *c, int fd, const char *path, const char *parent)
 {
+	_cleanup_close_ int pfd = root_open(c->rootfd, parent, O_PATH | O_DIRECTORY);
+	int level = c->container ? LOG_WARN : LOG_INFO;
+	uint64_t id, pid;
 	struct statvfs vfs;
 
+	if (pfd < 0 || fd_mnt_id(fd, &id) < 0 || fd_mnt_id(pfd, &pid) < 0 || id == pid) {
+		log_msg(level, "%s: %s mounted read-only: it is no mount of its own (a container writing there "
+			"would fill the host file system it is on; mount a tmpfs there with nosuid,nodev to have "
+			"it writable)", c->v->name, path);
+		return KIND_IPC;
+	}
 	if (fstatvfs(fd, &vfs) < 0 || (vfs.f_flag & (ST_NOSUID | ST_NODEV)) != (ST_NOSUID | ST_NODEV)) {
-		log_msg(c->container ? LOG_WARN : LOG_INFO, "%s: %s mounted read-only: the host's mount it is on is not nosuid,nodev (what a "
-			 "container writes there would be a set-id program or a device node on the host; "
-			 "mount a tmpfs there with nosuid,nodev to have it writable)", c->v->name, path);
+		log_msg(level, "%s: %s mounted read-only: its mount is not nosuid,nodev (what a container writes "
+			"there would be a set-id program or a device node on the host; mount a tmpfs there with "
+			"nosuid,nodev to have it writable)", c->v->name, path);
 		return KIND_IPC;
 	}
 	if (!c->privileged && !c->v->unprivileged_ipc_writable) {
-		log_msg(c->container ? LOG_WARN : LOG_INFO, "%s: %s mounted read-only: %s (unprivileged_ipc_writable)", c->v->name, path,
-			 c->container ? "the container has no CAP_SYS_ADMIN" : "a spec for any container");
+		log_msg(level, "%s: %s mounted read-only: %s (unprivileged_ipc_writable)", c->v->name, path,
+			c->container ? "the container has no CAP_SYS_ADMIN" : "a spec for any container");
 		return KIND_IPC;
 	}
 	return KIND_IPC_WRITABLE;
@@ -169,7 +188,7 @@ static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 		goto drop;
 	}
 	if (kind == KIND_IPC_WRITABLE)
-		it.kind = ipc_writable(c, it.fd, path);
+		it.kind = ipc_writable(c, it.fd, path, cparent);
 	it.path = xstrdup(path);
 	plan_push(c, &it);
 	return true;
@@ -766,7 +785,8 @@ static int check_requirements(struct vctx *c, const struct strv *reqs, struct oe
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
-	struct vctx c = { .v = v, .p = p, .rootfd = -1, .container = sel->container, .privileged = sel->privileged };
+	struct vctx c = { .v = v, .p = p, .rootfd = -1, .container = sel->container, .privileged = sel->privileged,
+			  .by_path = sel->by_path };
 	size_t before = p->n;
 	bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
 	int r = -1;

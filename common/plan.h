@@ -56,6 +56,10 @@ struct plan_select {
 	bool container;        /* a container's request (hook, inject): a device index
 				* that does not exist fails it, finding nothing warns */
 	bool privileged;       /* that container has CAP_SYS_ADMIN (ipc_writable) */
+	bool by_path;          /* the edits name host paths that an engine mounts
+				* later (CDI specs, the shim's config.json), not
+				* descriptors: no IPC path in a directory anyone
+				* may write, where anyone could put their own first */
 	bool nodes_only;       /* only the per-device nodes DEVICES selects (cdi: one
 				* device's own edits) */
 	const struct strv *requires; /* the image's requirements (require.h): one

@@ -197,3 +197,14 @@ expect_error() {
 	assert_success
 	assert_output "$(printf "$BATS_TEST_TMPDIR/r/etc/%s\n" a b c d)"
 }
+
+@test "a vendor file that starts with a UTF-8 byte order mark: the idle path reads its activation keys as the full load does (issue 32, review)" {
+	B=$BATS_TEST_TMPDIR/b DR=$BATS_TEST_TMPDIR/dr
+	demo_vendor
+	{ printf '\357\273\277'; sed 's/^activation_flag = OCI_DEMO$/activation_flag = ZZZ_DEMO/' "$CFG/demo.ini"; } >"$CFG/demo.new"
+	mv "$CFG/demo.new" "$CFG/demo.ini"
+	chmod 0644 "$CFG/demo.ini"
+	run dry ZZZ_DEMO=all
+	assert_success
+	assert_line --partial "/dev/democtl"
+}

@@ -191,6 +191,38 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	done
 }
 
+@test "rootless podman 5 (crun and runc): the IPC directory comes read-only; an MPS stand-in's socket and FIFO are reached through it; the container writes nothing there (issue 32, findings 1, 2)" {
+	bed "$V2" sh -c 'id rl >/dev/null 2>&1 || useradd -m -u 1500 rl
+		echo rl:200000:65536 >/etc/subuid; echo rl:200000:65536 >/etc/subgid
+		mkdir -p /run/user/1500 && chown rl /run/user/1500 && chmod 0700 /run/user/1500'
+	chmod 0755 "$V2"
+	chmod 0644 "$V2/image.tar"
+	rl() {
+		bed "$V2" su rl -s /bin/sh -c "cd; export XDG_RUNTIME_DIR=/run/user/1500; $1" 2>&1 |
+			grep -v 'is not a shared mount'
+	}
+	rl "podman load -q -i $V2/image.tar" >/dev/null
+	gcc -static -O2 -o "$V2/mps-client" "$FIXTURES/mps-client.c"
+	chmod 0755 "$V2/mps-client"
+	for rt in crun runc; do
+		rm -f "$V2/mps.log"
+		"$FIXTURES/mps-daemon.py" "$V2/dr/run/demo" "$V2/mps.log" &
+		daemon=$!
+		wait_until "grep -q ready '$V2/mps.log' 2>/dev/null"
+		run rl "podman run --rm --runtime $rt -e OCI_DEMO=all -e DEMO_FEATURES=base,ipc -v $V2/mps-client:/mps-client:ro docker.io/library/ocidec-test:1 sh -c '/mps-client /run/demo; busybox touch /run/demo/x; echo touch=\$?; busybox rm -f /run/demo/control; echo rm=\$?; grep \" /run/demo \" /proc/self/mountinfo | cut -d\" \" -f6'"
+		wait "$daemon"
+		assert_line "socket: mps-daemon: hello"
+		assert_line "fifo: written"
+		assert_line "touch=1"
+		assert_line "rm=1"
+		assert_line --regexp '^ro,nosuid,nodev,noexec'
+		[ ! -e "$V2/dr/run/demo/x" ] && [ -S "$V2/dr/run/demo/control" ]
+		run cat "$V2/mps.log"
+		assert_line "socket got hello"
+		assert_line "fifo got ping"
+	done
+}
+
 @test "ocidec install --runtime podman: podman 5 runs the hook without --hooks-dir, also where /usr is read-only (CoreOS) (issue 21, finding 4)" {
 	# a vendor only the installed configs have: the installed hook is the one that runs
 	mkdir -p "$V2/cfgx"

@@ -320,14 +320,27 @@ DOCKER_CAPS='for my $k (qw(bounding effective permitted)) { $c->{process}{capabi
 @test "5. ipc_writable: read-write only where the host's own mount is nosuid,nodev (a tmpfs of its own), never for an unprivileged pod under the Kubernetes profile; a set-id program made there is nothing on the host (issue 32, finding 1)" {
 	printf '\n[feature.mps]\nipc_writable = /run/demo-mps\n' >>"$CFG/demo.ini"
 	mkdir -p "$DR/run/demo-mps"
-	# on the test's directory (no nosuid): read-only, said
+	# a directory of the test's file system: read-only, said
 	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
 	assert_success
 	assert_line "mount $DR/run/demo-mps /run/demo-mps ro,nosuid,nodev,noexec"
-	assert_output --partial "demo: /run/demo-mps mounted read-only: the host's mount it is on is not nosuid,nodev"
-	# a tmpfs of its own, nosuid,nodev: read-write
-	mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs "$DR/run/demo-mps"
+	assert_output --partial "demo: /run/demo-mps mounted read-only: it is no mount of its own"
+	# a tmpfs of its own without nosuid: read-only, said
+	mount -t tmpfs -o nodev,mode=0755 tmpfs "$DR/run/demo-mps"
 	MPS_MOUNT=$DR/run/demo-mps
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
+	assert_line "mount $DR/run/demo-mps /run/demo-mps ro,nosuid,nodev,noexec"
+	assert_output --partial "demo: /run/demo-mps mounted read-only: its mount is not nosuid,nodev"
+	# a subdirectory of a nosuid,nodev tmpfs (the host's /run): not its own, read-only
+	mount -o remount,nosuid,nodev "$DR/run/demo-mps"
+	mkdir "$DR/run/demo-mps/sub"
+	sed -i 's|^ipc_writable = /run/demo-mps$|ipc_writable = /run/demo-mps/sub|' "$CFG/demo.ini"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
+	assert_line "mount $DR/run/demo-mps/sub /run/demo-mps/sub ro,nosuid,nodev,noexec"
+	assert_output --partial "demo: /run/demo-mps/sub mounted read-only: it is no mount of its own"
+	rmdir "$DR/run/demo-mps/sub"
+	sed -i 's|^ipc_writable = /run/demo-mps/sub$|ipc_writable = /run/demo-mps|' "$CFG/demo.ini"
+	# a tmpfs of its own, nosuid,nodev: read-write
 	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=mps
 	assert_line "mount $DR/run/demo-mps /run/demo-mps rw,nosuid,nodev,noexec"
 	refute_output --partial "mounted read-only"
@@ -374,6 +387,21 @@ DOCKER_CAPS='for my $k (qw(bounding effective permitted)) { $c->{process}{capabi
 	chown 0 "$DR/run/demo"
 	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
 	assert_line "mount $DR/run/demo /run/demo ro,nosuid,nodev,noexec"
+	# what an engine mounts by path later (a CDI spec, the shim's config.json)
+	# names no IPC path in a directory anyone may write: a user could put
+	# their own there before the engine mounts it (review of issue 32)
+	run cdi -c "$CFG" --features ipc demo
+	refute_output --partial '"hostPath": "'"$DR/run/demo"'"'
+	assert_output --partial "demo: skipped /run/demo: in a directory anyone may write, and named by its path for the engine to mount later"
+	# the shim, its runtime a stand-in (runtime.conf): config.json as runc would get it
+	"$FIXTURES/bundle.sh" "$BATS_TEST_TMPDIR/shim" OCI_DEMO=all DEMO_FEATURES=base,ipc -- true >/dev/null
+	printf '[runtime]\npath = /bin/true\n' >"$CFG/runtime.conf"
+	chmod 0644 "$CFG/runtime.conf"
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" create --bundle "$BATS_TEST_TMPDIR/shim" x
+	assert_success
+	assert_output --partial "demo: skipped /run/demo: in a directory anyone may write"
+	grep -q /dev/democtl "$BATS_TEST_TMPDIR/shim/config.json"
+	! grep -q '"/run/demo"' "$BATS_TEST_TMPDIR/shim/config.json"
 }
 
 @test "6. inject --pid opens files in the container only through the host's /proc, never by path" {
@@ -726,6 +754,18 @@ procview_bed() {
 	# -o /dev/stdout: the caller's own descriptor, written through
 	"$OCIDEC" cdi -c "$CFG" -o /dev/stdout demo >"$BATS_TEST_TMPDIR/captured2"
 	grep -q '"kind":	"ocidec.io/demo"' "$BATS_TEST_TMPDIR/captured2"
+	# links that only start like a descriptor's name, and links to a FIFO or
+	# a character device: replaced, never written through (review)
+	mkfifo "$BATS_TEST_TMPDIR/fifo2"
+	for t in "/dev/fd/../../..$HOST/file" "/proc/self/fd/../../..$HOST/file" "$BATS_TEST_TMPDIR/fifo2" /dev/null; do
+		rm -f "$BATS_TEST_TMPDIR/spec.json"
+		ln -s "$t" "$BATS_TEST_TMPDIR/spec.json"
+		run timeout 20 "$OCIDEC" cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/spec.json" demo
+		assert_success
+		[ -f "$BATS_TEST_TMPDIR/spec.json" ] && [ ! -L "$BATS_TEST_TMPDIR/spec.json" ]
+		assert_equal "$(cat "$HOST/file")" "host file"
+	done
+	[ -p "$BATS_TEST_TMPDIR/fifo2" ] && [ -c /dev/null ]
 }
 
 @test "a config.json with a key given twice is refused: runc reads the last, ocidec would read the first (issue 22, finding 8)" {

@@ -124,3 +124,15 @@ ctx() {
 	assert_line --partial 'libdemo.so.9\x0aall in order\x1b[2J'
 	rm -f "$f"
 }
+
+@test "a file's current label holding a newline or ESC (whoever owns the file sets it) forges no line of relabel -n or -v (issue 32, review)" {
+	vendor
+	setfattr -n security.selinux -v "$(printf 'x\nRelabeled /etc/shadow from a to b\033[2J')" "$DR/etc/demo/demo.conf"
+	for opt in -n -v; do
+		run "$OCIDEC" relabel -c "$CFG" "$opt"
+		assert_success
+		refute_line --regexp "^Relabeled /etc/shadow"
+		refute_output --partial $'\e'
+		assert_output --partial 'from x\x0aRelabeled /etc/shadow from a to b\x1b[2J to'
+	done
+}
