@@ -966,9 +966,11 @@ static int host_lock(int root, const char *host, unsigned timeout, const sigset_
 			return 0;
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return oerr_set(err, errno, "%s/" LOCK_NAME ": lock", host);
-		if (waited == 0)
+		if (waited == 0) {  /* said at once: a pod's log shows why it waits */
 			out("ocidec install: waiting for another install or uninstall (the lock %s/" LOCK_NAME
 			    ", %u s at most)\n", host, timeout);
+			fflush(stdout);
+		}
 		if (waited >= 10UL * timeout)
 			return oerr_set(err, 0, "%s/" LOCK_NAME ": another ocidec install or uninstall held it for "
 					"%u s (--lock-timeout)", host, timeout);
