@@ -26,13 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* set in the real runtime's environment: seen again, a loop */
 #define LOOP_MARK "OCIDEC_RUNTIME_CALLED"
 
 const char runtime_usage[] =
-	"usage: ocidec runtime [--ocidec-config-dir DIR] RUNC-ARGUMENTS...\n"
+	"usage: ocidec runtime [--ocidec-config-dir DIR] [--ocidec-syslog SOCKET] RUNC-ARGUMENTS...\n"
 	"       ocidec runtime --ocidec-help\n"
 	"\n"
 	"An OCI runtime for Docker and containerd (argv[0] ocidec-runtime): `create`,\n"
@@ -43,6 +44,12 @@ const char runtime_usage[] =
 	"runc and crun in /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin.\n"
 	"\n"
 	"  --ocidec-config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
+	"  --ocidec-syslog SOCKET   the system log (default /dev/log; none: not)\n"
+	"\n"
+	"A refusal (a device the host does not have, a broken vendor file) fails\n"
+	"the container with one line: on stderr, in the runtime's --log file in its\n"
+	"--log-format (runc's JSON, which containerd reads into its error: docker\n"
+	"run and a pod's events show it) and in the system log (journalctl -t ocidec).\n"
 	"\n"
 	"--version, --help and everything else are the real runtime's.\n";
 
@@ -191,6 +198,58 @@ static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
 	return r < 0 ? -1 : 0;
 }
 
+/* ERR where the engine reads a runtime's error: the runtime's --log file
+ * (LOG; NULL: none), as runc writes it in --log-format FORMAT (json:
+ * logrus's {"level":"error","msg":...,"time":...} line, which
+ * containerd's runc shim reads back into its error: docker run and a pod's
+ * events show it; text: logrus's key=value line); then stderr and the
+ * system log (applet_fail). Never through a link. */
+static int runtime_fail(const struct oerr *err, const char *log, const char *format)
+{
+	char line[4200], stamp[80];
+	struct timespec ts;
+	struct tm tm;
+
+	if (log && *log) {
+		_cleanup_close_ int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+						   O_CLOEXEC, 0644);
+		struct stat st;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		escape_line(err->msg, line, sizeof(line), "");
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			char *text;
+
+			if (format && strcmp(format, "text") == 0) {
+				cJSON *msg = cJSON_CreateString(line);   /* a quoted string, as logrus quotes it */
+				char *q = cJSON_PrintUnformatted(msg);
+
+				text = xasprintf("time=\"%s\" level=error msg=%s\n", stamp, q ? q : "\"\"");
+				free(q);
+				cJSON_Delete(msg);
+			} else {
+				cJSON *o = cJSON_CreateObject();
+				char *j;
+
+				cJSON_AddStringToObject(o, "level", "error");
+				cJSON_AddStringToObject(o, "msg", line);
+				cJSON_AddStringToObject(o, "time", stamp);
+				j = cJSON_PrintUnformatted(o);
+				text = xasprintf("%s\n", j ? j : "{}");
+				free(j);
+				cJSON_Delete(o);
+			}
+			if (write_all(fd, text, strlen(text)) < 0)
+				log_warn("%s: %s", log, strerror(errno));
+			free(text);
+		}
+	}
+	return applet_fail(err);
+}
+
 APPLET_MAIN(runtime)
 {
 	const char *dir = config_dir_default();
@@ -198,8 +257,11 @@ APPLET_MAIN(runtime)
 	_cleanup_free_ char *real = NULL, *abs = NULL;
 	char cwd[PATH_MAX];
 	int n = 1, cmd = 0;
+	const char *log = NULL, *log_format = NULL;
 	struct oerr err;
 
+	/* a refusal also to the system log: journalctl -t ocidec */
+	log_syslog(SYSLOG_DEFAULT);
 	if (argc > 1 && strcmp(argv[1], "--ocidec-help") == 0) {
 		out("%s", runtime_usage);
 		return applet_finish_stdout(EXIT_OK);
@@ -214,11 +276,24 @@ APPLET_MAIN(runtime)
 			dir = argv[i] + 20;
 			continue;
 		}
+		if (!cmd && strcmp(argv[i], "--ocidec-syslog") == 0 && i + 1 < argc) {
+			log_syslog(argv[++i]);
+			continue;
+		}
 		args[n++] = argv[i];
 		if (cmd || argv[i][0] != '-') {
 			if (!cmd && argv[i][0] != '-')
 				cmd = n - 1;
 			continue;
+		}
+		{
+			const char *k = argv[i] + strspn(argv[i], "-"), *eq = strchr(argv[i], '=');
+			const char *val = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+
+			if (strncmp(k, "log", 3) == 0 && (k[3] == '=' || !k[3]))
+				log = val;
+			else if (strncmp(k, "log-format", 10) == 0 && (k[10] == '=' || !k[10]))
+				log_format = val;
 		}
 		if (!strchr(argv[i], '=') && global_takes_value(argv[i]) && i + 1 < argc)
 			args[n++] = argv[++i];
@@ -228,10 +303,10 @@ APPLET_MAIN(runtime)
 	if (getenv(LOOP_MARK)) {
 		oerr_set(&err, 0, "called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): "
 			 "refused; name the real runc or crun in %s/runtime.conf", dir);
-		return applet_fail(&err);
+		return runtime_fail(&err, log, log_format);
 	}
 	if (real_runtime(dir, &real, &err) < 0)
-		return applet_fail(&err);
+		return runtime_fail(&err, log, log_format);
 	args[0] = strrchr(real, '/') + 1;
 	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0 ||
 		    strcmp(args[cmd], "restore") == 0)) {
@@ -240,15 +315,15 @@ APPLET_MAIN(runtime)
 		if (!bundle || bundle[0] != '/') {  /* relative to the working directory */
 			if (!getcwd(cwd, sizeof(cwd))) {
 				oerr_set(&err, errno, "the working directory (the bundle)");
-				return applet_fail(&err);
+				return runtime_fail(&err, log, log_format);
 			}
 			bundle = abs = bundle ? xasprintf("%s/%s", cwd, bundle) : xstrdup(cwd);
 		}
 		if (edit_bundle(dir, bundle, &err) < 0)
-			return applet_fail(&err);
+			return runtime_fail(&err, log, log_format);
 	}
 	setenv(LOOP_MARK, "1", 1);
 	execv(real, args);
 	oerr_set(&err, errno, "%s", real);
-	return applet_fail(&err);
+	return runtime_fail(&err, log, log_format);
 }

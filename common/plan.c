@@ -609,6 +609,24 @@ static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *e
 	return 0;
 }
 
+/* The indices of V's per-device nodes, "0, 1" (at most 32, then "..."),
+ * or "none": what a refusal names */
+static char *indices_text(const struct vendor *v)
+{
+	size_t n = 0, len = 0;
+	_cleanup_free_ unsigned long *idx = plan_node_indices(v, &n);
+	char *out;
+
+	if (!n)
+		return xstrdup("no device nodes");
+	out = xmalloc(n * 12 + 8);
+	for (size_t i = 0; i < n && i < 32; i++)
+		len += (size_t)sprintf(out + len, "%s%lu", i ? ", " : "", idx[i]);
+	if (n > 32)
+		strcpy(out + len, ", ...");
+	return out;
+}
+
 static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
 {
 	_cleanup_free_ char *copy = NULL;
@@ -652,9 +670,12 @@ static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *
 		}
 		/* asked for by name, and not there: the container would run
 		 * without it (NVIDIA's hook fails the same way) */
-		if (!any && strict)
-			return oerr_set(err, 0, "%s: no device %s: %s%s not found", c->v->name, tok,
-					strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", first);
+		if (!any && strict) {
+			_cleanup_free_ char *have = indices_text(c->v);
+
+			return oerr_set(err, 0, "%s: no device %s: %s%s not found (this host has %s)", c->v->name, tok,
+					strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", first, have);
+		}
 	}
 	return 0;
 }

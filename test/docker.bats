@@ -44,6 +44,14 @@ dk() {
 	assert_output "$DEMO_SEEN_ALL"
 }
 
+@test "docker run --runtime ocidec with a request that cannot be met: ocidec's line in the docker CLI's error, not runc's log.json complaint (issue 33, finding 1)" {
+	run dk run --rm --network none --runtime ocidec -e OCI_DEMO=7 ocidec-test:1 true
+	assert_failure
+	assert_output --partial "ocidec runtime: demo: no device 7: $D/dr/dev/demo7 not found (this host has 0, 1)"
+	refute_output --partial "unable to retrieve OCI runtime error"
+	echo "# docker 20.10: $output" >&3
+}
+
 @test "docker run --runtime ocidec without activation: the container as runc runs it, its config.json without edits" {
 	run dk run --rm --network none --runtime ocidec ocidec-test:1 sh -c 'ls /dev; grep -c " / " /proc/self/mountinfo; test -e /usr/bin/demo-tool || echo none'
 	assert_success

@@ -255,3 +255,31 @@ for m in sorted(c["mounts"], key=lambda m: m["destination"]):
 	assert_failure
 	assert_output --partial "config.json"
 }
+
+@test "a refusal goes where the engine reads a runtime's error: the --log file in runc's JSON (or text) format, stderr and the system log (issue 33, finding 1)" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=7 -- true >/dev/null
+	"$FIXTURES/syslogd.py" "$BATS_TEST_TMPDIR/log.sock" "$BATS_TEST_TMPDIR/syslog" &
+	spid=$!
+	wait_until -t 5 "[ -S '$BATS_TEST_TMPDIR/log.sock' ]"
+	run ocidec-runtime --ocidec-config-dir "$CFG" --ocidec-syslog "$BATS_TEST_TMPDIR/log.sock" --root "$ROOT" \
+		--log "$BATS_TEST_TMPDIR/log.json" --log-format json create --bundle "$B" "$ID"
+	assert_failure 1
+	assert_output "ocidec runtime: demo: no device 7: $DR/dev/demo7 not found (this host has 0, 1)"
+	run python3 -c 'import json, sys; l = [json.loads(x) for x in open(sys.argv[1])][-1]; print(l["level"], l["msg"], len(l["time"]))' \
+		"$BATS_TEST_TMPDIR/log.json"
+	assert_output "error ocidec runtime: demo: no device 7: $DR/dev/demo7 not found (this host has 0, 1) 20"
+	# logrus's text format, for a runtime driven with --log-format text
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$ROOT" --log="$BATS_TEST_TMPDIR/log.txt" --log-format=text \
+		create --bundle "$B" "$ID"
+	assert_failure 1
+	run cat "$BATS_TEST_TMPDIR/log.txt"
+	assert_output --regexp '^time="[0-9T:Z-]+" level=error msg="ocidec runtime: demo: no device 7: .* \(this host has 0, 1\)"$'
+	# a link at the log's path is not followed
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$BATS_TEST_TMPDIR/link.json"
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$ROOT" --log "$BATS_TEST_TMPDIR/link.json" create --bundle "$B" "$ID"
+	assert_failure 1
+	assert_file_not_exists "$BATS_TEST_TMPDIR/elsewhere"
+	kill "$spid"
+	run cat "$BATS_TEST_TMPDIR/syslog"
+	assert_output --partial "ocidec runtime: demo: no device 7"
+}
