@@ -47,7 +47,8 @@ const char cdi_usage[] =
 	"                        or FILE for one vendor (a .yaml name means yaml),\n"
 	"                        atomically; a FILE that is no regular file (a FIFO,\n"
 	"                        /dev/stdout) is written through; default and -: stdout\n"
-	"  -f, --features LIST   features, comma separated, or all (the default)\n"
+	"  -f, --features LIST   features, comma separated, or all (default: each vendor's\n"
+	"                        driver_feature, what the hook gives a container by default)\n"
 	"      --hook-path PATH  the host's path of ocidec, which the spec's hook runs\n"
 	"                        (default: this binary's)\n"
 	"      --claim NAME      one device NAME (a DRA claim's) with all that --devices\n"
@@ -546,6 +547,29 @@ static int write_spec(const char *path, const char *text, bool through, struct o
 	return root_write_atomic(root, path, text, strlen(text), 0644, true, err);
 }
 
+/* The names of the features LIST selects for V (NULL: driver_feature),
+ * comma-separated */
+static char *feature_names(const struct vendor *v, const char *list)
+{
+	_cleanup_free_ bool *sel = xcalloc(v->nfeatures ? v->nfeatures : 1, sizeof(*sel));
+	struct oerr e;
+	size_t len = 1;
+	char *out;
+
+	if (vendor_select_features(v, list, sel, &e) < 0)
+		return xstrdup("?");
+	for (size_t f = 0; f < v->nfeatures; f++)
+		len += sel[f] ? strlen(v->features[f].name) + 1 : 0;
+	out = xcalloc(1, len);
+	for (size_t f = 0; f < v->nfeatures; f++)
+		if (sel[f]) {
+			if (*out)
+				strcat(out, ",");
+			strcat(out, v->features[f].name);
+		}
+	return out;
+}
+
 /* The spec of each vendor of CFG NAMES names (N; none: all) to OUTPUT (a
  * directory when TO_DIR: one file for each; NULL: stdout); the number
  * written, or -1 (ERR) */
@@ -588,7 +612,13 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 		}
 		if (write_spec(path ? path : output, text, !path, err) < 0)
 			return -1;
-		log_info("%s: wrote %s", v->name, path ? path : output);
+		if (path || own_descriptor(output) != 1) {  /* stdout is no spec: say what it holds */
+			_cleanup_free_ char *feats = feature_names(v, run->features);
+
+			out("%s: wrote %s: features %s%s\n", v->name, path ? path : output, feats,
+			    run->features ? "" : " (its driver_feature, what the hook gives by default; --features all "
+						  "for every one)");
+		}
 	}
 	return written;
 }
@@ -607,7 +637,7 @@ APPLET_MAIN(cdi)
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *output = NULL, *format = NULL;
-	struct cdi_run run = { .features = "all", .co = { .version = "0.5.0" } };
+	struct cdi_run run = { .co = { .version = "0.5.0" } };   /* features: the vendors' driver_feature */
 	char self[PATH_MAX];
 	struct config cfg;
 	struct oerr err;
@@ -670,9 +700,12 @@ APPLET_MAIN(cdi)
 		if (vendor_named(&cfg.vendors[i], argv + optind, named))
 			vendor_log_level(&cfg.vendors[i]);
 
-	written = write_specs(&cfg, argv + optind, named, &run, output, to_dir, &err);
+	written = cfg.n ? write_specs(&cfg, argv + optind, named, &run, output, to_dir, &err) : 0;
+	if (written == 0 && cfg.n == 0)
+		oerr_usage(&err, "%s has no vendor file (NAME.ini): no spec", dir);
+	else if (written == 0)
+		oerr_set(&err, 0, "no vendor has anything to give: none of their files is under their driver_root: "
+			 "no spec");
 	config_free(&cfg);
-	if (written == 0)
-		oerr_set(&err, 0, "no vendor has anything to give: no spec");
 	return applet_finish_stdout(written > 0 ? EXIT_OK : applet_fail(&err));
 }

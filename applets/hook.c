@@ -116,6 +116,10 @@ int hook_input(struct oci_state *st, char **buf, size_t *len, struct oerr *err)
 	*buf = NULL;
 	if (read_fd_all(STDIN_FILENO, OCI_STATE_MAX, &text, len, err) < 0)
 		return oerr_prefix(err, "container state on stdin");
+	if (*len == strspn(text, " \t\r\n"))
+		return oerr_usage(err, "no container state on stdin: the engine gives a hook the OCI state "
+				  "({\"bundle\": DIR, \"pid\": N, ...}); to try one by hand: ocidec hook --dry-run "
+				  "<<<'{\"bundle\": \"/path/to/bundle\"}'");
 	if (oci_state_parse(text, *len, st, err) < 0)
 		return -1;
 	if (oci_bundle_read(st, buf, len, err) < 0) {

@@ -13,6 +13,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -86,6 +87,10 @@ APPLET_MAIN(inject)
 	}
 	if (!pid)
 		return applet_usage_error("--pid is required");
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+		oerr_set(&err, 0, "--pid %ld: no such process", pid);
+		return applet_fail(&err);
+	}
 	if (optind == argc)
 		return applet_usage_error("name at least one VENDOR");
 	if (config_load_named(&c.cfg, dir, argv + optind, argc - optind, &err) < 0)

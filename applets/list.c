@@ -118,8 +118,9 @@ APPLET_MAIN(list)
 		 * driver container's root (/run/nvidia/driver) /run's label: no
 		 * container may read that */
 		if (for_restorecon && strcmp(v->driver_root, "/") != 0) {
-			log_warn("%s: driver_root %s not listed for restorecon (the policy's label for /run is no "
-				 "container's to read): ocidec relabel %s", v->name, v->driver_root, v->name);
+			log_warn("%s: driver_root %s not listed for restorecon (the policy labels a driver root by "
+				 "where it is, /run's or /tmp's label, which no container may read): ocidec relabel %s",
+				 v->name, v->driver_root, v->name);
 			continue;
 		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0)

@@ -494,6 +494,15 @@ static int s_device_index(struct parse *p, const char *key, const char *value, i
 	return 1;
 }
 
+static int s_missing_driver(struct parse *p, const char *key, const char *value, int line)
+{
+	(void)key;
+	if (strcmp(value, "fail") != 0 && strcmp(value, "start") != 0)
+		return perr(p, line, "missing_driver must be fail or start");
+	p->v->missing_driver_start = strcmp(value, "start") == 0;
+	return 1;
+}
+
 static int s_cdi_kind(struct parse *p, const char *key, const char *value, int line)
 {
 	(void)key;
@@ -582,6 +591,7 @@ static const struct key_def {
 	KEY("mig_config_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("mig_monitor_env", SEC_VENDOR, 0, s_env_name, NULL),
 	KEY("cgroup_devices", SEC_VENDOR, 0, s_bool, NULL),
+	KEY("missing_driver", SEC_VENDOR, 0, s_missing_driver, NULL),
 	KEY("unprivileged_ipc_writable", SEC_VENDOR, 0, s_bool, NULL),
 	KEY("proc_view", SEC_VENDOR, 0, s_proc_view, NULL),
 	KEY("proc_view_set", SEC_VENDOR, 0, s_proc_view_set, NULL),
@@ -846,8 +856,11 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 	int r;
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return oerr_set(err, errno, "%s: open", path);
+	if (fd < 0) {  /* a config that cannot be read is a config error, exit 2 */
+		oerr_set(err, errno, "%s: open", path);
+		err->code = EXIT_USAGE;
+		return -1;
+	}
 	if (fstat(fd, &st) < 0)
 		return oerr_set(err, errno, "%s: stat", path);
 	if (!S_ISREG(st.st_mode))

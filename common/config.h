@@ -78,6 +78,9 @@ struct vendor {
 	bool env_all;               /* "all" in the environment selects every device
 				     * (default true; IMEX: false, as NVIDIA's) */
 	bool cgroup_devices;        /* allow the devices in the device cgroup (default true) */
+	bool missing_driver_start;  /* missing_driver = start: a container asking for the
+				     * vendor starts without a driver root, or without
+				     * any of its files, warned (default: fails) */
 	bool unprivileged_ipc_writable; /* ipc_writable read-write for a container without
 					 * CAP_SYS_ADMIN too (default true; install
 					 * --tenant-policy kubernetes: false) */

@@ -19,10 +19,15 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994  /* linux/magic.h, which musl's headers lack */
+#endif
 
 const char *const plan_binary_dirs[] = {
 	"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin", NULL,
@@ -83,27 +88,40 @@ static bool kind_accepts(enum item_kind kind, mode_t m)
  * (/tmp) that is not root's (owned_by_root: in a user namespace the
  * overflow uid is anyone) could be a user's stand-in for the daemon's.
  * Refused, said. */
-static bool ipc_safe(struct vctx *c, const char *path, const char *parent, const struct stat *st)
+static bool ipc_safe(struct vctx *c, const char *path, const char *parent, int fd, const struct stat *st)
 {
 	_cleanup_close_ int pfd = root_open(c->rootfd, parent, O_PATH | O_DIRECTORY);
 	struct stat ps;
+	bool open_dir;   /* a directory others than its owner may write: anyone's (or a group's) */
+	uint64_t id, pid;
+	struct statfs fs;
 
 	if (S_ISLNK(st->st_mode)) {
 		log_warn("%s: skipped %s: an IPC path that is a symlink (its target would be mounted)", c->v->name, path);
 		return false;
 	}
-	if (pfd >= 0 && fstat(pfd, &ps) == 0 && (ps.st_mode & S_IWOTH) && c->by_path) {
+	open_dir = pfd < 0 || fstat(pfd, &ps) < 0 || (ps.st_mode & (S_IWGRP | S_IWOTH));
+	if (open_dir && c->by_path) {
 		log_warn("%s: skipped %s: in a directory anyone may write, and named by its path for the engine "
 			 "to mount later (a CDI spec, the runtime shim): anyone could put their own there first; "
 			 "the hook mounts it (by descriptor), or give the daemon a directory under /run",
 			 c->v->name, path);
 		return false;
 	}
-	if (pfd < 0 || fstat(pfd, &ps) < 0 || ((ps.st_mode & S_IWOTH) && !owned_by_root(st, &ps))) {
+	if (open_dir && (pfd < 0 || !owned_by_root(st, &ps))) {
 		log_warn("%s: skipped %s: owned by uid %u in a directory anyone may write: not the daemon's%s",
 			 c->v->name, path, (unsigned)st->st_uid,
 			 st->st_uid == overflow_uid() && !in_initial_userns()
 				 ? " (in this user namespace the overflow uid may be any user)" : "");
+		return false;
+	}
+	/* a mount of its own there (an ipc_writable tmpfs) says who owns it,
+	 * and a user's FUSE file system says uid 0 as easily: in a directory
+	 * anyone may write only a tmpfs, which no user can mount, is taken */
+	if (open_dir && fd_mnt_id(fd, &id) == 0 && fd_mnt_id(pfd, &pid) == 0 && id != pid &&
+	    (fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC)) {
+		log_warn("%s: skipped %s: a mount of its own that is no tmpfs, in a directory anyone may write "
+			 "(a user's FUSE file system could claim root's ownership)", c->v->name, path);
 		return false;
 	}
 	return true;
@@ -123,11 +141,17 @@ static enum item_kind ipc_writable(struct vctx *c, int fd, const char *path, con
 	int level = c->container ? LOG_WARN : LOG_INFO;
 	uint64_t id, pid;
 	struct statvfs vfs;
+	struct statfs fs;
 
 	if (pfd < 0 || fd_mnt_id(fd, &id) < 0 || fd_mnt_id(pfd, &pid) < 0 || id == pid) {
 		log_msg(level, "%s: %s mounted read-only: it is no mount of its own (a container writing there "
 			"would fill the host file system it is on; mount a tmpfs there with nosuid,nodev to have "
 			"it writable)", c->v->name, path);
+		return KIND_IPC;
+	}
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC) {
+		log_msg(level, "%s: %s mounted read-only: its mount is no tmpfs (a tmpfs of its own, which no user "
+			"can mount, is what ipc_writable takes)", c->v->name, path);
 		return KIND_IPC;
 	}
 	if (fstatvfs(fd, &vfs) < 0 || (vfs.f_flag & (ST_NOSUID | ST_NODEV)) != (ST_NOSUID | ST_NODEV)) {
@@ -168,7 +192,7 @@ static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 	canon = xasprintf("%s/%s", strcmp(cparent, "/") ? cparent : "", base);
 	it.host = path_join_root(c->v->driver_root, canon);
 	free(canon);
-	if ((kind == KIND_IPC || kind == KIND_IPC_WRITABLE) && !ipc_safe(c, path, cparent, &it.st))
+	if ((kind == KIND_IPC || kind == KIND_IPC_WRITABLE) && !ipc_safe(c, path, cparent, it.fd, &it.st))
 		goto drop;
 	if (S_ISLNK(it.st.st_mode)) {
 		close(it.fd);
@@ -825,14 +849,24 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 	c.rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (c.rootfd < 0) {
 		/* A driver container that is not there yet has nothing to offer;
-		 * a user namespace made before it was mounted never sees it. */
+		 * a user namespace made before it was mounted never sees it. A
+		 * container that asked for the vendor fails (a GPU job on CPU
+		 * costs more than a failed start), unless missing_driver = start. */
+		const char *hint = in_initial_userns() ? "" : " (in a user namespace made before it was mounted? "
+							      "rootless podman: podman system migrate)";
+		int e = errno;
+
+		if (sel->container && !v->missing_driver_start) {
+			oerr_set(err, 0, "%s: asked for, but its driver is not there: driver_root %s: %s%s "
+				 "(missing_driver = start in %s lets such a container start without it)", v->name,
+				 v->driver_root, strerror(e), hint, v->file);
+			goto out;
+		}
 		if (sel->container)
 			log_warn("%s: active, but driver_root %s: %s: the container gets nothing from it%s",
-				 v->name, v->driver_root, strerror(errno),
-				 in_initial_userns() ? "" : " (in a user namespace made before it was mounted? "
-				 "rootless podman: podman system migrate)");
+				 v->name, v->driver_root, strerror(e), hint);
 		else
-			log_debug("%s: driver_root %s: %s", v->name, v->driver_root, strerror(errno));
+			log_debug("%s: driver_root %s: %s", v->name, v->driver_root, strerror(e));
 		r = 0;
 		goto out;
 	}
@@ -859,6 +893,13 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 			goto out;
 		if (k == KIND_DEVICES)
 			add_bus_devices(&c, selected, sel->devices);
+	}
+	if (p->n == before && sel->container && !v->missing_driver_start &&
+	    !(sel->devices && strcmp(sel->devices, "none") == 0)) {
+		oerr_set(err, 0, "%s: asked for, but none of its files is under driver_root %s: is the driver "
+			 "installed? (missing_driver = start in %s lets such a container start without it)", v->name,
+			 v->driver_root, v->file);
+		goto out;
 	}
 	if (p->n == before && sel->container)
 		log_warn("%s: active, but none of its files is under driver_root %s: the container gets "

@@ -416,3 +416,20 @@ json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
 	run compat 535.300.01 ""
 	assert_output host
 }
+
+@test "cdi gives what the hook gives by default: the vendor's driver_feature, and says so; --features all for every feature (issue 33, finding 5)" {
+	mkdir "$BATS_TEST_TMPDIR/out"
+	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/out" demo
+	assert_success
+	assert_output "demo: wrote $BATS_TEST_TMPDIR/out/ocidec.io-demo.json: features base (its driver_feature, what the hook gives by default; --features all for every one)"
+	refute grep -q '"/run/demo"' "$BATS_TEST_TMPDIR/out/ocidec.io-demo.json"
+	# the hook's default for the same vendor: the same mounts
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all
+	refute_output --partial /run/demo
+	run cdi -c "$CFG" --features all -o "$BATS_TEST_TMPDIR/out" demo
+	assert_output "demo: wrote $BATS_TEST_TMPDIR/out/ocidec.io-demo.json: features base,ipc"
+	grep -q '"/run/demo"' "$BATS_TEST_TMPDIR/out/ocidec.io-demo.json"
+	# to stdout: the spec alone
+	run --separate-stderr cdi -c "$CFG" demo
+	python3 -c 'import json, sys; json.loads(sys.argv[1])' "$output"
+}

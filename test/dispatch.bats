@@ -171,3 +171,30 @@ setup() {
 	assert_success
 	assert_file_exist "$d/pkg/usr/share/containers/oci/hooks.d/ocidec.json"
 }
+
+@test "messages say what is wrong and what to do: no state on stdin, no such process, an unreadable config (exit 2), a config directory without vendor files (issue 33, finding 7)" {
+	DR=$BATS_TEST_TMPDIR/dr
+	demo_vendor
+	run ocidec hook -c "$CFG" </dev/null
+	assert_failure 2
+	assert_output --partial "ocidec hook: no container state on stdin: the engine gives a hook the OCI state"
+	assert_output --partial "ocidec hook --dry-run <<<"
+	run ocidec hook -c "$CFG" <<<'{"bundle": '
+	assert_failure
+	assert_output --partial "ocidec hook: container state: invalid JSON at byte"
+	run ocidec inject -c "$CFG" --pid 4194303 --dry-run demo
+	assert_failure 1
+	assert_output "ocidec inject: --pid 4194303: no such process"
+	d=$CFG
+	while [ "$d" != /tmp ] && [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
+	chmod 0000 "$CFG/demo.ini"
+	run setpriv --reuid 65534 --regid 65534 --clear-groups "$OCIDEC" list -c "$CFG"
+	chmod 0644 "$CFG/demo.ini"
+	assert_failure 2
+	assert_output --partial "demo.ini: open: Permission denied"
+	mkdir -m 0755 "$BATS_TEST_TMPDIR/none"
+	echo '[vendor]' >"$BATS_TEST_TMPDIR/none/demo.conf"
+	run cdi -c "$BATS_TEST_TMPDIR/none"
+	assert_failure 2
+	assert_output "ocidec cdi: $BATS_TEST_TMPDIR/none has no vendor file (NAME.ini): no spec"
+}

@@ -387,6 +387,19 @@ DOCKER_CAPS='for my $k (qw(bounding effective permitted)) { $c->{process}{capabi
 	chown 0 "$DR/run/demo"
 	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
 	assert_line "mount $DR/run/demo /run/demo ro,nosuid,nodev,noexec"
+	# a group may write the directory: a member's stand-in is refused too
+	chmod 0775 "$DR/run" && chown 1000 "$DR/run/demo"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
+	assert_output --partial "demo: skipped /run/demo: owned by uid 1000 in a directory anyone may write"
+	chown 0 "$DR/run/demo" && chmod 1777 "$DR/run"
+	# a mount of its own there that is no tmpfs (a user's FUSE file system
+	# claims root's ownership as easily as this bind mount has it): refused
+	mkdir -p "$BATS_TEST_TMPDIR/fuse-stand-in"
+	mount --bind "$BATS_TEST_TMPDIR/fuse-stand-in" "$DR/run/demo"
+	B=$BATS_TEST_TMPDIR/b run dry OCI_DEMO=all DEMO_FEATURES=ipc
+	umount "$DR/run/demo"
+	refute_line --partial "mount $DR/run/demo"
+	assert_output --partial "demo: skipped /run/demo: a mount of its own that is no tmpfs, in a directory anyone may write"
 	# what an engine mounts by path later (a CDI spec, the shim's config.json)
 	# names no IPC path in a directory anyone may write: a user could put
 	# their own there before the engine mounts it (review of issue 32)
