@@ -24,7 +24,7 @@
 
 /* Sorted by name (applets/applets.def): looked up with bsearch. */
 const struct applet applets[] = {
-#define APPLET(name, fn, flags) { name, fn##_main, fn##_usage, flags },
+#define APPLET(name, fn, flags, summary) { name, fn##_main, fn##_usage, flags, summary },
 #define ALIAS(name, fn, argv_fn)
 #define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"
@@ -41,7 +41,7 @@ static const struct alias {
 	int (*main)(int argc, char **argv);
 	int (*argv_fn)(int argc, char ***argv);
 } aliases[] = {
-#define APPLET(name, fn, flags)
+#define APPLET(name, fn, flags, summary)
 #define ALIAS(name, fn, argv_fn) { name, fn##_main, argv_fn },
 #define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"
@@ -67,7 +67,7 @@ static void print_usage(FILE *f)
 {
 	fputs(main_usage, f);
 	for (unsigned i = 0; i < napplets; i++)
-		fprintf(f, "  %s\n", applets[i].name);
+		fprintf(f, "  %-14s %s\n", applets[i].name, applets[i].summary);
 }
 
 static int cmp_applet(const void *key, const void *a)
@@ -87,7 +87,7 @@ static const struct option_alias {
 	const char *name, *option;
 	int (*main)(int argc, char **argv);
 } option_aliases[] = {
-#define APPLET(name, fn, flags)
+#define APPLET(name, fn, flags, summary)
 #define ALIAS(name, fn, argv_fn)
 #define OPTION_ALIAS(name, option, fn) { name, option, fn##_main },
 #include "applets/applets.def"

@@ -14,6 +14,7 @@ struct applet {
 	int (*main)(int argc, char **argv);
 	const char *usage;  /* printed by --help */
 	unsigned flags;     /* APPLET_* */
+	const char *summary; /* its line in ocidec --help */
 };
 
 /* The sorted table, in ocidec.c. */
@@ -34,7 +35,7 @@ int out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int applet_finish_stdout(int status);
 
 #define APPLET_MAIN(name) int name##_main(int argc, char **argv)
-#define APPLET(name, fn, flags) APPLET_MAIN(fn); extern const char fn##_usage[];
+#define APPLET(name, fn, flags, summary) APPLET_MAIN(fn); extern const char fn##_usage[];
 #define ALIAS(name, fn, argv_fn)
 #define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"

@@ -51,7 +51,8 @@ const char runtime_usage[] =
 	"--log-format (runc's JSON, which containerd reads into its error: docker\n"
 	"run and a pod's events show it) and in the system log (journalctl -t ocidec).\n"
 	"\n"
-	"--version, --help and everything else are the real runtime's.\n";
+	"--version and --help print ocidec's, then the real runtime's; everything\n"
+	"else is the real runtime's.\n";
 
 /* The global options of runc and crun that take a value ("--root DIR" or
  * "--root=DIR"); the others (--debug, --systemd-cgroup) take none */
@@ -308,6 +309,20 @@ APPLET_MAIN(runtime)
 	if (real_runtime(dir, &real, &err) < 0)
 		return runtime_fail(&err, log, log_format);
 	args[0] = strrchr(real, '/') + 1;
+	/* --version and --help before any subcommand: ocidec's own first,
+	 * then the real runtime's (Docker reads the last "version" line, runc's) */
+	for (int i = 1; i < (cmd ? cmd : n); i++) {
+		if (strcmp(args[i], "--version") == 0 || strcmp(args[i], "-v") == 0) {
+			out("ocidec-runtime %s (ocidec's shim: the vendors' devices, then %s)\n", OCIDEC_VERSION, real);
+			fflush(stdout);
+			break;
+		}
+		if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
+			out("%s\nThe real runtime, %s:\n\n", runtime_usage, real);
+			fflush(stdout);
+			break;
+		}
+	}
 	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0 ||
 		    strcmp(args[cmd], "restore") == 0)) {
 		const char *bundle = option_value(args + cmd + 1, n - cmd - 1, "bundle", 'b');

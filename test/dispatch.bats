@@ -25,8 +25,11 @@ setup() {
 		run --separate-stderr ocidec "$h"
 		assert_success
 		assert_line --index 0 --partial "usage: ocidec APPLET"
-		assert_line "  hook"
-		assert_line "  selinux-check"
+		assert_line --regexp '^  hook +the OCI prestart hook'
+		assert_line --regexp '^  selinux-check +SELinux: '
+		# one line per applet, each within 80 columns
+		[ "$(grep -c '^  [a-z]' <<<"$output")" -eq "$(wc -l <<<"$APPLETS")" ]
+		refute_line --regexp '^.{81,}$' 
 	done
 }
 
@@ -47,11 +50,12 @@ setup() {
 	done
 }
 
-@test "the runtime passes --version and --help to runc; --ocidec-help is its own" {
+@test "the runtime passes --version and --help to runc, after its own; --ocidec-help is its own" {
 	for cmd in runtime ocidec-runtime "ocidec runtime"; do
 		run $cmd --version
 		assert_success
-		assert_line --index 0 --partial "runc version"
+		assert_line --index 0 --partial "ocidec-runtime"
+		assert_line --index 1 --partial "runc version"
 		run $cmd --help
 		assert_success
 		assert_output --partial "runc"
@@ -80,7 +84,7 @@ setup() {
 	assert_failure 2
 	[ -z "$output" ]
 	[[ $stderr == usage:* ]]
-	[[ $stderr == *$'\n  hook\n'* ]]
+	[[ $stderr == *$'\n  hook  '* ]]
 }
 
 @test "an unknown option is a usage error naming it, one line" {

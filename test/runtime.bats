@@ -283,3 +283,19 @@ for m in sorted(c["mounts"], key=lambda m: m["destination"]):
 	run cat "$BATS_TEST_TMPDIR/syslog"
 	assert_output --partial "ocidec runtime: demo: no device 7"
 }
+
+@test "ocidec-runtime --version and --help: ocidec's own first, then the real runtime's (Docker reads runc's version line, the last) (issue 33, finding 6)" {
+	run ocidec-runtime --ocidec-config-dir "$CFG" --version
+	assert_success
+	assert_line --index 0 --regexp "^ocidec-runtime $(cat "$BATS_TEST_DIRNAME/../VERSION") \(ocidec's shim: the vendors' devices, then /.*/runc\)$"
+	assert_line --regexp '^runc version '
+	[ "$(grep version <<<"$output" | tail -n 1 | cut -d' ' -f1)" = runc ]
+	run ocidec-runtime --ocidec-config-dir "$CFG" --help
+	assert_success
+	assert_line --index 0 --partial "usage: ocidec runtime"
+	assert_line --regexp '^The real runtime, /.*/runc:$'
+	assert_output --partial "runc is a command line client"
+	ln -s "$OCIDEC" "$BIN/nvidia-container-runtime"
+	run nvidia-container-runtime --version
+	assert_line --index 0 --partial "ocidec-runtime $(cat "$BATS_TEST_DIRNAME/../VERSION")"
+}
