@@ -56,12 +56,12 @@ cdi_bundle() {
 	[ "${1:-}" = -- ] && shift
 	rm -rf "$B"
 	RW=${RW:-} "$FIXTURES/bundle.sh" "$B" ${ENVS:-} -- sh -c "${1:-demo-tool}" >/dev/null
-	cdi -c "$CFG" demo | sed "s/\"createContainer\"/\"$stage\"/" >"$SPEC"
+	cdi -c "$CFG" --features all demo | sed "s/\"createContainer\"/\"$stage\"/" >"$SPEC"
 	"$FIXTURES/cdi-apply.py" "$SPEC" "$B/config.json" "${devs[@]}"
 }
 
 @test "the demo spec: a device per index and all, each its own node; the rest in the common edits" {
-	run cdi -c "$CFG" -o "$SPEC" demo
+	run cdi -c "$CFG" --features all -o "$SPEC" demo
 	assert_success
 	assert_equal "$(q "$SPEC" 's["kind"] + " " + s["cdiVersion"]')" "ocidec.io/demo 0.5.0"
 	assert_equal "$(q "$SPEC" '[d["name"] for d in s["devices"]]')" $'0\n1\nall'
@@ -113,7 +113,7 @@ cdi_bundle() {
 	driver_root
 	nvidia_ini "$DR"
 	rm "$CFG/demo.ini"
-	run cdi -c "$CFG" -o "$SPEC"
+	run cdi -c "$CFG" --features all -o "$SPEC"
 	assert_success
 	run check "$SPEC"
 	assert_success
