@@ -8,12 +8,16 @@
 # and libc, `OCI_DEMO=all` in its env, ocidec's hook as its prestart hook.
 # Inside, the program runs through the ld.so.cache the hook updated, the
 # device opens, and /proc/self/mountinfo shows the read-only bind mounts.
+# Usage: ./demo.sh [--keep]   (--keep: the vendor, its config and the bundle
+# stay, for the commands it prints at the end)
 set -eu
+keep=
+[ "${1:-}" = --keep ] && keep=1
 cd "$(dirname "$0")"
 [ -x build/ocidec ] || ./build.sh
 work=$(mktemp -d /tmp/ocidec-demo.XXXXXX)
 id=ocidec-demo-$$
-trap 'runc delete -f "$id" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'runc delete -f "$id" >/dev/null 2>&1 || true; [ -n "$keep" ] || rm -rf "$work"' EXIT
 top=$(pwd)
 
 test/fixtures/demo-vendor.sh "$work/driver" "$work/conf.d" >/dev/null
@@ -24,9 +28,9 @@ HOOK="$top/build/ocidec ocidec-hook -c $work/conf.d prestart" \
 cat >"$work/bundle/rootfs/inside.sh" <<'INSIDE'
 echo "== inside the container: demo-tool (found through /etc/ld.so.cache)"
 demo-tool
-echo "== the injected device: 10:237 is denied by runc's default rules; a read error means it opened"
+echo "== the injected device: 10:237, which runc's default rules deny"
 ls -l /dev/democtl
-cat /dev/democtl </dev/null || true
+head -c 0 /dev/democtl && echo "opened /dev/democtl: the hook allowed it in the container's device cgroup"
 echo "== the injected mounts in /proc/self/mountinfo"
 grep -E " /(dev/democtl|dev/demo[0-9]|usr/bin/demo-tool|opt/demo/lib/[^ ]*|etc/demo/demo.conf|usr/share/demo) " /proc/self/mountinfo | cut -d" " -f4-6
 INSIDE
@@ -38,3 +42,17 @@ echo
 echo "== the binary"
 ls -l build/ocidec
 file build/ocidec
+echo
+if [ -n "$keep" ]; then
+	cat <<NEXT
+== next: the demo vendor is kept in $work
+build/ocidec list -c $work/conf.d                  # the host files it gives
+build/ocidec hook -c $work/conf.d --dry-run <<<'{"bundle": "$work/bundle"}'   # a container's edits
+build/ocidec cdi -c $work/conf.d                   # its CDI spec
+build/ocidec check -c $work/conf.d                 # this host, as a container would meet it
+man -l man/ocidec.1                                # vendor configs, activation, security
+rm -rf $work                                       # when done
+NEXT
+else
+	echo "== next: ./demo.sh --keep keeps the demo vendor and prints commands to try with it; man -l man/ocidec.1"
+fi

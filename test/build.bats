@@ -46,3 +46,23 @@ deb-src$k http://deb.debian.org/debian/ trixie main"
 	assert_failure 1
 	assert_output "build.sh: fatal: no Debian or Ubuntu archive in the system's apt sources"
 }
+
+@test "the demo: the program runs, the device opens, no error under a success heading; --keep keeps the vendor and prints commands that work (issue 33, finding 9)" {
+	run "$BATS_TEST_DIRNAME/../demo.sh" --keep
+	assert_success
+	assert_line "demo-tool: the answer is 42"
+	assert_line "opened /dev/democtl: the hook allowed it in the container's device cgroup"
+	refute_output --partial "read error"
+	work=$(sed -n 's/^== next: the demo vendor is kept in //p' <<<"$output")
+	[ -d "$work/conf.d" ]
+	# each printed command, as printed (with the binary under test)
+	while read -r cmd; do
+		cmd=${cmd%%#*}
+		[[ $cmd == build/ocidec* ]] || continue
+		run bash -c "cd '$BATS_TEST_DIRNAME/..' && ${cmd/build\/ocidec/$OCIDEC}"
+		assert_success
+	done < <(sed -n '/^== next:/,$p' <<<"$output")
+	rm -rf "$work"
+	run "$BATS_TEST_DIRNAME/../demo.sh"
+	assert_line --partial "== next: ./demo.sh --keep"
+}
