@@ -44,11 +44,13 @@ const char check_usage[] =
 	"containerd's configuration as `containerd config dump` prints it and\n"
 	"whether containerd must restart), CDI specs gone stale, SELinux. Every\n"
 	"problem with the command\n"
-	"that fixes it. Exit 0: no problem; 1: problems. Nothing is changed.\n"
+	"that fixes it. Exit 0: ready; 1: problems found; 3: could not check.\n"
+	"Nothing is changed.\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"      --host-root DIR   the host's root directory as this process sees it\n"
-	"                        (a toolkit container's /host; default /)\n"
+	"                        (a toolkit container's /host; default /); without -c,\n"
+	"                        the configs in its " CONFIG_DIR_DEFAULT "\n"
 	"      --json            one JSON object: {\"problems\": N, \"checks\": [...]}\n";
 
 enum status { OK, INFO, PROBLEM };
@@ -57,6 +59,8 @@ struct report {
 	cJSON *checks;
 	int problems;
 	bool json;
+	bool registered;   /* an engine runs ocidec: a hook, a runtime or a spec of ours */
+	int drivers;       /* vendors with a driver here */
 };
 
 static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
@@ -211,16 +215,14 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 
 		/* the tenant policy: on a Kubernetes node (kubelet's directory)
 		 * any pod sets its own environment */
-		if (v->unprivileged_selection & SRC_ENV) {
-			bool kube = host_stat(root, "/var/lib/kubelet", &st, true) && S_ISDIR(st.st_mode);
-
-			say(r, kube ? PROBLEM : INFO, v->name,
-			    kube ? "ocidec install --tenant-policy kubernetes, or in the vendor file: selection = mounts "
-				   "annotation env and unprivileged_selection = mounts annotation" : NULL,
+		if ((v->unprivileged_selection & SRC_ENV) && host_stat(root, "/var/lib/kubelet", &st, true) &&
+		    S_ISDIR(st.st_mode))
+			say(r, PROBLEM, v->name,
+			    "in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts "
+			    "annotation (what ocidec install --tenant-policy kubernetes writes)",
 			    "a container without CAP_SYS_ADMIN selects devices through its own environment "
-			    "(unprivileged_selection has env)%s", kube ? ": on this Kubernetes node any pod gets any "
-			    "device by setting the variable" : "");
-		}
+			    "(unprivileged_selection has env): on this Kubernetes node any pod gets any device by "
+			    "setting the variable");
 
 		{
 			bool there = host_stat(root, v->driver_root, &st, true);
@@ -234,6 +236,7 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 		}
 		if (!at_slash) {  /* the files under it: only in this process's own view */
 			say(r, OK, v->name, NULL, "driver_root %s is there", v->driver_root);
+			r->drivers++;
 			continue;
 		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {
@@ -254,6 +257,7 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 		else
 			say(r, OK, v->name, NULL, "driver_root %s: %zu device node%s, %zu paths in all", v->driver_root,
 			    devs, devs == 1 ? "" : "s", plan.n);
+		r->drivers += plan.n > 0;
 		plan_free(&plan);
 	}
 	config_free(&cfg);
@@ -369,7 +373,7 @@ static void check_cdi(struct report *r, int root)
 				    "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "
 				    "container given a device of it fails to start", path,
 				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.gone, sp.n, sp.first);
-			else
+			else if ((r->registered = true))
 				say(r, OK, "cdi", NULL, "%s (%s): the %zu host paths it names are there", path,
 				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.n);
 			free(sp.first);
@@ -478,20 +482,22 @@ static void check_podman(struct report *r, int root)
 				continue;
 			found = true;
 			if (!host_stat(root, hook, &st, true) || !(st.st_mode & 0111))
-				say(r, PROBLEM, "podman", "ocidec install --runtime podman (or reinstall the package)",
+				say(r, PROBLEM, "podman", "ocidec install --host-root / --runtime podman (or reinstall the package)",
 				    "%s names the hook %s, which is not there: podman starts containers without it, "
 				    "and without a word", file, hook);
 			else if (!podman_reads(root, dirs[i]))
-				say(r, PROBLEM, "podman", "ocidec install --runtime podman (it writes where podman reads)",
+				say(r, PROBLEM, "podman", "ocidec install --host-root / --runtime podman (it writes where podman reads)",
 				    "%s: podman does not read %s (its hooks_dir is elsewhere)", file, dirs[i]);
-			else
+			else {
 				say(r, OK, "podman", NULL, "the hook %s, from %s (podman and CRI-O read it)", hook, file);
+				r->registered = true;
+			}
 		}
 		if (dd)
 			closedir(dd);
 	}
 	if (!found)
-		say(r, INFO, "podman", "ocidec install --runtime podman (or use CDI: ocidec cdi -o /etc/cdi)",
+		say(r, INFO, "podman", "ocidec install --host-root / --runtime podman (or use CDI: ocidec cdi -o /etc/cdi)",
 		    "no hooks.d file of ocidec's: podman containers get no vendor through the hook");
 }
 
@@ -503,9 +509,14 @@ static void check_docker(struct report *r, int root, int proc)
 	struct stat st;
 	bool any = false;
 
-	if (!text)
-		return;
 	since = started(proc, "dockerd");
+	if (!text) {
+		if (since > 0)
+			say(r, INFO, "docker", "ocidec install --host-root / --runtime docker (or CDI: ocidec cdi -o /etc/cdi, "
+			    "docker run --device VENDOR-KIND=all with Docker 25 or later)",
+			    "dockerd runs without /etc/docker/daemon.json: docker run gets no vendor but through CDI");
+		return;
+	}
 	if (!cJSON_IsObject(j)) {
 		say(r, PROBLEM, "docker", "correct /etc/docker/daemon.json (dockerd refuses to start with it)",
 		    "/etc/docker/daemon.json is not a JSON object");
@@ -521,11 +532,16 @@ static void check_docker(struct report *r, int root, int proc)
 			continue;
 		any = true;
 		if (!host_stat(root, p, &st, true))
-			say(r, PROBLEM, "docker", "ocidec install --runtime docker", "runtime \"%s\": %s is not there",
+			say(r, PROBLEM, "docker", "ocidec install --host-root / --runtime docker", "runtime \"%s\": %s is not there",
 			    e->string, p);
-		else
+		else {
 			say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)", e->string, p, e->string);
+			r->registered = true;
+		}
 	}
+	if (!any)
+		say(r, INFO, "docker", "ocidec install --host-root / --runtime docker (or CDI: ocidec cdi -o /etc/cdi)",
+		    "/etc/docker/daemon.json names no runtime of ocidec's: docker run gets no vendor but through CDI");
 	if (any && host_stat(root, "/etc/docker/daemon.json", &st, false) && changed_after(&st, since))
 		say(r, PROBLEM, "docker", "systemctl reload docker (SIGHUP to dockerd)",
 		    "dockerd started before /etc/docker/daemon.json last changed: it does not know the runtime yet");
@@ -555,9 +571,9 @@ static void on_runtime(void *arg, const char *name, const char *type, const char
 		return;
 	s->any = true;
 	if (!host_stat(s->root, binary, &st, true))
-		say(s->r, PROBLEM, "containerd", "ocidec install --runtime containerd", "runtime \"%s\": %s is not there",
+		say(s->r, PROBLEM, "containerd", "ocidec install --host-root / --runtime containerd", "runtime \"%s\": %s is not there",
 		    name, binary);
-	else
+	else if ((s->r->registered = true))
 		say(s->r, OK, "containerd", NULL, "runtime \"%s\" (%s): %s (a RuntimeClass with handler %s)", name,
 		    type ? type : "no type", binary, name);
 }
@@ -604,7 +620,7 @@ static void check_ctrd_shadow(struct report *r, int root, const char *conf)
 		goto out;
 	fresh = ctrd_dropin(dump, len, 2, o.name, o.shim, &binary);
 	if (fresh && strcmp(fresh, dropin) != 0)
-		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd again (it makes the drop-in anew), then "
+		say(r, PROBLEM, "containerd", "ocidec install --host-root / --runtime containerd again (it makes the drop-in anew), then "
 		    "systemctl restart containerd",
 		    "/etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was "
 		    "installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed "
@@ -647,12 +663,12 @@ static void check_containerd(struct report *r, int root, int proc)
 		return;
 	}
 	if (!seen.has_def)
-		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd (its drop-in carries the node's CRI "
+		say(r, PROBLEM, "containerd", "ocidec install --host-root / --runtime containerd (its drop-in carries the node's CRI "
 		    "section), or give the default runtime its table again",
 		    "default_runtime_name \"%s\" has no runtime table: the CRI plugin does not load, no pod starts",
 		    def ? def : "runc");
 	if (!seen.any)
-		say(r, INFO, "containerd", "ocidec install --runtime containerd (for a RuntimeClass), or enable_cdi",
+		say(r, INFO, "containerd", "ocidec install --host-root / --runtime containerd (for a RuntimeClass), or enable_cdi",
 		    "no runtime runs ocidec-runtime");
 	/* a pod's own annotations reach its containers where pod_annotations
 	 * lets them: the vendors' (ocidec.io/...) would select devices */
@@ -689,12 +705,14 @@ APPLET_MAIN(check)
 	};
 	const char *dir = config_dir_default(), *host = "/";
 	struct report r = { .checks = cJSON_CreateArray() };
+	_cleanup_free_ char *host_dir = NULL;
+	bool dir_given = false;
 	int o, root, proc;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
 		switch (o) {
-		case 'c': dir = optarg; break;
+		case 'c': dir = optarg, dir_given = true; break;
 		case 'R': host = optarg; break;
 		case 'j': r.json = true; break;
 		default:
@@ -708,11 +726,17 @@ APPLET_MAIN(check)
 	}
 	root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0 || proc < 0) {
+	if (root < 0 || proc < 0) {  /* nothing checked: 3, neither ready nor a problem found */
 		struct oerr err;
 		oerr_set(&err, errno, "%s", root < 0 ? host : "/proc");
+		err.code = 3;
 		cJSON_Delete(r.checks);
 		return applet_fail(&err);
+	}
+	/* the host's configs, not this process's: a toolkit container's view */
+	if (!dir_given && strcmp(host, "/") != 0) {
+		dir = host_dir = xasprintf("%s%s", host, CONFIG_DIR_DEFAULT);
+		say(&r, INFO, "config", NULL, "the host's vendor configs, %s (-c DIR for others)", dir);
 	}
 	check_configs(&r, dir, root, strcmp(host, "/") == 0);
 	check_cgroups(&r, root);
@@ -721,6 +745,14 @@ APPLET_MAIN(check)
 	check_containerd(&r, root, proc);
 	check_cdi(&r, root);
 	check_selinux(&r);
+	if (!r.drivers)
+		say(&r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a vendor "
+		    "config for the device this host has", "no driver found here for any configured vendor: a "
+		    "container that asks for one fails");
+	if (!r.registered)
+		say(&r, PROBLEM, "engines", "ocidec cdi -o /etc/cdi (podman, CRI-O, Docker 25+, containerd with "
+		    "enable_cdi), or ocidec install --host-root / --runtime podman,docker,containerd",
+		    "no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's");
 	if (r.json) {
 		cJSON *j = cJSON_CreateObject();
 		char *t;
@@ -732,7 +764,10 @@ APPLET_MAIN(check)
 		free(t);
 		cJSON_Delete(j);
 	} else {
-		out("%d problem%s\n", r.problems, r.problems == 1 ? "" : "s");
+		if (r.problems)
+			out("%d problem%s: not ready (each with its fix above)\n", r.problems, r.problems == 1 ? "" : "s");
+		else
+			out("0 problems: ready\n");
 		cJSON_Delete(r.checks);
 	}
 	close(root);

@@ -28,7 +28,7 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line "ok       demo: driver_root /dr is there"
 	assert_line "ok       podman: the hook /usr/bin/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
 	assert_line --regexp '^info +cgroups: (v2 \(unified\)|hybrid|v1)'
-	assert_line "0 problems"
+	assert_line "0 problems: ready"
 	snapshot >"$BATS_TEST_TMPDIR/after"
 	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
@@ -48,9 +48,11 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line "PROBLEM  gone: driver_root /nonexistent: No such file or directory"
 	assert_line "PROBLEM  podman: /usr/share/containers/oci/hooks.d/ocidec.json names the hook /usr/bin/ocidec-hook, which is not there: podman starts containers without it, and without a word"
 	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
-	assert_line "         fix: ocidec install --runtime podman (it writes where podman reads)"
+	assert_line "         fix: ocidec install --host-root / --runtime podman (it writes where podman reads)"
 	assert_line "PROBLEM  docker: /etc/docker/daemon.json is not a JSON object"
-	assert_line "5 problems"
+	# no hook that works, no runtime, no spec: no engine runs ocidec (issue 33, finding 4)
+	assert_line "PROBLEM  engines: no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's"
+	assert_line "6 problems: not ready (each with its fix above)"
 	# a containers.conf drop-in that names /etc's hooks dir: podman reads it
 	mkdir -p "$H/etc/containers/containers.conf.d"
 	printf '[engine]\nhooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]\n' \
@@ -76,14 +78,15 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 }
 
 @test "check: a Kubernetes node whose vendor lets unprivileged pods select devices by their own environment (issue 22)" {
+	# no Kubernetes node: nothing to say (issue 33, finding 4)
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_success
-	assert_line "info     demo: a container without CAP_SYS_ADMIN selects devices through its own environment (unprivileged_selection has env)"
+	refute_line --partial "its own environment"
 	mkdir -p "$H/var/lib/kubelet"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_failure 1
 	assert_line "PROBLEM  demo: a container without CAP_SYS_ADMIN selects devices through its own environment (unprivileged_selection has env): on this Kubernetes node any pod gets any device by setting the variable"
-	assert_line "         fix: ocidec install --tenant-policy kubernetes, or in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts annotation"
+	assert_line "         fix: in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts annotation (what ocidec install --tenant-policy kubernetes writes)"
 	# the Kubernetes policy: no such line
 	sed -i '/^\[vendor\]/a selection = mounts annotation env\nunprivileged_selection = mounts annotation' "$CFG/demo.ini"
 	run ocidec check --host-root "$H" -c "$CFG"
@@ -146,4 +149,29 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run grep -E 'node\.json|spec-node' "$BATS_TEST_TMPDIR/trace"
 	assert_success
 	while read -r l; do [[ $l == *O_PATH* ]] || { echo "opened without O_PATH: $l"; false; }; done <<<"$output"
+}
+
+@test "check: no driver for any vendor and no engine are problems; Docker without ocidec's runtime is said; --host-root reads the host's configs; a host root it cannot open is exit 3 (issue 33, finding 4)" {
+	# the host's own configs without -c: its /etc/ocidec/ocidec.d
+	mkdir -p "$H/etc/ocidec/ocidec.d"
+	cp "$CFG/demo.ini" "$H/etc/ocidec/ocidec.d/"
+	run ocidec check --host-root "$H"
+	assert_success
+	assert_line "info     config: the host's vendor configs, $H/etc/ocidec/ocidec.d (-c DIR for others)"
+	assert_line "ok       demo: driver_root /dr is there"
+	# Docker there, but no runtime of ocidec's
+	echo '{"log-level": "warn"}' >"$H/etc/docker/daemon.json"
+	run ocidec check --host-root "$H"
+	assert_line "info     docker: /etc/docker/daemon.json names no runtime of ocidec's: docker run gets no vendor but through CDI"
+	# no driver anywhere, no engine registered: two problems, not "0 problems"
+	sed -i "s|^driver_root = .*|driver_root = /nodriver|" "$H/etc/ocidec/ocidec.d/demo.ini"
+	rm "$H/usr/share/containers/oci/hooks.d/ocidec.json"
+	run ocidec check --host-root "$H"
+	assert_failure 1
+	assert_line "PROBLEM  drivers: no driver found here for any configured vendor: a container that asks for one fails"
+	assert_line "PROBLEM  engines: no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's"
+	assert_line "3 problems: not ready (each with its fix above)"
+	run ocidec check --host-root "$BATS_TEST_TMPDIR/nonexistent"
+	assert_failure 3
+	assert_output --partial "nonexistent: No such file or directory"
 }

@@ -641,7 +641,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	printf '\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "registry.example/pause:9"\n' >>"$H/etc/containerd/config.toml"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_line --partial "PROBLEM  containerd: /etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed since, and containerd ignores them"
-	assert_line --partial "fix: ocidec install --runtime containerd again"
+	assert_line --partial "fix: ocidec install --host-root / --runtime containerd again"
 	# what containerd itself reads: the drop-in's sandbox image, not the edit
 	run chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump
 	refute_output --partial "registry.example/pause:9"
