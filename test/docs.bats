@@ -84,3 +84,54 @@ applet_of() {
 	[ "${#missing[@]}" -gt 0 ] && printf 'not a .B entry in man/ocidec.1: %s\n' "${missing[@]}"
 	[ "${#missing[@]}" -eq 0 ]
 }
+
+# every "ocidec APPLET ..." command of FILE's code (spans and blocks), one a line
+doc_commands() {
+	python3 - "$1" <<-'PY'
+		import re, sys
+		text = open(sys.argv[1]).read()
+		spans = re.findall(r"```[a-z]*\n(.*?)```", text, re.S) + re.findall(r"`([^`\n]+)`", text)
+		for s in spans:
+		    for line in s.splitlines():
+		        line = line.split("#")[0]
+		        # a command: at the line's start or after a shell separator
+		        for m in re.finditer(r"(?:^|[;|&(]\s*)\s*(ocidec(?:-[a-z-]+)?(?: [^|;&)]*)?)", line):
+		            cmd = m.group(1).strip()
+		            if cmd.split()[0] != "ocidec" or len(cmd.split()) > 1:
+		                print(cmd)
+		PY
+}
+
+@test "every ocidec command in the README and the migration guide parses: its applet exists and takes each of its long options (issue 33, finding 8)" {
+	bad=()
+	for f in "$TOP/README.md" "$TOP/docs/migrating-from-nvidia.md"; do
+		while read -r cmd; do
+			read -r -a w <<<"$cmd"
+			applet=${w[1]}
+			[ "${w[0]}" = ocidec ] || applet=${w[0]#ocidec-}
+			[ "${w[0]}" = ocidec ] || grep -qx -- "$applet" <<<"$APPLETS" || continue   # an image's name
+			[[ $applet == -* ]] && continue   # ocidec's own --list, --version
+			grep -qx -- "$applet" <<<"$APPLETS" || { bad+=("$f: $cmd: no applet '$applet'"); continue; }
+			help=$(usage_options "$applet")
+			for o in "${w[@]}"; do
+				o=${o%%=*}
+				[[ $o == --* ]] || continue
+				# a spelling of another applet (applets.def's OPTION_ALIAS)
+				grep -q "^OPTION_ALIAS(\"$applet\", \"$o\"" "$TOP/applets/applets.def" && break
+				grep -qx -- "$o" <<<"$help" || bad+=("$f: $cmd: $applet takes no $o")
+			done
+		done < <(doc_commands "$f")
+	done
+	[ "$(doc_commands "$TOP/docs/migrating-from-nvidia.md" | wc -l)" -ge 10 ]
+	[ ${#bad[@]} -eq 0 ] || { printf '%s\n' "${bad[@]}"; false; }
+}
+
+@test "every NVIDIA variable the migration guide calls supported is one the shipped configs read (issue 33, finding 8)" {
+	vars=$(sed -n '/^## Environment variables/,/^## /p' "$TOP/docs/migrating-from-nvidia.md" |
+		grep '| supported' | cut -d'|' -f2 | grep -o '`[A-Z_]*\*\?`' | tr -d '`*')
+	[ "$(wc -l <<<"$vars")" -ge 8 ]
+	for v in $vars; do
+		[[ $v == NVIDIA_REQUIRE_* ]] && v=NVIDIA_REQUIRE_   # requirements_env: a prefix
+		grep -qE "^[a-z_]+ = ([^;]* )?$v( |\$)" "$TOP"/conf/nvidia*.ini || { echo "not read by conf/nvidia*.ini: $v"; false; }
+	done
+}
