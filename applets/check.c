@@ -482,11 +482,11 @@ static void check_podman(struct report *r, int root)
 				continue;
 			found = true;
 			if (!host_stat(root, hook, &st, true) || !(st.st_mode & 0111))
-				say(r, PROBLEM, "podman", "ocidec install --host-root / --runtime podman (or reinstall the package)",
+				say(r, PROBLEM, "podman", "ocidec install --runtime podman (or reinstall the package)",
 				    "%s names the hook %s, which is not there: podman starts containers without it, "
 				    "and without a word", file, hook);
 			else if (!podman_reads(root, dirs[i]))
-				say(r, PROBLEM, "podman", "ocidec install --host-root / --runtime podman (it writes where podman reads)",
+				say(r, PROBLEM, "podman", "ocidec install --runtime podman (it writes where podman reads)",
 				    "%s: podman does not read %s (its hooks_dir is elsewhere)", file, dirs[i]);
 			else {
 				say(r, OK, "podman", NULL, "the hook %s, from %s (podman and CRI-O read it)", hook, file);
@@ -497,7 +497,7 @@ static void check_podman(struct report *r, int root)
 			closedir(dd);
 	}
 	if (!found)
-		say(r, INFO, "podman", "ocidec install --host-root / --runtime podman (or use CDI: ocidec cdi -o /etc/cdi)",
+		say(r, INFO, "podman", "ocidec install --runtime podman (or use CDI: ocidec cdi -o /etc/cdi)",
 		    "no hooks.d file of ocidec's: podman containers get no vendor through the hook");
 }
 
@@ -512,7 +512,7 @@ static void check_docker(struct report *r, int root, int proc)
 	since = started(proc, "dockerd");
 	if (!text) {
 		if (since > 0)
-			say(r, INFO, "docker", "ocidec install --host-root / --runtime docker (or CDI: ocidec cdi -o /etc/cdi, "
+			say(r, INFO, "docker", "ocidec install --runtime docker (or CDI: ocidec cdi -o /etc/cdi, "
 			    "docker run --device VENDOR-KIND=all with Docker 25 or later)",
 			    "dockerd runs without /etc/docker/daemon.json: docker run gets no vendor but through CDI");
 		return;
@@ -532,7 +532,7 @@ static void check_docker(struct report *r, int root, int proc)
 			continue;
 		any = true;
 		if (!host_stat(root, p, &st, true))
-			say(r, PROBLEM, "docker", "ocidec install --host-root / --runtime docker", "runtime \"%s\": %s is not there",
+			say(r, PROBLEM, "docker", "ocidec install --runtime docker", "runtime \"%s\": %s is not there",
 			    e->string, p);
 		else {
 			say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)", e->string, p, e->string);
@@ -540,7 +540,7 @@ static void check_docker(struct report *r, int root, int proc)
 		}
 	}
 	if (!any)
-		say(r, INFO, "docker", "ocidec install --host-root / --runtime docker (or CDI: ocidec cdi -o /etc/cdi)",
+		say(r, INFO, "docker", "ocidec install --runtime docker (or CDI: ocidec cdi -o /etc/cdi)",
 		    "/etc/docker/daemon.json names no runtime of ocidec's: docker run gets no vendor but through CDI");
 	if (any && host_stat(root, "/etc/docker/daemon.json", &st, false) && changed_after(&st, since))
 		say(r, PROBLEM, "docker", "systemctl reload docker (SIGHUP to dockerd)",
@@ -571,7 +571,7 @@ static void on_runtime(void *arg, const char *name, const char *type, const char
 		return;
 	s->any = true;
 	if (!host_stat(s->root, binary, &st, true))
-		say(s->r, PROBLEM, "containerd", "ocidec install --host-root / --runtime containerd", "runtime \"%s\": %s is not there",
+		say(s->r, PROBLEM, "containerd", "ocidec install --runtime containerd", "runtime \"%s\": %s is not there",
 		    name, binary);
 	else if ((s->r->registered = true))
 		say(s->r, OK, "containerd", NULL, "runtime \"%s\" (%s): %s (a RuntimeClass with handler %s)", name,
@@ -620,7 +620,7 @@ static void check_ctrd_shadow(struct report *r, int root, const char *conf)
 		goto out;
 	fresh = ctrd_dropin(dump, len, 2, o.name, o.shim, &binary);
 	if (fresh && strcmp(fresh, dropin) != 0)
-		say(r, PROBLEM, "containerd", "ocidec install --host-root / --runtime containerd again (it makes the drop-in anew), then "
+		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd again (it makes the drop-in anew), then "
 		    "systemctl restart containerd",
 		    "/etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was "
 		    "installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed "
@@ -663,12 +663,12 @@ static void check_containerd(struct report *r, int root, int proc)
 		return;
 	}
 	if (!seen.has_def)
-		say(r, PROBLEM, "containerd", "ocidec install --host-root / --runtime containerd (its drop-in carries the node's CRI "
+		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd (its drop-in carries the node's CRI "
 		    "section), or give the default runtime its table again",
 		    "default_runtime_name \"%s\" has no runtime table: the CRI plugin does not load, no pod starts",
 		    def ? def : "runc");
 	if (!seen.any)
-		say(r, INFO, "containerd", "ocidec install --host-root / --runtime containerd (for a RuntimeClass), or enable_cdi",
+		say(r, INFO, "containerd", "ocidec install --runtime containerd (for a RuntimeClass), or enable_cdi",
 		    "no runtime runs ocidec-runtime");
 	/* a pod's own annotations reach its containers where pod_annotations
 	 * lets them: the vendors' (ocidec.io/...) would select devices */
@@ -751,7 +751,7 @@ APPLET_MAIN(check)
 		    "container that asks for one fails");
 	if (!r.registered)
 		say(&r, PROBLEM, "engines", "ocidec cdi -o /etc/cdi (podman, CRI-O, Docker 25+, containerd with "
-		    "enable_cdi), or ocidec install --host-root / --runtime podman,docker,containerd",
+		    "enable_cdi), or ocidec install --runtime podman,docker,containerd",
 		    "no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's");
 	if (r.json) {
 		cJSON *j = cJSON_CreateObject();

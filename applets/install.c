@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #define PREFIX_DEFAULT "/usr/local/ocidec"
+#define HOST_STATE_DIR "/var/lib/ocidec"   /* host mode: the record's directory */
 #define HOOKS_DIR_USR "/usr/share/containers/oci/hooks.d"  /* what podman and CRI-O read by default */
 #define HOOKS_DIR_ETC "/etc/containers/oci/hooks.d"
 #define PODMAN_DROPIN "/etc/containers/containers.conf.d/ocidec.conf"
@@ -55,25 +56,28 @@
 #define ORIG ".ocidec-orig"
 
 const char install_usage[] =
-	"usage: ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
-	"           [--runtime LIST]... [--runtime-name NAME] [--hooks-dir D] [-c DIR]\n"
-	"           [--vendor NAME]... [--tenant-policy open|kubernetes] [--wait]\n"
-	"           [--lock-timeout S]\n"
+	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"
+	"           [--enable-cdi] [--hooks-dir D] [--lock-timeout S]\n"
+	"       ocidec install --uninstall\n"
+	"       ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
+	"           [--runtime LIST]... [--runtime-name NAME] [--set-as-default] [--enable-cdi]\n"
+	"           [--hooks-dir D] [-c DIR] [--vendor NAME]... [--tenant-policy open|kubernetes]\n"
+	"           [--wait] [--lock-timeout S]\n"
 	"       ocidec install --host-root DIR [--prefix P] --uninstall\n"
 	"\n"
-	"Installs ocidec on the host whose / is DIR (a driver or toolkit container's\n"
-	"view of it): this binary as P/bin/ocidec, links P/bin/ocidec-hook and\n"
-	"P/bin/ocidec-runtime, the vendor configs of -c DIR as P/etc/ocidec.d\n"
-	"(which a binary in P/bin reads by default), and registers them with each\n"
-	"engine in LIST. A changed file is kept as FILE.ocidec-orig; P/install.json\n"
-	"records what was done. A second run changes nothing. One install or\n"
-	"uninstall runs at a time on a host (a lock only root may open:\n"
-	"DIR/run/ocidec-install.lock).\n"
+	"On the host (no --host-root): registers this installed ocidec (the package's,\n"
+	"or make install's: its ocidec-hook and ocidec-runtime beside it) and the\n"
+	"configs it reads (" CONFIG_DIR_DEFAULT ") with each engine in LIST, copying\n"
+	"nothing; the record in " HOST_STATE_DIR "/install.json.\n"
+	"From a driver or toolkit container (--host-root DIR, the host's / as it\n"
+	"sees it): copies this binary to P/bin/ocidec (links ocidec-hook,\n"
+	"ocidec-runtime) and the vendor configs of -c DIR to P/etc/ocidec.d (which a\n"
+	"binary in P/bin reads by default), then registers them; P/install.json\n"
+	"records what was done.\n"
+	"A changed file is kept as FILE.ocidec-orig. A second run changes nothing.\n"
+	"One install or uninstall runs at a time on a host (a lock only root may open:\n"
+	"/run/ocidec-install.lock). It says which engine must reload or restart.\n"
 	"\n"
-	"  --host-root DIR       the host's root directory (required)\n"
-	"  --prefix P            where on the host (default /usr/local/ocidec)\n"
-	"  --driver-root PATH    driver_root of every installed config (a host path,\n"
-	"                        /run/nvidia/driver for a driver container)\n"
 	"  --runtime LIST        engines, comma-separated, repeatable (default podman):\n"
 	"                          podman, crio  an oci-hooks(5) file where they read it:\n"
 	"                                        " HOOKS_DIR_USR ", or where /usr is\n"
@@ -87,16 +91,24 @@ const char install_usage[] =
 	"                                        inherited), imported by /etc/containerd/config.toml\n"
 	"  --runtime-name NAME   Docker's and containerd's name of the shim (default ocidec;\n"
 	"                        nvidia for scripts written for NVIDIA's toolkit)\n"
+	"  --set-as-default      the engine's default runtime: Docker's default-runtime,\n"
+	"                        containerd's default_runtime_name (docker run and pods\n"
+	"                        without a runtime get their devices)\n"
+	"  --enable-cdi          CDI on in the engine: Docker's features.cdi (Docker 25 and\n"
+	"                        later), containerd's enable_cdi; podman and CRI-O need nothing\n"
 	"  --hooks-dir D         the hooks dir, instead of the above\n"
-	"  -c, --config-dir DIR  the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
-	"  --vendor NAME         install this vendor only (repeatable; default all)\n"
-	"  --tenant-policy P     open (default): the configs as they are; kubernetes:\n"
-	"                        a container without CAP_SYS_ADMIN selects devices only\n"
-	"                        through a device plugin's mounts or annotation, never\n"
-	"                        its own environment (selection, unprivileged_selection),\n"
-	"                        and shares no writable IPC directory with it\n"
-	"                        (unprivileged_ipc_writable = false)\n"
-	"  --uninstall           remove what P/install.json records, restore what was changed\n"
+	"  --host-root DIR       the host's root directory, from a container: copy, then register\n"
+	"  --prefix P            (--host-root) where on the host (default /usr/local/ocidec)\n"
+	"  --driver-root PATH    (--host-root) driver_root of every installed config (a host\n"
+	"                        path, /run/nvidia/driver for a driver container)\n"
+	"  -c, --config-dir DIR  (--host-root) the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
+	"  --vendor NAME         (--host-root) install this vendor only (repeatable; default all)\n"
+	"  --tenant-policy P     (--host-root) open (default): the configs as they are;\n"
+	"                        kubernetes: a container without CAP_SYS_ADMIN selects devices\n"
+	"                        only through a device plugin's mounts or annotation, never its\n"
+	"                        own environment (selection, unprivileged_selection), and shares\n"
+	"                        no writable IPC directory (unprivileged_ipc_writable = false)\n"
+	"  --uninstall           remove what the record names, restore what was changed\n"
 	"  --wait                after installing, wait for SIGTERM or SIGINT, then uninstall\n"
 	"                        unless a newer install has taken over (a DaemonSet's container);\n"
 	"                        SIGTERM while waiting for the lock ends it, nothing done\n"
@@ -123,6 +135,13 @@ struct inst {
 	char owner[40];            /* this install's token in install.json */
 	bool has_nvidia;           /* the nvidia vendor is among the configs */
 	bool tenant_kubernetes;    /* --tenant-policy kubernetes */
+	bool host_mode;            /* no --host-root: this installed binary, registered where
+				    * it is, its own config dir; nothing copied */
+	char *bin;                 /* the directory of ocidec, ocidec-hook, ocidec-runtime */
+	const char *cdir;          /* host mode: the config dir the registered binary reads */
+	bool set_default;          /* --set-as-default */
+	bool changed_docker_plan;  /* daemon.json is among the files to write */
+	bool enable_cdi;           /* --enable-cdi */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
 	char *state_path;
@@ -417,14 +436,14 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 
 #define HOOKS_JSON_PATH "\"/usr/libexec/oci/hooks.d/ocidec-hook\""
 
-/* conf/hooks.d/ocidec.json, the package's, naming PREFIX/bin/ocidec-hook */
-static char *hooks_json(const char *prefix)
+/* conf/hooks.d/ocidec.json, the package's, naming BIN/ocidec-hook */
+static char *hooks_json(const char *bin)
 {
 	const char *at = strstr(hooks_json_template, HOOKS_JSON_PATH);
 
 	if (!at)  /* the build checks the template (test/install.bats) */
 		abort();
-	return xasprintf("%.*s\"%s/bin/ocidec-hook\"%s", (int)(at - hooks_json_template), hooks_json_template, prefix,
+	return xasprintf("%.*s\"%s/ocidec-hook\"%s", (int)(at - hooks_json_template), hooks_json_template, bin,
 			 at + strlen(HOOKS_JSON_PATH));
 }
 
@@ -492,10 +511,10 @@ static int hooks_dir_set(struct inst *in, const char *const *files, const char *
 
 static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
 {
-	_cleanup_free_ char *shim = xasprintf("%s/bin/ocidec-runtime", in->prefix);
+	_cleanup_free_ char *shim = xasprintf("%s/ocidec-runtime", in->bin);
 
 	if (rts & (RT_PODMAN | RT_CRIO)) {
-		char *j = hooks_json(in->prefix);
+		char *j = hooks_json(in->bin);
 
 		/* podman and CRI-O read /usr/share/containers/oci/hooks.d unless
 		 * their configuration says otherwise; where /usr is read-only,
@@ -542,14 +561,20 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		if (have < 0)
 			return -1;
 		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);
+		if (j && (in->set_default || in->enable_cdi)) {
+			char *k = docker_json_set(j, in->set_default ? in->runtime_name : NULL, in->enable_cdi, err);
+			free(j);
+			j = k;
+		}
 		if (!j)
 			return -1;
 		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, MERGE_DOCKER);
+		in->changed_docker_plan = true;
 		/* Docker's --gpus runs the hook under NVIDIA's name, found on
 		 * dockerd's PATH when it starts; an NVIDIA toolkit's is left be */
 		if (in->has_nvidia) {
 			char text[PATH_MAX];
-			_cleanup_free_ char *target = xasprintf("%s/bin/ocidec", in->prefix);
+			_cleanup_free_ char *target = xasprintf("%s/ocidec", in->bin);
 			int l = read_link(in, NVIDIA_HOOK_LINK, text, sizeof(text));
 			_cleanup_close_ int other = root_open(in->root, "/usr/bin/nvidia-container-runtime-hook", O_PATH);
 
@@ -594,6 +619,29 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		if (!t)
 			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
 					  "(`containerd config dump`): not registered", CONTAINERD_TOML);
+		{
+			const char *cri = version >= 3 ? "plugins.\"io.containerd.cri.v1.runtime\""
+						       : "plugins.\"io.containerd.grpc.v1.cri\"";
+			_cleanup_free_ char *ctr = xasprintf("%s.containerd", cri), *q = xasprintf("\"%s\"", in->runtime_name);
+			char *k;
+
+			/* a pod without a runtime handler runs ocidec's; CDI devices
+			 * (the CRI field, DRA, the device plugin's CDI names) */
+			if (in->set_default) {
+				k = ctrd_set_key(t, ctr, "default_runtime_name", q);
+				free(t);
+				t = k;
+			}
+			/* containerd's dump lists every key it knows: 1.6 has no CDI */
+			if (in->enable_cdi && !memmem(dump, dlen, "enable_cdi", 10)) {
+				log_warn("containerd: this containerd has no CDI (enable_cdi: containerd 1.7 or later): "
+					 "not enabled");
+			} else if (in->enable_cdi) {
+				k = ctrd_set_key(t, cri, "enable_cdi", "true");
+				free(t);
+				t = k;
+			}
+		}
 		/* config.toml's mode: the CRI section may hold registry credentials */
 		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, MERGE_NONE);
 		if (binary && (binary[0] != '/' || strcmp(strrchr(binary, '/'), "/ocidec-runtime") == 0 ||
@@ -606,8 +654,9 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		if (binary) {  /* the node's runc is another binary: the shim runs it */
 			char *rc = xasprintf("# ocidec install: the runtime containerd's default runtime ran\n"
 					     "[runtime]\npath = %s\n", binary);
-			add_action(in, xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix), rc, strlen(rc), 0644,
-				   MERGE_NONE);
+			add_action(in, in->host_mode ? xasprintf("%s/runtime.conf", in->cdir)
+						     : xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix),
+				   rc, strlen(rc), 0644, MERGE_NONE);
 		}
 		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN);
 		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
@@ -692,13 +741,18 @@ static bool install_file(struct inst *in, const char *path, const char *cprefix)
 
 	if (below(path, cprefix))
 		return true;
+	if (in->host_mode && in->cdir) {  /* the shim's runtime.conf, in the config dir it reads */
+		_cleanup_free_ char *rc = xasprintf("%s/runtime.conf", in->cdir), *c = host_canon(in, rc);
+		if (strcmp(path, c) == 0)
+			return true;
+	}
 	for (size_t i = 0; engine_files[i]; i++) {
 		_cleanup_free_ char *f = host_canon(in, engine_files[i]);
 		if (strcmp(path, f) == 0)
 			return true;
 	}
 	if (base && strcmp(base, "/ocidec.json") == 0) {
-		_cleanup_free_ char *text = NULL, *hook = xasprintf("\"%s/bin/ocidec-hook\"", in->prefix);
+		_cleanup_free_ char *text = NULL, *hook = xasprintf("\"%s/ocidec-hook\"", in->bin);
 		struct stat st;
 		size_t len;
 		struct oerr e;
@@ -783,8 +837,16 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 		if (have < 0)
 			return -1;
 		if (have && (!backup || strcmp(cur, wrote) != 0)) {
-			if (strcmp(path, DOCKER_JSON) == 0)
+			if (strcmp(path, DOCKER_JSON) == 0) {
 				edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
+				if (edited && (cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_default")) ||
+					       cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi")))) {
+					char *k = docker_json_unset(edited, state_runtime_name(in),
+								    cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi")), err);
+					free(edited);
+					edited = k;
+				}
+			}
 			else
 				edited = ctrd_remove_import(cur, CONTAINERD_DROPIN);
 			if (!edited)
@@ -897,6 +959,15 @@ static int install(struct inst *in, struct oerr *err)
 		cJSON_AddStringToObject(in->state, "runtime_name", in->runtime_name);
 		in->changes += have > 0;
 	}
+	/* what uninstall takes out of a daemon.json edited since: ours */
+	if (in->changed_docker_plan) {
+		cJSON_DeleteItemFromObject(in->state, "docker_default");
+		cJSON_DeleteItemFromObject(in->state, "docker_cdi");
+		if (in->set_default)
+			cJSON_AddTrueToObject(in->state, "docker_default");
+		if (in->enable_cdi)
+			cJSON_AddTrueToObject(in->state, "docker_cdi");
+	}
 	if (make_prefix(in, err) < 0)
 		return -1;
 	for (size_t i = 0; i < in->n; i++)
@@ -920,14 +991,20 @@ static int install(struct inst *in, struct oerr *err)
 	if (!have || in->changes)
 		if (save_state(in, err) < 0)
 			return -1;
-	if (in->changes)
+	if (in->changes && in->host_mode)
+		out("ocidec install: %d change%s: %s/ocidec registered, as it is installed (the record in %s)\n",
+		    in->changes, in->changes == 1 ? "" : "s", in->bin, in->state_path);
+	else if (in->changes)
 		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->prefix);
 	else
 		out("ocidec install: nothing to change\n");
 	if (in->changed_containerd)
 		out("ocidec install: restart containerd to load runtime \"%s\" (systemctl restart containerd)\n",
 		    in->runtime_name);
-	if (in->changed_docker)
+	if (in->changed_docker && (in->set_default || in->enable_cdi))
+		out("ocidec install: restart dockerd for runtime \"%s\"%s%s (systemctl restart docker)\n",
+		    in->runtime_name, in->set_default ? " as its default" : "", in->enable_cdi ? " and CDI" : "");
+	else if (in->changed_docker)
 		out("ocidec install: Docker loads runtime \"%s\" on SIGHUP (systemctl reload docker); "
 		    "--gpus needs dockerd restarted\n", in->runtime_name);
 	return 0;
@@ -1010,8 +1087,7 @@ static void on_signal(int sig)
 static int check_args(const struct inst *in, const char *host, const char *hooks_dir, const char *driver_root,
 		      bool undo, bool wait)
 {
-	if (!host)
-		return applet_usage_error("--host-root DIR is required (the host's / as this container sees it)");
+	(void)host;
 	if (!clean_path(in->prefix) || strcmp(in->prefix, "/") == 0)
 		return applet_usage_error("--prefix %s: not a clean absolute path", in->prefix);
 	if (hooks_dir && !clean_path(hooks_dir))
@@ -1035,6 +1111,7 @@ static void inst_free(struct inst *in)
 		free(in->a[i].link);
 	}
 	free(in->a);
+	free(in->bin);
 	free(in->state_path);
 	cJSON_Delete(in->state);
 	if (in->root >= 0)
@@ -1084,6 +1161,46 @@ static int wait_uninstall(struct inst *in, const char *host, sigset_t *sigs, int
 	return uninstall(in, err);
 }
 
+/* Host mode: this binary, where it is installed (the package's, make
+ * install's): BIN its directory, where ocidec-hook and ocidec-runtime must
+ * be this binary too (the names the engines run it by), root's and
+ * writable by no one else (the engines run it as root) */
+static int host_binary(struct inst *in, struct oerr *err)
+{
+	static const char *const names[] = { "ocidec-hook", "ocidec-runtime" };
+	char exe[PATH_MAX];
+	struct stat self, st;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || stat("/proc/self/exe", &self) < 0)
+		return oerr_set(err, errno, "/proc/self/exe");
+	exe[n] = '\0';
+	in->bin = path_dir(exe);
+	if (self.st_uid != 0 || (self.st_mode & 022))
+		return oerr_usage(err, "%s is not root's, or others may write it: the engines would run it as root; "
+				  "install it (the package, or make install) and run that one", exe);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", in->bin, names[i]);
+
+		if (stat(p, &st) < 0 || st.st_dev != self.st_dev || st.st_ino != self.st_ino)
+			return oerr_usage(err, "%s is not this ocidec (%s): run the installed ocidec, whose %s is "
+					  "beside it (the package, or make install), or give --host-root to copy this "
+					  "one onto a host", p, exe, names[i]);
+	}
+	return 0;
+}
+
+/* Host mode: does the config dir hold NVIDIA's vendor (Docker's --gpus
+ * hook name then)? */
+static void host_configs(struct inst *in)
+{
+	struct config cfg;
+
+	config_load_each(&cfg, in->cdir);
+	in->has_nvidia = config_vendor(&cfg, "nvidia") != NULL;
+	config_free(&cfg);
+}
+
 APPLET_MAIN(install)
 {
 	static const struct option opts[] = {
@@ -1099,9 +1216,12 @@ APPLET_MAIN(install)
 		{ "runtime-name", required_argument, NULL, 'N' },
 		{ "tenant-policy", required_argument, NULL, 'T' },
 		{ "lock-timeout", required_argument, NULL, 'L' },
+		{ "set-as-default", no_argument, NULL, 'd' },
+		{ "enable-cdi", no_argument, NULL, 'C' },
 		{ 0 },
 	};
 	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL, *hooks_dir = NULL;
+	const char *toolkit_opt = NULL;   /* an option of the copying (toolkit container's) mode */
 	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
 							       .runtime_name = "ocidec", .owner = "install",
 							       .lock_timeout = 120 };
@@ -1117,11 +1237,13 @@ APPLET_MAIN(install)
 	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'R': host = optarg; break;
-		case 'P': in.prefix = optarg; break;
-		case 'D': driver_root = optarg; break;
+		case 'P': in.prefix = optarg, toolkit_opt = "--prefix"; break;
+		case 'D': driver_root = optarg, toolkit_opt = "--driver-root"; break;
 		case 'H': hooks_dir = optarg; break;
-		case 'c': cdir = optarg; break;
-		case 'v': strv_push(&vendors, optarg); break;
+		case 'c': cdir = optarg, toolkit_opt = "-c"; break;
+		case 'v': strv_push(&vendors, optarg), toolkit_opt = "--vendor"; break;
+		case 'd': in.set_default = true; break;
+		case 'C': in.enable_cdi = true; break;
 		case 'U': undo = true; break;
 		case 'W': wait = true; break;
 		case 'N': in.runtime_name = optarg; break;
@@ -1137,6 +1259,7 @@ APPLET_MAIN(install)
 			if (strcmp(optarg, "kubernetes") != 0 && strcmp(optarg, "open") != 0)
 				return applet_usage_error("--tenant-policy %s: open or kubernetes", optarg);
 			in.tenant_kubernetes = strcmp(optarg, "kubernetes") == 0;
+			toolkit_opt = "--tenant-policy";
 			break;
 		case 'r':
 			if (parse_runtimes(optarg, &rts) != 0)
@@ -1149,6 +1272,30 @@ APPLET_MAIN(install)
 		return applet_usage_error("unexpected argument '%s'", argv[optind]);
 	if ((status = check_args(&in, host, hooks_dir, driver_root, undo, wait)) != EXIT_OK)
 		return status;
+	/* on the host itself: this installed binary and its config dir
+	 * registered where they are, nothing copied; the record in
+	 * /var/lib/ocidec */
+	in.host_mode = !host;
+	if (in.host_mode) {
+		if (toolkit_opt)
+			return applet_usage_error("%s: copying configs is the toolkit container's (--host-root DIR); on "
+						  "the host, ocidec registers itself and its %s as they are (edit them there)",
+						  toolkit_opt, cdir);
+		host = "/";
+		in.prefix = HOST_STATE_DIR;
+		in.cdir = cdir;
+		if (!undo && host_binary(&in, &err) < 0)
+			return applet_fail(&err);
+		if (undo) {
+			char exe[PATH_MAX];
+			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			exe[n > 0 ? n : 0] = '\0';
+			in.bin = path_dir(exe);
+		}
+		host_configs(&in);
+	} else {
+		in.bin = xasprintf("%s/bin", in.prefix);
+	}
 	in.root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	in.state_path = xasprintf("%s/install.json", in.prefix);
 	if (in.root < 0)
@@ -1162,8 +1309,8 @@ APPLET_MAIN(install)
 		r = uninstall(&in, &err);
 	/* everything read and checked before anything is written */
 	else
-		r = plan_binary(&in, &err) < 0 ||
-		    plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0 ||
+		r = (!in.host_mode && (plan_binary(&in, &err) < 0 ||
+				       plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0)) ||
 		    plan_engines(&in, rts ? rts : RT_PODMAN, hooks_dir, &err) < 0 || install(&in, &err) < 0 ||
 		    (wait && wait_uninstall(&in, host, &sigs, &lockfd, &err) < 0) ? -1 : 0;
 	return applet_finish_stdout(r < 0 ? applet_fail(&err) : EXIT_OK);

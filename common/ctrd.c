@@ -432,3 +432,41 @@ char *ctrd_remove_import(const char *text, const char *dropin)
 	}
 	return xstrdup(text);
 }
+
+char *ctrd_set_key(const char *text, const char *table, const char *key, const char *value)
+{
+	struct buf out = { 0 };
+	char cur[1024] = "";
+	const char *v;
+	size_t vl, len = strlen(text);
+	bool in = false, done = false, seen = false;
+
+	EACH_LINE(text, len, l, ll) {
+		if (header(l, ll, cur, sizeof(cur))) {
+			if (in && !done) {  /* the table ends without the key: it goes last in it */
+				puts_(&out, "  "), puts_(&out, key), puts_(&out, " = "), puts_(&out, value), puts_(&out, "\n");
+				done = true;
+			}
+			in = strcmp(cur, table) == 0;
+			seen |= in;
+		} else if (in && !done && key_is(l, ll, key, &v, &vl)) {
+			put(&out, l, (size_t)(v - l));  /* its indentation and "key = " kept */
+			puts_(&out, value);
+			puts_(&out, "\n");
+			done = true;
+			continue;
+		}
+		put(&out, l, ll);
+		puts_(&out, "\n");
+	}
+	if (in && !done) {
+		puts_(&out, "  "), puts_(&out, key), puts_(&out, " = "), puts_(&out, value), puts_(&out, "\n");
+		done = true;
+	}
+	if (!seen) {
+		puts_(&out, "\n["), puts_(&out, table), puts_(&out, "]\n  ");
+		puts_(&out, key), puts_(&out, " = "), puts_(&out, value), puts_(&out, "\n");
+	}
+	put(&out, "", 1);
+	return out.p;
+}

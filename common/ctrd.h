@@ -42,6 +42,13 @@ int ctrd_dump(int root, const char *text, char **dump, size_t *len, struct oerr 
 /* AS_IS: config.toml itself (TEXT non-NULL: it exists), nothing written */
 int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *len, struct oerr *err);
 
+/* TEXT (a drop-in in the dump's layout) with KEY = VALUE (VALUE as TOML
+ * writes it: "\"runc\"", "true") in the table TABLE (as its header names
+ * it, without the brackets): the key's line replaced where the table has
+ * it, else added at the table's end, else the table added at the end; every
+ * other line as it was. malloc'd. (install --set-as-default, --enable-cdi) */
+char *ctrd_set_key(const char *text, const char *table, const char *key, const char *value);
+
 /* The top-level "version = N" of DUMP: a pointer to N in DUMP, or NULL */
 const char *ctrd_version(const char *dump, size_t len);
 

@@ -71,3 +71,74 @@ char *docker_json_merge(const char *text, const char *name, const char *path, st
 	free(outp);
 	return line;
 }
+
+char *docker_json_set(const char *text, const char *default_runtime, bool cdi, struct oerr *err)
+{
+	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *f;
+	char *outp, *line;
+
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
+		return NULL;
+	}
+	f = cJSON_GetObjectItemCaseSensitive(j, "features");
+	if (cdi && f && !cJSON_IsObject(f)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DAEMON_JSON ": \"features\" is not an object: left alone");
+		return NULL;
+	}
+	{
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "default-runtime");
+		const cJSON *c = f ? cJSON_GetObjectItemCaseSensitive(f, "cdi") : NULL;
+		bool same_d = !default_runtime || (members_named(j, "default-runtime") == 1 && cJSON_IsString(d) &&
+						   strcmp(d->valuestring, default_runtime) == 0);
+		bool same_c = !cdi || (members_named(f, "cdi") == 1 && cJSON_IsTrue(c));
+
+		if (same_d && same_c) {  /* as it is: a second install changes nothing */
+			cJSON_Delete(j);
+			return xstrdup(text ? text : "");
+		}
+	}
+	if (default_runtime) {
+		delete_all(j, "default-runtime");
+		cJSON_AddStringToObject(j, "default-runtime", default_runtime);
+	}
+	if (cdi) {
+		if (!f)
+			f = cJSON_AddObjectToObject(j, "features");
+		delete_all(f, "cdi");
+		cJSON_AddTrueToObject(f, "cdi");
+	}
+	outp = json_print_exact(j, 1);
+	cJSON_Delete(j);
+	line = xconcat(outp, "\n");
+	free(outp);
+	return line;
+}
+
+char *docker_json_unset(const char *text, const char *name, bool cdi, struct oerr *err)
+{
+	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : NULL, *d, *f;
+	char *outp, *line;
+
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
+		return NULL;
+	}
+	d = cJSON_GetObjectItemCaseSensitive(j, "default-runtime");
+	if (cJSON_IsString(d) && strcmp(d->valuestring, name) == 0)
+		delete_all(j, "default-runtime");
+	f = cJSON_GetObjectItemCaseSensitive(j, "features");
+	if (cdi && cJSON_IsObject(f)) {
+		delete_all(f, "cdi");
+		if (!f->child)
+			cJSON_DeleteItemFromObjectCaseSensitive(j, "features");
+	}
+	outp = json_print_exact(j, 1);
+	cJSON_Delete(j);
+	line = xconcat(outp, "\n");
+	free(outp);
+	return line;
+}

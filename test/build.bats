@@ -60,7 +60,8 @@ deb-src$k http://deb.debian.org/debian/ trixie main"
 		cmd=${cmd%%#*}
 		[[ $cmd == build/ocidec* ]] || continue
 		run bash -c "cd '$BATS_TEST_DIRNAME/..' && ${cmd/build\/ocidec/$OCIDEC}"
-		assert_success
+		# it runs: check may find this machine not ready (1), nothing is a usage error
+		[ "$status" -lt 2 ] || { echo "$cmd: exit $status: $output"; false; }
 	done < <(sed -n '/^== next:/,$p' <<<"$output")
 	rm -rf "$work"
 	run "$BATS_TEST_DIRNAME/../demo.sh"

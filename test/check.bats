@@ -48,7 +48,7 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line "PROBLEM  gone: driver_root /nonexistent: No such file or directory"
 	assert_line "PROBLEM  podman: /usr/share/containers/oci/hooks.d/ocidec.json names the hook /usr/bin/ocidec-hook, which is not there: podman starts containers without it, and without a word"
 	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
-	assert_line "         fix: ocidec install --host-root / --runtime podman (it writes where podman reads)"
+	assert_line "         fix: ocidec install --runtime podman (it writes where podman reads)"
 	assert_line "PROBLEM  docker: /etc/docker/daemon.json is not a JSON object"
 	# no hook that works, no runtime, no spec: no engine runs ocidec (issue 33, finding 4)
 	assert_line "PROBLEM  engines: no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's"

@@ -500,7 +500,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	run bed "$d" ocidec check
 	assert_failure 1
 	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
-	assert_line "         fix: ocidec install --host-root / --runtime podman (it writes where podman reads)"
+	assert_line "         fix: ocidec install --runtime podman (it writes where podman reads)"
 	bed "$d" mv /etc/containers/oci/hooks.d/ocidec.json /usr/share/containers/oci/hooks.d/
 	# containerd 1.7 with a drop-in that holds only a runtime (finding 3):
 	# the CRI section replaced, the default runtime gone

@@ -433,9 +433,10 @@ snapshot() {
 	run ocidec install --host-root "$H" -c "$CFG"
 	assert_failure 2
 	assert_output --partial "bad.ini:3:"
+	# -c without --host-root: the host's own install copies no configs
 	run ocidec install -c "$CFG"
 	assert_failure 2
-	assert_output --partial "--host-root DIR is required"
+	assert_output --partial "-c: copying configs is the toolkit container's (--host-root DIR)"
 	run ocidec install --host-root "$H" --prefix /usr/../etc
 	assert_failure 2
 	run ocidec install --host-root "$H" --runtime docker,kubelet
@@ -641,7 +642,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	printf '\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "registry.example/pause:9"\n' >>"$H/etc/containerd/config.toml"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_line --partial "PROBLEM  containerd: /etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed since, and containerd ignores them"
-	assert_line --partial "fix: ocidec install --host-root / --runtime containerd again"
+	assert_line --partial "fix: ocidec install --runtime containerd again"
 	# what containerd itself reads: the drop-in's sandbox image, not the edit
 	run chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump
 	refute_output --partial "registry.example/pause:9"
@@ -653,4 +654,64 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	refute_output --partial "containerd ignores them"
 	ls -A "$H/etc/containerd" | grep -v ocidec-dump >/dev/null
 	[ -z "$(ls -A "$H/etc/containerd" | grep ocidec-dump)" ]
+}
+
+# host_mode H ARGS...: ocidec install ARGS as the installed binary of the host
+# root H, run on that host itself (chroot into it, its own /proc): what
+# a package's ocidec does on a node
+host_mode() {
+	local h=$1
+	shift
+	unshare -m sh -c 'mount -t proc proc "$1/proc" && shift && chroot "$@"' sh "$h" "$h" /usr/bin/ocidec install "$@"
+}
+
+@test "install on the host itself: the installed ocidec and its configs registered where they are, nothing copied; --set-as-default, --enable-cdi; a second run changes nothing; --uninstall gives every file back byte for byte (issue 33, finding 2)" {
+	is_static || skip "the installed binary runs inside the host root: the static build's pass"
+	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d"
+	mknod -m 0666 "$H/dev/null" c 1 3
+	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
+	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
+	cp "$CFG/demo.ini" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" "$H/etc/ocidec/ocidec.d/"
+	chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+	before=$(snapshot)
+	run host_mode "$H" --runtime podman,docker,containerd --set-as-default --enable-cdi
+	assert_success
+	assert_line "ocidec install: 5 changes: /usr/bin/ocidec registered, as it is installed (the record in /var/lib/ocidec/install.json)"
+	assert_line 'ocidec install: restart dockerd for runtime "ocidec" as its default and CDI (systemctl restart docker)'
+	# containerd 1.6 here: no CDI to turn on, said
+	assert_output --partial "containerd: this containerd has no CDI (enable_cdi: containerd 1.7 or later): not enabled"
+	# nothing copied: no prefix, no second config dir
+	assert_file_not_exists "$H/usr/local/ocidec"
+	[ "$(ls "$H/usr/bin")" = "$(printf 'containerd\nocidec\nocidec-hook\nocidec-runtime')" ]
+	grep -q '"/usr/bin/ocidec-hook"' "$H/usr/share/containers/oci/hooks.d/ocidec.json"
+	run python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["runtimes"]["ocidec"]["path"], d["default-runtime"], d["features"]["cdi"], d["log-level"])' \
+		"$H/etc/docker/daemon.json"
+	assert_output "/usr/bin/ocidec-runtime ocidec True warn"
+	# what containerd itself makes of it: ocidec's runtime, its default
+	run chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump
+	assert_line --regexp '^ +default_runtime_name = "ocidec"$'
+	assert_line --regexp '^ +BinaryName = "/usr/bin/ocidec-runtime"$'
+	[ "$(readlink "$H/usr/local/bin/nvidia-container-runtime-hook")" = /usr/bin/ocidec ]
+	run host_mode "$H" --runtime podman,docker,containerd --set-as-default --enable-cdi
+	assert_line "ocidec install: nothing to change"
+	# the copying options are the toolkit container's
+	run host_mode "$H" --driver-root /run/nvidia/driver
+	assert_failure 2
+	assert_output --partial "--driver-root: copying configs is the toolkit container's (--host-root DIR)"
+	run host_mode "$H" --uninstall
+	assert_success
+	assert_equal "$(snapshot)" "$before"
+	# the administrator edits daemon.json meanwhile: only ocidec's part goes
+	host_mode "$H" --runtime docker --set-as-default --enable-cdi >/dev/null
+	python3 -c 'import json, sys; p = sys.argv[1]; d = json.load(open(p)); d["debug"] = True; json.dump(d, open(p, "w"))' \
+		"$H/etc/docker/daemon.json"
+	run host_mode "$H" --uninstall
+	assert_success
+	run python3 -c 'import json, sys; print(sorted(json.load(open(sys.argv[1]))))' "$H/etc/docker/daemon.json"
+	assert_output "['debug', 'log-level', 'runtimes', 'storage-driver']"
+	# a binary that is not the installed one (no ocidec-runtime beside it) is refused
+	mkdir -p "$H/opt" && install -m 0755 "$OCIDEC" "$H/opt/ocidec"
+	run unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" /opt/ocidec install --runtime docker' sh "$H"
+	assert_failure 2
+	assert_output --partial "/opt/ocidec-hook is not this ocidec (/opt/ocidec): run the installed ocidec"
 }
