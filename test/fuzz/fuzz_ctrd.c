@@ -1,5 +1,5 @@
 /* libFuzzer target: the containerd drop-in made from `containerd config
- * dump`'s text (ctrd_dropin). Any text: no crash, leak or undefined
+ * dump`'s text (ctrd_dropin), and install's key set in it (ctrd_set_key). Any text: no crash, leak or undefined
  * behaviour; a drop-in, when made, declares the runtime's table and its
  * options table exactly once each (TOML refuses a table twice), the
  * options table starting with the shim as BinaryName. */
@@ -34,6 +34,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 plugin);
 		if (count(out, table) != 1 || count(out, opts) != 1)
 			abort();
+		/* install --set-as-default on it: the key set once in its table,
+		 * and a second time nothing changes (ctrd_set_key) */
+		{
+			char ctr[128], *set, *again;
+
+			snprintf(ctr, sizeof(ctr), "plugins.%s.containerd", plugin);
+			set = ctrd_set_key(out, ctr, "default_runtime_name", "\"ocidec\"");
+			again = ctrd_set_key(set, ctr, "default_runtime_name", "\"ocidec\"");
+			/* (a line of the input's own "key =value" spacing keeps it) */
+			if (strcmp(set, again) != 0 || !strstr(set, "default_runtime_name") || !strstr(set, "\"ocidec\"\n"))
+				abort();
+			free(set);
+			free(again);
+		}
 	}
 	free(out);
 	free(bin);

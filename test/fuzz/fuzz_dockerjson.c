@@ -76,6 +76,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (a && c && strcmp(a, c) != 0)
 		abort();
 	free(a), free(b), free(c);
+	/* --set-as-default --enable-cdi: set twice is set once; unset takes
+	 * both out (docker_json_set, docker_json_unset) */
+	{
+		char *s1 = docker_json_set(added, "ocidec", true, &err), *s2 = s1 ? docker_json_set(s1, "ocidec", true, &err) : NULL;
+		char *u = s1 ? docker_json_unset(s1, "ocidec", true, &err) : NULL;
+		cJSON *j = u ? json_parse_exact(u, strlen(u), NULL) : NULL;
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "default-runtime");
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "features");
+
+		if (s1 && (!s2 || strcmp(s1, s2) != 0 || !u || (cJSON_IsString(d) && strcmp(d->valuestring, "ocidec") == 0) ||
+			   cJSON_GetObjectItemCaseSensitive(f, "cdi")))
+			abort();
+		cJSON_Delete(j);
+		free(s1), free(s2), free(u);
+	}
 	free(text), free(added), free(again), free(removed);
 	return 0;
 }
