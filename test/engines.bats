@@ -320,6 +320,45 @@ dockerd_stop() {
 	done
 }
 
+@test "Docker 26, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; docker run with no --runtime, --gpus all and CDI get the devices; a refusal is ocidec's line in docker's error; nothing copied; --uninstall gives daemon.json back (issue 33, findings 1, 2)" {
+	d=$V2
+	# the demo vendor under NVIDIA's name, as the installed configs
+	mv "$d/root/etc/ocidec/ocidec.d/nvidia.ini" "$d/nvidia.ini.aside"
+	cp "$d/nv/nvidia.ini" "$d/root/etc/ocidec/ocidec.d/nvidia.ini"
+	bed "$d" ocidec cdi -o /etc/cdi nvidia >/dev/null
+	had=$( [ -e "$d/root/etc/docker/daemon.json" ] && sha256sum <"$d/root/etc/docker/daemon.json" || echo none)
+	run bed "$d" ocidec install --runtime docker --set-as-default --enable-cdi
+	assert_success
+	assert_line 'ocidec install: restart dockerd for runtime "ocidec" as its default and CDI (systemctl restart docker)'
+	assert_line "linked /usr/local/bin/nvidia-container-runtime-hook -> /usr/bin/ocidec"
+	[ ! -e "$d/root/usr/local/ocidec" ]
+	dockerd_start "$d"
+	dk() { bed "$d" docker -H "unix://$d/docker.sock" "$@"; }
+	bed "$d" sh -c "tar -C $d/b/rootfs -c . | docker -H unix://$d/docker.sock import - ocidec-test:1" >/dev/null
+	run dk info --format '{{.DefaultRuntime}}'
+	assert_output ocidec
+	run dk run --rm --network none -e NVIDIA_VISIBLE_DEVICES=all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run dk run --rm --network none --gpus all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run dk run --rm --network none --device ocidec.io/nvidia=1 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	run dk run --rm --network none -e NVIDIA_VISIBLE_DEVICES=7 ocidec-test:1 true
+	assert_failure
+	assert_output --partial "ocidec runtime: nvidia: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
+	echo "# docker 26: $output" >&3
+	run dk run --rm --network none ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+	assert_output 0
+	dockerd_stop "$d"
+	run bed "$d" ocidec install --uninstall
+	assert_success
+	now=$( [ -e "$d/root/etc/docker/daemon.json" ] && sha256sum <"$d/root/etc/docker/daemon.json" || echo none)
+	assert_equal "$now" "$had"
+	[ ! -e "$d/root/usr/local/bin/nvidia-container-runtime-hook" ]
+	mv "$d/nvidia.ini.aside" "$d/root/etc/ocidec/ocidec.d/nvidia.ini"
+	rm -f "$d/root/etc/cdi/ocidec.io-nvidia.json"
+}
+
 # containerd_start DIR: containerd 1.7 as a node runs it (/etc/containerd/config.toml)
 # containerd_config DIR: the bed's containerd's own settings, the CRI
 # plugin's table last (restrict_oom_score_adj: this machine has no
