@@ -440,6 +440,36 @@ containerd_stop() {
 	done
 }
 
+@test "containerd 1.7 CRI, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; a pod without a runtime handler gets its devices; a request that cannot be met fails with ocidec's line in the CRI's error; --uninstall gives config.toml back (issue 33, findings 1, 2)" {
+	d=$V2
+	containerd_config "$d" >"$d/root/etc/containerd/config.toml"
+	cp "$d/root/etc/containerd/config.toml" "$d/orig.toml"
+	run bed "$d" ocidec install --runtime containerd --set-as-default --enable-cdi
+	assert_success
+	assert_line --partial "/usr/bin/ocidec registered, as it is installed"
+	[ ! -e "$d/root/usr/local/ocidec" ]
+	run bed "$d" containerd config dump
+	assert_line --regexp '^ +default_runtime_name = "ocidec"$'
+	assert_line --regexp '^ +enable_cdi = true$'
+	containerd_start "$d"
+	bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+	run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run pod "$d" docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+	assert_output 0
+	run pod "$d" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+	assert_failure
+	assert_output --partial "ocidec runtime: demo: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
+	echo "# the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+	containerd_stop "$d"
+	run bed "$d" ocidec install --uninstall
+	assert_success
+	cmp "$d/orig.toml" "$d/root/etc/containerd/config.toml"
+}
+
 @test "deploy/kubernetes as written, through containerd's CRI: a pod that sets NVIDIA_VISIBLE_DEVICES itself gets nothing; the device plugin's mounts give exactly their GPU; its own privileged pod keeps the environment (issue 22, finding 3)" {
 	d=$V2
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
