@@ -57,8 +57,8 @@
 
 const char install_usage[] =
 	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"
-	"           [--enable-cdi] [--hooks-dir D] [--lock-timeout S]\n"
-	"       ocidec install --uninstall\n"
+	"           [--enable-cdi] [--restart] [--hooks-dir D] [--lock-timeout S]\n"
+	"       ocidec install --uninstall [--restart]\n"
 	"       ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
 	"           [--runtime LIST]... [--runtime-name NAME] [--set-as-default] [--enable-cdi]\n"
 	"           [--hooks-dir D] [-c DIR] [--vendor NAME]... [--tenant-policy open|kubernetes]\n"
@@ -96,6 +96,9 @@ const char install_usage[] =
 	"                        without a runtime get their devices)\n"
 	"  --enable-cdi          CDI on in the engine: Docker's features.cdi (Docker 25 and\n"
 	"                        later), containerd's enable_cdi; podman and CRI-O need nothing\n"
+	"  --restart             then restart the engines whose files changed (systemctl\n"
+	"                        restart; without systemd, SIGHUP to dockerd where a reload\n"
+	"                        does); on the host only\n"
 	"  --hooks-dir D         the hooks dir, instead of the above\n"
 	"  --host-root DIR       the host's root directory, from a container: copy, then register\n"
 	"  --prefix P            (--host-root) where on the host (default /usr/local/ocidec)\n"
@@ -142,6 +145,7 @@ struct inst {
 	bool set_default;          /* --set-as-default */
 	bool changed_docker_plan;  /* daemon.json is among the files to write */
 	bool enable_cdi;           /* --enable-cdi */
+	bool restart;              /* --restart */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
 	char *state_path;
@@ -829,6 +833,8 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	if (dfd < 0)
 		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);
 	merged = strcmp(path, DOCKER_JSON) == 0 || strcmp(path, CONTAINERD_TOML) == 0;
+	in->changed_docker |= strcmp(path, DOCKER_JSON) == 0;
+	in->changed_containerd |= strcmp(path, CONTAINERD_TOML) == 0 || strcmp(path, CONTAINERD_DROPIN) == 0;
 	if (merged && (wrote || !backup)) {
 		/* the administrator's file, edited since: take out only ours; one
 		 * the install made goes when nothing but ours is in it (whatever
@@ -1007,6 +1013,72 @@ static int install(struct inst *in, struct oerr *err)
 	else if (in->changed_docker)
 		out("ocidec install: Docker loads runtime \"%s\" on SIGHUP (systemctl reload docker); "
 		    "--gpus needs dockerd restarted\n", in->runtime_name);
+	return 0;
+}
+
+/* --restart: ENGINE (its systemd UNIT) made to read what install wrote:
+ * systemctl restart UNIT where systemd is PID 1; else, where a reload
+ * does (RELOAD: Docker's runtimes and default runtime), SIGHUP to the
+ * process PIDFILE names, checked to be COMM; else said, -1 */
+static int restart_engine(const char *engine, const char *unit, const char *comm, const char *pidfile, bool reload,
+			  struct oerr *err)
+{
+	struct stat st;
+
+	if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
+		int status = 0;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return oerr_set(err, errno, "fork");
+		if (pid == 0) {
+			execlp("systemctl", "systemctl", "restart", unit, (char *)NULL);
+			_exit(127);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			return oerr_set(err, 0, "--restart: systemctl restart %s failed (exit %d): restart %s yourself", unit,
+					WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), engine);
+		out("ocidec install: restarted %s (systemctl restart %s)\n", engine, unit);
+		return 0;
+	}
+	if (reload && pidfile) {
+		_cleanup_close_ int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		char buf[32] = "", path[64], name[64] = "";
+		long pid = 0;
+		ssize_t n;
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+		    (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+			buf[n] = '\0';
+			pid = strtol(buf, NULL, 10);
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		{
+			_cleanup_close_ int c = pid > 1 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+			if (c >= 0 && (n = read(c, name, sizeof(name) - 1)) > 0)
+				name[strcspn(name, "\n")] = '\0';
+		}
+		if (pid > 1 && strcmp(name, comm) == 0 && kill((pid_t)pid, SIGHUP) == 0) {
+			out("ocidec install: reloaded %s (SIGHUP to pid %ld from %s)\n", engine, pid, pidfile);
+			return 0;
+		}
+	}
+	return oerr_set(err, 0, "--restart: %s: no systemd here (PID 1)%s: restart %s yourself", engine,
+			reload ? ", and no running one named by its pid file" : ", and a reload does not do", engine);
+}
+
+/* --restart after the engines' files changed */
+static int restart_engines(struct inst *in, struct oerr *err)
+{
+	if (in->changed_docker &&
+	    restart_engine("dockerd", "docker.service", "dockerd", "/var/run/docker.pid",
+			   !in->enable_cdi && !in->has_nvidia, err) < 0)
+		return -1;
+	if (in->changed_containerd &&
+	    restart_engine("containerd", "containerd.service", "containerd", NULL, false, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -1218,6 +1290,7 @@ APPLET_MAIN(install)
 		{ "lock-timeout", required_argument, NULL, 'L' },
 		{ "set-as-default", no_argument, NULL, 'd' },
 		{ "enable-cdi", no_argument, NULL, 'C' },
+		{ "restart", no_argument, NULL, 'X' },
 		{ 0 },
 	};
 	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL, *hooks_dir = NULL;
@@ -1244,6 +1317,7 @@ APPLET_MAIN(install)
 		case 'v': strv_push(&vendors, optarg), toolkit_opt = "--vendor"; break;
 		case 'd': in.set_default = true; break;
 		case 'C': in.enable_cdi = true; break;
+		case 'X': in.restart = true; break;
 		case 'U': undo = true; break;
 		case 'W': wait = true; break;
 		case 'N': in.runtime_name = optarg; break;
@@ -1275,6 +1349,8 @@ APPLET_MAIN(install)
 	/* on the host itself: this installed binary and its config dir
 	 * registered where they are, nothing copied; the record in
 	 * /var/lib/ocidec */
+	if (in.restart && host && strcmp(host, "/") != 0)
+		return applet_usage_error("--restart: the engines of a host root (%s) are its own to restart", host);
 	in.host_mode = !host;
 	if (in.host_mode) {
 		if (toolkit_opt)
@@ -1306,12 +1382,13 @@ APPLET_MAIN(install)
 		 host_lock(in.root, host, in.lock_timeout, wait ? &sigs : NULL, &sig, &lockfd, &err) < 0)
 		r = -1;
 	else if (undo)
-		r = uninstall(&in, &err);
+		r = uninstall(&in, &err) < 0 || (in.restart && restart_engines(&in, &err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
 	else
 		r = (!in.host_mode && (plan_binary(&in, &err) < 0 ||
 				       plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0)) ||
 		    plan_engines(&in, rts ? rts : RT_PODMAN, hooks_dir, &err) < 0 || install(&in, &err) < 0 ||
+		    (in.restart && restart_engines(&in, &err) < 0) ||
 		    (wait && wait_uninstall(&in, host, &sigs, &lockfd, &err) < 0) ? -1 : 0;
 	return applet_finish_stdout(r < 0 ? applet_fail(&err) : EXIT_OK);
 }

@@ -715,3 +715,42 @@ host_mode() {
 	assert_failure 2
 	assert_output --partial "/opt/ocidec-hook is not this ocidec (/opt/ocidec): run the installed ocidec"
 }
+
+@test "install --restart: without systemd, dockerd reloaded by SIGHUP to the process its pid file names (runtimes, the default runtime); what needs a restart is said, exit 1, the install done; refused for another host root (issue 33, finding 2)" {
+	is_static || skip "the installed binary runs inside the host root: the static build's pass"
+	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d" "$H/var/run"
+	mknod -m 0666 "$H/dev/null" c 1 3
+	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
+	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
+	cp "$CFG/demo.ini" "$H/etc/ocidec/ocidec.d/"
+	chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+	[ ! -d "$H/run/systemd/system" ]
+	# a stand-in dockerd: a process of that name, which SIGHUP ends
+	cp /bin/sleep "$BATS_TEST_TMPDIR/dockerd"
+	"$BATS_TEST_TMPDIR/dockerd" 120 &
+	dpid=$!
+	echo "$dpid" >"$H/var/run/docker.pid"
+	run host_mode "$H" --runtime docker --set-as-default --restart
+	assert_success
+	assert_line "ocidec install: reloaded dockerd (SIGHUP to pid $dpid from /var/run/docker.pid)"
+	rc=0
+	wait "$dpid" || rc=$?
+	[ "$rc" = $((128 + 1)) ]    # SIGHUP
+	# CDI needs dockerd restarted, which only systemd does here: said, the install done
+	run host_mode "$H" --runtime docker --set-as-default --enable-cdi --restart
+	assert_failure 1
+	assert_output --partial "--restart: dockerd: no systemd here (PID 1), and a reload does not do: restart dockerd yourself"
+	grep -q '"cdi"' "$H/etc/docker/daemon.json"
+	# a pid file naming another process: not signalled
+	sleep 120 &
+	other=$!
+	echo "$other" >"$H/var/run/docker.pid"
+	run host_mode "$H" --uninstall --restart
+	assert_failure 1
+	assert_output --partial "no running one named by its pid file"
+	kill -0 "$other"
+	kill "$other"
+	run ocidec install --host-root "$H" --runtime docker --restart
+	assert_failure 2
+	assert_output --partial "--restart: the engines of a host root ($H) are its own to restart"
+}
