@@ -619,6 +619,8 @@ static void check_ctrd_shadow(struct report *r, int root, const char *conf)
 	if (ctrd_dump(root, plain, &dump, &len, &err) < 0)
 		goto out;
 	fresh = ctrd_dropin(dump, len, 2, o.name, o.shim, &binary);
+	if (fresh)  /* what install set on top of it (--set-as-default, --enable-cdi) */
+		fresh = ctrd_carry(fresh, dropin, 2, o.name);
 	if (fresh && strcmp(fresh, dropin) != 0)
 		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd again (it makes the drop-in anew), then "
 		    "systemctl restart containerd",

@@ -369,8 +369,10 @@ static int apply(struct inst *in, const struct action *a, struct oerr *err)
 		return -1;
 	in->changed_docker |= a->merge == MERGE_DOCKER;
 	in->changed_containerd |= strcmp(a->path, CONTAINERD_DROPIN) == 0 || a->merge == MERGE_TOML;
-	out("wrote %s%s\n", a->path,
-	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? " (the original kept as FILE" ORIG ")" : "");
+	out("wrote %s%s%s%s\n", a->path,
+	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? " (the original kept as " : "",
+	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? a->path : "",
+	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? ORIG ")" : "");
 	in->changes++;
 	return 0;
 }
@@ -564,6 +566,16 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 
 		if (have < 0)
 			return -1;
+		if (have) {  /* a runtime of that name that is not ocidec's: replaced, said */
+			cJSON *dj = cJSON_Parse(cur);
+			const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(dj, "runtimes"), in->runtime_name), "path"));
+
+			if (p && strcmp(p, shim) != 0)
+				log_warn("%s: Docker's runtime \"%s\" ran %s: it runs %s now (--uninstall puts it back)",
+					 DOCKER_JSON, in->runtime_name, p, shim);
+			cJSON_Delete(dj);
+		}
 		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);
 		if (j && (in->set_default || in->enable_cdi)) {
 			char *k = docker_json_set(j, in->set_default ? in->runtime_name : NULL, in->enable_cdi, err);
@@ -623,6 +635,16 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		if (!t)
 			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
 					  "(`containerd config dump`): not registered", CONTAINERD_TOML);
+		{
+			/* what an earlier install set stays set (as Docker's default-runtime) */
+			_cleanup_free_ char *old = NULL;
+			size_t ol;
+			struct stat ost;
+			struct oerr oe;
+
+			if (read_host(in, CONTAINERD_DROPIN, &old, &ol, &ost, &oe) > 0 && strncmp(old, "# ocidec install:", 17) == 0)
+				t = ctrd_carry(t, old, version, in->runtime_name);
+		}
 		{
 			const char *cri = version >= 3 ? "plugins.\"io.containerd.cri.v1.runtime\""
 						       : "plugins.\"io.containerd.grpc.v1.cri\"";
@@ -1168,6 +1190,11 @@ static int check_args(const struct inst *in, const char *host, const char *hooks
 		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	if (undo && wait)
 		return applet_usage_error("--uninstall and --wait: one or the other");
+	if (strcmp(in->runtime_name, "runc") == 0 || strcmp(in->runtime_name, "crun") == 0 ||
+	    strcmp(in->runtime_name, "io.containerd.runc.v2") == 0)
+		return applet_usage_error("--runtime-name %s: the engines' own runtime's name (Docker reserves runc; "
+					  "containerd's runc is the node's): choose another (ocidec, nvidia)",
+					  in->runtime_name);
 	if (!*in->runtime_name ||
 	    strspn(in->runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(in->runtime_name))
 		return applet_usage_error("--runtime-name %s: lower-case letters, digits, - and _ only",
@@ -1319,7 +1346,7 @@ APPLET_MAIN(install)
 		case 'C': in.enable_cdi = true; break;
 		case 'X': in.restart = true; break;
 		case 'U': undo = true; break;
-		case 'W': wait = true; break;
+		case 'W': wait = true, toolkit_opt = "--wait"; break;
 		case 'N': in.runtime_name = optarg; break;
 		case 'L': {
 			char *end;

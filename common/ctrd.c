@@ -470,3 +470,40 @@ char *ctrd_set_key(const char *text, const char *table, const char *key, const c
 	put(&out, "", 1);
 	return out.p;
 }
+
+char *ctrd_get_key(const char *text, const char *table, const char *key)
+{
+	char cur[1024] = "";
+	const char *v;
+	size_t vl, len = strlen(text);
+	bool in = false;
+
+	EACH_LINE(text, len, l, ll) {
+		if (header(l, ll, cur, sizeof(cur)))
+			in = strcmp(cur, table) == 0;
+		else if (in && key_is(l, ll, key, &v, &vl))
+			return xstrndup(v, vl);
+	}
+	return NULL;
+}
+
+char *ctrd_carry(char *fresh, const char *old, int version, const char *name)
+{
+	const char *cri = version >= 3 ? "plugins.\"io.containerd.cri.v1.runtime\"" : "plugins.\"io.containerd.grpc.v1.cri\"";
+	char *ctr = xasprintf("%s.containerd", cri), *q = xasprintf("\"%s\"", name);
+	char *d = old ? ctrd_get_key(old, ctr, "default_runtime_name") : NULL;
+	char *c = old ? ctrd_get_key(old, cri, "enable_cdi") : NULL;
+
+	if (d && strcmp(d, q) == 0) {
+		char *k = ctrd_set_key(fresh, ctr, "default_runtime_name", q);
+		free(fresh);
+		fresh = k;
+	}
+	if (c && strcmp(c, "true") == 0) {
+		char *k = ctrd_set_key(fresh, cri, "enable_cdi", "true");
+		free(fresh);
+		fresh = k;
+	}
+	free(d), free(c), free(ctr), free(q);
+	return fresh;
+}

@@ -49,6 +49,16 @@ int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *le
  * other line as it was. malloc'd. (install --set-as-default, --enable-cdi) */
 char *ctrd_set_key(const char *text, const char *table, const char *key, const char *value);
 
+/* The value of KEY in TABLE of TEXT (as written: "\"runc\"", "true"),
+ * malloc'd, or NULL */
+char *ctrd_get_key(const char *text, const char *table, const char *key);
+/* FRESH (a drop-in ctrd_dropin made, freed) with what the earlier drop-in
+ * OLD of runtime NAME set on top of the node's CRI section: NAME as the
+ * default runtime, enable_cdi = true (install --set-as-default,
+ * --enable-cdi): an install run again keeps them, and check compares like
+ * with like */
+char *ctrd_carry(char *fresh, const char *old, int version, const char *name);
+
 /* The top-level "version = N" of DUMP: a pointer to N in DUMP, or NULL */
 const char *ctrd_version(const char *dump, size_t len);
 

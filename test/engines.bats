@@ -246,7 +246,7 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 			assert_line "wrote /etc/containers/containers.conf.d/ocidec.conf"
 		else
 			# the package's file (make install's) kept, and put back by --uninstall
-			assert_line "wrote /usr/share/containers/oci/hooks.d/ocidec.json (the original kept as FILE.ocidec-orig)"
+			assert_line "wrote /usr/share/containers/oci/hooks.d/ocidec.json (the original kept as /usr/share/containers/oci/hooks.d/ocidec.json.ocidec-orig)"
 		fi
 	done
 	assert_file_not_exists "$V2/root/etc/containers/containers.conf.d/ocidec.conf"

@@ -502,7 +502,7 @@ teardown() {
 	# the shipped configs are in it and the entrypoint is install
 	run timeout 120 podman run --rm --network none -v "$H:/host" "$IMAGE" --host-root /host --runtime docker
 	assert_success
-	assert_line "wrote /etc/docker/daemon.json (the original kept as FILE.ocidec-orig)"
+	assert_line "wrote /etc/docker/daemon.json (the original kept as /etc/docker/daemon.json.ocidec-orig)"
 	assert_file_exists "$H$P/etc/ocidec.d/nvidia.ini"
 	cmp "$OCIDEC" "$H$P/bin/ocidec"
 	timeout 120 podman run --rm --network none -v "$H:/host" "$IMAGE" --host-root /host --uninstall >/dev/null
@@ -694,6 +694,19 @@ host_mode() {
 	[ "$(readlink "$H/usr/local/bin/nvidia-container-runtime-hook")" = /usr/bin/ocidec ]
 	run host_mode "$H" --runtime podman,docker,containerd --set-as-default --enable-cdi
 	assert_line "ocidec install: nothing to change"
+	# check: the default ocidec set on top is no drift of the CRI section; and
+	# an install run again without the flags keeps what they set (review)
+	run unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" /usr/bin/ocidec check' sh "$H"
+	refute_output --partial "containerd ignores them"
+	run host_mode "$H" --runtime podman,docker,containerd
+	assert_line "ocidec install: nothing to change"
+	# names the engines' own runtimes have are refused; --wait is a container's
+	run host_mode "$H" --runtime docker --runtime-name runc
+	assert_failure 2
+	assert_output --partial "--runtime-name runc: the engines' own runtime's name"
+	run host_mode "$H" --runtime docker --wait
+	assert_failure 2
+	assert_output --partial "--wait: copying configs is the toolkit container's"
 	# the copying options are the toolkit container's
 	run host_mode "$H" --driver-root /run/nvidia/driver
 	assert_failure 2

@@ -4,6 +4,7 @@
  * options table exactly once each (TOML refuses a table twice), the
  * options table starting with the shim as BinaryName. */
 #include "common/ctrd.h"
+#include "common/util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* (a line of the input's own "key =value" spacing keeps it) */
 			if (strcmp(set, again) != 0 || !strstr(set, "default_runtime_name") || !strstr(set, "\"ocidec\"\n"))
 				abort();
+			/* an install run again carries what the first set (ctrd_carry, ctrd_get_key) */
+			{
+				char *carried = ctrd_carry(xstrdup(out), set, version, "ocidec");
+				char *v = ctrd_get_key(carried, ctr, "default_runtime_name");
+
+				if (!v || strcmp(v, "\"ocidec\"") != 0)
+					abort();
+				free(v);
+				free(carried);
+			}
 			free(set);
 			free(again);
 		}
