@@ -27,16 +27,39 @@ static void delete_all(cJSON *obj, const char *name)
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, name);
 }
 
-char *docker_json_merge(const char *text, const char *name, const char *path, struct oerr *err)
+/* daemon.json's TEXT (NULL or empty: none, an empty object when EMPTY_OK),
+ * read keeping numbers' text; NULL with ERR (EXIT_USAGE) when it is no
+ * JSON object */
+static cJSON *parse_daemon(const char *text, bool empty_ok, struct oerr *err)
 {
-	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *rt, *want;
-	char *outp, *line;
+	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : empty_ok ? cJSON_CreateObject() : NULL;
 
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);
 		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
 		return NULL;
 	}
+	return j;
+}
+
+/* J (freed) as daemon.json's text: pretty-printed, numbers as read, a
+ * newline at the end */
+static char *print_daemon(cJSON *j)
+{
+	char *outp = json_print_exact(j, 1), *line;
+
+	cJSON_Delete(j);
+	line = xconcat(outp, "\n");
+	free(outp);
+	return line;
+}
+
+char *docker_json_merge(const char *text, const char *name, const char *path, struct oerr *err)
+{
+	cJSON *j = parse_daemon(text, true, err), *rt, *want;
+
+	if (!j)
+		return NULL;
 	rt = cJSON_GetObjectItemCaseSensitive(j, "runtimes");
 	if (rt && !cJSON_IsObject(rt)) {
 		cJSON_Delete(j);
@@ -65,23 +88,15 @@ char *docker_json_merge(const char *text, const char *name, const char *path, st
 		if (!rt->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
 	}
-	outp = json_print_exact(j, 1);
-	cJSON_Delete(j);
-	line = xconcat(outp, "\n");
-	free(outp);
-	return line;
+	return print_daemon(j);
 }
 
 char *docker_json_set(const char *text, const char *default_runtime, bool cdi, struct oerr *err)
 {
-	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : cJSON_CreateObject(), *f;
-	char *outp, *line;
+	cJSON *j = parse_daemon(text, true, err), *f;
 
-	if (!cJSON_IsObject(j)) {
-		cJSON_Delete(j);
-		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
+	if (!j)
 		return NULL;
-	}
 	f = cJSON_GetObjectItemCaseSensitive(j, "features");
 	if (cdi && f && !cJSON_IsObject(f)) {
 		cJSON_Delete(j);
@@ -110,23 +125,15 @@ char *docker_json_set(const char *text, const char *default_runtime, bool cdi, s
 		delete_all(f, "cdi");
 		cJSON_AddTrueToObject(f, "cdi");
 	}
-	outp = json_print_exact(j, 1);
-	cJSON_Delete(j);
-	line = xconcat(outp, "\n");
-	free(outp);
-	return line;
+	return print_daemon(j);
 }
 
 char *docker_json_unset(const char *text, const char *name, bool cdi, struct oerr *err)
 {
-	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : NULL, *d, *f;
-	char *outp, *line;
+	cJSON *j = parse_daemon(text, false, err), *d, *f;
 
-	if (!cJSON_IsObject(j)) {
-		cJSON_Delete(j);
-		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
+	if (!j)
 		return NULL;
-	}
 	d = cJSON_GetObjectItemCaseSensitive(j, "default-runtime");
 	if (cJSON_IsString(d) && strcmp(d->valuestring, name) == 0)
 		delete_all(j, "default-runtime");
@@ -136,9 +143,5 @@ char *docker_json_unset(const char *text, const char *name, bool cdi, struct oer
 		if (!f->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "features");
 	}
-	outp = json_print_exact(j, 1);
-	cJSON_Delete(j);
-	line = xconcat(outp, "\n");
-	free(outp);
-	return line;
+	return print_daemon(j);
 }

@@ -82,6 +82,21 @@ static bool kind_accepts(enum item_kind kind, mode_t m)
 	}
 }
 
+/* What FD (in the directory PFD) is as a mount: OWN_NONE (its parent's
+ * mount, or not known), OWN_OTHER (a mount of its own, not a tmpfs: a
+ * user's FUSE file system may be one), OWN_TMPFS (a tmpfs of its own,
+ * which no user can mount) */
+enum own_mount { OWN_NONE, OWN_OTHER, OWN_TMPFS };
+static enum own_mount own_mount(int fd, int pfd)
+{
+	uint64_t id, pid;
+	struct statfs fs;
+
+	if (pfd < 0 || fd_mnt_id(fd, &id) < 0 || fd_mnt_id(pfd, &pid) < 0 || id == pid)
+		return OWN_NONE;
+	return fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC ? OWN_TMPFS : OWN_OTHER;
+}
+
 /* An IPC endpoint (PATH, in directory PARENT, ST its lstat) is mounted
  * where it is: one that is a symlink would give its target (a user's
  * /tmp/nvidia-mps -> /etc), and one in a directory others may write
@@ -93,8 +108,6 @@ static bool ipc_safe(struct vctx *c, const char *path, const char *parent, int f
 	_cleanup_close_ int pfd = root_open(c->rootfd, parent, O_PATH | O_DIRECTORY);
 	struct stat ps;
 	bool open_dir;   /* a directory others than its owner may write: anyone's (or a group's) */
-	uint64_t id, pid;
-	struct statfs fs;
 
 	if (S_ISLNK(st->st_mode)) {
 		log_warn("%s: skipped %s: an IPC path that is a symlink (its target would be mounted)", c->v->name, path);
@@ -118,8 +131,7 @@ static bool ipc_safe(struct vctx *c, const char *path, const char *parent, int f
 	/* a mount of its own there (an ipc_writable tmpfs) says who owns it,
 	 * and a user's FUSE file system says uid 0 as easily: in a directory
 	 * anyone may write only a tmpfs, which no user can mount, is taken */
-	if (open_dir && fd_mnt_id(fd, &id) == 0 && fd_mnt_id(pfd, &pid) == 0 && id != pid &&
-	    (fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC)) {
+	if (open_dir && own_mount(fd, pfd) == OWN_OTHER) {
 		log_warn("%s: skipped %s: a mount of its own that is no tmpfs, in a directory anyone may write "
 			 "(a user's FUSE file system could claim root's ownership)", c->v->name, path);
 		return false;
@@ -139,17 +151,16 @@ static enum item_kind ipc_writable(struct vctx *c, int fd, const char *path, con
 {
 	_cleanup_close_ int pfd = root_open(c->rootfd, parent, O_PATH | O_DIRECTORY);
 	int level = c->container ? LOG_WARN : LOG_INFO;
-	uint64_t id, pid;
+	enum own_mount own = own_mount(fd, pfd);
 	struct statvfs vfs;
-	struct statfs fs;
 
-	if (pfd < 0 || fd_mnt_id(fd, &id) < 0 || fd_mnt_id(pfd, &pid) < 0 || id == pid) {
+	if (own == OWN_NONE) {
 		log_msg(level, "%s: %s mounted read-only: it is no mount of its own (a container writing there "
 			"would fill the host file system it is on; mount a tmpfs there with nosuid,nodev to have "
 			"it writable)", c->v->name, path);
 		return KIND_IPC;
 	}
-	if (fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC) {
+	if (own != OWN_TMPFS) {
 		log_msg(level, "%s: %s mounted read-only: its mount is no tmpfs (a tmpfs of its own, which no user "
 			"can mount, is what ipc_writable takes)", c->v->name, path);
 		return KIND_IPC;

@@ -172,17 +172,24 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	assert_line "systemd libpod-$id.scope DeviceAllow=/dev/char/10:237 rwm"
 }
 
-@test "rootless podman 5 (crun and runc, cgroup v2): the hook gives a user's container the devices" {
+# rl_setup: a user rl (uid 1500, subordinate ids) in the v2 bed with the
+# test image loaded; rl CMD runs CMD as that user, rootless podman's way
+rl_setup() {
 	bed "$V2" sh -c 'id rl >/dev/null 2>&1 || useradd -m -u 1500 rl
 		echo rl:200000:65536 >/etc/subuid; echo rl:200000:65536 >/etc/subgid
 		mkdir -p /run/user/1500 && chown rl /run/user/1500 && chmod 0700 /run/user/1500'
 	chmod 0755 "$V2"
 	chmod 0644 "$V2/image.tar"
-	rl() {
-		bed "$V2" su rl -s /bin/sh -c "cd; export XDG_RUNTIME_DIR=/run/user/1500; $1" 2>&1 |
-			grep -v 'is not a shared mount'
-	}
 	rl "podman load -q -i $V2/image.tar" >/dev/null
+}
+
+rl() {
+	bed "$V2" su rl -s /bin/sh -c "cd; export XDG_RUNTIME_DIR=/run/user/1500; $1" 2>&1 |
+		grep -v 'is not a shared mount'
+}
+
+@test "rootless podman 5 (crun and runc, cgroup v2): the hook gives a user's container the devices" {
+	rl_setup
 	for rt in crun runc; do
 		run rl "podman run --rm --runtime $rt -e OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c '$DEMO_SEE_SHORT'"
 		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
@@ -192,16 +199,7 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 }
 
 @test "rootless podman 5 (crun and runc): the IPC directory comes read-only; an MPS stand-in's socket and FIFO are reached through it; the container writes nothing there (issue 32, findings 1, 2)" {
-	bed "$V2" sh -c 'id rl >/dev/null 2>&1 || useradd -m -u 1500 rl
-		echo rl:200000:65536 >/etc/subuid; echo rl:200000:65536 >/etc/subgid
-		mkdir -p /run/user/1500 && chown rl /run/user/1500 && chmod 0700 /run/user/1500'
-	chmod 0755 "$V2"
-	chmod 0644 "$V2/image.tar"
-	rl() {
-		bed "$V2" su rl -s /bin/sh -c "cd; export XDG_RUNTIME_DIR=/run/user/1500; $1" 2>&1 |
-			grep -v 'is not a shared mount'
-	}
-	rl "podman load -q -i $V2/image.tar" >/dev/null
+	rl_setup
 	gcc -static -O2 -o "$V2/mps-client" "$FIXTURES/mps-client.c"
 	chmod 0755 "$V2/mps-client"
 	for rt in crun runc; do
