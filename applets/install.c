@@ -605,14 +605,15 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		_cleanup_free_ char *cur = NULL, *plain = NULL, *dump = NULL, *binary = NULL;
 		struct stat st;
 		size_t len, dlen;
-		int have = read_host(in, CONTAINERD_TOML, &cur, &len, &st, err), version = 2;
+		int have = read_host(in, CONTAINERD_TOML, &cur, &len, &st, err), version = 2, file_version = 0;
 		const char *v;
 		char *t;
 
 		if (have < 0)
 			return -1;
-		if (have && (v = ctrd_top_key(cur, "version")) && (v = strchr(v, '=')))
-			version = atoi(v + 1);
+		/* config.toml's own version (none: 1, as containerd reads it) */
+		if (have)
+			file_version = (v = ctrd_top_key(cur, "version")) && (v = strchr(v, '=')) ? atoi(v + 1) : 1;
 		/* the node's configuration as containerd reads it, without ours:
 		 * our import line out, and our drop-in itself aside meanwhile
 		 * (an imports glob such as conf.d/\*.toml would still read it,
@@ -635,6 +636,15 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		if (!t)
 			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
 					  "(`containerd config dump`): not registered", CONTAINERD_TOML);
+		/* containerd 2.x with a config.toml still of version 2: the
+		 * drop-in in that version's names (containerd converts a file of
+		 * its own version only); from here on, the drop-in's version */
+		if (version >= 3 && file_version && file_version < 3) {
+			char *k = ctrd_as_version2(t);
+			free(t);
+			t = k;
+			version = 2;
+		}
 		{
 			/* what an earlier install set stays set (as Docker's default-runtime) */
 			_cleanup_free_ char *old = NULL;
@@ -684,7 +694,19 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 						     : xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix),
 				   rc, strlen(rc), 0644, MERGE_NONE);
 		}
-		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN);
+		/* containerd itself loads the result, or nothing is written */
+		{
+			_cleanup_free_ char *ctr = xasprintf("plugins.\"%s\".containerd",
+							     version >= 3 ? "io.containerd.cri.v1.runtime"
+									  : "io.containerd.grpc.v1.cri"),
+					    *q = xasprintf("\"%s\"", in->runtime_name),
+					    *d = ctrd_get_key(t, ctr, "default_runtime_name");
+
+			if (ctrd_verify(in->root, plain, have ? file_version : version, t, in->runtime_name, shim,
+					d && strcmp(d, q) == 0, err) < 0)
+				return -1;
+		}
+		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN, version);
 		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
 			   MERGE_TOML);
 	}
@@ -879,7 +901,8 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 				edited = ctrd_remove_import(cur, CONTAINERD_DROPIN);
 			if (!edited)
 				return -1;
-			if (!backup && (strspn(edited, " \t\n{}") == strlen(edited) || strcmp(edited, "version = 2\n") == 0))
+			if (!backup && (strspn(edited, " \t\n{}") == strlen(edited) || strcmp(edited, "version = 2\n") == 0 ||
+					 strcmp(edited, "version = 3\n") == 0))
 				edited[0] = '\0';
 			if (!*edited && !backup) {
 				if (unlinkat(dfd, strrchr(path, '/') + 1, 0) < 0 && errno != ENOENT)

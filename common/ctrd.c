@@ -407,9 +407,9 @@ char *ctrd_add_import(const char *text, const char *dropin)
 	return xasprintf("%.*s%s%s%s", (int)(last + 1 - text), text, *last == '[' ? "" : ", ", quoted, last + 1);
 }
 
-char *ctrd_new_config(const char *dropin)
+char *ctrd_new_config(const char *dropin, int version)
 {
-	return xasprintf("version = 2\n" IMPORT_LINE, dropin);
+	return xasprintf("version = %d\n" IMPORT_LINE, version >= 3 ? 3 : 2, dropin);
 }
 
 char *ctrd_remove_import(const char *text, const char *dropin)
@@ -506,4 +506,25 @@ char *ctrd_carry(char *fresh, const char *old, int version, const char *name)
 	}
 	free(d), free(c), free(ctr), free(q);
 	return fresh;
+}
+
+char *ctrd_as_version2(const char *dropin)
+{
+	static const char v3[] = "[plugins.\"io.containerd.cri.v1.runtime\"", v2[] = "[plugins.\"io.containerd.grpc.v1.cri\"";
+	struct buf out = { 0 };
+
+	EACH_LINE(dropin, strlen(dropin), l, ll) {
+		if (ll >= sizeof(v3) - 1 && memcmp(l, v3, sizeof(v3) - 1) == 0) {
+			puts_(&out, v2);
+			put(&out, l + sizeof(v3) - 1, ll - (sizeof(v3) - 1));
+		} else if (ll == 11 && memcmp(l, "version = 3", 11) == 0) {
+			puts_(&out, "version = 2");
+		} else {
+			put(&out, l, ll);
+		}
+		put(&out, "\n", 1);
+	}
+	if (!out.p)
+		puts_(&out, "");
+	return out.p;
 }

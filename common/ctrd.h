@@ -59,6 +59,23 @@ char *ctrd_get_key(const char *text, const char *table, const char *key);
  * with like */
 char *ctrd_carry(char *fresh, const char *old, int version, const char *name);
 
+/* DROPIN, a version 3 drop-in (containerd 2.x's names), in version 2's
+ * names: for a node whose config.toml is still version 2, which containerd
+ * 2.x converts whole, with its imports, only when they are of its version
+ * (an import of version 3 there leaves the node's CRI settings unread).
+ * The runtime's tables and keys are the same under both names. malloc'd. */
+char *ctrd_as_version2(const char *dropin);
+
+/* Asks the host's containerd whether config.toml's text CONF (without
+ * ocidec's import; NULL: none) importing DROPIN loads, and runs runtime
+ * NAME with the binary SHIM (and, DEFAULT, as its default runtime): DROPIN
+ * written beside config.toml under a name no imports glob reads, the dump
+ * made, both removed. -1 with ERR (EXIT_USAGE) naming what containerd said
+ * or what it would not run. CONF_VERSION: config.toml's version (1: its
+ * conversion is named in the fix). */
+int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin, const char *name,
+		const char *shim, bool as_default, struct oerr *err);
+
 /* The top-level "version = N" of DUMP: a pointer to N in DUMP, or NULL */
 const char *ctrd_version(const char *dump, size_t len);
 
@@ -77,9 +94,10 @@ int ctrd_runtimes(const char *dump, size_t len, int version, char **default_name
  * the quoted path already: unchanged. malloc'd. */
 char *ctrd_add_import(const char *text, const char *dropin);
 char *ctrd_remove_import(const char *text, const char *dropin);
-/* A config.toml for a host that has none: version 2, the import (taken
- * out again: "version = 2\n", which --uninstall removes) */
-char *ctrd_new_config(const char *dropin);
+/* A config.toml for a host that has none: VERSION (containerd's own, 2 or
+ * 3), the import (taken out again: "version = N\n", which --uninstall
+ * removes) */
+char *ctrd_new_config(const char *dropin, int version);
 /* The top-level line of TEXT whose key is KEY (before the first table), or NULL */
 const char *ctrd_top_key(const char *text, const char *key);
 

@@ -22,12 +22,15 @@
 #define CONTAINERD_TOML "/etc/containerd/config.toml"
 #define MAX_DUMP (64u << 20)
 
-/* The host's containerd binary (a path inside the host root), or NULL */
+/* The host's containerd binary (a path inside the host root), or NULL:
+ * the first on systemd's and a login shell's PATH, so an upstream release
+ * in /usr/local/bin (its documented place) wins over the distribution's
+ * package, as it does when the node starts containerd */
 const char *ctrd_binary(int root)
 {
-	static const char *const paths[] = { "/usr/bin/containerd", "/usr/local/bin/containerd",
-					     "/usr/sbin/containerd", "/bin/containerd", "/opt/bin/containerd",
-					     NULL };
+	static const char *const paths[] = { "/usr/local/sbin/containerd", "/usr/local/bin/containerd",
+					     "/usr/sbin/containerd", "/usr/bin/containerd", "/sbin/containerd",
+					     "/bin/containerd", "/opt/bin/containerd", NULL };
 
 	for (int i = 0; paths[i]; i++) {
 		_cleanup_close_ int fd = root_open(root, paths[i], O_PATH);
@@ -182,4 +185,69 @@ done:
 	free(o.p);
 	free(e.p);
 	return r;
+}
+
+struct verify_seen {
+	const char *name, *shim;
+	bool found, runs_shim;
+};
+
+static void on_verify_runtime(void *arg, const char *name, const char *type, const char *binary)
+{
+	struct verify_seen *s = arg;
+
+	(void)type;
+	if (strcmp(name, s->name) == 0) {
+		s->found = true;
+		s->runs_shim = binary && strcmp(binary, s->shim) == 0;
+	}
+}
+
+int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin, const char *name,
+		const char *shim, bool as_default, struct oerr *err)
+{
+	static const char *const dirs[] = { "/etc/containerd", "/tmp", "/etc", NULL };
+	const char *dir = NULL;
+	_cleanup_free_ char *tmp = NULL, *text = NULL, *dump = NULL, *def = NULL;
+	struct verify_seen s = { .name = name, .shim = shim };
+	const char *v;
+	size_t len;
+	int r, version = 2;
+
+	for (int i = 0; dirs[i] && !dir; i++) {
+		_cleanup_close_ int d = root_open(root, dirs[i], O_PATH | O_DIRECTORY);
+		if (d >= 0)
+			dir = dirs[i];
+	}
+	if (!dir)
+		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
+	/* (no .toml: an imports glob must never read a leftover) */
+	tmp = xasprintf("%s/.ocidec-dropin-%d", dir, (int)getpid());
+	if (root_write_atomic(root, tmp, dropin, strlen(dropin), 0600, false, err) < 0)
+		return -1;
+	text = conf ? ctrd_add_import(conf, tmp) : ctrd_new_config(tmp, conf_version);
+	r = ctrd_dump(root, text, &dump, &len, err);
+	{
+		_cleanup_close_ int dfd = root_open(root, dir, O_PATH | O_DIRECTORY);
+		if (dfd >= 0)
+			unlinkat(dfd, strrchr(tmp, '/') + 1, 0);
+	}
+	if (r < 0) {
+		if (conf_version < 2)
+			return oerr_prefix(err, "containerd would not load config.toml with ocidec's drop-in: "
+				"config.toml is configuration version 1 (no \"version = 2\" line), which containerd "
+				"1.x imports no version 2 file into; convert it with containerd's own dump "
+				"(containerd config dump >/tmp/config.toml && mv /tmp/config.toml " CONTAINERD_TOML
+				"), then run ocidec install again. Nothing written");
+		return oerr_prefix(err, "containerd would not load config.toml with ocidec's drop-in; nothing written");
+	}
+	if ((v = ctrd_version(dump, len)))
+		version = atoi(v);
+	if (ctrd_runtimes(dump, len, version, &def, on_verify_runtime, &s) < 0 || !s.found || !s.runs_shim ||
+	    (as_default && (!def || strcmp(def, name) != 0)))
+		return oerr_usage(err, "%s: with ocidec's drop-in, `containerd config dump` %s runtime \"%s\" "
+			       "(report this, with config.toml): nothing written", CONTAINERD_TOML,
+			       !s.found ? "has no" : !s.runs_shim ? "runs another binary for" : "has another default than",
+			       name);
+	return 0;
 }

@@ -468,6 +468,97 @@ containerd_stop() {
 	cmp "$d/orig.toml" "$d/root/etc/containerd/config.toml"
 }
 
+# containerd 2.x (Debian unstable's, test/fixtures/containerd2.sh) in the
+# bed D's /usr/local/bin, where upstream's release goes (first on PATH, so
+# containerd, its shim and ctr are 2.x's); teardown takes it out again
+containerd2_in() {
+	local c2 rc=0
+	c2=$("$FIXTURES/containerd2.sh") || rc=$?
+	[ "$rc" -ne 3 ] || skip "Debian's unstable archive has no containerd 2.x"
+	[ "$rc" -eq 0 ]
+	C2_BED=$1
+	cp "$c2/usr/bin/containerd" "$c2/usr/bin/containerd-shim-runc-v2" "$c2/usr/bin/ctr" "$1/root/usr/local/bin/"
+}
+
+teardown() {
+	[ -n "${C2_BED:-}" ] || return 0
+	containerd_stop "$C2_BED"
+	rm -f "$C2_BED/root/usr/local/bin/containerd" "$C2_BED/root/usr/local/bin/containerd-shim-runc-v2" \
+		"$C2_BED/root/usr/local/bin/ctr"
+}
+
+@test "containerd 2.x (Debian unstable's) CRI as kubelet drives it, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; config version 3, and a node's version 2 config.toml with every setting kept; a pod without a runtime handler gets its devices; an impossible request fails with ocidec's line in the CRI's error; --uninstall gives config.toml back (issue 33)" {
+	# the hybrid layout: containerd 2.x has no disable_cgroup, and this
+	# host's cgroup2 has no CPU controller for what the CRI sets
+	d=$HY
+	containerd2_in "$d"
+	run bed "$d" containerd --version
+	assert_output --regexp '^containerd [^ ]+ 2\.'
+	echo "# $output" >&3
+	mkdir -p "$d/ctrd" "$d/logs"
+	for version in 3 2; do
+		if [ "$version" = 3 ]; then
+			cat >"$d/root/etc/containerd/config.toml" <<-EOF
+			version = 3
+			root = "$d/ctrd/root"
+			state = "$d/ctrd/state"
+			[grpc]
+			  address = "$d/ctrd/ctrd.sock"
+			[plugins."io.containerd.cri.v1.images".pinned_images]
+			  sandbox = "docker.io/library/ocidec-test:1"
+			[plugins."io.containerd.cri.v1.runtime"]
+			  restrict_oom_score_adj = true
+			[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+			  NoNewKeyring = true
+			EOF
+		else
+			cat >"$d/root/etc/containerd/config.toml" <<-EOF
+			version = 2
+			root = "$d/ctrd/root"
+			state = "$d/ctrd/state"
+			[grpc]
+			  address = "$d/ctrd/ctrd.sock"
+			[plugins."io.containerd.grpc.v1.cri"]
+			  sandbox_image = "docker.io/library/ocidec-test:1"
+			  restrict_oom_score_adj = true
+			  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+			    NoNewKeyring = true
+			EOF
+		fi
+		cp "$d/root/etc/containerd/config.toml" "$d/orig.toml"
+		run bed "$d" ocidec install --runtime containerd --set-as-default --enable-cdi
+		assert_success
+		assert_line --partial "/usr/bin/ocidec registered, as it is installed"
+		run bed "$d" containerd config dump
+		assert_line --regexp "^ +default_runtime_name = 'ocidec'$"
+		assert_line --regexp "^ +enable_cdi = true$"
+		assert_line --regexp "^ +BinaryName = '/usr/bin/ocidec-runtime'$"
+		# the node's own settings, read (the sandbox image is the only one
+		# there is: this machine reaches no registry)
+		assert_line --regexp "^ +sandbox = 'docker.io/library/ocidec-test:1'$"
+		refute_line --partial 'level=warning'
+		containerd_start "$d"
+		bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+		run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_success
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+		run pod "$d" docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+		assert_output 0
+		run pod "$d" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+		run pod "$d" --handler ocidec --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+		run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+		assert_failure
+		assert_output --partial "ocidec runtime: demo: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
+		echo "# config version $version, the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+		containerd_stop "$d"
+		run bed "$d" ocidec install --uninstall
+		assert_success
+		cmp "$d/orig.toml" "$d/root/etc/containerd/config.toml"
+	done
+}
+
 @test "deploy/kubernetes as written, through containerd's CRI: a pod that sets NVIDIA_VISIBLE_DEVICES itself gets nothing; the device plugin's mounts give exactly their GPU; its own privileged pod keeps the environment (issue 22, finding 3)" {
 	d=$V2
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes

@@ -148,49 +148,88 @@ snapshot() {
 	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
 }
 
-@test "install: an existing imports array gets one string; containerd 2's version 3 gets the runtime's tables only" {
-	# a stand-in for containerd 2 (none in Debian): it prints a 2.x dump
-	# (test/fixtures/containerd/dump-v3.toml), as the host's own would
-	mkdir -p "$H/bin"
-	cp /bin/busybox "$H/bin/busybox"
-	ln -s busybox "$H/bin/sh"
-	cp "$FIXTURES/containerd/dump-v3.toml" "$H/etc/containerd/dump-v3.toml"
-	rm "$H/usr/bin/containerd"
-	printf '#!/bin/sh\nexec /bin/busybox cat /etc/containerd/dump-v3.toml\n' >"$H/usr/bin/containerd"
-	chmod 0755 "$H/usr/bin/containerd"
+# containerd2 H: Debian unstable's containerd 2.x (test/fixtures/containerd2.sh)
+# as the host root H's containerd, in /usr/local/bin (where upstream's
+# release goes; it comes first on PATH), beside H's 1.6; skips where the
+# archive has no 2.x
+containerd2() {
+	local c2 rc=0
+	c2=$("$FIXTURES/containerd2.sh") || rc=$?
+	[ "$rc" -ne 3 ] || skip "Debian's unstable archive has no containerd 2.x"
+	[ "$rc" -eq 0 ]
+	cp "$c2/usr/bin/containerd" "$1/usr/local/bin/containerd"
+}
+
+@test "install: containerd 2.x (Debian unstable's, real): an existing imports array gets one string; config version 3 gets the runtime's tables only; a node's config.toml still of version 2 gets them in version 2's names, and keeps every setting (issue 33)" {
+	containerd2 "$H"
 	printf 'version = 3\nimports = ["/etc/containerd/other.toml"]\n' >"$H/etc/containerd/config.toml"
-	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	printf 'version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]\n  SystemdCgroup = true\n' \
+		>"$H/etc/containerd/other.toml"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd --set-as-default >/dev/null
 	run cat "$H/etc/containerd/config.toml"
 	assert_output $'version = 3\nimports = ["/etc/containerd/other.toml", "/etc/containerd/conf.d/ocidec.toml"]'
 	run grep -v '^#' "$H/etc/containerd/conf.d/ocidec.toml"
-	assert_output - <<-'EOF'
-	version = 3
-
-	[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec]
-	  runtime_type = "io.containerd.runc.v2"
-	  runtime_path = ''
-	  pod_annotations = []
-	  container_annotations = ["ocidec.io/*"]
-	  privileged_without_host_devices = false
-	  privileged_without_host_devices_all_devices_allowed = false
-	  base_runtime_spec = ''
-	  cni_conf_dir = ''
-	  cni_max_conf_num = 0
-	  snapshotter = ''
-	  sandboxer = 'podsandbox'
-	  io_type = ''
-
-	[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec.options]
-	  BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"
-	  CriuImagePath = ''
-	  CriuWorkPath = ''
-	  IoGid = 0
-	  IoUid = 0
-	  NoNewKeyring = false
-	  Root = ''
-	  ShimCgroup = ''
-	  SystemdCgroup = true
+	assert_line 'version = 3'
+	assert_line '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.ocidec]'
+	assert_line '  BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"'
+	assert_line '  SystemdCgroup = true'            # runc's options, from other.toml
+	refute_line --partial 'cri.v1.images'            # nothing of the node's but the runtime
+	# containerd 2.x's own reading
+	run chroot "$H" /usr/local/bin/containerd config dump
+	assert_line --regexp "^ +default_runtime_name = 'ocidec'$"
+	assert_line --regexp "^ +BinaryName = '/usr/local/ocidec/bin/ocidec-runtime'$"
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	# a node upgraded from 1.7 keeps its version 2 config.toml: a version 3
+	# import there makes containerd 2.x drop the node's CRI settings
+	cat >"$H/etc/containerd/config.toml" <<-'EOF'
+	version = 2
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "registry.example/pause:9"
+	  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+	    NoNewKeyring = true
 	EOF
+	cp "$H/etc/containerd/config.toml" "$BATS_TEST_TMPDIR/orig.toml"
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd --set-as-default --enable-cdi
+	assert_success
+	run grep -c 'cri.v1' "$H/etc/containerd/conf.d/ocidec.toml"
+	assert_output 0
+	run chroot "$H" /usr/local/bin/containerd config dump
+	assert_line --regexp "^ +sandbox = 'registry.example/pause:9'$"
+	assert_line --regexp "^ +default_runtime_name = 'ocidec'$"
+	assert_line --regexp "^ +enable_cdi = true$"
+	assert_line --regexp "^ +NoNewKeyring = true$"
+	refute_output --partial 'level=warning'
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	cmp "$BATS_TEST_TMPDIR/orig.toml" "$H/etc/containerd/config.toml"
+	# no config.toml: one of containerd 2.x's version, removed again
+	rm "$H/etc/containerd/config.toml"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	run head -n 1 "$H/etc/containerd/config.toml"
+	assert_output 'version = 3'
+	run chroot "$H" /usr/local/bin/containerd config dump
+	assert_line --regexp "^ +BinaryName = '/usr/local/ocidec/bin/ocidec-runtime'$"
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	[ ! -e "$H/etc/containerd/config.toml" ]
+}
+
+@test "install: a config.toml of version 1 (containerd 1.x imports no version 2 file into it): refused with containerd's own conversion as the fix, nothing written; after it, installed (issue 33)" {
+	printf 'root = "/var/lib/containerd"\n[plugins.cri]\n  sandbox_image = "registry.example/pause:9"\n' \
+		>"$H/etc/containerd/config.toml"
+	before=$(snapshot)
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd
+	assert_failure 2
+	assert_output --partial "config.toml is configuration version 1"
+	assert_output --partial "(containerd config dump >/tmp/config.toml && mv /tmp/config.toml /etc/containerd/config.toml)"
+	assert_output --partial 'invalid plugin key URI "cri"'   # containerd's own words
+	assert_equal "$(snapshot)" "$before"
+	# the fix, as printed, in the host root
+	mkdir -p "$H/tmp"
+	chroot "$H" /usr/bin/containerd config dump >"$H/tmp/config.toml" 2>/dev/null && mv "$H/tmp/config.toml" "$H/etc/containerd/config.toml"
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd --set-as-default
+	assert_success
+	run chroot "$H" /usr/bin/containerd config dump
+	assert_line --regexp '^ +sandbox_image = "registry.example/pause:9"$'
+	assert_line --regexp '^ +default_runtime_name = "ocidec"$'
 }
 
 @test "install: containerd 1.6 keeps every CRI setting of the node, the runtime inherits runc's options (issue 21, finding 3)" {

@@ -2,7 +2,9 @@
  * dump`'s text (ctrd_dropin), and install's key set in it (ctrd_set_key). Any text: no crash, leak or undefined
  * behaviour; a drop-in, when made, declares the runtime's table and its
  * options table exactly once each (TOML refuses a table twice), the
- * options table starting with the shim as BinaryName. */
+ * options table starting with the shim as BinaryName; a version 3 one in
+ * version 2's names (ctrd_as_version2) declares them under version 2's
+ * plugin exactly once each and nothing under version 3's. */
 #include "common/ctrd.h"
 #include "common/util.h"
 
@@ -58,6 +60,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			free(set);
 			free(again);
+		}
+		if (version == 3) {
+			char *v2 = ctrd_as_version2(out), t2[128], o2[192];
+
+			snprintf(t2, sizeof(t2), "\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.ocidec]\n");
+			snprintf(o2, sizeof(o2), "\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.ocidec.options]\n"
+				 "  BinaryName = \"/shim\"\n");
+			if (count(v2, t2) != 1 || count(v2, o2) != 1 || strstr(v2, "\n[plugins.\"io.containerd.cri.v1.runtime\""))
+				abort();
+			free(v2);
 		}
 	}
 	free(out);
