@@ -438,6 +438,29 @@ containerd_stop() {
 	done
 }
 
+# default_runtime_pods DIR WHAT: with ocidec as containerd's default runtime
+# and CDI on, pods as kubelet makes them: without a runtime handler they get
+# what they ask for (and nothing when they ask for nothing), by variable and
+# by the CRI's CDI field; an impossible request fails CreateContainer with
+# ocidec's line in the CRI's error (printed, for the note)
+default_runtime_pods() {
+	local d=$1
+	bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+	run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run pod "$d" docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+	assert_output 0
+	run pod "$d" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	run pod "$d" --handler ocidec --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+	run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+	assert_failure
+	assert_output --partial "ocidec runtime: demo: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
+	echo "# $2: the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+}
+
 @test "containerd 1.7 CRI, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; a pod without a runtime handler gets its devices; a request that cannot be met fails with ocidec's line in the CRI's error; --uninstall gives config.toml back (issue 33, findings 1, 2)" {
 	d=$V2
 	containerd_config "$d" >"$d/root/etc/containerd/config.toml"
@@ -450,18 +473,7 @@ containerd_stop() {
 	assert_line --regexp '^ +default_runtime_name = "ocidec"$'
 	assert_line --regexp '^ +enable_cdi = true$'
 	containerd_start "$d"
-	bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
-	run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-	assert_success
-	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
-	run pod "$d" docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
-	assert_output 0
-	run pod "$d" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
-	run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
-	assert_failure
-	assert_output --partial "ocidec runtime: demo: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
-	echo "# the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+	default_runtime_pods "$d" "containerd 1.7"
 	containerd_stop "$d"
 	run bed "$d" ocidec install --uninstall
 	assert_success
@@ -538,20 +550,7 @@ teardown() {
 		assert_line --regexp "^ +sandbox = 'docker.io/library/ocidec-test:1'$"
 		refute_line --partial 'level=warning'
 		containerd_start "$d"
-		bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
-		run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-		assert_success
-		assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
-		run pod "$d" docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
-		assert_output 0
-		run pod "$d" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
-		run pod "$d" --handler ocidec --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
-		run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
-		assert_failure
-		assert_output --partial "ocidec runtime: demo: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
-		echo "# config version $version, the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+		default_runtime_pods "$d" "containerd 2.x, config version $version"
 		containerd_stop "$d"
 		run bed "$d" ocidec install --uninstall
 		assert_success
