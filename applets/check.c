@@ -13,6 +13,7 @@
 #include "applets/applet.h"
 #include "common/config.h"
 #include "common/ctrd.h"
+#include "common/engines.h"
 #include "common/log.h"
 #include "common/plan.h"
 #include "common/rootfile.h"
@@ -61,44 +62,112 @@ struct report {
 	bool json;
 	bool registered;   /* an engine runs ocidec: a hook, a runtime or a spec of ours */
 	int drivers;       /* vendors with a driver here */
+	bool nvidia;       /* a vendor named nvidia (Docker's --gpus) */
+	struct strv kinds, kind_vendors;  /* the CDI kinds of vendors with a driver here, and their names */
 };
 
-static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+/* One check's line: its status, what it is about, and how to fix it: FIX a
+ * command to paste (it works as printed, on this host, in the state the
+ * line describes), TODO what to do where no command does it (NULL: none) */
+static void vsay(struct report *r, enum status st, const char *what, const char *fix, const char *todo,
+		 const char *fmt, va_list ap)
 {
 	static const char *const names[] = { "ok", "info", "problem" };
 	cJSON *c = cJSON_CreateObject();
 	char *detail;
-	va_list ap;
 
-	va_start(ap, fmt);
 	if (vasprintf(&detail, fmt, ap) < 0)
 		oom();
-	va_end(ap);
 	cJSON_AddStringToObject(c, "check", what);
 	cJSON_AddStringToObject(c, "status", names[st]);
 	cJSON_AddStringToObject(c, "detail", detail);
 	if (fix)
 		cJSON_AddStringToObject(c, "fix", fix);
+	if (todo)
+		cJSON_AddStringToObject(c, "do", todo);
 	cJSON_AddItemToArray(r->checks, c);
 	r->problems += st == PROBLEM;
 	if (!r->json) {
 		/* names from a spec, a driver root or a config escaped: none
 		 * forges a line or reaches the terminal as an escape */
-		char *esc = xmalloc(4 * strlen(detail) + 1);
+		const char *lines[3][2] = { { "", detail }, { "fix: ", fix }, { "do: ", todo } };
 
-		out("%-8s %s: %s\n", st == PROBLEM ? "PROBLEM" : names[st], what,
-		    escape_bytes(detail, esc, 4 * strlen(detail) + 1));
-		free(esc);
-		if (fix) {
-			esc = xmalloc(4 * strlen(fix) + 1);
-			out("         fix: %s\n", escape_bytes(fix, esc, 4 * strlen(fix) + 1));
+		for (int i = 0; i < 3; i++) {
+			char *esc;
+
+			if (!lines[i][1])
+				continue;
+			esc = xmalloc(4 * strlen(lines[i][1]) + 1);
+			escape_bytes(lines[i][1], esc, 4 * strlen(lines[i][1]) + 1);
+			if (i == 0)
+				out("%-8s %s: %s\n", st == PROBLEM ? "PROBLEM" : names[st], what, esc);
+			else
+				out("         %s%s\n", lines[i][0], esc);
 			free(esc);
 		}
 	}
 	free(detail);
+}
+
+static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void advise(struct report *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void say2(struct report *r, enum status st, const char *what, const char *fix, const char *todo,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* a line whose fix is a command */
+static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(r, st, what, fix, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* a line whose fix is in words: no command does it */
+static void advise(struct report *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(r, st, what, NULL, todo, fmt, ap);
+	va_end(ap);
+}
+
+static void say2(struct report *r, enum status st, const char *what, const char *fix, const char *todo,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(r, st, what, fix, todo, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem ENGINE's daemon has until it reads its configuration again
+ * (RESTART: a restart; else a reload), with FIRST (a command, NULL: none)
+ * to run before: the command this host takes, or, without one, words */
+static void say_apply(struct report *r, int root, enum engine_id id, bool restart, const char *first,
+		      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void say_apply(struct report *r, int root, enum engine_id id, bool restart, const char *first,
+		      const char *fmt, ...)
+{
+	const struct engine *e = engine(id);
+	_cleanup_free_ char *cmd = engine_apply_command(root, e, restart), *fix = NULL, *todo = NULL;
+	va_list ap;
+
+	if (cmd)
+		fix = first ? xasprintf("%s && %s", first, cmd) : xstrdup(cmd);
+	else {
+		fix = first ? xstrdup(first) : NULL;
+		todo = xasprintf("%s%s %s the way this host starts it (no systemd, no init script of its own here)",
+				 first ? "then " : "", restart ? "restart" : "reload (or restart)", e->daemon);
+	}
+	va_start(ap, fmt);
+	vsay(r, PROBLEM, e->name, fix, todo, fmt, ap);
+	va_end(ap);
 }
 
 /* PID's FILE under PROC into BUF (SIZE, NUL-terminated); false: none */
@@ -201,14 +270,16 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 
 	config_load_each(&cfg, dir);
 	for (size_t i = 0; i < cfg.nbroken; i++)
-		say(r, PROBLEM, "config", "correct the line named, then check again: only the containers that ask "
-		    "for that vendor fail meanwhile", "%s", cfg.broken[i].err.msg);
+		advise(r, PROBLEM, "config", "correct the line named, then check again (meanwhile only the "
+		       "containers that ask for that vendor fail)", "%s", cfg.broken[i].err.msg);
 	if (!cfg.n && !cfg.nbroken)
-		say(r, PROBLEM, "config", "install the vendor configs (ocidec install, or the package)",
-		    "no vendor config in %s", dir);
+		advise(r, PROBLEM, "config", "put the vendor configs there (the package's, or NAME.ini files as "
+		       "ocidec(1) describes)", "no vendor config in %s", dir);
 	for (size_t i = 0; i < cfg.n; i++) {
 		const struct vendor *v = &cfg.vendors[i];
 		struct plan plan = { 0 };
+
+		r->nvidia |= strcmp(v->name, "nvidia") == 0;
 		struct oerr err;
 		struct stat st;
 		size_t devs = 0;
@@ -217,7 +288,7 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 		 * any pod sets its own environment */
 		if ((v->unprivileged_selection & SRC_ENV) && host_stat(root, "/var/lib/kubelet", &st, true) &&
 		    S_ISDIR(st.st_mode))
-			say(r, PROBLEM, v->name,
+			advise(r, PROBLEM, v->name,
 			    "in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts "
 			    "annotation (what ocidec install --tenant-policy kubernetes writes)",
 			    "a container without CAP_SYS_ADMIN selects devices through its own environment "
@@ -229,18 +300,22 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 			const char *why = !there ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
 
 			if (why) {
-				say(r, PROBLEM, v->name, "install the driver, or start the driver container that provides "
-				    "it (or correct driver_root)", "driver_root %s: %s", v->driver_root, why);
+				advise(r, PROBLEM, v->name, "install the driver, or start the driver container that "
+				       "provides it, or correct driver_root", "driver_root %s: %s", v->driver_root, why);
 				continue;
 			}
 		}
 		if (!at_slash) {  /* the files under it: only in this process's own view */
 			say(r, OK, v->name, NULL, "driver_root %s is there", v->driver_root);
 			r->drivers++;
+			if (v->cdi_kind) {
+				strv_push(&r->kinds, v->cdi_kind);
+				strv_push(&r->kind_vendors, v->name);
+			}
 			continue;
 		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {
-			say(r, PROBLEM, v->name, "see the vendor file and its driver root", "%s", err.msg);
+			advise(r, PROBLEM, v->name, "correct the vendor file or its driver root", "%s", err.msg);
 			plan_free(&plan);
 			continue;
 		}
@@ -251,12 +326,16 @@ static void check_configs(struct report *r, const char *dir, int root, bool at_s
 			say(r, INFO, v->name, NULL, "nothing under driver_root %s: this driver is not installed here",
 			    v->driver_root);
 		else if (!devs)
-			say(r, PROBLEM, v->name, "load the driver's kernel module (for NVIDIA: nvidia-modprobe, or "
-			    "nvidia-smi once), which makes the device nodes",
+			advise(r, PROBLEM, v->name, "load the driver's kernel module, which makes the device nodes "
+			       "(NVIDIA's: nvidia-modprobe, or nvidia-smi once)",
 			    "no device node under %s (%zu files otherwise)", v->driver_root, plan.n);
 		else
 			say(r, OK, v->name, NULL, "driver_root %s: %zu device node%s, %zu paths in all", v->driver_root,
 			    devs, devs == 1 ? "" : "s", plan.n);
+		if (plan.n && v->cdi_kind) {
+			strv_push(&r->kinds, v->cdi_kind);
+			strv_push(&r->kind_vendors, v->name);
+		}
 		r->drivers += plan.n > 0;
 		plan_free(&plan);
 	}
@@ -357,9 +436,9 @@ static void check_cdi(struct report *r, int root)
 					why = "cannot be read";
 				spec = why ? NULL : cJSON_Parse(text);
 				if (!spec) {
-					say(r, PROBLEM, "cdi", "correct or remove it: engines refuse a spec they cannot read "
-					    "(podman drops it, containerd fails the container)", "%s: %s", path,
-					    why ? why : "not a JSON spec");
+					advise(r, PROBLEM, "cdi", "correct it, or remove it: engines refuse a spec they "
+					       "cannot read (podman drops it, containerd fails the container)", "%s: %s",
+					       path, why ? why : "not a JSON spec");
 					continue;
 				}
 			}
@@ -367,12 +446,20 @@ static void check_cdi(struct report *r, int root)
 			edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"));
 			cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
 				edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(dev, "containerEdits"));
-			if (sp.gone)
-				say(r, PROBLEM, "cdi", "make it again for the driver there now (ocidec cdi -o DIR VENDOR; "
-				    "nvidia-ctk cdi generate for NVIDIA's), or remove it",
-				    "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "
-				    "container given a device of it fails to start", path,
-				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.gone, sp.n, sp.first);
+			if (sp.gone) {
+				/* one of a vendor's with a driver here: ocidec makes it
+				 * anew; another tool's, that tool */
+				_cleanup_free_ char *fix = NULL;
+
+				for (size_t i = 0; i < r->kinds.n && !fix && cJSON_IsString(kind); i++)
+					if (strcmp(r->kinds.v[i], kind->valuestring) == 0)
+						fix = xasprintf("ocidec cdi -o %s %s", path, r->kind_vendors.v[i]);
+				say2(r, PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that wrote it "
+				     "(NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",
+				     "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "
+				     "container given a device of it fails to start", path,
+				     cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.gone, sp.n, sp.first);
+			}
 			else if ((r->registered = true))
 				say(r, OK, "cdi", NULL, "%s (%s): the %zu host paths it names are there", path,
 				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.n);
@@ -433,40 +520,11 @@ static bool is_ocidec_hook(const char *text, char **path)
 	return r;
 }
 
-/* The hooks dirs podman reads: its default, or what containers.conf and
- * its drop-ins say (only the hooks_dir lines are looked at) */
-static bool podman_reads(int root, const char *dir)
-{
-	static const char *const confs[] = { "/usr/share/containers/containers.conf", "/etc/containers/containers.conf",
-					     NULL };
-	bool named = false, set = false;
-	struct strv files = { 0 };
-
-	for (int i = 0; confs[i]; i++)
-		strv_push(&files, confs[i]);
-	{
-		DIR *dd = root_opendir(root, "/etc/containers/containers.conf.d");
-		struct dirent *e;
-
-		while (dd && (e = readdir(dd)))
-			if (strlen(e->d_name) > 5 && strcmp(e->d_name + strlen(e->d_name) - 5, ".conf") == 0)
-				strv_push_owned(&files, xasprintf("/etc/containers/containers.conf.d/%s", e->d_name));
-		if (dd)
-			closedir(dd);
-	}
-	for (size_t i = 0; i < files.n; i++) {
-		_cleanup_free_ char *t = host_read(root, files.v[i]);
-
-		named |= conf_hooks_dir_names(t, dir, &set);
-	}
-	strv_free(&files);
-	return set ? named : strcmp(dir, "/usr/share/containers/oci/hooks.d") == 0;
-}
-
 static void check_podman(struct report *r, int root)
 {
-	static const char *const dirs[] = { "/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d", NULL };
-	bool found = false;
+	static const char *const dirs[] = { HOOKS_DIR_USR, HOOKS_DIR_ETC, NULL };
+	const struct engine *pm = engine(ENGINE_PODMAN), *cr = engine(ENGINE_CRIO);
+	bool found = false, podman = engine_installed(root, pm), crio = engine_installed(root, cr);
 
 	for (int i = 0; dirs[i]; i++) {
 		DIR *dd = root_opendir(root, dirs[i]);
@@ -476,54 +534,77 @@ static void check_podman(struct report *r, int root)
 			_cleanup_free_ char *file = xasprintf("%s/%s", dirs[i], e->d_name);
 			_cleanup_free_ char *text = NULL, *hook = NULL;
 			struct stat st;
+			bool rp, rc;
 
 			if (strlen(e->d_name) < 6 || strcmp(e->d_name + strlen(e->d_name) - 5, ".json") != 0 ||
 			    !(text = host_read(root, file)) || !is_ocidec_hook(text, &hook))
 				continue;
 			found = true;
+			rp = engine_reads_hooks_dir(root, pm, dirs[i], NULL);
+			rc = engine_reads_hooks_dir(root, cr, dirs[i], NULL);
 			if (!host_stat(root, hook, &st, true) || !(st.st_mode & 0111))
-				say(r, PROBLEM, "podman", "ocidec install --runtime podman (or reinstall the package)",
+				say(r, PROBLEM, "podman", "ocidec install --runtime podman",
 				    "%s names the hook %s, which is not there: podman starts containers without it, "
 				    "and without a word", file, hook);
-			else if (!podman_reads(root, dirs[i]))
-				say(r, PROBLEM, "podman", "ocidec install --runtime podman (it writes where podman reads)",
+			else if (!rp && !rc)
+				say(r, podman || crio ? PROBLEM : INFO, "podman", "ocidec install --runtime podman",
 				    "%s: podman does not read %s (its hooks_dir is elsewhere)", file, dirs[i]);
 			else {
-				say(r, OK, "podman", NULL, "the hook %s, from %s (podman and CRI-O read it)", hook, file);
+				say(r, OK, "podman", NULL, "the hook %s, from %s (%s it)", hook, file,
+				    rp && rc ? "podman and CRI-O read" : rp ? "podman reads" : "CRI-O reads");
 				r->registered = true;
 			}
 		}
 		if (dd)
 			closedir(dd);
 	}
-	if (!found)
-		say(r, INFO, "podman", "ocidec install --runtime podman (or use CDI: ocidec cdi -o /etc/cdi)",
-		    "no hooks.d file of ocidec's: podman containers get no vendor through the hook");
+	if (!found && (podman || crio))
+		say(r, INFO, "podman", "ocidec install --runtime podman",
+		    "no hooks.d file of ocidec's: %s containers get no vendor through the hook (CDI's "
+		    "--device VENDOR-KIND=all still works where a spec is)", podman ? "podman" : "CRI-O");
+}
+
+/* "line L, column C" of the byte AT in TEXT */
+static char *line_col(const char *text, const char *at)
+{
+	int line = 1, col = 1;
+
+	for (const char *p = text; p < at && *p; p++, col++)
+		if (*p == '\n')
+			line++, col = 0;
+	return xasprintf("line %d, column %d", line, col);
 }
 
 static void check_docker(struct report *r, int root, int proc)
 {
-	_cleanup_free_ char *text = host_read(root, "/etc/docker/daemon.json");
-	cJSON *j = text ? cJSON_Parse(text) : NULL, *rt, *e;
+	const struct engine *dk = engine(ENGINE_DOCKER);
+	_cleanup_free_ char *text = host_read(root, DOCKER_JSON);
+	cJSON *j = text ? cJSON_Parse(text) : NULL, *rt, *e, *info = NULL;
+	const char *def = NULL;
 	int64_t since;
 	struct stat st;
-	bool any = false;
+	bool any = false, cdi = false, stale = false;
 
-	since = started(proc, "dockerd");
+	since = started(proc, dk->daemon);
 	if (!text) {
-		if (since > 0)
-			say(r, INFO, "docker", "ocidec install --runtime docker (or CDI: ocidec cdi -o /etc/cdi, "
-			    "docker run --device VENDOR-KIND=all with Docker 25 or later)",
-			    "dockerd runs without /etc/docker/daemon.json: docker run gets no vendor but through CDI");
+		if (since > 0 || engine_installed(root, dk))
+			say(r, INFO, "docker", "ocidec install --runtime docker",
+			    "%s without " DOCKER_JSON ": docker run gets no vendor but through CDI (Docker 25 or "
+			    "later, its CDI on)", since > 0 ? "dockerd runs" : "dockerd is installed");
 		return;
 	}
 	if (!cJSON_IsObject(j)) {
-		say(r, PROBLEM, "docker", "correct /etc/docker/daemon.json (dockerd refuses to start with it)",
-		    "/etc/docker/daemon.json is not a JSON object");
+		_cleanup_free_ char *where = j ? NULL : line_col(text, cJSON_GetErrorPtr());
+		advise(r, PROBLEM, "docker", "correct " DOCKER_JSON " (dockerd refuses to start with it)",
+		       DOCKER_JSON " is %s%s", j ? "JSON, but no object" : "no JSON: it stops at ", where ? where : "");
 		cJSON_Delete(j);
 		return;
 	}
 	rt = cJSON_GetObjectItem(j, "runtimes");
+	def = cJSON_GetStringValue(cJSON_GetObjectItem(j, "default-runtime"));
+	cdi = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "features"), "cdi"));
+	/* the running dockerd, asked what it read */
+	info = since > 0 ? engine_docker_info(root) : NULL;
 	cJSON_ArrayForEach(e, rt) {
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 		const char *base = p ? strrchr(p, '/') : NULL;
@@ -531,24 +612,58 @@ static void check_docker(struct report *r, int root, int proc)
 		if (!base || (strcmp(base, "/ocidec-runtime") != 0 && strcmp(base, "/nvidia-container-runtime") != 0))
 			continue;
 		any = true;
-		if (!host_stat(root, p, &st, true))
+		if (!host_stat(root, p, &st, true)) {
 			say(r, PROBLEM, "docker", "ocidec install --runtime docker", "runtime \"%s\": %s is not there",
 			    e->string, p);
-		else {
-			say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)", e->string, p, e->string);
-			r->registered = true;
+			continue;
+		}
+		say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)%s", e->string, p, e->string,
+		    def && strcmp(def, e->string) == 0 ? ", the default runtime" : "");
+		r->registered = true;
+		if (info) {
+			const char *has = cJSON_GetStringValue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(info, "Runtimes"), e->string), "path"));
+			if (!has || strcmp(has, p) != 0)
+				say_apply(r, root, ENGINE_DOCKER, false, NULL, "the running dockerd %s runtime \"%s\": it "
+					  "read " DOCKER_JSON " before the change", has ? "runs another binary as"
+					  : "has no", e->string);
 		}
 	}
 	if (!any)
-		say(r, INFO, "docker", "ocidec install --runtime docker (or CDI: ocidec cdi -o /etc/cdi)",
-		    "/etc/docker/daemon.json names no runtime of ocidec's: docker run gets no vendor but through CDI");
-	if (any && host_stat(root, "/etc/docker/daemon.json", &st, false) && changed_after(&st, since))
-		say(r, PROBLEM, "docker", "systemctl reload docker (SIGHUP to dockerd)",
-		    "dockerd started before /etc/docker/daemon.json last changed: it does not know the runtime yet");
-	if (host_stat(root, "/usr/local/bin/nvidia-container-runtime-hook", &st, false) && changed_after(&st, since))
-		say(r, PROBLEM, "docker", "systemctl restart docker",
-		    "nvidia-container-runtime-hook is newer than dockerd: --gpus fails (\"could not select device "
-		    "driver\") until dockerd restarts");
+		say(r, INFO, "docker", "ocidec install --runtime docker",
+		    DOCKER_JSON " names no runtime of ocidec's: docker run gets no vendor but through CDI");
+	if (info) {
+		const char *running = cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime"));
+		cJSON *dirs = cJSON_GetObjectItem(info, "CDISpecDirs");
+
+		if (def && running && strcmp(def, running) != 0)
+			say_apply(r, root, ENGINE_DOCKER, false, NULL, "the running dockerd's default runtime is \"%s\", "
+				  DOCKER_JSON " says \"%s\": it read the file before the change", running, def);
+		/* (Docker 25 and later list CDISpecDirs where CDI is on) */
+		if (cdi && (!cJSON_IsArray(dirs) || !cJSON_GetArraySize(dirs)))
+			say_apply(r, root, ENGINE_DOCKER, true, NULL, "the running dockerd has CDI off: " DOCKER_JSON
+				  " turns it on (features.cdi), read at its start only (Docker 25 or later)");
+	} else if (since > 0 && any && host_stat(root, DOCKER_JSON, &st, false) && changed_after(&st, since)) {
+		/* no answer on its socket: by the file's time */
+		stale = true;
+		say_apply(r, root, ENGINE_DOCKER, cdi, NULL, "dockerd started before " DOCKER_JSON " last changed: "
+			  "it does not know the runtime yet");
+	}
+	/* Docker's --gpus runs nvidia-container-runtime-hook, looked up on
+	 * dockerd's PATH when it starts */
+	if (r->nvidia && (any || def)) {
+		struct stat hs;
+		bool local = host_stat(root, "/usr/local/bin/nvidia-container-runtime-hook", &hs, true);
+
+		if (!local && !host_stat(root, "/usr/bin/nvidia-container-runtime-hook", &hs, true))
+			say_apply(r, root, ENGINE_DOCKER, true, "ocidec install --runtime docker",
+				  "no nvidia-container-runtime-hook on dockerd's PATH: docker run --gpus fails (\"could "
+				  "not select device driver\")");
+		else if (!stale && changed_after(&hs, since))
+			say_apply(r, root, ENGINE_DOCKER, true, NULL, "nvidia-container-runtime-hook is newer than "
+				  "dockerd: --gpus fails (\"could not select device driver\") until dockerd restarts");
+	}
+	cJSON_Delete(info);
 	cJSON_Delete(j);
 }
 
@@ -622,8 +737,7 @@ static void check_ctrd_shadow(struct report *r, int root, const char *conf)
 	if (fresh)  /* what install set on top of it (--set-as-default, --enable-cdi) */
 		fresh = ctrd_carry(fresh, dropin, 2, o.name);
 	if (fresh && strcmp(fresh, dropin) != 0)
-		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd again (it makes the drop-in anew), then "
-		    "systemctl restart containerd",
+		say_apply(r, root, ENGINE_CONTAINERD, true, "ocidec install --runtime containerd",
 		    "/etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was "
 		    "installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed "
 		    "since, and containerd ignores them");
@@ -642,7 +756,7 @@ static void check_containerd(struct report *r, int root, int proc)
 	size_t len;
 	int version = 2;
 
-	if (!ctrd_binary(root))
+	if (!engine_installed(root, engine(ENGINE_CONTAINERD)) || !ctrd_binary(root))
 		return;
 	if (geteuid() != 0) {
 		say(r, INFO, "containerd", "run ocidec check as root", "not root: containerd's configuration not read "
@@ -650,8 +764,8 @@ static void check_containerd(struct report *r, int root, int proc)
 		return;
 	}
 	if (ctrd_dump_as(root, conf, true, &dump, &len, &err) < 0) {
-		say(r, PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will not start with it",
-		    "%s", err.msg);
+		advise(r, PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will not start with it",
+		       "%s", err.msg);
 		return;
 	}
 	{
@@ -665,13 +779,13 @@ static void check_containerd(struct report *r, int root, int proc)
 		return;
 	}
 	if (!seen.has_def)
-		say(r, PROBLEM, "containerd", "ocidec install --runtime containerd (its drop-in carries the node's CRI "
-		    "section), or give the default runtime its table again",
+		advise(r, PROBLEM, "containerd", "give the default runtime its table in config.toml again, or make "
+		       "ocidec's the default (ocidec install --runtime containerd --set-as-default)",
 		    "default_runtime_name \"%s\" has no runtime table: the CRI plugin does not load, no pod starts",
 		    def ? def : "runc");
 	if (!seen.any)
-		say(r, INFO, "containerd", "ocidec install --runtime containerd (for a RuntimeClass), or enable_cdi",
-		    "no runtime runs ocidec-runtime");
+		say(r, INFO, "containerd", "ocidec install --runtime containerd",
+		    "no runtime runs ocidec-runtime (a RuntimeClass's handler; pods that use CDI need none)");
 	/* a pod's own annotations reach its containers where pod_annotations
 	 * lets them: the vendors' (ocidec.io/...) would select devices */
 	for (const char *l = dump, *end = dump + len; l < end;) {
@@ -680,8 +794,8 @@ static void check_containerd(struct report *r, int root, int proc)
 
 		if (strncmp(k, "pod_annotations", 15) == 0 &&
 		    (memmem(l, ll, "\"ocidec.io/", 11) || memmem(l, ll, "\"*\"", 3))) {
-			say(r, PROBLEM, "containerd", "take ocidec.io/ and \"*\" out of pod_annotations (the device plugin's "
-			    "container annotations need only container_annotations)",
+			advise(r, PROBLEM, "containerd", "take ocidec.io/ and \"*\" out of pod_annotations (the device "
+			       "plugin's container annotations need only container_annotations)",
 			    "a runtime's pod_annotations pass a pod's own ocidec.io/ annotations to its containers: any "
 			    "pod selects devices with them (%.*s)", (int)(ll - (size_t)(k - l)), k);
 			break;
@@ -693,8 +807,8 @@ static void check_containerd(struct report *r, int root, int proc)
 	since = started(proc, "containerd");
 	if ((host_stat(root, "/etc/containerd/config.toml", &st, false) && changed_after(&st, since)) ||
 	    (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && changed_after(&st, since)))
-		say(r, PROBLEM, "containerd", "systemctl restart containerd",
-		    "containerd started before its configuration last changed: it runs the old one");
+		say_apply(r, root, ENGINE_CONTAINERD, true, NULL,
+			  "containerd started before its configuration last changed: it runs the old one");
 }
 
 APPLET_MAIN(check)
@@ -748,13 +862,24 @@ APPLET_MAIN(check)
 	check_cdi(&r, root);
 	check_selinux(&r);
 	if (!r.drivers)
-		say(&r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a vendor "
-		    "config for the device this host has", "no driver found here for any configured vendor: a "
-		    "container that asks for one fails");
-	if (!r.registered)
-		say(&r, PROBLEM, "engines", "ocidec cdi -o /etc/cdi (podman, CRI-O, Docker 25+, containerd with "
-		    "enable_cdi), or ocidec install --runtime podman,docker,containerd",
-		    "no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's");
+		advise(&r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a "
+		       "vendor config for the device this host has", "no driver found here for any configured "
+		       "vendor: a container that asks for one fails");
+	if (!r.registered) {
+		/* the engines this host has, as --runtime names them */
+		_cleanup_free_ char *list = NULL, *fix = NULL;
+
+		for (int i = 0; i < ENGINE_COUNT; i++)
+			if (engine_installed(root, engine(i))) {
+				char *l = list ? xasprintf("%s,%s", list, engine(i)->name) : xstrdup(engine(i)->name);
+				free(list);
+				list = l;
+			}
+		fix = list ? xasprintf("ocidec install --runtime %s", list) : NULL;
+		say2(&r, PROBLEM, "engines", fix, fix ? NULL : "install an engine (podman, CRI-O, Docker, containerd), "
+		     "then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
+		     "or CDI spec of ocidec's");
+	}
 	if (r.json) {
 		cJSON *j = cJSON_CreateObject();
 		char *t;
@@ -772,6 +897,8 @@ APPLET_MAIN(check)
 			out("0 problems: ready\n");
 		cJSON_Delete(r.checks);
 	}
+	strv_free(&r.kinds);
+	strv_free(&r.kind_vendors);
 	close(root);
 	close(proc);
 	return applet_finish_stdout(r.problems ? EXIT_FAIL : EXIT_OK);

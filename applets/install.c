@@ -16,6 +16,7 @@
 #include "applets/applet.h"
 #include "common/config.h"
 #include "common/ctrd.h"
+#include "common/engines.h"
 #include "common/dockerjson.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
@@ -45,14 +46,9 @@
 
 #define PREFIX_DEFAULT "/usr/local/ocidec"
 #define HOST_STATE_DIR "/var/lib/ocidec"   /* host mode: the record's directory */
-#define HOOKS_DIR_USR "/usr/share/containers/oci/hooks.d"  /* what podman and CRI-O read by default */
-#define HOOKS_DIR_ETC "/etc/containers/oci/hooks.d"
 #define PODMAN_DROPIN "/etc/containers/containers.conf.d/ocidec.conf"
 #define CRIO_DROPIN "/etc/crio/crio.conf.d/99-ocidec.conf"
 #define NVIDIA_HOOK_LINK "/usr/local/bin/nvidia-container-runtime-hook"
-#define DOCKER_JSON "/etc/docker/daemon.json"
-#define CONTAINERD_TOML "/etc/containerd/config.toml"
-#define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
 #define ORIG ".ocidec-orig"
 
 const char install_usage[] =
@@ -472,49 +468,6 @@ static bool host_writable(struct inst *in, const char *path)
 	}
 }
 
-/* The engines' configuration files that may set hooks_dir (a directory:
- * its *.conf files) */
-static const char *const podman_confs[] = { "/usr/share/containers/containers.conf", "/etc/containers/containers.conf",
-					    "/etc/containers/containers.conf.d", NULL };
-static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
-
-/* Does any of FILES (but OURS) set hooks_dir (*SET), and name
- * /etc/containers/oci/hooks.d there (*ETC)? */
-static int hooks_dir_set(struct inst *in, const char *const *files, const char *ours, bool *set, bool *etc,
-			 struct oerr *err)
-{
-	struct strv all = { 0 };
-
-	for (int i = 0; files[i]; i++) {
-		DIR *dd = root_opendir(in->root, files[i]);
-		struct dirent *e;
-
-		if (!dd) {
-			strv_push(&all, files[i]);
-			continue;
-		}
-		while ((e = readdir(dd)))
-			if (e->d_name[0] != '.')
-				strv_push_owned(&all, xasprintf("%s/%s", files[i], e->d_name));
-		closedir(dd);
-	}
-	for (size_t i = 0; i < all.n; i++) {
-		_cleanup_free_ char *text = NULL;
-		struct stat st;
-		size_t len;
-		int have = strcmp(all.v[i], ours) == 0 ? 0 : read_host(in, all.v[i], &text, &len, &st, err);
-
-		if (have < 0) {
-			strv_free(&all);
-			return -1;
-		}
-		if (have)
-			*etc |= conf_hooks_dir_names(text, HOOKS_DIR_ETC, set);
-	}
-	strv_free(&all);
-	return 0;
-}
-
 static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
 {
 	_cleanup_free_ char *shim = xasprintf("%s/ocidec-runtime", in->bin);
@@ -527,16 +480,15 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		 * /etc's hooks dir and a drop-in naming both */
 		if (!hooks_dir && !host_writable(in, HOOKS_DIR_USR)) {
 			const char *dirs = "[\"" HOOKS_DIR_USR "\", \"" HOOKS_DIR_ETC "\"]";
-			bool pset = false, petc = false, cset = false, cetc = false;
+			const struct engine *pm = engine(ENGINE_PODMAN), *cr = engine(ENGINE_CRIO);
+			bool pset = (rts & RT_PODMAN) && engine_sets_hooks_dir(in->root, pm, PODMAN_DROPIN);
+			bool cset = (rts & RT_CRIO) && engine_sets_hooks_dir(in->root, cr, CRIO_DROPIN);
+			bool petc = pset && engine_reads_hooks_dir(in->root, pm, HOOKS_DIR_ETC, PODMAN_DROPIN);
+			bool cetc = cset && engine_reads_hooks_dir(in->root, cr, HOOKS_DIR_ETC, CRIO_DROPIN);
 
 			hooks_dir = HOOKS_DIR_ETC;
 			/* a hooks_dir of the administrator's (OpenShift's CRI-O lists
 			 * /run/containers/oci/hooks.d): a drop-in would replace it */
-			if (((rts & RT_PODMAN) && hooks_dir_set(in, podman_confs, PODMAN_DROPIN, &pset, &petc, err) < 0) ||
-			    ((rts & RT_CRIO) && hooks_dir_set(in, crio_confs, CRIO_DROPIN, &cset, &cetc, err) < 0)) {
-				free(j);
-				return -1;
-			}
 			if ((pset && !petc) || (cset && !cetc)) {
 				free(j);
 				return oerr_usage(err, "%s is read-only and the %s configuration sets its own hooks_dir "
@@ -934,15 +886,49 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	return 0;
 }
 
+/* Docker reads a new runtime and default runtime on SIGHUP; CDI (a
+ * feature) and Docker's --gpus hook only when it starts */
+static bool docker_needs_restart(const struct inst *in)
+{
+	return in->enable_cdi || in->has_nvidia;
+}
+
+/* What each engine whose files changed needs to read them, and the command
+ * that does it on this host (engines.h); WHAT: what it then runs (NULL:
+ * the runtime) */
+static void apply_hints(struct inst *in, const char *what)
+{
+	_cleanup_free_ char *rt = what ? NULL : xasprintf("runtime \"%s\"", in->runtime_name);
+	const struct { bool changed; enum engine_id id; bool restart; } e[] = {
+		{ in->changed_docker, ENGINE_DOCKER, docker_needs_restart(in) },
+		{ in->changed_containerd, ENGINE_CONTAINERD, true },
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		_cleanup_free_ char *cmd = NULL;
+
+		if (!e[i].changed)
+			continue;
+		cmd = engine_apply_command(in->root, engine(e[i].id), e[i].restart);
+		out("ocidec install: %s runs %s once it %s: %s%s\n", engine(e[i].id)->daemon, what ? what : rt,
+		    e[i].restart ? "restarts" : "reloads", cmd ? cmd : e[i].restart ? "restart it" : "reload it",
+		    cmd ? (in->restart ? "" : " (or --restart)") : " the way this host starts it (no systemd or init "
+		    "script of its own here)");
+	}
+}
+
 static int uninstall(struct inst *in, struct oerr *err)
 {
 	int have = load_state(in, err), n;
 
 	struct strv files = { 0 };
 
-	if (have <= 0)
-		return have < 0 ? -1 : oerr_set(err, 0, "%s: not installed there (no install record)",
-						in->state_path);
+	if (have < 0)
+		return -1;
+	if (!have) {  /* uninstalled already, or never installed: nothing to undo */
+		out("ocidec install: nothing to uninstall (no install record %s)\n", in->state_path);
+		return 0;
+	}
 	have = check_record(in, &files, err);
 	strv_free(&files);
 	if (have < 0)
@@ -972,6 +958,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 			out("removed %s/\n", d);
 	}
 	out("ocidec install: uninstalled from %s\n", in->prefix);
+	apply_hints(in, "without ocidec's runtime");
 	return 0;
 }
 
@@ -1049,15 +1036,7 @@ static int install(struct inst *in, struct oerr *err)
 		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->prefix);
 	else
 		out("ocidec install: nothing to change\n");
-	if (in->changed_containerd)
-		out("ocidec install: restart containerd to load runtime \"%s\" (systemctl restart containerd)\n",
-		    in->runtime_name);
-	if (in->changed_docker && (in->set_default || in->enable_cdi))
-		out("ocidec install: restart dockerd for runtime \"%s\"%s%s (systemctl restart docker)\n",
-		    in->runtime_name, in->set_default ? " as its default" : "", in->enable_cdi ? " and CDI" : "");
-	else if (in->changed_docker)
-		out("ocidec install: Docker loads runtime \"%s\" on SIGHUP (systemctl reload docker); "
-		    "--gpus needs dockerd restarted\n", in->runtime_name);
+	apply_hints(in, NULL);
 	return 0;
 }
 
@@ -1114,16 +1093,37 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 			reload ? ", and no running one named by its pid file" : ", and a reload does not do", engine);
 }
 
-/* --restart after the engines' files changed */
+/* --restart after the engines' files changed: each of them, and every
+ * one that could not be named in the error */
 static int restart_engines(struct inst *in, struct oerr *err)
 {
-	if (in->changed_docker &&
-	    restart_engine("dockerd", "docker.service", "dockerd", "/var/run/docker.pid",
-			   !in->enable_cdi && !in->has_nvidia, err) < 0)
+	const struct { bool changed; enum engine_id id; bool restart; } e[] = {
+		{ in->changed_docker, ENGINE_DOCKER, docker_needs_restart(in) },
+		{ in->changed_containerd, ENGINE_CONTAINERD, true },
+	};
+	char *failed = NULL;
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		const struct engine *g = engine(e[i].id);
+		char unit[64];
+		struct oerr one;
+
+		snprintf(unit, sizeof(unit), "%s.service", g->unit);
+		if (!e[i].changed ||
+		    restart_engine(g->daemon, unit, g->daemon, g->pidfile, !e[i].restart && g->reload_loads_runtimes,
+				   &one) == 0)
+			continue;
+		{
+			char *f = failed ? xasprintf("%s; %s", failed, one.msg) : xstrdup(one.msg);
+			free(failed);
+			failed = f;
+		}
+	}
+	if (failed) {
+		oerr_set(err, 0, "%s", failed);
+		free(failed);
 		return -1;
-	if (in->changed_containerd &&
-	    restart_engine("containerd", "containerd.service", "containerd", NULL, false, err) < 0)
-		return -1;
+	}
 	return 0;
 }
 

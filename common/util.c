@@ -527,20 +527,3 @@ int deadline_arm(const char *s)
 	return 0;
 }
 
-bool conf_hooks_dir_names(const char *text, const char *dir, bool *set)
-{
-	char *dq = xasprintf("\"%s\"", dir), *sq = xasprintf("'%s'", dir);
-	bool named = false;
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		size_t ll = strcspn(l, "\n");
-
-		if (strncmp(l + strspn(l, " \t"), "hooks_dir", 9) != 0)
-			continue;
-		*set = true;
-		named |= memmem(l, ll, dq, strlen(dq)) || memmem(l, ll, sq, strlen(sq));
-	}
-	free(dq);
-	free(sq);
-	return named;
-}

@@ -123,11 +123,6 @@ bool has_dot_component(const char *s);
  * escape. Into OUT (size N), truncated; returns OUT. */
 const char *escape_bytes(const char *s, char *out, size_t n);
 
-/* An engine configuration's TEXT (containers.conf, crio.conf): does a
- * hooks_dir line set the hooks dirs (*SET, left alone otherwise), and name
- * DIR there as a whole quoted string ("DIR" or 'DIR')? Only the hooks_dir
- * lines are read: a list continued on other lines does not name it. */
-bool conf_hooks_dir_names(const char *text, const char *dir, bool *set);
 
 /* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */
 char *path_join_root(const char *root, const char *path);

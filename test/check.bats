@@ -27,6 +27,7 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_success
 	assert_line "ok       demo: driver_root /dr is there"
 	assert_line "ok       podman: the hook /usr/bin/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
+	refute_line --partial "fix:"
 	assert_line --regexp '^info +cgroups: (v2 \(unified\)|hybrid|v1)'
 	assert_line "0 problems: ready"
 	snapshot >"$BATS_TEST_TMPDIR/after"
@@ -41,17 +42,22 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	sed 's|/usr/bin/ocidec-hook|/usr/libexec/ocidec|' "$H/usr/share/containers/oci/hooks.d/ocidec.json" \
 		>"$H/etc/containers/oci/hooks.d/ocidec.json"
 	mkdir -p "$H/usr/libexec" && ln -s ../bin/ocidec "$H/usr/libexec/ocidec"
-	echo '{ "runtimes": ' >"$H/etc/docker/daemon.json"
+	printf '{\n  "runtimes": \n' >"$H/etc/docker/daemon.json"
+	# podman installed (a stand-in: check looks for its binary)
+	printf '#!/bin/sh\n' >"$H/usr/bin/podman" && chmod 0755 "$H/usr/bin/podman"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_failure 1
 	assert_line --partial "PROBLEM  config: $CFG/bad.ini:3: unknown key 'bogus'"
 	assert_line "PROBLEM  gone: driver_root /nonexistent: No such file or directory"
 	assert_line "PROBLEM  podman: /usr/share/containers/oci/hooks.d/ocidec.json names the hook /usr/bin/ocidec-hook, which is not there: podman starts containers without it, and without a word"
 	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
-	assert_line "         fix: ocidec install --runtime podman (it writes where podman reads)"
-	assert_line "PROBLEM  docker: /etc/docker/daemon.json is not a JSON object"
+	assert_line "         fix: ocidec install --runtime podman"
+	# where the JSON stops (issue 33)
+	assert_line "PROBLEM  docker: /etc/docker/daemon.json is no JSON: it stops at line 3, column 1"
+	assert_line "         do: correct /etc/docker/daemon.json (dockerd refuses to start with it)"
 	# no hook that works, no runtime, no spec: no engine runs ocidec (issue 33, finding 4)
 	assert_line "PROBLEM  engines: no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's"
+	assert_line "         fix: ocidec install --runtime podman"   # the engines this host has
 	assert_line "6 problems: not ready (each with its fix above)"
 	# a containers.conf drop-in that names /etc's hooks dir: podman reads it
 	mkdir -p "$H/etc/containers/containers.conf.d"
@@ -61,7 +67,17 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_failure 1
 	run python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["problems"]); [print(c["status"], c["check"], c["detail"]) for c in j["checks"] if c["check"] == "podman"]' <<<"$output"
 	assert_line 4
-	assert_line "ok podman the hook /usr/libexec/ocidec, from /etc/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
+	assert_line "ok podman the hook /usr/libexec/ocidec, from /etc/containers/oci/hooks.d/ocidec.json (podman reads it)"
+	# the last file that sets hooks_dir is the one podman goes by, and an
+	# array over several lines is read
+	printf '[engine]\nhooks_dir = [\n  "/usr/share/containers/oci/hooks.d",\n  "/etc/containers/oci/hooks.d",\n]\n' \
+		>"$H/etc/containers/containers.conf"
+	printf '[engine]\nhooks_dir = ["/usr/share/containers/oci/hooks.d"]\n' >"$H/etc/containers/containers.conf.d/zz.conf"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
+	rm "$H/etc/containers/containers.conf.d/"*
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "ok       podman: the hook /usr/libexec/ocidec, from /etc/containers/oci/hooks.d/ocidec.json (podman reads it)"
 }
 
 @test "check: Docker's runtimes that run the shim, and one whose binary is gone" {
@@ -86,7 +102,7 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_failure 1
 	assert_line "PROBLEM  demo: a container without CAP_SYS_ADMIN selects devices through its own environment (unprivileged_selection has env): on this Kubernetes node any pod gets any device by setting the variable"
-	assert_line "         fix: in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts annotation (what ocidec install --tenant-policy kubernetes writes)"
+	assert_line "         do: in the vendor file: selection = mounts annotation env and unprivileged_selection = mounts annotation (what ocidec install --tenant-policy kubernetes writes)"
 	# the Kubernetes policy: no such line
 	sed -i '/^\[vendor\]/a selection = mounts annotation env\nunprivileged_selection = mounts annotation' "$CFG/demo.ini"
 	run ocidec check --host-root "$H" -c "$CFG"
@@ -114,7 +130,8 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_failure 1
 	assert_line --regexp '^PROBLEM  cdi: /etc/cdi/ocidec.io-demo.json \(ocidec.io/demo\): stale: 1 of the [0-9]+ host paths it names are gone \(/dr/opt/demo/lib/libdemo.so.1.0 first\)'
 	assert_line --partial "PROBLEM  cdi: /var/run/cdi/claim.json (ocidec.io/demo): stale"
-	assert_line --partial "fix: make it again for the driver there now (ocidec cdi -o DIR VENDOR"
+	# ocidec's own spec, of a vendor whose driver is here: the command that makes it anew
+	assert_line "         fix: ocidec cdi -o /etc/cdi/ocidec.io-demo.json demo"
 	# a link (the engines follow it, in the host root), a FIFO
 	ln -s ../../var/run/cdi/claim.json "$H/etc/cdi/link.json"
 	mkfifo "$H/etc/cdi/fifo.json"

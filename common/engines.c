@@ -1,0 +1,247 @@
+/* The engines' facts: see engines.h */
+#include "common/engines.h"
+#include "common/rootfile.h"
+#include "common/rootpath.h"
+#include "common/util.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const podman_bins[] = { "/usr/local/bin/podman", "/usr/bin/podman", "/bin/podman", NULL };
+static const char *const crio_bins[] = { "/usr/local/bin/crio", "/usr/bin/crio", "/bin/crio", NULL };
+static const char *const docker_bins[] = { "/usr/local/bin/dockerd", "/usr/sbin/dockerd", "/usr/bin/dockerd",
+					   "/bin/dockerd", NULL };
+static const char *const ctrd_bins[] = { "/usr/local/sbin/containerd", "/usr/local/bin/containerd",
+					 "/usr/sbin/containerd", "/usr/bin/containerd", "/sbin/containerd",
+					 "/bin/containerd", "/opt/bin/containerd", NULL };
+/* containers.conf(5), containers-config(5): the system's files, then the
+ * administrator's; the rootful drop-ins (the engine that runs hooks as
+ * root) */
+static const char *const podman_confs[] = { "/usr/share/containers/containers.conf",
+					    "/usr/share/containers/containers.conf.d",
+					    "/usr/share/containers/containers.rootful.conf.d",
+					    "/etc/containers/containers.conf",
+					    "/etc/containers/containers.conf.d",
+					    "/etc/containers/containers.rootful.conf.d", NULL };
+static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
+
+static const struct engine engines[ENGINE_COUNT] = {
+	[ENGINE_PODMAN] = { "podman", NULL, NULL, NULL, podman_bins, podman_confs, "engine", false },
+	[ENGINE_CRIO] = { "crio", "crio", "crio", NULL, crio_bins, crio_confs, "crio.runtime", false },
+	[ENGINE_DOCKER] = { "docker", "dockerd", "docker", "/var/run/docker.pid", docker_bins, NULL, NULL, true },
+	[ENGINE_CONTAINERD] = { "containerd", "containerd", "containerd", NULL, ctrd_bins, NULL, NULL, false },
+};
+
+const struct engine *engine(enum engine_id id)
+{
+	return &engines[id];
+}
+
+static bool is_exec(int root, const char *path)
+{
+	_cleanup_close_ int fd = root_open(root, path, O_PATH);
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+bool engine_installed(int root, const struct engine *e)
+{
+	for (int i = 0; e->bins[i]; i++)
+		if (is_exec(root, e->bins[i]))
+			return true;
+	return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* E's configuration files, in the order it reads them */
+static void conf_files(int root, const struct engine *e, struct strv *out)
+{
+	for (int i = 0; e->confs && e->confs[i]; i++) {
+		DIR *dd = root_opendir(root, e->confs[i]);
+		struct dirent *d;
+		size_t from = out->n;
+
+		if (!dd) {
+			strv_push(out, e->confs[i]);
+			continue;
+		}
+		while ((d = readdir(dd))) {
+			size_t l = strlen(d->d_name);
+			if (d->d_name[0] != '.' && l > 5 && strcmp(d->d_name + l - 5, ".conf") == 0)
+				strv_push_owned(out, xasprintf("%s/%s", e->confs[i], d->d_name));
+		}
+		closedir(dd);
+		qsort(out->v + from, out->n - from, sizeof(*out->v), by_name);
+	}
+}
+
+/* Over E's files (but SKIP): *SET when one sets hooks_dir; the answer of
+ * the last that does for DIR */
+static bool hooks_dir_scan(int root, const struct engine *e, const char *dir, const char *skip, bool *set)
+{
+	struct strv files = { 0 };
+	bool named = false;
+
+	*set = false;
+	conf_files(root, e, &files);
+	for (size_t i = 0; i < files.n; i++) {
+		struct oerr err;
+		char *text = NULL;
+		size_t len;
+		bool here = false;
+
+		if ((skip && strcmp(files.v[i], skip) == 0) ||
+		    root_read_file(root, files.v[i], 16u << 20, &text, &len, NULL, &err) != 1)
+			continue;
+		{
+			bool n = conf_hooks_dir_names(text, dir, &here);
+			if (here) {
+				*set = true;
+				named = n;
+			}
+		}
+		free(text);
+	}
+	strv_free(&files);
+	return named;
+}
+
+bool engine_reads_hooks_dir(int root, const struct engine *e, const char *dir, const char *skip)
+{
+	bool set, named = hooks_dir_scan(root, e, dir, skip, &set);
+
+	return set ? named : strcmp(dir, HOOKS_DIR_USR) == 0;
+}
+
+bool engine_sets_hooks_dir(int root, const struct engine *e, const char *skip)
+{
+	bool set;
+
+	hooks_dir_scan(root, e, "", skip, &set);
+	return set;
+}
+
+bool host_has_systemd(int root)
+{
+	_cleanup_close_ int fd = root_open(root, "/run/systemd/system", O_PATH | O_DIRECTORY);
+
+	return fd >= 0;
+}
+
+char *engine_apply_command(int root, const struct engine *e, bool restart)
+{
+	if (!e->unit)
+		return NULL;
+	if (host_has_systemd(root))
+		return xasprintf("systemctl %s %s", restart ? "restart" : "reload", e->unit);
+	{
+		_cleanup_free_ char *script = xasprintf("/etc/init.d/%s", e->unit);
+		if (is_exec(root, script))
+			return xasprintf("service %s %s", e->unit, restart ? "restart" : "reload");
+	}
+	if (!restart && e->pidfile)
+		return xasprintf("kill -HUP \"$(cat %s)\"", e->pidfile);
+	return NULL;
+}
+
+bool conf_hooks_dir_names(const char *text, const char *dir, bool *set)
+{
+	char *dq = xasprintf("\"%s\"", dir), *sq = xasprintf("'%s'", dir);
+	bool named = false;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *s = l + strspn(l, " \t"), *end;
+		size_t ll;
+
+		if (strncmp(s, "hooks_dir", 9) != 0 || !strchr(" \t=", s[9]))
+			continue;
+		*set = true;
+		/* the value: to the array's end where it opens one on this line
+		 * and closes it on a later one, else this line */
+		end = strchr(s, '\n');
+		if (memchr(s, '[', end ? (size_t)(end - s) : strlen(s)) &&
+		    !memchr(s, ']', end ? (size_t)(end - s) : strlen(s)) && strchr(s, ']'))
+			end = strchr(s, ']');
+		ll = end ? (size_t)(end - l) : strlen(l);
+		named = memmem(l, ll, dq, strlen(dq)) || memmem(l, ll, sq, strlen(sq));
+		if (end && *end == ']')
+			l = end;
+	}
+	free(dq);
+	free(sq);
+	return named;
+}
+
+/* dockerd's /info, asked on its socket in the host root */
+cJSON *engine_docker_info(int root)
+{
+	static const char *const socks[] = { "/run/docker.sock", "/var/run/docker.sock", NULL };
+	static const char req[] = "GET /info HTTP/1.0\r\nHost: docker\r\n\r\n";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *buf = NULL, *body;
+	size_t n = 0, cap = 0;
+	cJSON *j = NULL;
+	int s = -1;
+
+	for (int i = 0; socks[i] && s < 0; i++) {
+		_cleanup_close_ int fd = root_open(root, socks[i], O_PATH);
+		struct stat st;
+
+		/* root's socket (a user's file named so is no dockerd) */
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != 0)
+			continue;
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", fd);
+		s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s >= 0 && connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			close(s);
+			s = -1;
+		}
+	}
+	if (s < 0 || write(s, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1)
+		goto out;
+	for (;;) {  /* the answer, in 3 s and 4 MiB at most */
+		struct pollfd pf = { s, POLLIN, 0 };
+		ssize_t k;
+
+		if (poll(&pf, 1, 3000) <= 0 || n + 65536 > (4u << 20))
+			goto out;
+		if (n + 65537 > cap)
+			buf = xrealloc(buf, cap = (n + 65537) * 2);
+		k = read(s, buf + n, 65536);
+		if (k < 0)
+			goto out;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (!buf)
+		goto out;
+	buf[n] = '\0';
+	body = strstr(buf, "\r\n\r\n");
+	if (strncmp(buf, "HTTP/1.", 7) != 0 || strncmp(buf + 8, " 200", 4) != 0 || !body)
+		goto out;
+	j = cJSON_Parse(body + 4);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+out:
+	if (s >= 0)
+		close(s);
+	free(buf);
+	return j;
+}

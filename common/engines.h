@@ -1,0 +1,68 @@
+/* engines.h: what ocidec knows of each container engine, in one place:
+ * where its binary and configuration are, which hooks dirs it reads, and
+ * what makes it read a changed configuration on a host (the command an
+ * operator types). `ocidec install` writes by these facts and
+ * `ocidec check` reads by them, so the two never disagree.
+ */
+#ifndef OCIDEC_ENGINES_H
+#define OCIDEC_ENGINES_H
+
+#include <stdbool.h>
+
+#define HOOKS_DIR_USR "/usr/share/containers/oci/hooks.d"  /* podman's and CRI-O's default */
+#define HOOKS_DIR_ETC "/etc/containers/oci/hooks.d"
+#define DOCKER_JSON "/etc/docker/daemon.json"
+#define CONTAINERD_TOML "/etc/containerd/config.toml"
+#define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
+
+enum engine_id { ENGINE_PODMAN, ENGINE_CRIO, ENGINE_DOCKER, ENGINE_CONTAINERD, ENGINE_COUNT };
+
+struct engine {
+	const char *name;            /* as --runtime names it */
+	const char *daemon;          /* its process's name (NULL: podman, no daemon) */
+	const char *unit;            /* its systemd unit, its init script's name */
+	const char *pidfile;         /* where the daemon records its pid, or NULL */
+	const char *const *bins;     /* where its binary may be, in PATH's order */
+	/* files and drop-in directories (their *.conf, sorted) that may set
+	 * hooks_dir, in the order the engine reads them (a later hooks_dir
+	 * replaces an earlier one); NULL: no hooks */
+	const char *const *confs;
+	const char *hooks_table;     /* the table hooks_dir is in ("engine", "crio.runtime") */
+	bool reload_loads_runtimes;  /* SIGHUP makes it read a new runtime (dockerd) */
+};
+
+const struct engine *engine(enum engine_id id);
+
+/* Is the engine's binary on the host root ROOT (a regular executable)? */
+bool engine_installed(int root, const struct engine *e);
+
+/* Does E read the hooks dir DIR on the host root ROOT: where its
+ * configuration files (but SKIP, a path, NULL: none) set hooks_dir, does
+ * the last that does name DIR; where none does, is DIR its default? */
+bool engine_reads_hooks_dir(int root, const struct engine *e, const char *dir, const char *skip);
+
+/* Does any of E's configuration files (but SKIP) set hooks_dir? */
+bool engine_sets_hooks_dir(int root, const struct engine *e, const char *skip);
+
+/* The command that makes E on the host root ROOT read its changed
+ * configuration (RESTART: a restart; else a reload), as the operator types
+ * it there: systemctl where systemd runs the host, `service NAME` where
+ * the engine has an init script, `kill -HUP $(cat PIDFILE)` for a reload
+ * without either. NULL: no command to give (malloc'd otherwise). */
+char *engine_apply_command(int root, const struct engine *e, bool restart);
+
+/* What the running dockerd of the host root ROOT says of itself (its API's
+ * /info on root's docker.sock there: Runtimes, DefaultRuntime, CDISpecDirs),
+ * or NULL: none answers within 3 s. */
+struct cJSON;
+struct cJSON *engine_docker_info(int root);
+
+/* Is systemd the host root ROOT's init (/run/systemd/system there)? */
+bool host_has_systemd(int root);
+
+/* TEXT (a TOML file) sets hooks_dir (*SET; left alone otherwise): does it
+ * name DIR there as a whole quoted string ("DIR" or 'DIR'), the array on
+ * one line or continued on the lines after? */
+bool conf_hooks_dir_names(const char *text, const char *dir, bool *set);
+
+#endif
