@@ -220,8 +220,16 @@ static int64_t started(int proc, const char *comm)
 		name[strcspn(name, "\n")] = '\0';
 		if (strcmp(name, comm) != 0 || !proc_read(proc, e->d_name, "stat", buf, sizeof(buf)))
 			continue;
-		/* field 22, after the command's closing parenthesis */
+		/* a containerd dockerd runs for itself reads dockerd's
+		 * configuration, not the node's: not the node's containerd */
 		p = strrchr(buf, ')');
+		if (p && strcmp(comm, "containerd") == 0) {
+			char ppid[24], parent[64];
+			if (sscanf(p + 2, "%*c %23s", ppid) == 1 && proc_read(proc, ppid, "comm", parent, sizeof(parent)) &&
+			    strncmp(parent, "dockerd\n", 8) == 0)
+				continue;
+		}
+		/* field 22, after the command's closing parenthesis */
 		for (int f = 2; p && f < 22; f++)
 			p = strchr(p + 1, ' ');
 		if (!p || sscanf(p + 1, "%llu", &start) != 1)
@@ -583,7 +591,8 @@ static void check_docker(struct report *r, int root, int proc)
 	const char *def = NULL;
 	int64_t since;
 	struct stat st;
-	bool any = false, cdi = false, stale = false;
+	bool any = false, cdi = false, restart = false, hook_said = false;
+	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
 
 	since = started(proc, dk->daemon);
 	if (!text) {
@@ -624,9 +633,9 @@ static void check_docker(struct report *r, int root, int proc)
 			const char *has = cJSON_GetStringValue(cJSON_GetObjectItem(
 				cJSON_GetObjectItem(cJSON_GetObjectItem(info, "Runtimes"), e->string), "path"));
 			if (!has || strcmp(has, p) != 0)
-				say_apply(r, root, ENGINE_DOCKER, false, NULL, "the running dockerd %s runtime \"%s\": it "
-					  "read " DOCKER_JSON " before the change", has ? "runs another binary as"
-					  : "has no", e->string);
+				strv_push_owned(&lag, xasprintf("%s runtime \"%s\" (" DOCKER_JSON " changed since it "
+								"read it)", has ? "runs another binary as" : "has no",
+								e->string));
 		}
 	}
 	if (!any)
@@ -637,32 +646,46 @@ static void check_docker(struct report *r, int root, int proc)
 		cJSON *dirs = cJSON_GetObjectItem(info, "CDISpecDirs");
 
 		if (def && running && strcmp(def, running) != 0)
-			say_apply(r, root, ENGINE_DOCKER, false, NULL, "the running dockerd's default runtime is \"%s\", "
-				  DOCKER_JSON " says \"%s\": it read the file before the change", running, def);
-		/* (Docker 25 and later list CDISpecDirs where CDI is on) */
-		if (cdi && (!cJSON_IsArray(dirs) || !cJSON_GetArraySize(dirs)))
-			say_apply(r, root, ENGINE_DOCKER, true, NULL, "the running dockerd has CDI off: " DOCKER_JSON
-				  " turns it on (features.cdi), read at its start only (Docker 25 or later)");
+			strv_push_owned(&lag, xasprintf("has the default runtime \"%s\" (" DOCKER_JSON " says \"%s\")",
+							running, def));
+		/* (Docker 25 and later list CDISpecDirs where CDI is on; it reads
+		 * features at its start only) */
+		if (cdi && (!cJSON_IsArray(dirs) || !cJSON_GetArraySize(dirs))) {
+			strv_push(&lag, "has CDI off (" DOCKER_JSON "'s features.cdi, read at its start; Docker 25 or "
+				  "later)");
+			restart = true;
+		}
 	} else if (since > 0 && any && host_stat(root, DOCKER_JSON, &st, false) && changed_after(&st, since)) {
 		/* no answer on its socket: by the file's time */
-		stale = true;
-		say_apply(r, root, ENGINE_DOCKER, cdi, NULL, "dockerd started before " DOCKER_JSON " last changed: "
-			  "it does not know the runtime yet");
+		strv_push(&lag, "started before " DOCKER_JSON " last changed");
+		restart |= cdi;
 	}
 	/* Docker's --gpus runs nvidia-container-runtime-hook, looked up on
 	 * dockerd's PATH when it starts */
 	if (r->nvidia && (any || def)) {
-		struct stat hs;
-		bool local = host_stat(root, "/usr/local/bin/nvidia-container-runtime-hook", &hs, true);
+		struct stat hs, ls;
+		const char *hook = "/usr/local/bin/nvidia-container-runtime-hook";
 
-		if (!local && !host_stat(root, "/usr/bin/nvidia-container-runtime-hook", &hs, true))
+		if (!host_stat(root, hook, &hs, true))
+			hook = "/usr/bin/nvidia-container-runtime-hook";
+		if (!host_stat(root, hook, &hs, true)) {
 			say_apply(r, root, ENGINE_DOCKER, true, "ocidec install --runtime docker",
 				  "no nvidia-container-runtime-hook on dockerd's PATH: docker run --gpus fails (\"could "
 				  "not select device driver\")");
-		else if (!stale && changed_after(&hs, since))
-			say_apply(r, root, ENGINE_DOCKER, true, NULL, "nvidia-container-runtime-hook is newer than "
-				  "dockerd: --gpus fails (\"could not select device driver\") until dockerd restarts");
+			hook_said = true;
+		/* (the link's own time: made since dockerd started) */
+		} else if (host_stat(root, hook, &ls, false) && changed_after(&ls, since)) {
+			strv_push(&lag, "started before nvidia-container-runtime-hook was there: --gpus fails (\"could "
+				  "not select device driver\")");
+			restart = true;
+		}
 	}
+	/* one line, one command, for all the running dockerd has not read */
+	if (lag.n && !hook_said) {
+		_cleanup_free_ char *all = strv_join(&lag, "; and ");
+		say_apply(r, root, ENGINE_DOCKER, restart, NULL, "the running dockerd %s", all);
+	}
+	strv_free(&lag);
 	cJSON_Delete(info);
 	cJSON_Delete(j);
 }

@@ -148,13 +148,14 @@ char *engine_apply_command(int root, const struct engine *e, bool restart)
 		return NULL;
 	if (host_has_systemd(root))
 		return xasprintf("systemctl %s %s", restart ? "restart" : "reload", e->unit);
-	{
-		_cleanup_free_ char *script = xasprintf("/etc/init.d/%s", e->unit);
-		if (is_exec(root, script))
-			return xasprintf("service %s %s", e->unit, restart ? "restart" : "reload");
-	}
+	/* (Debian's init script for Docker has no reload: the signal) */
 	if (!restart && e->pidfile)
 		return xasprintf("kill -HUP \"$(cat %s)\"", e->pidfile);
+	{
+		_cleanup_free_ char *script = xasprintf("/etc/init.d/%s", e->unit);
+		if (restart && is_exec(root, script))
+			return xasprintf("service %s restart", e->unit);
+	}
 	return NULL;
 }
 

@@ -46,9 +46,10 @@ bool engine_sets_hooks_dir(int root, const struct engine *e, const char *skip);
 
 /* The command that makes E on the host root ROOT read its changed
  * configuration (RESTART: a restart; else a reload), as the operator types
- * it there: systemctl where systemd runs the host, `service NAME` where
- * the engine has an init script, `kill -HUP $(cat PIDFILE)` for a reload
- * without either. NULL: no command to give (malloc'd otherwise). */
+ * it there: systemctl where systemd runs the host; else, for a reload,
+ * `kill -HUP "$(cat PIDFILE)"`, for a restart `service NAME restart`
+ * where the engine has an init script. NULL: no command to give (malloc'd
+ * otherwise). */
 char *engine_apply_command(int root, const struct engine *e, bool restart);
 
 /* What the running dockerd of the host root ROOT says of itself (its API's

@@ -181,6 +181,20 @@ void strv_sort(struct strv *s)
 		qsort(s->v, s->n, sizeof(*s->v), strp_cmp);
 }
 
+char *strv_join(const struct strv *s, const char *sep)
+{
+	size_t n = 1, k = strlen(sep);
+	char *out, *p;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += strlen(s->v[i]) + k;
+	p = out = xmalloc(n);
+	*p = '\0';
+	for (size_t i = 0; i < s->n; i++)
+		p = stpcpy(stpcpy(p, i ? sep : ""), s->v[i]);
+	return out;
+}
+
 void strv_free(struct strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)

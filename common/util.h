@@ -62,6 +62,8 @@ bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
 /* S's strings in strcmp order */
 void strv_sort(struct strv *s);
+/* S's strings with SEP between them, malloc'd */
+char *strv_join(const struct strv *s, const char *sep);
 
 /* This binary's path (/proc/self/exe) into BUF (N bytes): 0, or -1 with
  * errno. What hooks in config.json and CDI specs name. */

@@ -493,6 +493,7 @@ containerd2_in() {
 }
 
 teardown() {
+	[ -z "${SYSTEMD_ENGINES:-}" ] || systemd_engines_off "$SYSTEMD_ENGINES"
 	[ -n "${C2_BED:-}" ] || return 0
 	containerd_stop "$C2_BED"
 	rm -f "$C2_BED/root/usr/local/bin/containerd" "$C2_BED/root/usr/local/bin/containerd-shim-runc-v2" \
@@ -693,4 +694,169 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	containerd_stop "$d"
 	bed "$d" ocidec install --host-root / --uninstall >/dev/null
 	cp "$d/keep.toml" "$d/root/etc/containerd/config.toml"
+}
+
+# systemd_engines_on DIR: the bed's Debian units for containerd and Docker
+# (masked by bed-setup.sh) run by its systemd as a node runs them: their
+# packaged units, with what this machine refuses taken out (a negative
+# OOMScoreAdjust needs CAP_SYS_RESOURCE; bridge and iptables), the
+# containerd configuration of containerd_config on containerd's default
+# socket. systemd_engines_off DIR: stopped, masked again, every file back.
+systemd_engines_on() {
+	local d=$1 u
+	SYSTEMD_ENGINES=$d
+	for u in containerd.service docker.service docker.socket; do rm -f "$d/root/etc/systemd/system/$u"; done
+	for u in containerd docker; do
+		mkdir -p "$d/root/etc/systemd/system/$u.service.d"
+		printf '[Service]\nOOMScoreAdjust=0\n' >"$d/root/etc/systemd/system/$u.service.d/bed.conf"
+	done
+	containerd_config "$d" | sed "s|^  address = .*|  address = \"/run/containerd/containerd.sock\"|" \
+		>"$d/root/etc/containerd/config.toml"
+	mkdir -p "$d/docker"
+	echo "DOCKER_OPTS=\"--data-root $d/docker/data --bridge=none --iptables=false --ip6tables=false --ip-forward=false\"" \
+		>"$d/root/etc/default/docker"
+	bed "$d" systemctl daemon-reload
+	bed "$d" systemctl start containerd.service docker.service
+}
+
+systemd_engines_off() {
+	local d=$1 u
+	bed "$d" systemctl stop docker.service docker.socket containerd.service || true
+	bed "$d" ocidec install --uninstall >/dev/null || true
+	for u in containerd.service docker.service docker.socket; do ln -sf /dev/null "$d/root/etc/systemd/system/$u"; done
+	rm -rf "$d/root/etc/systemd/system/containerd.service.d" "$d/root/etc/systemd/system/docker.service.d" \
+		"$d/root/etc/default/docker" "$d/root/etc/containerd/config.toml" "$d/root/etc/docker/daemon.json"
+	bed "$d" systemctl daemon-reload || true
+	SYSTEMD_ENGINES=
+}
+
+# check_fixes DIR: every fix `ocidec check` prints in the bed DIR (its JSON's
+# "fix", what the text prints after "fix:"), run as printed, each must
+# succeed, and the line it fixes must be gone from the check after; rounds
+# until check prints no fix (a fix may bring the next step: a runtime
+# registered, then the daemon to reload). Each fix is printed (for the
+# note) and added to FIXES.
+check_fixes() {
+	local d=$1 round fixes what detail fix
+	for round in 1 2 3 4; do
+		run bed "$d" ocidec check --json
+		fixes=$(python3 -c 'import json, sys
+for c in json.load(sys.stdin)["checks"]:
+    if "fix" in c: print(c["check"] + "\t" + c["detail"] + "\t" + c["fix"])' <<<"$output")
+		[ -n "$fixes" ] || return 0
+		while IFS=$'\t' read -r what detail fix; do
+			echo "#   $what: $fix" >&3
+			run bed "$d" sh -c "$fix"
+			[ "$status" -eq 0 ] || fail "the fix for \"$detail\" failed as pasted: $fix: $output"
+			FIXES+=("$fix")
+		done <<<"$fixes"
+		run bed "$d" ocidec check --json
+		while IFS=$'\t' read -r what detail fix; do
+			python3 -c 'import json, sys
+d = sys.argv[1]
+sys.exit(any(c["detail"] == d for c in json.load(sys.stdin)["checks"]))' "$detail" <<<"$output" ||
+				fail "after \"$fix\", check still says: $detail"
+		done <<<"$fixes"
+	done
+	fail "check still prints fixes after 4 rounds: $fixes"
+}
+
+@test "check's fixes work as pasted: on a node whose systemd runs Debian's containerd and Docker, each fix: line check prints, run in the state it describes, makes check report it fixed, until it says ready; a fresh node, a runtime binary gone, a stale CDI spec, --gpus without its hook, containerd 1.x's drop-in shadowing an edit (issue 33, finding 4)" {
+	d=$SD
+	FIXES=()
+	systemd_engines_on "$d"
+	run bed "$d" systemctl is-active containerd.service docker.service
+	assert_output $'active\nactive'
+	# the package installed, nothing registered with the engines
+	echo "# a fresh node:" >&3
+	check_fixes "$d"
+	run bed "$d" ocidec check
+	assert_success
+	assert_line "0 problems: ready"
+	refute_line --partial "fix:"
+	# what the fixes did, seen by the engines themselves
+	run bed "$d" docker info --format '{{json .Runtimes.ocidec}} {{.DefaultRuntime}}'
+	assert_output --partial '"path":"/usr/bin/ocidec-runtime"'
+	run bed "$d" sh -c 'containerd config dump | grep -c "BinaryName = \"/usr/bin/ocidec-runtime\""'
+	assert_output 1
+	# Docker's runtime names a binary gone (an earlier toolkit's prefix)
+	echo "# a runtime binary gone:" >&3
+	python3 - "$d/root/etc/docker/daemon.json" <<-'EOF'
+		import json, sys
+		c = json.load(open(sys.argv[1])); c["runtimes"]["ocidec"]["path"] = "/usr/local/ocidec/bin/ocidec-runtime"
+		json.dump(c, open(sys.argv[1], "w"))
+	EOF
+	check_fixes "$d"
+	# ocidec made the default runtime, dockerd not told (a reload does)
+	echo "# the default runtime changed:" >&3
+	bed "$d" ocidec install --runtime docker --set-as-default >/dev/null
+	check_fixes "$d"
+	run bed "$d" docker info --format '{{.DefaultRuntime}}'
+	assert_output ocidec
+	# a spec of ocidec's gone stale (the driver changed under it)
+	echo "# a stale CDI spec:" >&3
+	sed -i 's|libdemo.so.1.0|libdemo.so.0.9|' "$d/root/etc/cdi/ocidec.io-demo.json"
+	check_fixes "$d"
+	# Docker's --gpus without the hook it runs
+	echo "# --gpus without its hook:" >&3
+	rm "$d/root/usr/local/bin/nvidia-container-runtime-hook"
+	check_fixes "$d"
+	[ -L "$d/root/usr/local/bin/nvidia-container-runtime-hook" ]
+	# containerd 1.x: the administrator's CRI edit after install, shadowed
+	echo "# containerd's drop-in shadowing an edit:" >&3
+	printf '  max_container_log_line_size = 4096\n' >>"$d/root/etc/containerd/config.toml"
+	check_fixes "$d"
+	run bed "$d" sh -c 'containerd config dump | grep -c "max_container_log_line_size = 4096"'
+	assert_output 1
+	run bed "$d" ocidec check
+	assert_success
+	assert_line "0 problems: ready"
+	# every kind of fix ran: install per engine, the exact cdi command,
+	# systemd's reload and restart of each daemon
+	for f in "ocidec install --runtime docker" "ocidec install --runtime containerd" \
+		"ocidec cdi -o /etc/cdi/ocidec.io-demo.json demo" "systemctl reload docker" \
+		"systemctl restart docker" "systemctl restart containerd"; do
+		printf '%s\n' "${FIXES[@]}" | grep -qF -- "$f" || fail "no fix ran: $f (${FIXES[*]})"
+	done
+}
+
+# dockerd_by_hand DIR: dockerd as a node without systemd starts it (its
+# default socket and pid file), in the background
+dockerd_by_hand() {
+	local d=$1
+	mkdir -p "$d/docker"
+	bed "$d" sh -c "exec dockerd -p /var/run/docker.pid --data-root $d/docker/hand-data --bridge=none --iptables=false \
+		--ip6tables=false --ip-forward=false >>$d/docker-hand.log 2>&1" &
+	wait_until -t 30 'bed "$d" docker version >/dev/null 2>&1'
+}
+
+@test "check's fixes work as pasted on a node without systemd or init script (dockerd started by hand): kill -HUP as printed reloads it; a restart is said in words, and done by hand is seen (issue 33, finding 4)" {
+	# (Debian's init script for Docker raises the open files limit past
+	# what this machine allows: set aside, the node starts dockerd itself)
+	d=$HY
+	FIXES=()
+	[ ! -e "$d/root/run/systemd/system" ]
+	mv "$d/root/etc/init.d/docker" "$d/docker.init"
+	dockerd_by_hand "$d"
+	check_fixes "$d"
+	# the --gpus hook is looked up when dockerd starts: a restart, which no
+	# command here does
+	run bed "$d" ocidec check
+	assert_failure 1
+	assert_line --regexp '^PROBLEM  docker: the running dockerd .*started before nvidia-container-runtime-hook was there'
+	assert_line "         do: restart dockerd the way this host starts it (no systemd, no init script of its own here)"
+	bed "$d" sh -c 'kill "$(cat /var/run/docker.pid)"; while [ -e /var/run/docker.pid ]; do sleep 0.1; done'
+	dockerd_by_hand "$d"
+	run bed "$d" ocidec check
+	assert_success
+	assert_line "0 problems: ready"
+	# the default runtime: a reload, by the pid file, as printed
+	bed "$d" ocidec install --runtime docker --set-as-default >/dev/null
+	check_fixes "$d"
+	run bed "$d" docker info --format '{{.DefaultRuntime}}'
+	assert_output ocidec
+	printf '%s\n' "${FIXES[@]}" | grep -qxF 'kill -HUP "$(cat /var/run/docker.pid)"' || fail "no kill -HUP ran: ${FIXES[*]}"
+	bed "$d" sh -c 'kill "$(cat /var/run/docker.pid)"; while [ -e /var/run/docker.pid ]; do sleep 0.1; done'
+	bed "$d" ocidec install --uninstall >/dev/null
+	mv "$d/docker.init" "$d/root/etc/init.d/docker"
 }
