@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/engines.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/plan.h"
 #include "common/rootfile.h"
@@ -572,22 +573,12 @@ static void check_podman(struct report *r, int root)
 		    "--device VENDOR-KIND=all still works where a spec is)", podman ? "podman" : "CRI-O");
 }
 
-/* "line L, column C" of the byte AT in TEXT */
-static char *line_col(const char *text, const char *at)
-{
-	int line = 1, col = 1;
-
-	for (const char *p = text; p < at && *p; p++, col++)
-		if (*p == '\n')
-			line++, col = 0;
-	return xasprintf("line %d, column %d", line, col);
-}
-
 static void check_docker(struct report *r, int root, int proc)
 {
 	const struct engine *dk = engine(ENGINE_DOCKER);
 	_cleanup_free_ char *text = host_read(root, DOCKER_JSON);
-	cJSON *j = text ? cJSON_Parse(text) : NULL, *rt, *e, *info = NULL;
+	const char *stop = NULL;
+	cJSON *j = text ? json_parse_exact(text, strlen(text), &stop) : NULL, *rt, *e, *info = NULL;
 	const char *def = NULL;
 	int64_t since;
 	struct stat st;
@@ -603,7 +594,7 @@ static void check_docker(struct report *r, int root, int proc)
 		return;
 	}
 	if (!cJSON_IsObject(j)) {
-		_cleanup_free_ char *where = j ? NULL : line_col(text, cJSON_GetErrorPtr());
+		_cleanup_free_ char *where = j ? NULL : json_where(text, stop);
 		advise(r, PROBLEM, "docker", "correct " DOCKER_JSON " (dockerd refuses to start with it)",
 		       DOCKER_JSON " is %s%s", j ? "JSON, but no object" : "no JSON: it stops at ", where ? where : "");
 		cJSON_Delete(j);

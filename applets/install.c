@@ -468,6 +468,26 @@ static bool host_writable(struct inst *in, const char *path)
 	}
 }
 
+/* The runtime name the last install on this host recorded (malloc'd),
+ * or NULL: none */
+static char *recorded_runtime_name(struct inst *in)
+{
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	struct oerr e;
+	size_t len;
+	cJSON *j;
+	char *name = NULL;
+
+	if (read_host(in, in->state_path, &text, &len, &st, &e) <= 0)
+		return NULL;
+	j = cJSON_Parse(text);
+	if (cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name")))
+		name = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name")));
+	cJSON_Delete(j);
+	return name;
+}
+
 static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
 {
 	_cleanup_free_ char *shim = xasprintf("%s/ocidec-runtime", in->bin);
@@ -526,6 +546,31 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			if (p && strcmp(p, shim) != 0)
 				log_warn("%s: Docker's runtime \"%s\" ran %s: it runs %s now (--uninstall puts it back)",
 					 DOCKER_JSON, in->runtime_name, p, shim);
+			cJSON_Delete(dj);
+		}
+		/* a runtime name changed since the last install (--runtime-name):
+		 * the old entry goes, and a default runtime that named it follows */
+		{
+			_cleanup_free_ char *old = recorded_runtime_name(in);
+			cJSON *dj = have && old && strcmp(old, in->runtime_name) != 0 ? cJSON_Parse(cur) : NULL;
+			const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(dj, "runtimes"), old), "path"));
+			const char *def = cJSON_GetStringValue(cJSON_GetObjectItem(dj, "default-runtime"));
+
+			if (p && strcmp(p, shim) == 0) {
+				char *k = docker_json_merge(cur, old, NULL, err);
+
+				if (!k) {
+					cJSON_Delete(dj);
+					return -1;
+				}
+				log_warn("%s: runtime \"%s\" of the last install renamed \"%s\"%s", DOCKER_JSON, old,
+					 in->runtime_name, def && strcmp(def, old) == 0 ? ", the default runtime too" : "");
+				if (def && strcmp(def, old) == 0)
+					in->set_default = true;
+				free(cur);
+				cur = k;
+			}
 			cJSON_Delete(dj);
 		}
 		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);

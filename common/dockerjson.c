@@ -32,24 +32,63 @@ static void delete_all(cJSON *obj, const char *name)
  * JSON object */
 static cJSON *parse_daemon(const char *text, bool empty_ok, struct oerr *err)
 {
-	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), NULL) : empty_ok ? cJSON_CreateObject() : NULL;
+	const char *end = NULL;
+	cJSON *j = text && *text ? json_parse_exact(text, strlen(text), &end) : empty_ok ? cJSON_CreateObject() : NULL;
 
 	if (!cJSON_IsObject(j)) {
+		_cleanup_free_ char *where = !j && text && *text ? json_where(text, end) : NULL;
+
 		cJSON_Delete(j);
-		oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
+		if (where)
+			oerr_usage(err, DAEMON_JSON ": no JSON: it stops at %s (dockerd refuses it too): left alone", where);
+		else
+			oerr_usage(err, DAEMON_JSON ": not a JSON object: left alone");
 		return NULL;
 	}
 	return j;
 }
 
-/* J (freed) as daemon.json's text: pretty-printed, numbers as read, a
- * newline at the end */
-static char *print_daemon(cJSON *j)
+/* The indentation of TEXT's first indented line (spaces or tabs, up to 8),
+ * or four spaces (nvidia-ctk's) */
+static void indent_of(const char *text, char out[9])
 {
-	char *outp = json_print_exact(j, 1), *line;
+	strcpy(out, "    ");
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strspn(l, " \t");
+
+		if (n && n <= 8 && l[n] == '"') {
+			memcpy(out, l, n);
+			out[n] = '\0';
+			return;
+		}
+	}
+}
+
+/* J (freed) as daemon.json's text: pretty-printed in the indentation of
+ * the file it was read from (TEXT), numbers as read, a newline at the end.
+ * cJSON's layout has a tab per level and one after each key's colon, and
+ * no other raw tab (one in a string is escaped): each becomes the file's */
+static char *print_daemon(cJSON *j, const char *text)
+{
+	char *outp = json_print_exact(j, 1), ind[9];
+	size_t n = 2, il;
+	char *line, *o;
 
 	cJSON_Delete(j);
-	line = xconcat(outp, "\n");
+	indent_of(text, ind);
+	il = strlen(ind);
+	for (const char *p = outp; *p; p++)
+		n += *p == '\t' ? il : 1;
+	o = line = xmalloc(n);
+	for (const char *p = outp; *p; p++) {
+		if (*p != '\t')
+			*o++ = *p;
+		else if (p == outp || p[-1] == '\n' || p[-1] == '\t')
+			o = stpcpy(o, ind);
+		else
+			*o++ = ' ';
+	}
+	strcpy(o, "\n");
 	free(outp);
 	return line;
 }
@@ -88,7 +127,7 @@ char *docker_json_merge(const char *text, const char *name, const char *path, st
 		if (!rt->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "runtimes");
 	}
-	return print_daemon(j);
+	return print_daemon(j, text);
 }
 
 char *docker_json_set(const char *text, const char *default_runtime, bool cdi, struct oerr *err)
@@ -125,7 +164,7 @@ char *docker_json_set(const char *text, const char *default_runtime, bool cdi, s
 		delete_all(f, "cdi");
 		cJSON_AddTrueToObject(f, "cdi");
 	}
-	return print_daemon(j);
+	return print_daemon(j, text);
 }
 
 char *docker_json_unset(const char *text, const char *name, bool cdi, struct oerr *err)
@@ -143,5 +182,5 @@ char *docker_json_unset(const char *text, const char *name, bool cdi, struct oer
 		if (!f->child)
 			cJSON_DeleteItemFromObjectCaseSensitive(j, "features");
 	}
-	return print_daemon(j);
+	return print_daemon(j, text);
 }

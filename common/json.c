@@ -103,3 +103,13 @@ char *json_print_exact(cJSON *root, int formatted)
 		oom();
 	return out;
 }
+
+char *json_where(const char *text, const char *at)
+{
+	int line = 1, col = 1;
+
+	for (const char *p = text; at && p < at && *p; p++, col++)
+		if (*p == '\n')
+			line++, col = 0;
+	return xasprintf("line %d, column %d", line, col);
+}

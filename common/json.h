@@ -19,6 +19,10 @@
  * after the value is left alone, as cJSON_ParseWithLengthOpts does. */
 cJSON *json_parse_exact(const char *text, size_t len, const char **end);
 
+/* Where AT (a pointer into TEXT, as json_parse_exact's END gives it) is:
+ * "line L, column C", malloc'd */
+char *json_where(const char *text, const char *at);
+
 /* ROOT printed (FORMATTED: cJSON_Print's layout, else unformatted), numbers
  * read by json_parse_exact in their own text; malloc'd. */
 char *json_print_exact(cJSON *root, int formatted);

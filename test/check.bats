@@ -53,7 +53,7 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
 	assert_line "         fix: ocidec install --runtime podman"
 	# where the JSON stops (issue 33)
-	assert_line "PROBLEM  docker: /etc/docker/daemon.json is no JSON: it stops at line 3, column 1"
+	assert_line "PROBLEM  docker: /etc/docker/daemon.json is no JSON: it stops at line 2, column 15"
 	assert_line "         do: correct /etc/docker/daemon.json (dockerd refuses to start with it)"
 	# no hook that works, no runtime, no spec: no engine runs ocidec (issue 33, finding 4)
 	assert_line "PROBLEM  engines: no engine runs ocidec here: no hooks.d file, runtime or CDI spec of ocidec's"

@@ -469,7 +469,14 @@ containerd2() {
 	snapshot >"$BATS_TEST_TMPDIR/before"
 	run ocidec install "${ALL[@]}"
 	assert_failure 2
+	# where the JSON stops (issue 33)
+	assert_output "ocidec install: /etc/docker/daemon.json: no JSON: it stops at line 1, column 24 (dockerd refuses it too): left alone"
+	echo '[]' >"$H/etc/docker/daemon.json"
+	run ocidec install "${ALL[@]}"
+	assert_failure 2
 	assert_output "ocidec install: /etc/docker/daemon.json: not a JSON object: left alone"
+	echo '{ "log-level": "warn", ' >"$H/etc/docker/daemon.json"
+	snapshot >"$BATS_TEST_TMPDIR/before"
 	printf '[vendor]\nname = bad\nbogus = 1\n' | write_ini bad
 	run ocidec install --host-root "$H" -c "$CFG"
 	assert_failure 2
@@ -814,4 +821,22 @@ host_mode() {
 	run ocidec install --host-root "$H" --runtime docker --restart
 	assert_failure 2
 	assert_output --partial "--restart: the engines of a host root ($H) are its own to restart"
+}
+
+@test "install: a runtime name changed since the last install (--runtime-name) replaces the old entry in daemon.json, a default runtime that named it follows; the file keeps its indentation; --uninstall gives it back (issue 33)" {
+	before=$(sha256sum <"$H/etc/docker/daemon.json")
+	ocidec install --host-root "$H" -c "$CFG" --runtime docker --runtime-name gpu --set-as-default >/dev/null
+	run ocidec install --host-root "$H" -c "$CFG" --runtime docker --runtime-name ocidec
+	assert_success
+	assert_line 'ocidec install: warn: /etc/docker/daemon.json: runtime "gpu" of the last install renamed "ocidec", the default runtime too'
+	run python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sorted(d["runtimes"]), d["default-runtime"])' \
+		"$H/etc/docker/daemon.json"
+	assert_output "['ocidec', 'other'] ocidec"
+	# written in the file's own indentation (two spaces here), no tabs
+	run grep -c $'\t' "$H/etc/docker/daemon.json"
+	assert_output 0
+	run sed -n 2p "$H/etc/docker/daemon.json"
+	assert_output '  "log-level": "warn",'
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	assert_equal "$(sha256sum <"$H/etc/docker/daemon.json")" "$before"
 }
