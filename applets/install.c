@@ -144,6 +144,8 @@ struct inst {
 	bool restart;              /* --restart */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
+	bool gpus_link_new;        /* the --gpus hook's link is new */
+	bool pending_docker, pending_docker_restart, pending_containerd;  /* an earlier --restart's, undone */
 	char *state_path;
 	cJSON *state, *files, *dirs;
 	struct action *a;
@@ -594,7 +596,10 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			if (other >= 0 || (l == 1 && strcmp(text, target) != 0) || l == 2)
 				log_warn("an nvidia-container-runtime-hook is installed already: Docker's --gpus runs "
 					 "that one");
-			else
+			else if (l != 1) {  /* made now: dockerd finds it when it starts */
+				add_link(in, xstrdup(NVIDIA_HOOK_LINK), target);
+				in->gpus_link_new = true;
+			} else
 				add_link(in, xstrdup(NVIDIA_HOOK_LINK), target);
 		}
 	}
@@ -932,10 +937,10 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 }
 
 /* Docker reads a new runtime and default runtime on SIGHUP; CDI (a
- * feature) and Docker's --gpus hook only when it starts */
+ * feature) and a new --gpus hook only when it starts */
 static bool docker_needs_restart(const struct inst *in)
 {
-	return in->enable_cdi || in->has_nvidia;
+	return in->enable_cdi || in->gpus_link_new || in->pending_docker_restart;
 }
 
 /* What each engine whose files changed needs to read them, and the command
@@ -978,6 +983,8 @@ static int uninstall(struct inst *in, struct oerr *err)
 	strv_free(&files);
 	if (have < 0)
 		return -1;
+	/* CDI turned off again: Docker reads features when it starts */
+	in->enable_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi"));
 	n = cJSON_GetArraySize(in->files);
 	for (int i = n - 1; i >= 0; i--) {
 		if (undo_file(in, cJSON_GetArrayItem(in->files, i), err) < 0)
@@ -1042,6 +1049,16 @@ static int install(struct inst *in, struct oerr *err)
 		cJSON_AddStringToObject(in->state, "runtime_name", in->runtime_name);
 		in->changes += have > 0;
 	}
+	/* an earlier --restart that could not: still to do (its hint, this
+	 * run's --restart) */
+	{
+		cJSON *p = cJSON_GetObjectItem(in->state, "pending");
+		const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(p, "docker"));
+
+		in->pending_docker = d != NULL;
+		in->pending_docker_restart = d && strcmp(d, "restart") == 0;
+		in->pending_containerd = cJSON_GetObjectItem(p, "containerd") != NULL;
+	}
 	/* what uninstall takes out of a daemon.json edited since: ours */
 	if (in->changed_docker_plan) {
 		cJSON_DeleteItemFromObject(in->state, "docker_default");
@@ -1071,7 +1088,13 @@ static int install(struct inst *in, struct oerr *err)
 		cJSON_DeleteItemFromArray(in->files, i);
 		in->changes++;
 	}
-	if (!have || in->changes)
+	/* what an earlier --restart left undone: this run's hint or
+	 * --restart; said once without --restart, then off the record */
+	in->changed_docker |= in->pending_docker;
+	in->changed_containerd |= in->pending_containerd;
+	if ((in->pending_docker || in->pending_containerd) && !in->restart)
+		cJSON_DeleteItemFromObject(in->state, "pending");
+	if (!have || in->changes || ((in->pending_docker || in->pending_containerd) && !in->restart))
 		if (save_state(in, err) < 0)
 			return -1;
 	if (in->changes && in->host_mode)
@@ -1147,6 +1170,7 @@ static int restart_engines(struct inst *in, struct oerr *err)
 		{ in->changed_containerd, ENGINE_CONTAINERD, true },
 	};
 	char *failed = NULL;
+	cJSON *pending = NULL;
 
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
 		const struct engine *g = engine(e[i].id);
@@ -1163,7 +1187,22 @@ static int restart_engines(struct inst *in, struct oerr *err)
 			free(failed);
 			failed = f;
 		}
+		/* what is still to do, for the next run (its --restart, its hint) */
+		if (!pending)
+			pending = cJSON_CreateObject();
+		cJSON_AddStringToObject(pending, g->name, e[i].restart ? "restart" : "reload");
 	}
+	/* an install record: what is pending goes in it (uninstall has none left) */
+	if (in->state && cJSON_GetObjectItem(in->state, "files")) {
+		struct oerr e2;
+
+		cJSON_DeleteItemFromObject(in->state, "pending");
+		if (pending)
+			cJSON_AddItemToObject(in->state, "pending", pending), pending = NULL;
+		if (save_state(in, &e2) < 0 && !failed)
+			failed = xstrdup(e2.msg);
+	}
+	cJSON_Delete(pending);
 	if (failed) {
 		oerr_set(err, 0, "%s", failed);
 		free(failed);

@@ -809,7 +809,23 @@ host_mode() {
 	assert_failure 1
 	assert_output --partial "--restart: dockerd: no systemd here (PID 1), and a reload does not do: restart dockerd yourself"
 	grep -q '"cdi"' "$H/etc/docker/daemon.json"
+	# run again, nothing to change: the restart still to do is tried again,
+	# or, without --restart, said (once) (issue 33)
+	run host_mode "$H" --runtime docker --set-as-default --enable-cdi --restart
+	assert_failure 1
+	assert_output --partial "restart dockerd yourself"
+	run host_mode "$H" --runtime docker --set-as-default --enable-cdi
+	assert_success
+	assert_line "ocidec install: nothing to change"
+	assert_line 'ocidec install: dockerd runs runtime "ocidec" once it restarts: restart it the way this host starts it (no systemd or init script of its own here)'
+	run host_mode "$H" --runtime docker --set-as-default --enable-cdi
+	assert_output "ocidec install: nothing to change"
+	# CDI turned off again by --uninstall: a restart too
+	run host_mode "$H" --uninstall --restart
+	assert_failure 1
+	assert_output --partial "a reload does not do: restart dockerd yourself"
 	# a pid file naming another process: not signalled
+	host_mode "$H" --runtime docker >/dev/null
 	sleep 120 &
 	other=$!
 	echo "$other" >"$H/var/run/docker.pid"
