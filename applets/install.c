@@ -141,6 +141,7 @@ struct inst {
 	bool set_default;          /* --set-as-default */
 	bool changed_docker_plan;  /* daemon.json is among the files to write */
 	bool enable_cdi;           /* --enable-cdi */
+	bool docker_cdi;           /* --enable-cdi, and Docker has CDI */
 	bool restart;              /* --restart */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
@@ -576,8 +577,20 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			cJSON_Delete(dj);
 		}
 		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);
-		if (j && (in->set_default || in->enable_cdi)) {
-			char *k = docker_json_set(j, in->set_default ? in->runtime_name : NULL, in->enable_cdi, err);
+		/* Docker has CDI from 25 on (its daemon.json ignores the feature
+		 * before: said, not set) */
+		in->docker_cdi = in->enable_cdi;
+		if (in->enable_cdi) {
+			int v = engine_version(in->root, engine(ENGINE_DOCKER));
+
+			if (v >= 0 && v < 25) {
+				log_warn("docker: Docker %d has no CDI (Docker 25 or later): not enabled; docker run "
+					 "--device VENDOR/KIND=N needs 25, the runtime and --gpus work without", v);
+				in->docker_cdi = false;
+			}
+		}
+		if (j && (in->set_default || in->docker_cdi)) {
+			char *k = docker_json_set(j, in->set_default ? in->runtime_name : NULL, in->docker_cdi, err);
 			free(j);
 			j = k;
 		}
@@ -940,7 +953,7 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
  * feature) and a new --gpus hook only when it starts */
 static bool docker_needs_restart(const struct inst *in)
 {
-	return in->enable_cdi || in->gpus_link_new || in->pending_docker_restart;
+	return in->docker_cdi || in->gpus_link_new || in->pending_docker_restart;
 }
 
 /* What each engine whose files changed needs to read them, and the command
@@ -984,7 +997,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 	if (have < 0)
 		return -1;
 	/* CDI turned off again: Docker reads features when it starts */
-	in->enable_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi"));
+	in->docker_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi"));
 	n = cJSON_GetArraySize(in->files);
 	for (int i = n - 1; i >= 0; i--) {
 		if (undo_file(in, cJSON_GetArrayItem(in->files, i), err) < 0)
@@ -1065,7 +1078,7 @@ static int install(struct inst *in, struct oerr *err)
 		cJSON_DeleteItemFromObject(in->state, "docker_cdi");
 		if (in->set_default)
 			cJSON_AddTrueToObject(in->state, "docker_default");
-		if (in->enable_cdi)
+		if (in->docker_cdi)
 			cJSON_AddTrueToObject(in->state, "docker_cdi");
 	}
 	if (make_prefix(in, err) < 0)

@@ -6,6 +6,9 @@
 
 #include <cJSON.h>
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -245,4 +248,61 @@ out:
 		close(s);
 	free(buf);
 	return j;
+}
+
+int engine_version(int root, const struct engine *e)
+{
+	const char *bin = NULL;
+	char out[4096] = "";
+	int p[2], status = 0, major = -1;
+	size_t n = 0;
+	pid_t pid;
+
+	for (int i = 0; e->bins[i] && !bin; i++)
+		if (is_exec(root, e->bins[i]))
+			bin = e->bins[i];
+	if (!bin || pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]), close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char *const argv[] = { (char *)bin, (char *)"--version", NULL };
+		char *const envp[] = { (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (fchdir(root) < 0 || chroot(".") < 0 || chdir("/") < 0 || null < 0 || dup2(null, 0) < 0 ||
+		    dup2(p[1], 1) < 0 || dup2(null, 2) < 0)
+			_exit(126);
+		alarm(10);
+		execve(bin, argv, envp);
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		ssize_t k;
+
+		if (n + 1 >= sizeof(out) || poll(&pf, 1, 10000) <= 0 || (k = read(p[0], out + n, sizeof(out) - 1 - n)) <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(p[0]);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	out[n] = '\0';
+	/* "Docker version 20.10.24+dfsg1, build ...", "containerd ... 1.7.24 ...",
+	 * "podman version 5.4.2": the first "N." after "version" or a space */
+	{
+		const char *v = strstr(out, "version ");
+
+		for (const char *q = v ? v + 8 : out; *q && major < 0; q++)
+			if ((q == out || q[-1] == ' ' || q[-1] == 'v') && *q >= '0' && *q <= '9' && strchr(q, '.') &&
+			    (size_t)(strchr(q, '.') - q) == strspn(q, "0123456789"))
+				major = atoi(q);
+	}
+	return major;
 }

@@ -58,6 +58,10 @@ char *engine_apply_command(int root, const struct engine *e, bool restart);
 struct cJSON;
 struct cJSON *engine_docker_info(int root);
 
+/* The major version of E's binary on the host root ROOT (its --version,
+ * run there: the host's own binary and libraries; 10 s at most), or -1 */
+int engine_version(int root, const struct engine *e);
+
 /* Is systemd the host root ROOT's init (/run/systemd/system there)? */
 bool host_has_systemd(int root);
 

@@ -108,3 +108,50 @@ dk() {
 	assert_output "2048
 $DEMO_SEEN_ALL"
 }
+
+@test "Docker 20.10, the package's way: ocidec installed as a package installs it, ocidec install on the host itself --set-as-default --enable-cdi (20.10 has no CDI: said, not set); dockerd started: docker run without --runtime and --gpus all get the devices; nothing copied; --uninstall gives daemon.json back (issue 33)" {
+	E=$(mktemp -d /tmp/ocidec-docker-pkg.XXXXXX)
+	H=$E/host
+	mkdir -p "$H/etc/docker" "$H/etc/ocidec/ocidec.d" "$H/usr/bin" "$H/usr/sbin" "$H/usr/local/bin" "$H/proc" "$H/dev"
+	mknod -m 0666 "$H/dev/null" c 1 3
+	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
+	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
+	# the host's dockerd (install asks it its version), with its libraries
+	cp /usr/sbin/dockerd "$H/usr/sbin/"
+	for l in $(ldd /usr/sbin/dockerd | grep -o '/[^ ]*'); do cp --parents -L "$l" "$H"; done
+	# the demo vendor as NVIDIA's (its name and variable: --gpus)
+	demo_vendor "$E/dr" "$E/cfg"
+	sed 's/^name = demo$/name = nvidia/; s/^activation_flag = OCI_DEMO$/activation_flag = NVIDIA_VISIBLE_DEVICES/' \
+		"$E/cfg/demo.ini" >"$H/etc/ocidec/ocidec.d/nvidia.ini"
+	chmod 0644 "$H/etc/ocidec/ocidec.d/nvidia.ini"
+	printf '{\n  "log-level": "warn"\n}\n' >"$H/etc/docker/daemon.json"
+	had=$(sha256sum <"$H/etc/docker/daemon.json")
+	run unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" /usr/bin/ocidec install --runtime docker --set-as-default --enable-cdi' sh "$H"
+	assert_success
+	assert_line "ocidec install: warn: docker: Docker 20 has no CDI (Docker 25 or later): not enabled; docker run --device VENDOR/KIND=N needs 25, the runtime and --gpus work without"
+	assert_line --partial "/usr/bin/ocidec registered, as it is installed"
+	! grep -q '"cdi"' "$H/etc/docker/daemon.json"
+	[ "$(readlink "$H/usr/local/bin/nvidia-container-runtime-hook")" = /usr/bin/ocidec ]
+	# dockerd started on that configuration, the package's files where it looks
+	HOST=$H PACKAGE=1 "$BATS_TEST_DIRNAME/fixtures/dockerd.sh" start "$E" || { rm -rf "$E"; false; }
+	edk() { timeout 120 /usr/bin/docker -H "unix://$E/docker.sock" "$@"; }
+	tar -C "$D/b/rootfs" -c . | edk import - ocidec-test:1 >/dev/null
+	run edk info --format '{{.DefaultRuntime}} {{.Runtimes.ocidec.Path}}'
+	assert_output "ocidec /usr/bin/ocidec-runtime"
+	run edk run --rm --network none -e NVIDIA_VISIBLE_DEVICES=all ocidec-test:1 sh -c "$DEMO_SEE"
+	out_env=$output
+	run edk run --rm --network none --gpus all ocidec-test:1 sh -c "$DEMO_SEE"
+	out_gpus=$output
+	run edk run --rm --network none --device nvidia.com/gpu=all ocidec-test:1 true
+	out_cdi=$output
+	"$BATS_TEST_DIRNAME/fixtures/dockerd.sh" stop "$E"
+	assert_equal "$out_env" "$DEMO_SEEN_ALL"
+	assert_equal "$out_gpus" "$DEMO_SEEN_ALL"
+	echo "# docker 20.10 --device nvidia.com/gpu=all: $out_cdi" >&3
+	run unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot "$1" /usr/bin/ocidec install --uninstall' sh "$H"
+	assert_success
+	assert_equal "$(sha256sum <"$H/etc/docker/daemon.json")" "$had"
+	[ ! -e "$H/usr/local/bin/nvidia-container-runtime-hook" ]
+	[ ! -e "$H/usr/local/ocidec" ]
+	rm -rf "$E"
+}
