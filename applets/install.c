@@ -1500,6 +1500,10 @@ APPLET_MAIN(install)
 		return applet_usage_error("--restart: the engines of a host root (%s) are its own to restart", host);
 	in.host_mode = !host;
 	if (in.host_mode) {
+		if (toolkit_opt && strcmp(toolkit_opt, "--wait") == 0)
+			return applet_usage_error("--wait: installed until SIGTERM is the toolkit container's "
+						  "(--host-root DIR, a DaemonSet's pod); on the host, an install stays until "
+						  "ocidec install --uninstall");
 		if (toolkit_opt)
 			return applet_usage_error("%s: copying configs is the toolkit container's (--host-root DIR); on "
 						  "the host, ocidec registers itself and its %s as they are (edit them there)",

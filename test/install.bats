@@ -758,7 +758,7 @@ host_mode() {
 	assert_output --partial "--runtime-name runc: the engines' own runtime's name"
 	run host_mode "$H" --runtime docker --wait
 	assert_failure 2
-	assert_output --partial "--wait: copying configs is the toolkit container's"
+	assert_output "ocidec install: --wait: installed until SIGTERM is the toolkit container's (--host-root DIR, a DaemonSet's pod); on the host, an install stays until ocidec install --uninstall (see ocidec install --help)"
 	# the copying options are the toolkit container's
 	run host_mode "$H" --driver-root /run/nvidia/driver
 	assert_failure 2
