@@ -35,6 +35,7 @@ const char cdi_usage[] =
 	"usage: ocidec cdi [-c DIR] [--cdi-version V] [--format json|yaml] [-o DIR|FILE]\n"
 	"                  [--features LIST] [--hook-path PATH] [VENDOR...]\n"
 	"       ocidec cdi --claim NAME --devices SEL [-o DIR|FILE] [OPTIONS] VENDOR\n"
+	"       ocidec cdi --list [-c DIR] [VENDOR...]\n"
 	"\n"
 	"Print (or write) one CDI spec per vendor (default: all configured): devices\n"
 	"by index, by UUID where the vendor has them, and \"all\", for engines that\n"
@@ -57,8 +58,10 @@ const char cdi_usage[] =
 	"                        transient specs: /var/run/cdi)\n"
 	"  -d, --devices SEL     with --claim: the devices, as a container names them\n"
 	"                        (indices, UUIDs, PCI addresses, MIG devices, all)\n"
+	"      --list            the specs' device names, KIND=NAME a line, as engines\n"
+	"                        take them (nvidia-ctk cdi list)\n"
 	"\n"
-	"Example: ocidec cdi -o /etc/cdi && podman run --device ocidec.io/nvidia=0 ...\n";
+	"Example: ocidec cdi -o /etc/cdi nvidia && podman run --device nvidia.com/gpu=0 ...\n";
 
 static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", NULL };
 
@@ -66,6 +69,7 @@ struct cdi_run {
 	const char *features;
 	const char *claim, *devices;  /* --claim NAME --devices SEL */
 	bool yaml;
+	bool list;                    /* --list: the device names, KIND=NAME */
 	struct cdi_opts co;
 };
 
@@ -594,6 +598,16 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 		}
 		if (!spec)
 			return -1;
+		if (run->list) {  /* what engines take: --device KIND=NAME */
+			const cJSON *d;
+			const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(spec, "kind"));
+
+			cJSON_ArrayForEach(d, cJSON_GetObjectItem(spec, "devices"))
+				out("%s=%s\n", kind, cJSON_GetStringValue(cJSON_GetObjectItem(d, "name")));
+			cJSON_Delete(spec);
+			written++;
+			continue;
+		}
 		text = spec_text(spec, run->yaml);
 		cJSON_Delete(spec);
 		written++;
@@ -634,6 +648,7 @@ APPLET_MAIN(cdi)
 		{ "hook-path", required_argument, NULL, 'H' },
 		{ "claim", required_argument, NULL, 'C' },
 		{ "devices", required_argument, NULL, 'd' },
+		{ "list", no_argument, NULL, 'l' },
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *output = NULL, *format = NULL;
@@ -667,6 +682,7 @@ APPLET_MAIN(cdi)
 		case 'f': run.features = optarg; break;
 		case 'C': run.claim = optarg; break;
 		case 'd': run.devices = optarg; break;
+		case 'l': run.list = true; break;
 		case 'H':
 			if (optarg[0] != '/')
 				return applet_usage_error("--hook-path %s: not an absolute path", optarg);
@@ -686,6 +702,8 @@ APPLET_MAIN(cdi)
 	run.yaml = format ? strcmp(format, "yaml") == 0
 			  : output && !to_dir && (ends_with(output, ".yaml") || ends_with(output, ".yml"));
 	named = argc - optind;
+	if (run.list && output)
+		return applet_usage_error("--list prints the device names: no -o");
 	if (!run.claim != !run.devices)
 		return applet_usage_error("--claim and --devices go together");
 	if (run.claim && named != 1)

@@ -433,3 +433,16 @@ json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
 	run --separate-stderr cdi -c "$CFG" demo
 	python3 -c 'import json, sys; json.loads(sys.argv[1])' "$output"
 }
+
+@test "cdi --list: each spec's device names as engines take them, KIND=NAME (nvidia-ctk cdi list); -o refused (issue 33)" {
+	demo_vendor
+	run ocidec cdi --list -c "$CFG"
+	assert_success
+	want=$(ocidec cdi -c "$CFG" | python3 -c 'import json, sys; s = json.load(sys.stdin); [print(s["kind"] + "=" + d["name"]) for d in s["devices"]]')
+	assert_output "$want"
+	assert_line "ocidec.io/demo=all"
+	assert_line "ocidec.io/demo=0"
+	run ocidec cdi --list -c "$CFG" -o "$BATS_TEST_TMPDIR/x.json"
+	assert_failure 2
+	assert_output --partial "--list prints the device names: no -o"
+}
