@@ -67,6 +67,32 @@ struct report {
 	struct strv kinds, kind_vendors;  /* the CDI kinds of vendors with a driver here, and their names */
 };
 
+/* S as one shell word: as it is where it holds nothing a shell reads
+ * otherwise, else in single quotes, a quote in it as '"'"' (a fix is
+ * pasted into a shell; a file name must stay a name). malloc'd */
+static char *shell_word(const char *s)
+{
+	size_t n = 3;
+	char *out, *o;
+
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") == strlen(s))
+		return xstrdup(s);
+	for (const char *p = s; *p; p++)
+		n += *p == '\'' ? 5 : 1;
+	o = out = xmalloc(n);
+	*o++ = '\'';
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'') {  /* (no backslash: the text output escapes those) */
+			memcpy(o, "'\"'\"'", 5);
+			o += 5;
+		} else
+			*o++ = *p;
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return out;
+}
+
 /* One check's line: its status, what it is about, and how to fix it: FIX a
  * command to paste (it works as printed, on this host, in the state the
  * line describes), TODO what to do where no command does it (NULL: none) */
@@ -461,8 +487,11 @@ static void check_cdi(struct report *r, int root)
 				_cleanup_free_ char *fix = NULL;
 
 				for (size_t i = 0; i < r->kinds.n && !fix && cJSON_IsString(kind); i++)
-					if (strcmp(r->kinds.v[i], kind->valuestring) == 0)
-						fix = xasprintf("ocidec cdi -o %s %s", path, r->kind_vendors.v[i]);
+					if (strcmp(r->kinds.v[i], kind->valuestring) == 0) {
+						_cleanup_free_ char *qp = shell_word(path),
+								    *qv = shell_word(r->kind_vendors.v[i]);
+						fix = xasprintf("ocidec cdi -o %s %s", qp, qv);
+					}
 				say2(r, PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that wrote it "
 				     "(NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",
 				     "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "

@@ -132,6 +132,15 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line --partial "PROBLEM  cdi: /var/run/cdi/claim.json (ocidec.io/demo): stale"
 	# ocidec's own spec, of a vendor whose driver is here: the command that makes it anew
 	assert_line "         fix: ocidec cdi -o /etc/cdi/ocidec.io-demo.json demo"
+	# a file name a shell would read otherwise: one quoted word, and the
+	# command, run, writes that very file
+	cp "$H/etc/cdi/ocidec.io-demo.json" "$H/etc/cdi/it's \$(touch x);.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "         fix: ocidec cdi -o '/etc/cdi/it'\"'\"'s \$(touch x);.json' demo"
+	fix=$(grep -o "ocidec cdi -o '/etc/cdi/it.*" <<<"$output")
+	eval "set -- $fix"
+	assert_equal "$4" "/etc/cdi/it's \$(touch x);.json"
+	rm "$H/etc/cdi/it's \$(touch x);.json"
 	# a link (the engines follow it, in the host root), a FIFO
 	ln -s ../../var/run/cdi/claim.json "$H/etc/cdi/link.json"
 	mkfifo "$H/etc/cdi/fifo.json"
