@@ -116,7 +116,8 @@ fuzz:
 # test/fuzz/run.sh builds them through here and runs them.
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig
+FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig \
+		hooksdir
 $(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
 $(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
 $(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/rootpath.c common/util.c \
@@ -134,6 +135,8 @@ $(B)/fuzz/shimedit: test/fuzz/fuzz_shimedit.c common/edits.c common/json.c commo
 $(B)/fuzz/ldconf: test/fuzz/fuzz_ldconf.c common/ldconfig.c common/rootfile.c common/ldcache.c common/elf.c common/rootpath.c \
 		common/util.c common/log.c
 $(B)/fuzz/json: test/fuzz/fuzz_json.c common/json.c common/util.c common/log.c $(DEPSRC)/cjson/cJSON.c
+$(B)/fuzz/hooksdir: test/fuzz/fuzz_hooksdir.c common/engines.c common/rootfile.c common/rootpath.c common/util.c \
+		common/log.c $(DEPSRC)/cjson/cJSON.c
 $(B)/fuzz/require: test/fuzz/fuzz_require.c common/require.c common/util.c common/log.c
 $(B)/fuzz/mig: test/fuzz/fuzz_mig.c common/mig.c common/activate.c common/oci.c common/config.c common/log.c \
 		common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c

@@ -95,3 +95,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# mig: stat::number_of_executed_units: 300000$'
 }
+
+@test "the hooks_dir lines of podman's and CRI-O's configuration (install and check read them) survive 300000 fuzzed inputs: a last line naming a directory always does (issue 33)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 hooksdir
+	assert_success
+	assert_line --regexp '^# hooksdir: stat::number_of_executed_units: 300000$'
+}

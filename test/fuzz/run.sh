@@ -10,7 +10,7 @@
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -105,6 +105,12 @@ if [ ! -d "$seeds/mig" ]; then
 	"$top/test/fixtures/mig-host.sh" "$tree" >/dev/null 2>&1 &&
 		cat "$tree/smi-L.txt" "$tree/smi-q.txt" >"$seeds/mig/smi" && cp "$tree/smi-q.txt" "$seeds/mig/smi-q"
 	rm -rf "$tree"
+fi
+if [ ! -d "$seeds/hooksdir" ]; then
+	mkdir -p "$seeds/hooksdir"
+	printf '[engine]\nhooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]\n' >"$seeds/hooksdir/one-line"
+	printf '[engine]\nhooks_dir = [\n  "/usr/share/containers/oci/hooks.d",\n  \x27/etc/containers/oci/hooks.d\x27,\n]\n' >"$seeds/hooksdir/lines"
+	printf '[crio.runtime]\n# hooks_dir = ["/x"]\nhooks_dir_x = 1\nhooks_dir = [\n' >"$seeds/hooksdir/open"
 fi
 # scratch trees of the targets that need files (ldconf), gone at the end
 OCIDEC_FUZZ_TMP=$(mktemp -d /dev/shm/ocidec-fuzz.XXXXXX 2>/dev/null || mktemp -d)

@@ -1,0 +1,33 @@
+/* libFuzzer target: the hooks_dir lines of containers.conf and crio.conf
+ * (conf_hooks_dir_names, the narrow TOML shape install and check read).
+ * Any text: no crash, leak or undefined behaviour; the text with a last
+ * line setting hooks_dir to one directory after it, that directory is
+ * named and the key set; a directory quoted nowhere in the text is named
+ * only where that line names it. */
+#include "common/engines.h"
+#include "common/util.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = xmalloc(size + 1), *with;
+	bool set = false, named;
+
+	memcpy(text, data, size);
+	text[size] = '\0';
+	named = conf_hooks_dir_names(text, "/fuzz/never/there", &set);
+	if (named && !strstr(text, "/fuzz/never/there"))
+		abort();
+	with = xasprintf("%s\nhooks_dir = [\"/fuzz/last\"]\n", text);
+	set = false;
+	if (!conf_hooks_dir_names(with, "/fuzz/last", &set) || !set)
+		abort();
+	free(with);
+	free(text);
+	return 0;
+}
