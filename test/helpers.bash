@@ -9,6 +9,17 @@ load /usr/lib/bats/bats-file/load.bash
 FIXTURES=$BATS_TEST_DIRNAME/fixtures
 CONF=$BATS_TEST_DIRNAME/../conf
 
+# ocidec ARGS...: the binary under test; `ocidec check` in a PID namespace of
+# its own, so that it sees the daemons a test starts and not this machine's
+# (check looks for a running dockerd and containerd in /proc)
+ocidec() {
+	if [ "${1:-}" = check ]; then
+		unshare -p -f --mount-proc "$OCIDEC" "$@"
+	else
+		"$OCIDEC" "$@"
+	fi
+}
+
 common_setup() {
 	: "${OCIDEC:?set OCIDEC to the binary under test}"
 	BIN=$BATS_TEST_TMPDIR/bin
