@@ -435,6 +435,23 @@ int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, stru
 		return oerr_set(err, errno, "%s", path);
 	if (read_fd_all(fd, 64 * 1024, &buf, &len, err) < 0)
 		return oerr_prefix(err, "%s", path);
+	/* a container in the very cgroups of the process that runs this (its
+	 * runtime's: podman --cgroups=disabled, a runtime told to make none)
+	 * has no cgroup of its own: rules added there would open the devices
+	 * to every process of its caller's cgroup */
+	{
+		_cleanup_close_ int self = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+		_cleanup_free_ char *mine = NULL;
+		size_t ml;
+		struct oerr e2;
+
+		if (self >= 0 && read_fd_all(self, 64 * 1024, &mine, &ml, &e2) == 0 && ml == len &&
+		    memcmp(mine, buf, len) == 0) {
+			log_warn("the container (pid %d) has no cgroup of its own, it is in its runtime's: its device "
+				 "cgroup left as it is (the runtime's rules decide)", pid);
+			return 0;
+		}
+	}
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *s2 = NULL;
 		if (!c2)

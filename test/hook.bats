@@ -593,6 +593,26 @@ v1_denying_cgroup() {
 	refute_line --regexp "^cgroup2? "
 }
 
+@test "a container in its runtime's own cgroup (podman --cgroups=disabled) gets no device rules there: they would open the devices to every process of the caller's cgroup (issue 32, left from round 2)" {
+	v1_denying_cgroup
+	# the hook run from the very cgroup the container's process is in (this
+	# test's shell joins it for the run, then goes back)
+	back=/sys/fs/cgroup/devices$(sed -n 's/^[0-9]*:devices://p' /proc/$BASHPID/cgroup)/cgroup.procs
+	for d in "c 1:* rwm" "c 5:* rwm" "c 136:* rwm"; do echo "$d" >"$CG1/devices.allow"; done  # the shell's own
+	export DRYPID=$SPID
+	echo "$BASHPID" >"$CG1/cgroup.procs"
+	run dry OCI_DEMO=all 2>&1
+	echo "$BASHPID" >"$back"
+	assert_success
+	assert_line --partial "mount $DR/dev/democtl"
+	refute_line --regexp "^cgroup2? "
+	assert_output --partial "the container (pid $SPID) has no cgroup of its own, it is in its runtime's: its device cgroup left as it is"
+	# a container in a cgroup of its own: its rules, as before
+	export DRYPID=$SPID
+	run dry OCI_DEMO=all
+	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
+}
+
 @test "a rootful hook that may not write the device cgroup fails, and says so" {
 	v1_denying_cgroup
 	# RHEL 8 style: the cgroup is read-only to the hook (here: its file is)
