@@ -319,11 +319,11 @@ dockerd_stop() {
 	done
 }
 
-@test "Docker 26, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; docker run with no --runtime, --gpus all and CDI get the devices; a refusal is ocidec's line in docker's error; nothing copied; --uninstall gives daemon.json back (issue 33, findings 1, 2)" {
+@test "Docker 26, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; docker run with no --runtime, --gpus all and --device nvidia.com/gpu=all get the devices; a refusal is ocidec's line in docker's error; nothing copied; --uninstall gives daemon.json back (issue 33, findings 1, 2)" {
 	d=$V2
-	# the demo vendor under NVIDIA's name, as the installed configs
+	# the demo vendor under NVIDIA's name and CDI kind, as the installed configs
 	mv "$d/root/etc/ocidec/ocidec.d/nvidia.ini" "$d/nvidia.ini.aside"
-	cp "$d/nv/nvidia.ini" "$d/root/etc/ocidec/ocidec.d/nvidia.ini"
+	sed '/^\[vendor\]$/a cdi_kind = nvidia.com/gpu' "$d/nv/nvidia.ini" >"$d/root/etc/ocidec/ocidec.d/nvidia.ini"
 	bed "$d" ocidec cdi -o /etc/cdi nvidia >/dev/null
 	had=$( [ -e "$d/root/etc/docker/daemon.json" ] && sha256sum <"$d/root/etc/docker/daemon.json" || echo none)
 	run bed "$d" ocidec install --runtime docker --set-as-default --enable-cdi
@@ -340,7 +340,9 @@ dockerd_stop() {
 	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
 	run dk run --rm --network none --gpus all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
 	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
-	run dk run --rm --network none --device ocidec.io/nvidia=1 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	run dk run --rm --network none --device nvidia.com/gpu=all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run dk run --rm --network none --device nvidia.com/gpu=1 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
 	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
 	run dk run --rm --network none -e NVIDIA_VISIBLE_DEVICES=7 ocidec-test:1 true
 	assert_failure
@@ -355,7 +357,7 @@ dockerd_stop() {
 	assert_equal "$now" "$had"
 	[ ! -e "$d/root/usr/local/bin/nvidia-container-runtime-hook" ]
 	mv "$d/nvidia.ini.aside" "$d/root/etc/ocidec/ocidec.d/nvidia.ini"
-	rm -f "$d/root/etc/cdi/ocidec.io-nvidia.json"
+	rm -f "$d/root/etc/cdi/nvidia.com-gpu.json"
 }
 
 # containerd_start DIR: containerd 1.7 as a node runs it (/etc/containerd/config.toml)
