@@ -57,6 +57,8 @@ const char check_usage[] =
 
 enum status { OK, INFO, PROBLEM };
 
+#define TOOLKIT_RECORD "/usr/local/ocidec/install.json"
+
 struct report {
 	cJSON *checks;
 	int problems;
@@ -64,12 +66,21 @@ struct report {
 	bool registered;   /* an engine runs ocidec: a hook, a runtime or a spec of ours */
 	int drivers;       /* vendors with a driver here */
 	bool nvidia;       /* a vendor named nvidia (Docker's --gpus) */
+	bool toolkit;      /* a toolkit container installed ocidec here (TOOLKIT_RECORD) */
 	struct strv kinds, kind_vendors;  /* the CDI kinds of vendors with a driver here, and their names */
 };
 
+static bool host_stat(int root, const char *path, struct stat *st, bool follow)
+{
+	_cleanup_close_ int fd = follow ? root_open(root, path, O_PATH) : root_open(root, path, O_PATH | O_NOFOLLOW);
+
+	return fd >= 0 && fstat(fd, st) == 0;
+}
+
 /* S as one shell word: as it is where it holds nothing a shell reads
  * otherwise, else in single quotes, a quote in it as '"'"' (a fix is
- * pasted into a shell; a file name must stay a name). malloc'd */
+ * pasted into a shell; a file name must stay a name). malloc'd; NULL where
+ * S holds a control character (the text output escapes it) */
 static char *shell_word(const char *s)
 {
 	size_t n = 3;
@@ -77,6 +88,10 @@ static char *shell_word(const char *s)
 
 	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") == strlen(s))
 		return xstrdup(s);
+	/* a control character prints escaped: no word to paste */
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return NULL;
 	for (const char *p = s; *p; p++)
 		n += *p == '\'' ? 5 : 1;
 	o = out = xmalloc(n);
@@ -93,6 +108,49 @@ static char *shell_word(const char *s)
 	return out;
 }
 
+/* The install command that registers ENGINE's runtime NAME again */
+static char *install_fix(const char *eng, const char *name)
+{
+	_cleanup_free_ char *q = name ? shell_word(name) : NULL;
+
+	if (!name || strcmp(name, "ocidec") == 0 || !q)
+		return xasprintf("ocidec install --runtime %s", eng);
+	return xasprintf("ocidec install --runtime %s --runtime-name %s", eng, q);
+}
+
+/* What a runtime's binary PATH (in the host root) is: no shim's name at
+ * all, ocidec's (ocidec-runtime, or NVIDIA's name linked to ocidec), or
+ * NVIDIA's own nvidia-container-runtime; and whether it is there */
+enum shim_kind { NOT_SHIM, OURS, OURS_GONE, NVIDIAS, NVIDIAS_GONE };
+
+static enum shim_kind shim_kind(int root, const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+	bool ours_name = base && strcmp(base, "/ocidec-runtime") == 0;
+	struct stat st;
+
+	if (!base || (!ours_name && strcmp(base, "/nvidia-container-runtime") != 0))
+		return NOT_SHIM;
+	if (!host_stat(root, path, &st, false))
+		return ours_name ? OURS_GONE : NVIDIAS_GONE;
+	if (S_ISLNK(st.st_mode)) {
+		_cleanup_free_ char *dir = xstrndup(path, (size_t)(base - path));
+		_cleanup_close_ int dfd = root_open(root, *dir ? dir : "/", O_PATH | O_DIRECTORY);
+		char text[PATH_MAX];
+		ssize_t l = dfd >= 0 ? readlinkat(dfd, base + 1, text, sizeof(text) - 1) : -1;
+		const char *tb;
+
+		if (l < 0)
+			return ours_name ? OURS_GONE : NVIDIAS_GONE;
+		text[l] = '\0';
+		tb = strrchr(text, '/') ? strrchr(text, '/') + 1 : text;
+		ours_name |= strcmp(tb, "ocidec") == 0 || strcmp(tb, "ocidec-runtime") == 0;
+		if (!host_stat(root, path, &st, true))
+			return ours_name ? OURS_GONE : NVIDIAS_GONE;
+	}
+	return ours_name ? OURS : NVIDIAS;
+}
+
 /* One check's line: its status, what it is about, and how to fix it: FIX a
  * command to paste (it works as printed, on this host, in the state the
  * line describes), TODO what to do where no command does it (NULL: none) */
@@ -101,8 +159,17 @@ static void vsay(struct report *r, enum status st, const char *what, const char 
 {
 	static const char *const names[] = { "ok", "info", "problem" };
 	cJSON *c = cJSON_CreateObject();
-	char *detail;
+	char *detail, *moved = NULL;
 
+	/* a node a toolkit container installed: that container installs
+	 * again, not ocidec on the host (its own record would clash) */
+	if (r->toolkit && fix && strncmp(fix, "ocidec install", 14) == 0) {
+		moved = xasprintf("run the toolkit container that installed ocidec here again (its record: "
+				  TOOLKIT_RECORD "); where ocidec is installed on the host itself, this is: %s%s%s", fix,
+				  todo ? "; " : "", todo ? todo : "");
+		fix = NULL;
+		todo = moved;
+	}
 	if (vasprintf(&detail, fmt, ap) < 0)
 		oom();
 	cJSON_AddStringToObject(c, "check", what);
@@ -134,6 +201,7 @@ static void vsay(struct report *r, enum status st, const char *what, const char 
 		}
 	}
 	free(detail);
+	free(moved);
 }
 
 static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
@@ -247,6 +315,20 @@ static int64_t started(int proc, const char *comm)
 		name[strcspn(name, "\n")] = '\0';
 		if (strcmp(name, comm) != 0 || !proc_read(proc, e->d_name, "stat", buf, sizeof(buf)))
 			continue;
+		/* the host's daemon: root's, in PID 1's namespace (not a user's
+		 * program of that name, nor a kind node's containerd) */
+		{
+			struct stat ps;
+			char lp[300], mine[64] = "", init[64] = "";
+			ssize_t a, b;
+
+			snprintf(lp, sizeof(lp), "%s/ns/pid", e->d_name);
+			a = readlinkat(proc, lp, mine, sizeof(mine) - 1);
+			b = readlinkat(proc, "1/ns/pid", init, sizeof(init) - 1);
+			if (fstatat(proc, e->d_name, &ps, 0) < 0 || ps.st_uid != 0 ||
+			    (a > 0 && b > 0 && (a != b || memcmp(mine, init, (size_t)a) != 0)))
+				continue;
+		}
 		/* a containerd dockerd runs for itself reads dockerd's
 		 * configuration, not the node's: not the node's containerd */
 		p = strrchr(buf, ')');
@@ -280,12 +362,6 @@ static bool changed_after(const struct stat *st, int64_t since)
 	return since && (int64_t)st->st_mtim.tv_sec * INT64_C(1000000000) + st->st_mtim.tv_nsec > since + INT64_C(50000000);
 }
 
-static bool host_stat(int root, const char *path, struct stat *st, bool follow)
-{
-	_cleanup_close_ int fd = follow ? root_open(root, path, O_PATH) : root_open(root, path, O_PATH | O_NOFOLLOW);
-
-	return fd >= 0 && fstat(fd, st) == 0;
-}
 
 static char *host_read(int root, const char *path)
 {
@@ -490,7 +566,8 @@ static void check_cdi(struct report *r, int root)
 					if (strcmp(r->kinds.v[i], kind->valuestring) == 0) {
 						_cleanup_free_ char *qp = shell_word(path),
 								    *qv = shell_word(r->kind_vendors.v[i]);
-						fix = xasprintf("ocidec cdi -o %s %s", qp, qv);
+						if (qp && qv)
+							fix = xasprintf("ocidec cdi -o %s %s", qp, qv);
 					}
 				say2(r, PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that wrote it "
 				     "(NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",
@@ -636,14 +713,21 @@ static void check_docker(struct report *r, int root, int proc)
 	info = since > 0 ? engine_docker_info(root) : NULL;
 	cJSON_ArrayForEach(e, rt) {
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-		const char *base = p ? strrchr(p, '/') : NULL;
+		enum shim_kind k = shim_kind(root, p);
+		_cleanup_free_ char *fix = NULL;
 
-		if (!base || (strcmp(base, "/ocidec-runtime") != 0 && strcmp(base, "/nvidia-container-runtime") != 0))
+		if (k == NOT_SHIM)
 			continue;
+		fix = install_fix("docker", e->string);
+		if (k == NVIDIAS) {
+			say(r, INFO, "docker", NULL, "runtime \"%s\": %s is NVIDIA's, not ocidec's (%s makes it ocidec's)",
+			    e->string, p, fix);
+			continue;
+		}
 		any = true;
-		if (!host_stat(root, p, &st, true)) {
-			say(r, PROBLEM, "docker", "ocidec install --runtime docker", "runtime \"%s\": %s is not there",
-			    e->string, p);
+		if (k != OURS) {
+			say(r, PROBLEM, "docker", fix, "runtime \"%s\": %s is not there%s", e->string, p,
+			    k == NVIDIAS_GONE ? " (NVIDIA's toolkit removed?)" : "");
 			continue;
 		}
 		say(r, OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)%s", e->string, p, e->string,
@@ -676,9 +760,15 @@ static void check_docker(struct report *r, int root, int proc)
 			restart = true;
 		}
 	} else if (since > 0 && any && host_stat(root, DOCKER_JSON, &st, false) && changed_after(&st, since)) {
-		/* no answer on its socket: by the file's time */
-		strv_push(&lag, "started before " DOCKER_JSON " last changed");
-		restart |= cdi;
+		/* no answer on its socket: by the file's time, which only a
+		 * restart moves (a reload leaves dockerd's start as it was) */
+		if (geteuid() != 0)
+			advise(r, INFO, "docker", "run ocidec check as root", "not root: the running dockerd was not "
+			       "asked what it read (its socket is root's), and " DOCKER_JSON " changed since it started");
+		else {
+			strv_push(&lag, "started before " DOCKER_JSON " last changed (its socket did not answer)");
+			restart = true;
+		}
 	}
 	/* Docker's --gpus runs nvidia-container-runtime-hook, looked up on
 	 * dockerd's PATH when it starts */
@@ -720,17 +810,23 @@ struct ctrd_seen {
 static void on_runtime(void *arg, const char *name, const char *type, const char *binary)
 {
 	struct ctrd_seen *s = arg;
-	const char *base = binary ? strrchr(binary, '/') : NULL;
-	struct stat st;
+	enum shim_kind k = shim_kind(s->root, binary);
+	_cleanup_free_ char *fix = NULL;
 
 	if (strcmp(name, *s->def ? *s->def : "runc") == 0)
 		s->has_def = true;
-	if (!base || (strcmp(base, "/ocidec-runtime") != 0 && strcmp(base, "/nvidia-container-runtime") != 0))
+	if (k == NOT_SHIM)
 		return;
+	fix = install_fix("containerd", name);
+	if (k == NVIDIAS) {
+		say(s->r, INFO, "containerd", NULL, "runtime \"%s\": %s is NVIDIA's, not ocidec's (%s makes it "
+		    "ocidec's)", name, binary, fix);
+		return;
+	}
 	s->any = true;
-	if (!host_stat(s->root, binary, &st, true))
-		say(s->r, PROBLEM, "containerd", "ocidec install --runtime containerd", "runtime \"%s\": %s is not there",
-		    name, binary);
+	if (k != OURS)
+		say(s->r, PROBLEM, "containerd", fix, "runtime \"%s\": %s is not there%s", name, binary,
+		    k == NVIDIAS_GONE ? " (NVIDIA's toolkit removed?)" : "");
 	else if ((s->r->registered = true))
 		say(s->r, OK, "containerd", NULL, "runtime \"%s\" (%s): %s (a RuntimeClass with handler %s)", name,
 		    type ? type : "no type", binary, name);
@@ -739,16 +835,17 @@ static void on_runtime(void *arg, const char *name, const char *type, const char
 /* ocidec's runtime in a drop-in: its name and shim (the runtime whose
  * BinaryName is ocidec-runtime or nvidia-container-runtime) */
 struct ours {
+	int root;
 	char *name, *shim;
 };
 
 static void on_our_runtime(void *arg, const char *name, const char *type, const char *binary)
 {
 	struct ours *o = arg;
-	const char *base = binary ? strrchr(binary, '/') : NULL;
+	enum shim_kind k = shim_kind(o->root, binary);
 
 	(void)type;
-	if (!o->name && base && (strcmp(base, "/ocidec-runtime") == 0 || strcmp(base, "/nvidia-container-runtime") == 0)) {
+	if (!o->name && (k == OURS || k == OURS_GONE)) {
 		o->name = xstrdup(name);
 		o->shim = xstrdup(binary);
 	}
@@ -763,7 +860,7 @@ static void check_ctrd_shadow(struct report *r, int root, const char *conf)
 {
 	_cleanup_free_ char *dropin = host_read(root, "/etc/containerd/conf.d/ocidec.toml"), *plain = NULL;
 	_cleanup_free_ char *dump = NULL, *fresh = NULL, *binary = NULL, *def = NULL;
-	struct ours o = { 0 };
+	struct ours o = { .root = root };
 	struct oerr err;
 	size_t len;
 
@@ -802,7 +899,7 @@ static void check_containerd(struct report *r, int root, int proc)
 	if (!engine_installed(root, engine(ENGINE_CONTAINERD)) || !ctrd_binary(root))
 		return;
 	if (geteuid() != 0) {
-		say(r, INFO, "containerd", "run ocidec check as root", "not root: containerd's configuration not read "
+		advise(r, INFO, "containerd", "run ocidec check as root", "not root: containerd's configuration not read "
 		    "(containerd config dump runs in the host root)");
 		return;
 	}
@@ -826,7 +923,13 @@ static void check_containerd(struct report *r, int root, int proc)
 		       "ocidec's the default (ocidec install --runtime containerd --set-as-default)",
 		    "default_runtime_name \"%s\" has no runtime table: the CRI plugin does not load, no pod starts",
 		    def ? def : "runc");
-	if (!seen.any)
+	/* a config.toml of version 1 on containerd 1.x: install refuses it
+	 * until it is converted, so the fix converts first */
+	if (!seen.any && conf && !ctrd_top_key(conf, "version") && version < 3)
+		say(r, INFO, "containerd", CTRD_V1_CONVERT " && ocidec install --runtime containerd",
+		    "no runtime runs ocidec-runtime (a RuntimeClass's handler; pods that use CDI need none); "
+		    "config.toml is of version 1, which containerd 1.x imports no drop-in into: converted first");
+	else if (!seen.any)
 		say(r, INFO, "containerd", "ocidec install --runtime containerd",
 		    "no runtime runs ocidec-runtime (a RuntimeClass's handler; pods that use CDI need none)");
 	/* a pod's own annotations reach its containers where pod_annotations
@@ -896,6 +999,11 @@ APPLET_MAIN(check)
 	if (!dir_given && strcmp(host, "/") != 0) {
 		dir = host_dir = xasprintf("%s%s", host, CONFIG_DIR_DEFAULT);
 		say(&r, INFO, "config", NULL, "the host's vendor configs, %s (-c DIR for others)", dir);
+	}
+	{
+		struct stat st;
+		r.toolkit = host_stat(root, TOOLKIT_RECORD, &st, false) &&
+			    !host_stat(root, "/var/lib/ocidec/install.json", &st, false);
 	}
 	check_configs(&r, dir, root, strcmp(host, "/") == 0);
 	check_cgroups(&r, root);

@@ -142,6 +142,10 @@ struct inst {
 	bool changed_docker_plan;  /* daemon.json is among the files to write */
 	bool enable_cdi;           /* --enable-cdi */
 	bool docker_cdi;           /* --enable-cdi, and Docker has CDI */
+	bool docker_cdi_asked;     /* --enable-cdi, now or by the last install */
+	bool docker_default;       /* --set-as-default for Docker, now or by the last install */
+	bool name_given;           /* --runtime-name */
+	char *name_kept;           /* the runtime name the last install recorded */
 	bool restart;              /* --restart */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
@@ -471,24 +475,60 @@ static bool host_writable(struct inst *in, const char *path)
 	}
 }
 
-/* The runtime name the last install on this host recorded (malloc'd),
- * or NULL: none */
-static char *recorded_runtime_name(struct inst *in)
+/* The last install's record on this host (its install.json), or NULL */
+static cJSON *recorded(struct inst *in)
 {
 	_cleanup_free_ char *text = NULL;
 	struct stat st;
 	struct oerr e;
 	size_t len;
-	cJSON *j;
-	char *name = NULL;
 
-	if (read_host(in, in->state_path, &text, &len, &st, &e) <= 0)
-		return NULL;
-	j = cJSON_Parse(text);
-	if (cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name")))
-		name = xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name")));
+	return read_host(in, in->state_path, &text, &len, &st, &e) > 0 ? cJSON_Parse(text) : NULL;
+}
+
+/* The runtime name the last install on this host recorded (malloc'd),
+ * or NULL: none */
+static char *recorded_runtime_name(struct inst *in)
+{
+	cJSON *j = recorded(in);
+	char *name = cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name"))
+			     ? xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name")))
+			     : NULL;
+
 	cJSON_Delete(j);
 	return name;
+}
+
+/* An install run again keeps what the last one set: its runtime name
+ * (unless --runtime-name), Docker's default runtime and CDI (containerd's
+ * drop-in carries its own, ctrd_carry); only --uninstall takes them back */
+static void carry_recorded(struct inst *in)
+{
+	cJSON *j = recorded(in);
+	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name"));
+
+	if (!in->name_given && n && *n && strcmp(n, in->runtime_name) != 0) {
+		free(in->name_kept);
+		in->runtime_name = in->name_kept = xstrdup(n);
+	}
+	in->docker_default = in->set_default || cJSON_IsTrue(cJSON_GetObjectItem(j, "docker_default"));
+	in->docker_cdi_asked = in->enable_cdi || cJSON_IsTrue(cJSON_GetObjectItem(j, "docker_cdi"));
+	cJSON_Delete(j);
+}
+
+/* the BinaryName of the runtime NAME in a dump (ctrd_runtimes) */
+struct named_rt {
+	const char *name;
+	char *binary;
+};
+
+static void on_named_runtime(void *arg, const char *name, const char *type, const char *binary)
+{
+	struct named_rt *n = arg;
+
+	(void)type;
+	if (strcmp(name, n->name) == 0 && binary && !n->binary)
+		n->binary = xstrdup(binary);
 }
 
 static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
@@ -570,7 +610,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 				log_warn("%s: runtime \"%s\" of the last install renamed \"%s\"%s", DOCKER_JSON, old,
 					 in->runtime_name, def && strcmp(def, old) == 0 ? ", the default runtime too" : "");
 				if (def && strcmp(def, old) == 0)
-					in->set_default = true;
+					in->docker_default = true;
 				free(cur);
 				cur = k;
 			}
@@ -579,18 +619,22 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);
 		/* Docker has CDI from 25 on (its daemon.json ignores the feature
 		 * before: said, not set) */
-		in->docker_cdi = in->enable_cdi;
-		if (in->enable_cdi) {
-			int v = engine_version(in->root, engine(ENGINE_DOCKER));
+		in->docker_cdi = in->docker_cdi_asked;
+		if (in->docker_cdi) {
+			/* the running dockerd's own word, else its binary's */
+			cJSON *info = engine_docker_info(in->root);
+			const char *sv = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
+			int v = sv && *sv >= '0' && *sv <= '9' ? atoi(sv) : engine_version(in->root, engine(ENGINE_DOCKER));
 
+			cJSON_Delete(info);
 			if (v >= 0 && v < 25) {
 				log_warn("docker: Docker %d has no CDI (Docker 25 or later): not enabled; docker run "
 					 "--device VENDOR/KIND=N needs 25, the runtime and --gpus work without", v);
 				in->docker_cdi = false;
 			}
 		}
-		if (j && (in->set_default || in->docker_cdi)) {
-			char *k = docker_json_set(j, in->set_default ? in->runtime_name : NULL, in->docker_cdi, err);
+		if (j && (in->docker_default || in->docker_cdi)) {
+			char *k = docker_json_set(j, in->docker_default ? in->runtime_name : NULL, in->docker_cdi, err);
 			free(j);
 			j = k;
 		}
@@ -647,6 +691,16 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		}
 		if ((v = ctrd_version(dump, dlen)))
 			version = atoi(v);
+		{  /* a runtime of that name that is not ocidec's (NVIDIA's): replaced, said */
+			struct named_rt nr = { .name = in->runtime_name };
+			_cleanup_free_ char *def = NULL;
+
+			if (ctrd_runtimes(dump, dlen, version, &def, on_named_runtime, &nr) == 0 && nr.binary &&
+			    strcmp(nr.binary, shim) != 0)
+				log_warn("containerd: runtime \"%s\" ran %s: it runs %s now (--uninstall puts it back)",
+					 in->runtime_name, nr.binary, shim);
+			free(nr.binary);
+		}
 		t = ctrd_dropin(dump, dlen, version, in->runtime_name, shim, &binary);
 		if (!t)
 			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
@@ -1076,7 +1130,7 @@ static int install(struct inst *in, struct oerr *err)
 	if (in->changed_docker_plan) {
 		cJSON_DeleteItemFromObject(in->state, "docker_default");
 		cJSON_DeleteItemFromObject(in->state, "docker_cdi");
-		if (in->set_default)
+		if (in->docker_default)
 			cJSON_AddTrueToObject(in->state, "docker_default");
 		if (in->docker_cdi)
 			cJSON_AddTrueToObject(in->state, "docker_cdi");
@@ -1170,8 +1224,33 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 			return 0;
 		}
 	}
-	return oerr_set(err, 0, "--restart: %s: no systemd here (PID 1)%s: restart %s yourself", engine,
-			reload ? ", and no running one named by its pid file" : ", and a reload does not do", engine);
+	/* the engine's init script (Debian's docker.io has one): its restart */
+	{
+		char script[64];
+
+		snprintf(script, sizeof(script), "/etc/init.d/%.*s", (int)strcspn(unit, "."), unit);
+		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) &&
+		    (st.st_mode & 0100)) {
+			int status = 0;
+			pid_t pid = fork();
+
+			if (pid < 0)
+				return oerr_set(err, errno, "fork");
+			if (pid == 0) {
+				execl(script, script, "restart", (char *)NULL);
+				_exit(127);
+			}
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				return oerr_set(err, 0, "--restart: %s restart failed (exit %d): restart %s yourself", script,
+						WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), engine);
+			out("ocidec install: restarted %s (%s restart)\n", engine, script);
+			return 0;
+		}
+	}
+	return oerr_set(err, 0, "--restart: %s: no systemd here (PID 1)%s, no init script: restart %s yourself", engine,
+			reload ? ", no running one named by its pid file" : ", a reload does not do", engine);
 }
 
 /* --restart after the engines' files changed: each of them, and every
@@ -1330,6 +1409,7 @@ static void inst_free(struct inst *in)
 		free(in->a[i].link);
 	}
 	free(in->a);
+	free(in->name_kept);
 	free(in->bin);
 	free(in->state_path);
 	cJSON_Delete(in->state);
@@ -1467,7 +1547,7 @@ APPLET_MAIN(install)
 		case 'X': in.restart = true; break;
 		case 'U': undo = true; break;
 		case 'W': wait = true, toolkit_opt = "--wait"; break;
-		case 'N': in.runtime_name = optarg; break;
+		case 'N': in.runtime_name = optarg, in.name_given = true; break;
 		case 'L': {
 			char *end;
 			unsigned long t = strtoul(optarg, &end, 10);
@@ -1536,7 +1616,8 @@ APPLET_MAIN(install)
 		r = uninstall(&in, &err) < 0 || (in.restart && restart_engines(&in, &err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
 	else
-		r = (!in.host_mode && (plan_binary(&in, &err) < 0 ||
+		r = (carry_recorded(&in), 0) ||
+		    (!in.host_mode && (plan_binary(&in, &err) < 0 ||
 				       plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0)) ||
 		    plan_engines(&in, rts ? rts : RT_PODMAN, hooks_dir, &err) < 0 || install(&in, &err) < 0 ||
 		    (in.restart && restart_engines(&in, &err) < 0) ||

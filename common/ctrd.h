@@ -76,6 +76,14 @@ char *ctrd_as_version2(const char *dropin);
 int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin, const char *name,
 		const char *shim, bool as_default, struct oerr *err);
 
+/* The command that converts a config.toml of version 1 to version 2 with
+ * containerd 1.x's own dump, the file's mode kept and its content never
+ * readable by others on the way (check's fix, install's refusal) */
+#define CTRD_V1_CONVERT                                                                            \
+	"(umask 077 && containerd config dump >/etc/containerd/config.toml.new) && "               \
+	"chmod --reference=/etc/containerd/config.toml /etc/containerd/config.toml.new && "        \
+	"mv /etc/containerd/config.toml.new /etc/containerd/config.toml"
+
 /* The top-level "version = N" of DUMP: a pointer to N in DUMP, or NULL */
 const char *ctrd_version(const char *dump, size_t len);
 

@@ -236,9 +236,8 @@ int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin
 		if (conf_version < 2)
 			return oerr_prefix(err, "containerd would not load config.toml with ocidec's drop-in: "
 				"config.toml is configuration version 1 (no \"version = 2\" line), which containerd "
-				"1.x imports no version 2 file into; convert it with containerd's own dump "
-				"(containerd config dump >/tmp/config.toml && mv /tmp/config.toml " CONTAINERD_TOML
-				"), then run ocidec install again. Nothing written");
+				"1.x imports no version 2 file into; convert it with containerd's own dump ("
+				CTRD_V1_CONVERT "), then run ocidec install again. Nothing written");
 		return oerr_prefix(err, "containerd would not load config.toml with ocidec's drop-in; nothing written");
 	}
 	if ((v = ctrd_version(dump, len)))

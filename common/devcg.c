@@ -447,7 +447,7 @@ int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, stru
 
 		if (self >= 0 && read_fd_all(self, 64 * 1024, &mine, &ml, &e2) == 0 && ml == len &&
 		    memcmp(mine, buf, len) == 0) {
-			log_warn("the container (pid %d) has no cgroup of its own, it is in its runtime's: its device "
+			log_info("the container (pid %d) has no cgroup of its own, it is in its runtime's: its device "
 				 "cgroup left as it is (the runtime's rules decide)", pid);
 			return 0;
 		}

@@ -168,22 +168,48 @@ bool conf_hooks_dir_names(const char *text, const char *dir, bool *set)
 	bool named = false;
 
 	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *s = l + strspn(l, " \t"), *end;
-		size_t ll;
+		const char *s = l + strspn(l, " \t"), *p;
+		char quote = 0, *val, *v;
+		int depth = 0;
 
 		if (strncmp(s, "hooks_dir", 9) != 0 || !strchr(" \t=", s[9]))
 			continue;
 		*set = true;
-		/* the value: to the array's end where it opens one on this line
-		 * and closes it on a later one, else this line */
-		end = strchr(s, '\n');
-		if (memchr(s, '[', end ? (size_t)(end - s) : strlen(s)) &&
-		    !memchr(s, ']', end ? (size_t)(end - s) : strlen(s)) && strchr(s, ']'))
-			end = strchr(s, ']');
-		ll = end ? (size_t)(end - l) : strlen(l);
-		named = memmem(l, ll, dq, strlen(dq)) || memmem(l, ll, sq, strlen(sq));
-		if (end && *end == ']')
-			l = end;
+		/* the value without comments: to the end of the line, or of the
+		 * array it opens (strings kept whole; '#' outside one starts a
+		 * comment to the end of its line) */
+		v = val = xmalloc(strlen(s) + 1);
+		for (p = s + 9; *p; p++) {
+			if (quote) {
+				*v++ = *p;
+				if (*p == quote)
+					quote = 0;
+				else if (*p == '\n')  /* no string spans lines */
+					quote = 0;
+				continue;
+			}
+			if (*p == '#') {
+				p += strcspn(p, "\n");
+				if (!*p)
+					break;
+			}
+			if (*p == '\n' && depth <= 0)
+				break;
+			if (*p == '"' || *p == '\'')
+				quote = *p;
+			else if (*p == '[')
+				depth++;
+			else if (*p == ']' && --depth <= 0) {
+				*v++ = *p;
+				break;
+			}
+			*v++ = *p;
+		}
+		*v = '\0';
+		named = strstr(val, dq) || strstr(val, sq);
+		free(val);
+		/* on after what the value took */
+		l = *p ? p : p - 1;
 	}
 	free(dq);
 	free(sq);
@@ -258,10 +284,19 @@ int engine_version(int root, const struct engine *e)
 	size_t n = 0;
 	pid_t pid;
 
+	/* the first on PATH, as the daemon's start finds it; run as root:
+	 * only root's, and writable by no one else (else no version) */
 	for (int i = 0; e->bins[i] && !bin; i++)
 		if (is_exec(root, e->bins[i]))
 			bin = e->bins[i];
-	if (!bin || pipe2(p, O_CLOEXEC) < 0)
+	{
+		_cleanup_close_ int fd = bin ? root_open(root, bin, O_PATH) : -1;
+		struct stat st;
+
+		if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
+			return -1;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
 	pid = fork();
 	if (pid < 0) {

@@ -59,7 +59,8 @@ struct cJSON;
 struct cJSON *engine_docker_info(int root);
 
 /* The major version of E's binary on the host root ROOT (its --version,
- * run there: the host's own binary and libraries; 10 s at most), or -1 */
+ * run there: the host's own binary and libraries; 10 s at most; the first
+ * on PATH, and only one of root's that no one else may write), or -1 */
 int engine_version(int root, const struct engine *e);
 
 /* Is systemd the host root ROOT's init (/run/systemd/system there)? */

@@ -75,6 +75,11 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	printf '[engine]\nhooks_dir = ["/usr/share/containers/oci/hooks.d"]\n' >"$H/etc/containers/containers.conf.d/zz.conf"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
+	# an entry commented out is no entry (review of issue 33)
+	printf '[engine]\nhooks_dir = [\n  # "/etc/containers/oci/hooks.d",\n  "/usr/share/containers/oci/hooks.d", # "/etc/containers/oci/hooks.d"\n]\n' \
+		>"$H/etc/containers/containers.conf.d/zz.conf"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "PROBLEM  podman: /etc/containers/oci/hooks.d/ocidec.json: podman does not read /etc/containers/oci/hooks.d (its hooks_dir is elsewhere)"
 	rm "$H/etc/containers/containers.conf.d/"*
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_line "ok       podman: the hook /usr/libexec/ocidec, from /etc/containers/oci/hooks.d/ocidec.json (podman reads it)"
@@ -87,7 +92,16 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_failure 1
 	assert_line 'ok       docker: runtime "ocidec": /usr/bin/ocidec-runtime (docker run --runtime ocidec)'
-	assert_line 'PROBLEM  docker: runtime "nvidia": /usr/bin/nvidia-container-runtime is not there'
+	assert_line 'PROBLEM  docker: runtime "nvidia": /usr/bin/nvidia-container-runtime is not there (NVIDIA'"'"'s toolkit removed?)'
+	assert_line '         fix: ocidec install --runtime docker --runtime-name nvidia'
+	# NVIDIA's own binary (no link to ocidec) is NVIDIA's, not ocidec's (review of issue 33)
+	printf '#!/bin/sh\n' >"$H/usr/bin/nvidia-container-runtime" && chmod 0755 "$H/usr/bin/nvidia-container-runtime"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line 'info     docker: runtime "nvidia": /usr/bin/nvidia-container-runtime is NVIDIA'"'"'s, not ocidec'"'"'s (ocidec install --runtime docker --runtime-name nvidia makes it ocidec'"'"'s)'
+	# a link to ocidec under NVIDIA's name is ocidec's
+	rm "$H/usr/bin/nvidia-container-runtime" && ln -s ocidec "$H/usr/bin/nvidia-container-runtime"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line 'ok       docker: runtime "nvidia": /usr/bin/nvidia-container-runtime (docker run --runtime nvidia)'
 	refute_line --partial '"other"'
 	run ocidec check --host-root "$H" -c "$CFG" extra
 	assert_failure 2
@@ -200,4 +214,28 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$BATS_TEST_TMPDIR/nonexistent"
 	assert_failure 3
 	assert_output --partial "nonexistent: No such file or directory"
+}
+
+@test "check: the dockerd it goes by is root's, in PID 1's namespace: a user's program named dockerd says nothing of Docker (review of issue 33)" {
+	ln -s ocidec "$H/usr/bin/ocidec-runtime"
+	printf '{"runtimes": {"ocidec": {"path": "/usr/bin/ocidec-runtime"}}}\n' >"$H/etc/docker/daemon.json"
+	X=$(mktemp -d /tmp/ocidec-dk.XXXXXX)
+	chmod 0755 "$X" && cp /bin/sleep "$X/dockerd"
+	# a "dockerd" started before daemon.json changed, then check, in a PID
+	# namespace of the test's own: by a user, then by root
+	for who in "setpriv --reuid 65534 --regid 65534 --clear-groups" ""; do
+		run unshare -p -f --mount-proc sh -c '
+			$1 "$2/dockerd" 30 &
+			for i in $(seq 50); do pgrep -x dockerd >/dev/null && break; sleep 0.1; done
+			pgrep -x dockerd >/dev/null || exit 9
+			sleep 0.1; touch "$3/etc/docker/daemon.json"
+			"$4" check --host-root "$3" -c "$5"' sh "$who" "$X" "$H" "$OCIDEC" "$CFG"
+		[ "$status" -ne 9 ]
+		if [ -n "$who" ]; then
+			refute_output --partial "running dockerd"
+		else
+			assert_line --regexp '^PROBLEM  docker: the running dockerd started before /etc/docker/daemon.json last changed'
+		fi
+	done
+	rm -rf "$X"
 }

@@ -9,22 +9,16 @@ load /usr/lib/bats/bats-file/load.bash
 FIXTURES=$BATS_TEST_DIRNAME/fixtures
 CONF=$BATS_TEST_DIRNAME/../conf
 
-# ocidec ARGS...: the binary under test; `ocidec check` in a PID namespace of
-# its own, so that it sees the daemons a test starts and not this machine's
-# (check looks for a running dockerd and containerd in /proc)
-ocidec() {
-	if [ "${1:-}" = check ]; then
-		unshare -p -f --mount-proc "$OCIDEC" "$@"
-	else
-		"$OCIDEC" "$@"
-	fi
-}
-
 common_setup() {
 	: "${OCIDEC:?set OCIDEC to the binary under test}"
 	BIN=$BATS_TEST_TMPDIR/bin
 	mkdir -p "$BIN"
-	ln -s "$OCIDEC" "$BIN/ocidec"
+	# ocidec: the binary under test (as "ocidec"); `ocidec check` in a PID
+	# namespace of its own, so that it sees the daemons a test starts and
+	# not this machine's (it looks for a running dockerd and containerd)
+	printf '#!/bin/bash\nif [ "${1:-}" = check ]; then\n\texec unshare -p -f --mount-proc bash -c %s "$@"\nfi\nexec -a ocidec "%s" "$@"\n' \
+		"'exec -a ocidec \"\$0\" \"\$@\"' \"$OCIDEC\"" "$OCIDEC" >"$BIN/ocidec"
+	chmod 0755 "$BIN/ocidec"
 	for a in $("$OCIDEC" --list); do
 		# a bare "install" would hide coreutils' (make install runs it)
 		[ "$a" = install ] || ln -s "$OCIDEC" "$BIN/$a"

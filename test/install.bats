@@ -220,12 +220,25 @@ containerd2() {
 	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd
 	assert_failure 2
 	assert_output --partial "config.toml is configuration version 1"
-	assert_output --partial "(containerd config dump >/tmp/config.toml && mv /tmp/config.toml /etc/containerd/config.toml)"
+	convert='(umask 077 \&\& containerd config dump >/etc/containerd/config.toml.new) \&\& chmod --reference=/etc/containerd/config.toml /etc/containerd/config.toml.new \&\& mv /etc/containerd/config.toml.new /etc/containerd/config.toml'
+	convert=${convert//\\/}
+	assert_output --partial "($convert)"
 	assert_output --partial 'invalid plugin key URI "cri"'   # containerd's own words
 	assert_equal "$(snapshot)" "$before"
-	# the fix, as printed, in the host root
-	mkdir -p "$H/tmp"
-	chroot "$H" /usr/bin/containerd config dump >"$H/tmp/config.toml" 2>/dev/null && mv "$H/tmp/config.toml" "$H/etc/containerd/config.toml"
+	# check says the same, before ocidec install (review of issue 33)
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "         fix: $convert && ocidec install --runtime containerd"
+	# the conversion, as printed, in the host root (a shell and coreutils
+	# there); the file's mode kept (it may hold registry credentials)
+	chmod 0600 "$H/etc/containerd/config.toml"
+	mkdir -p "$H/bin"
+	cp /bin/dash "$H/bin/sh"
+	for c in /bin/dash /bin/chmod /bin/mv; do
+		cp "$c" "$H/bin/"
+		for l in $(ldd "$c" | grep -o '/[^ ]*'); do cp --parents -L "$l" "$H"; done
+	done
+	PATH=/usr/bin:/bin /usr/sbin/chroot "$H" /bin/sh -c "$convert"
+	[ "$(stat -c %a "$H/etc/containerd/config.toml")" = 600 ]
 	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd --set-as-default
 	assert_success
 	run chroot "$H" /usr/bin/containerd config dump
@@ -690,8 +703,8 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	printf '\n[plugins."io.containerd.grpc.v1.cri"]\n  sandbox_image = "registry.example/pause:9"\n' >>"$H/etc/containerd/config.toml"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_line --partial "PROBLEM  containerd: /etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed since, and containerd ignores them"
-	assert_line "         fix: ocidec install --runtime containerd"
-	assert_line "         do: then restart containerd the way this host starts it (no systemd, no init script of its own here)"
+	# a toolkit container installed ocidec here: that container installs again (review of issue 33)
+	assert_line "         do: run the toolkit container that installed ocidec here again (its record: /usr/local/ocidec/install.json); where ocidec is installed on the host itself, this is: ocidec install --runtime containerd; then restart containerd the way this host starts it (no systemd, no init script of its own here)"
 	# what containerd itself reads: the drop-in's sandbox image, not the edit
 	run chroot "$H" /usr/bin/containerd --config /etc/containerd/config.toml config dump
 	refute_output --partial "registry.example/pause:9"
@@ -807,7 +820,7 @@ host_mode() {
 	# CDI needs dockerd restarted, which only systemd does here: said, the install done
 	run host_mode "$H" --runtime docker --set-as-default --enable-cdi --restart
 	assert_failure 1
-	assert_output --partial "--restart: dockerd: no systemd here (PID 1), and a reload does not do: restart dockerd yourself"
+	assert_output --partial "--restart: dockerd: no systemd here (PID 1), a reload does not do, no init script: restart dockerd yourself"
 	grep -q '"cdi"' "$H/etc/docker/daemon.json"
 	# run again, nothing to change: the restart still to do is tried again,
 	# or, without --restart, said (once) (issue 33)
@@ -823,7 +836,7 @@ host_mode() {
 	# CDI turned off again by --uninstall: a restart too
 	run host_mode "$H" --uninstall --restart
 	assert_failure 1
-	assert_output --partial "a reload does not do: restart dockerd yourself"
+	assert_output --partial "a reload does not do, no init script: restart dockerd yourself"
 	# a pid file naming another process: not signalled
 	host_mode "$H" --runtime docker >/dev/null
 	sleep 120 &
@@ -834,6 +847,19 @@ host_mode() {
 	assert_output --partial "no running one named by its pid file"
 	kill -0 "$other"
 	kill "$other"
+	# an init script (Debian's docker.io has one): --restart runs its
+	# restart, as the printed command does (issue 33)
+	mkdir -p "$H/etc/init.d" "$H/bin"
+	cp /bin/busybox "$H/bin/" && ln -sf busybox "$H/bin/sh"
+	printf '#!/bin/sh\necho "$1" >/restarted\n' >"$H/etc/init.d/docker"
+	chmod 0755 "$H/etc/init.d/docker"
+	run host_mode "$H" --runtime docker --enable-cdi
+	assert_line 'ocidec install: dockerd runs runtime "ocidec" once it restarts: service docker restart (or --restart)'
+	host_mode "$H" --uninstall >/dev/null
+	run host_mode "$H" --runtime docker --enable-cdi --restart
+	assert_success
+	assert_line "ocidec install: restarted dockerd (/etc/init.d/docker restart)"
+	[ "$(cat "$H/restarted")" = restart ]
 	run ocidec install --host-root "$H" --runtime docker --restart
 	assert_failure 2
 	assert_output --partial "--restart: the engines of a host root ($H) are its own to restart"
@@ -842,6 +868,15 @@ host_mode() {
 @test "install: a runtime name changed since the last install (--runtime-name) replaces the old entry in daemon.json, a default runtime that named it follows; the file keeps its indentation; --uninstall gives it back (issue 33)" {
 	before=$(sha256sum <"$H/etc/docker/daemon.json")
 	ocidec install --host-root "$H" -c "$CFG" --runtime docker --runtime-name gpu --set-as-default >/dev/null
+	# run again without the flags (what check's fixes type): the recorded
+	# name and default kept (review of issue 33)
+	run ocidec install --host-root "$H" -c "$CFG" --runtime docker,containerd
+	assert_success
+	refute_output --partial "renamed"
+	run python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sorted(d["runtimes"]), d["default-runtime"])' \
+		"$H/etc/docker/daemon.json"
+	assert_output "['gpu', 'other'] gpu"
+	grep -q '^\[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.gpu\]$' "$H/etc/containerd/conf.d/ocidec.toml"
 	run ocidec install --host-root "$H" -c "$CFG" --runtime docker --runtime-name ocidec
 	assert_success
 	assert_line 'ocidec install: warn: /etc/docker/daemon.json: runtime "gpu" of the last install renamed "ocidec", the default runtime too'
@@ -855,4 +890,49 @@ host_mode() {
 	assert_output '  "log-level": "warn",'
 	ocidec install --host-root "$H" --uninstall >/dev/null
 	assert_equal "$(sha256sum <"$H/etc/docker/daemon.json")" "$before"
+}
+
+@test "install --enable-cdi asks Docker's version of the dockerd first on PATH only where root owns it and no one else may write it: a user's file of that name is never run as root (review of issue 33)" {
+	is_static || skip "the installed binary runs inside the host root: the static build's pass"
+	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d" "$H/bin"
+	mknod -m 0666 "$H/dev/null" c 1 3
+	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
+	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
+	cp "$CFG/demo.ini" "$H/etc/ocidec/ocidec.d/" && chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+	cp /bin/busybox "$H/bin/" && ln -s busybox "$H/bin/sh"
+	printf '#!/bin/sh\nid -u >/ran\necho "Docker version 24.0.7, build x"\n' >"$H/usr/local/bin/dockerd"
+	chmod 0755 "$H/usr/local/bin/dockerd"
+	chown 65534:65534 "$H/usr/local/bin/dockerd"
+	run host_mode "$H" --runtime docker --enable-cdi
+	assert_success
+	refute_output --partial "has no CDI"
+	[ ! -e "$H/ran" ]
+	grep -q '"cdi"' "$H/etc/docker/daemon.json"
+	host_mode "$H" --uninstall >/dev/null
+	# root's: asked (and Docker 24 has no CDI: said, not set)
+	chown 0:0 "$H/usr/local/bin/dockerd"
+	run host_mode "$H" --runtime docker --enable-cdi
+	assert_success
+	assert_line --partial "warn: docker: Docker 24 has no CDI (Docker 25 or later): not enabled"
+	[ "$(cat "$H/ran")" = 0 ]
+	! grep -q '"cdi"' "$H/etc/docker/daemon.json"
+}
+
+@test "install --runtime containerd --runtime-name nvidia over NVIDIA's runtime of that name: replaced, said, put back by --uninstall (review of issue 33)" {
+	cat >"$H/etc/containerd/config.toml" <<-'EOF2'
+	version = 2
+	[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+	  runtime_type = "io.containerd.runc.v2"
+	  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+	    BinaryName = "/usr/bin/nvidia-container-runtime"
+	EOF2
+	cp "$H/etc/containerd/config.toml" "$BATS_TEST_TMPDIR/orig.toml"
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd --runtime-name nvidia
+	assert_success
+	assert_line 'ocidec install: warn: containerd: runtime "nvidia" ran /usr/bin/nvidia-container-runtime: it runs /usr/local/ocidec/bin/ocidec-runtime now (--uninstall puts it back)'
+	run chroot "$H" /usr/bin/containerd config dump
+	assert_line --regexp '^ +BinaryName = "/usr/local/ocidec/bin/ocidec-runtime"$'
+	refute_output --partial '"/usr/bin/nvidia-container-runtime"'
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	cmp "$BATS_TEST_TMPDIR/orig.toml" "$H/etc/containerd/config.toml"
 }
