@@ -1175,6 +1175,24 @@ static int install(struct inst *in, struct oerr *err)
 	return 0;
 }
 
+/* ARGV run (found on PATH), waited for: its exit status (128 + N for a
+ * signal), or -1 with ERR */
+static int run_wait(char *const argv[], struct oerr *err)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return oerr_set(err, errno, "fork");
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* --restart: ENGINE (its systemd UNIT) made to read what install wrote:
  * systemctl restart UNIT where systemd is PID 1; else, where a reload
  * does (RELOAD: Docker's runtimes and default runtime), SIGHUP to the
@@ -1185,20 +1203,14 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 	struct stat st;
 
 	if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
-		int status = 0;
-		pid_t pid = fork();
+		char *const argv[] = { (char *)"systemctl", (char *)"restart", (char *)unit, NULL };
+		int code = run_wait(argv, err);
 
-		if (pid < 0)
-			return oerr_set(err, errno, "fork");
-		if (pid == 0) {
-			execlp("systemctl", "systemctl", "restart", unit, (char *)NULL);
-			_exit(127);
-		}
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		if (code < 0)
+			return -1;
+		if (code)
 			return oerr_set(err, 0, "--restart: systemctl restart %s failed (exit %d): restart %s yourself", unit,
-					WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), engine);
+					code, engine);
 		out("ocidec install: restarted %s (systemctl restart %s)\n", engine, unit);
 		return 0;
 	}
@@ -1231,20 +1243,14 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 		snprintf(script, sizeof(script), "/etc/init.d/%.*s", (int)strcspn(unit, "."), unit);
 		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) &&
 		    (st.st_mode & 0100)) {
-			int status = 0;
-			pid_t pid = fork();
+			char *const argv[] = { script, (char *)"restart", NULL };
+			int code = run_wait(argv, err);
 
-			if (pid < 0)
-				return oerr_set(err, errno, "fork");
-			if (pid == 0) {
-				execl(script, script, "restart", (char *)NULL);
-				_exit(127);
-			}
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			if (code < 0)
+				return -1;
+			if (code)
 				return oerr_set(err, 0, "--restart: %s restart failed (exit %d): restart %s yourself", script,
-						WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), engine);
+						code, engine);
 			out("ocidec install: restarted %s (%s restart)\n", engine, script);
 			return 0;
 		}

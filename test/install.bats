@@ -721,6 +721,19 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 # host_mode H ARGS...: ocidec install ARGS as the installed binary of the host
 # root H, run on that host itself (chroot into it, its own /proc): what
 # a package's ocidec does on a node
+# package_root: the host root H with ocidec installed as a package installs
+# it (/usr/bin/ocidec and its links, the demo vendor in /etc/ocidec/ocidec.d),
+# a /proc and /dev/null for it (the static build's pass only)
+package_root() {
+	is_static || skip "the installed binary runs inside the host root: the static build's pass"
+	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d" "$H/var/run" "$H/bin"
+	mknod -m 0666 "$H/dev/null" c 1 3
+	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
+	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
+	cp "$CFG/demo.ini" "$H/etc/ocidec/ocidec.d/"
+	chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+}
+
 host_mode() {
 	local h=$1
 	shift
@@ -728,13 +741,8 @@ host_mode() {
 }
 
 @test "install on the host itself: the installed ocidec and its configs registered where they are, nothing copied; --set-as-default, --enable-cdi; a second run changes nothing; --uninstall gives every file back byte for byte (issue 33, finding 2)" {
-	is_static || skip "the installed binary runs inside the host root: the static build's pass"
-	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d"
-	mknod -m 0666 "$H/dev/null" c 1 3
-	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
-	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
-	cp "$CFG/demo.ini" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" "$H/etc/ocidec/ocidec.d/"
-	chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+	package_root
+	install -m 0644 "$BATS_TEST_DIRNAME/../conf/nvidia.ini" "$H/etc/ocidec/ocidec.d/"
 	# a host systemd runs: the commands are systemctl's (issue 33)
 	mkdir -p "$H/run/systemd/system"
 	before=$(snapshot)
@@ -798,13 +806,7 @@ host_mode() {
 }
 
 @test "install --restart: without systemd, dockerd reloaded by SIGHUP to the process its pid file names (runtimes, the default runtime); what needs a restart is said, exit 1, the install done; refused for another host root (issue 33, finding 2)" {
-	is_static || skip "the installed binary runs inside the host root: the static build's pass"
-	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d" "$H/var/run"
-	mknod -m 0666 "$H/dev/null" c 1 3
-	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
-	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
-	cp "$CFG/demo.ini" "$H/etc/ocidec/ocidec.d/"
-	chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+	package_root
 	[ ! -d "$H/run/systemd/system" ]
 	# a stand-in dockerd: a process of that name, which SIGHUP ends
 	cp /bin/sleep "$BATS_TEST_TMPDIR/dockerd"
@@ -893,12 +895,7 @@ host_mode() {
 }
 
 @test "install --enable-cdi asks Docker's version of the dockerd first on PATH only where root owns it and no one else may write it: a user's file of that name is never run as root (review of issue 33)" {
-	is_static || skip "the installed binary runs inside the host root: the static build's pass"
-	mkdir -p "$H/proc" "$H/dev" "$H/etc/ocidec/ocidec.d" "$H/bin"
-	mknod -m 0666 "$H/dev/null" c 1 3
-	install -m 0755 "$OCIDEC" "$H/usr/bin/ocidec"
-	for a in hook runtime; do ln -s ocidec "$H/usr/bin/ocidec-$a"; done
-	cp "$CFG/demo.ini" "$H/etc/ocidec/ocidec.d/" && chmod 0644 "$H/etc/ocidec/ocidec.d/"*
+	package_root
 	cp /bin/busybox "$H/bin/" && ln -s busybox "$H/bin/sh"
 	printf '#!/bin/sh\nid -u >/ran\necho "Docker version 24.0.7, build x"\n' >"$H/usr/local/bin/dockerd"
 	chmod 0755 "$H/usr/local/bin/dockerd"
