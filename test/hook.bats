@@ -761,3 +761,17 @@ v1_denying_cgroup() {
 	assert_equal "$(python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["kind"], *[d["name"] for d in s["devices"]])' <<<"$output")" \
 		"nvidia.com/imex-channel 0 1 2 all"
 }
+
+@test "an error and a usage error are one write(2) of one whole line each, however long (issue 34, finding 3)" {
+	run strace -f -qq -s 512 -e trace=write,writev -o "$BATS_TEST_TMPDIR/t1" "$OCIDEC" hook </dev/null
+	assert_failure 2
+	line=${output%%$'\n'*}
+	[ "${#line}" -gt 80 ]
+	run grep -E '^[0-9]+ +write(v)?\(2,' "$BATS_TEST_TMPDIR/t1"
+	assert_equal "${#lines[@]}" 1
+	run strace -f -qq -s 512 -e trace=write,writev -o "$BATS_TEST_TMPDIR/t2" "$OCIDEC" cdi --list -o /nonexistent/x.json
+	assert_failure 2
+	assert_output --partial "--list prints the device names: no -o (see ocidec cdi --help)"
+	run grep -E '^[0-9]+ +write(v)?\(2,' "$BATS_TEST_TMPDIR/t2"
+	assert_equal "${#lines[@]}" 1
+}
