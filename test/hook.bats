@@ -763,13 +763,13 @@ v1_denying_cgroup() {
 }
 
 @test "an error and a usage error are one write(2) of one whole line each, however long (issue 34, finding 3)" {
-	run strace -f -qq -s 512 -e trace=write,writev -o "$BATS_TEST_TMPDIR/t1" "$OCIDEC" hook </dev/null
+	run env ASAN_OPTIONS=detect_leaks=0 strace -f -qq -s 512 -e trace=write,writev -o "$BATS_TEST_TMPDIR/t1" "$OCIDEC" hook </dev/null
 	assert_failure 2
 	line=${output%%$'\n'*}
 	[ "${#line}" -gt 80 ]
 	run grep -E '^[0-9]+ +write(v)?\(2,' "$BATS_TEST_TMPDIR/t1"
 	assert_equal "${#lines[@]}" 1
-	run strace -f -qq -s 512 -e trace=write,writev -o "$BATS_TEST_TMPDIR/t2" "$OCIDEC" cdi --list -o /nonexistent/x.json
+	run env ASAN_OPTIONS=detect_leaks=0 strace -f -qq -s 512 -e trace=write,writev -o "$BATS_TEST_TMPDIR/t2" "$OCIDEC" cdi --list -o /nonexistent/x.json
 	assert_failure 2
 	assert_output --partial "--list prints the device names: no -o (see ocidec cdi --help)"
 	run grep -E '^[0-9]+ +write(v)?\(2,' "$BATS_TEST_TMPDIR/t2"
