@@ -192,7 +192,12 @@ print(s["containerEdits"]["additionalGids"], [d["containerEdits"]["additionalGid
 			EOF
 		# the edits are in config.json before runc runs (which, in a user
 		# namespace, binds /dev/kfd from the host's /dev: not this fake host's)
-		run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" create --bundle "$B" "$ID"
+		# (output to a file: where runc's create succeeds, a container
+		# process waiting for its start would hold a pipe open)
+		rc=0
+		ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" create --bundle "$B" "$ID" \
+			>"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null || rc=$?
+		run cat "$BATS_TEST_TMPDIR/create.out"
 		runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "$ID" >/dev/null 2>&1 || true
 		gids=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"]["user"].get("additionalGids"))' "$B/config.json")
 		if [[ $maps == *4242* ]]; then
