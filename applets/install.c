@@ -1193,6 +1193,22 @@ static int run_wait(char *const argv[], struct oerr *err)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* ARGV ("CMD restart UNIT" or "SCRIPT restart") restarts ENGINE: said, or
+ * its failure in ERR */
+static int restart_by(char *const argv[], const char *engine, struct oerr *err)
+{
+	int code = run_wait(argv, err);
+	const char *cmd = strrchr(argv[0], '/') && argv[2] ? strrchr(argv[0], '/') + 1 : argv[0];
+
+	if (code < 0)
+		return -1;
+	if (code)
+		return oerr_set(err, 0, "--restart: %s restart%s%s failed (exit %d): restart %s yourself", cmd,
+				argv[2] ? " " : "", argv[2] ? argv[2] : "", code, engine);
+	out("ocidec install: restarted %s (%s restart%s%s)\n", engine, cmd, argv[2] ? " " : "", argv[2] ? argv[2] : "");
+	return 0;
+}
+
 /* --restart: ENGINE (its systemd UNIT) made to read what install wrote:
  * systemctl restart UNIT where systemd is PID 1; else, where a reload
  * does (RELOAD: Docker's runtimes and default runtime), SIGHUP to the
@@ -1204,15 +1220,8 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 
 	if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
 		char *const argv[] = { (char *)"systemctl", (char *)"restart", (char *)unit, NULL };
-		int code = run_wait(argv, err);
 
-		if (code < 0)
-			return -1;
-		if (code)
-			return oerr_set(err, 0, "--restart: systemctl restart %s failed (exit %d): restart %s yourself", unit,
-					code, engine);
-		out("ocidec install: restarted %s (systemctl restart %s)\n", engine, unit);
-		return 0;
+		return restart_by(argv, engine, err);
 	}
 	if (reload && pidfile) {
 		_cleanup_close_ int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -1244,15 +1253,8 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) &&
 		    (st.st_mode & 0100)) {
 			char *const argv[] = { script, (char *)"restart", NULL };
-			int code = run_wait(argv, err);
 
-			if (code < 0)
-				return -1;
-			if (code)
-				return oerr_set(err, 0, "--restart: %s restart failed (exit %d): restart %s yourself", script,
-						code, engine);
-			out("ocidec install: restarted %s (%s restart)\n", engine, script);
-			return 0;
+			return restart_by(argv, engine, err);
 		}
 	}
 	return oerr_set(err, 0, "--restart: %s: no systemd here (PID 1)%s, no init script: restart %s yourself", engine,

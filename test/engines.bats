@@ -528,18 +528,11 @@ teardown() {
 			  NoNewKeyring = true
 			EOF
 		else
-			cat >"$d/root/etc/containerd/config.toml" <<-EOF
-			version = 2
-			root = "$d/ctrd/root"
-			state = "$d/ctrd/state"
-			[grpc]
-			  address = "$d/ctrd/ctrd.sock"
-			[plugins."io.containerd.grpc.v1.cri"]
-			  sandbox_image = "docker.io/library/ocidec-test:1"
-			  restrict_oom_score_adj = true
-			  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-			    NoNewKeyring = true
-			EOF
+			# 1.7's configuration (containerd 2.x has no disable_cgroup)
+			{
+				containerd_config "$d" | grep -v disable_cgroup
+				printf '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]\n    NoNewKeyring = true\n'
+			} >"$d/root/etc/containerd/config.toml"
 		fi
 		cp "$d/root/etc/containerd/config.toml" "$d/orig.toml"
 		run bed "$d" ocidec install --runtime containerd --set-as-default --enable-cdi
