@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,29 +113,12 @@ static const struct applet *option_alias(const struct applet *a, int argc, char 
 	return a;
 }
 
-/* LINE and its newline to stderr in one write(2): lines of concurrent
- * hooks never interleave (stdio's unbuffered stderr makes a long line
- * several writes under musl) */
-static void stderr_line(const char *line)
-{
-	size_t n = strlen(line);
-	char *buf = xmalloc(n + 2);
-	int saved = errno;
-
-	memcpy(buf, line, n);
-	buf[n] = '\n';
-	if (write(STDERR_FILENO, buf, n + 1) < 0)
-		errno = saved;
-	free(buf);
-	errno = saved;
-}
-
 int applet_fail(const struct oerr *e)
 {
 	char line[4200];
 
 	escape_line(e->msg, line, sizeof(line), "");
-	stderr_line(line);
+	log_stderr_line(line);
 	log_file_only("error: %s", e->msg);
 	log_error_line(line);
 	return e->code ? e->code : EXIT_FAIL;
@@ -152,7 +134,7 @@ int applet_usage_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	line = xasprintf("%s: %s (see %s --help)", log_prog, msg, log_prog);
-	stderr_line(line);
+	log_stderr_line(line);
 	free(line);
 	return EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -89,6 +90,23 @@ static void write_syslog_line(int level, const char *line)
 	errno = saved;
 }
 
+/* One write per line, so lines from concurrent hooks do not interleave
+ * (stdio's unbuffered stderr makes a line several writes under musl) */
+void log_stderr_line(const char *line)
+{
+	size_t n = strlen(line);
+	char stack[4608], *buf = n < sizeof(stack) ? stack : xmalloc(n + 1);
+	int saved = errno;
+
+	memcpy(buf, line, n);
+	buf[n] = '\n';
+	if (write(STDERR_FILENO, buf, n + 1) < 0)
+		errno = saved;
+	if (buf != stack)
+		free(buf);
+	errno = saved;
+}
+
 void log_error_line(const char *line)
 {
 	write_syslog_line(LOG_ERROR, line);
@@ -158,18 +176,7 @@ void log_msg(int level, const char *fmt, ...)
 	/* Every byte a container could have chosen is escaped here, once for
 	 * every message: no forged line, no terminal escape. */
 	escape_line(msg, line, sizeof(line), level_names[level]);
-	/* One write per line, so lines from concurrent hooks do not interleave
-	 * (stdio's unbuffered stderr would make it two: the text, the newline) */
-	{
-		size_t n = strlen(line);
-		int saved = errno;
-
-		line[n] = '\n';
-		if (write(STDERR_FILENO, line, n + 1) < 0)
-			errno = saved;
-		line[n] = '\0';
-		errno = saved;
-	}
+	log_stderr_line(line);
 	write_file_line(line);
 	if (level <= LOG_WARN)
 		write_syslog_line(level, line);

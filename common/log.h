@@ -28,6 +28,8 @@ void escape_line(const char *msg, char *line, size_t n, const char *level);
 void log_syslog(const char *path);
 void log_syslog_connect(void);
 /* LINE (escaped already) to the system log as an error. */
+/* LINE and its newline to stderr in one write(2) */
+void log_stderr_line(const char *line);
 void log_error_line(const char *line);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
