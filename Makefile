@@ -4,6 +4,7 @@
 #   make test       the bats suites against build/ocidec
 #   make test-asan  the bats suites against build/ocidec-asan
 #   make check      both, with one "N passed, N failed" line
+#   make unit       the C unit tests (test/unit, sanitizers on)
 #   make fuzz       the libFuzzer targets, FUZZ_RUNS inputs each (test/fuzz/run.sh)
 #   make demo       the demo (demo.sh)
 #   make install    DESTDIR, PREFIX, SYSCONFDIR honoured; make uninstall
@@ -107,6 +108,23 @@ test-asan: $(B)/ocidec-asan
 check: $(B)/ocidec $(B)/ocidec-asan
 	test/run $(B)/ocidec $(B)/ocidec-asan
 
+# The C unit tests: build/unit/NAME from test/unit/NAME.c (tables of cases,
+# TAP), linked with the sanitizer build's common/ objects; test/unit.bats
+# builds and runs them (make unit: the same by hand).
+UNIT_TESTS  := $(patsubst test/unit/%.c,%,$(wildcard test/unit/*.c))
+ASAN_COMMON := $(filter $(B)/asan/common/%,$(ASAN_OBJS))
+$(B)/unit/libcommon.a: $(ASAN_COMMON)
+	@mkdir -p $(@D)
+	@rm -f $@
+	@ar rcs $@ $^
+$(addprefix $(B)/unit/,$(UNIT_TESTS)): $(B)/unit/%: test/unit/%.c test/unit/tap.h $(B)/unit/libcommon.a \
+		$(B)/deps/asan/libdeps.a $(HDRS)
+	@echo "  UNIT    $@"
+	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -o $@ $< $(B)/unit/libcommon.a $(B)/deps/asan/libdeps.a
+unit-build: $(addprefix $(B)/unit/,$(UNIT_TESTS))
+unit: unit-build
+	@for t in $(UNIT_TESTS); do $(B)/unit/$$t || exit 1; done
+
 FUZZ_RUNS    ?= 1000000
 FUZZ_SECONDS ?= 1800
 fuzz:
@@ -117,33 +135,26 @@ fuzz:
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig \
-		hooksdir
-$(B)/fuzz/ldcache: test/fuzz/fuzz_ldcache.c common/ldcache.c common/util.c
-$(B)/fuzz/elf: test/fuzz/fuzz_elf.c common/elf.c common/util.c
-$(B)/fuzz/config: test/fuzz/fuzz_config.c common/config.c common/log.c common/rootpath.c common/util.c \
-		$(DEPSRC)/inih/ini.c
-$(B)/fuzz/state: test/fuzz/fuzz_state.c common/oci.c common/log.c common/util.c $(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/ociconfig: test/fuzz/fuzz_oci_config.c common/oci.c common/activate.c common/mig.c common/config.c \
-		common/log.c common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
-$(B)/fuzz/ctrd: test/fuzz/fuzz_ctrd.c common/ctrd.c common/util.c common/log.c
-$(B)/fuzz/ctrdimport: test/fuzz/fuzz_ctrdimport.c common/ctrd.c common/util.c common/log.c
-$(B)/fuzz/sdbus: test/fuzz/fuzz_sdbus.c common/sdbus.c common/util.c common/log.c
-$(B)/fuzz/dockerjson: test/fuzz/fuzz_dockerjson.c common/dockerjson.c common/json.c common/util.c common/log.c \
-		$(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/shimedit: test/fuzz/fuzz_shimedit.c common/edits.c common/json.c common/util.c common/log.c \
-		common/ldcache.c common/elf.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/ldconf: test/fuzz/fuzz_ldconf.c common/ldconfig.c common/rootfile.c common/ldcache.c common/elf.c common/rootpath.c \
-		common/util.c common/log.c
-$(B)/fuzz/json: test/fuzz/fuzz_json.c common/json.c common/util.c common/log.c $(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/hooksdir: test/fuzz/fuzz_hooksdir.c common/engines.c common/rootfile.c common/rootpath.c common/util.c \
-		common/log.c $(DEPSRC)/cjson/cJSON.c
-$(B)/fuzz/require: test/fuzz/fuzz_require.c common/require.c common/util.c common/log.c
-$(B)/fuzz/mig: test/fuzz/fuzz_mig.c common/mig.c common/activate.c common/oci.c common/config.c common/log.c \
-		common/util.c common/rootpath.c $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
-$(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(HDRS)
+		hooksdir keycache ere globmatch
+# One rule for every target: its test/fuzz/fuzz_NAME.c linked with an
+# archive of all of common/ and the dependencies, built once with the
+# sanitizers; the linker takes from it only the objects the target needs.
+FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(wildcard common/*.c)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o
+$(B)/fuzz/obj/common/%.o: common/%.c $(HDRS)
 	@mkdir -p $(@D)
+	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
+$(B)/fuzz/obj/cJSON.o: $(DEPSRC)/cjson/cJSON.c
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -std=c99 -c $< -o $@
+$(B)/fuzz/obj/ini.o: $(DEPSRC)/inih/ini.c
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
+$(B)/fuzz/libcommon.a: $(FUZZ_OBJS)
+	@rm -f $@
+	@ar rcs $@ $^
+$(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(B)/fuzz/%: test/fuzz/fuzz_%.c $(B)/fuzz/libcommon.a $(HDRS)
 	@echo "  FUZZ    $@"
-	@$(FUZZCC) $(CPPFLAGS) $(FUZZFLAGS) -o $@ $(filter %.c,$^)
+	@$(FUZZCC) $(CPPFLAGS) $(FUZZFLAGS) -o $@ $< $(B)/fuzz/libcommon.a
 fuzz-targets: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
 
 demo: $(B)/ocidec
@@ -229,4 +240,4 @@ clean:
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan test test-asan check fuzz fuzz-targets demo install uninstall dist rpm deb clean distclean
+.PHONY: all asan test test-asan check unit unit-build fuzz fuzz-targets demo install uninstall dist rpm deb clean distclean

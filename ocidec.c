@@ -199,8 +199,12 @@ static int run(const struct applet *a, int argc, char **argv)
 
 	a = option_alias(a, argc, argv);
 	current_applet = a;
+	if (!(a->flags & APPLET_LATE_PROC))
+		proc_open();  /* the host's /proc, before anything else */
 	env_switches(a);
-	snprintf(prog, sizeof(prog), "ocidec %s", a->name);
+	/* ("ocidec NAME": no printf on the hook's idle path) */
+	memcpy(prog, "ocidec ", 7);
+	strncpy(prog + 7, a->name, sizeof(prog) - 8);
 	log_prog = prog;
 	/* the runtime passes its arguments to runc: --version and --help are runc's */
 	if (a->flags & APPLET_OWN_ARGS)
@@ -224,7 +228,6 @@ int main(int argc, char **argv)
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "ocidec");
 	/* A closed stdout pipe is an EPIPE to handle, not a signal to die of. */
 	signal(SIGPIPE, SIG_IGN);
-	rootpath_init(NULL);  /* the host's /proc, before anything else */
 
 	a = find_applet(base);
 	if (a)

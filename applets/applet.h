@@ -7,6 +7,7 @@
 enum {
 	APPLET_OWN_ENV = 1,   /* reads no environment: cleared before it runs */
 	APPLET_OWN_ARGS = 2,  /* --help and --version are its own */
+	APPLET_LATE_PROC = 4, /* opens the host's /proc itself (proc_open), when it needs it */
 };
 
 struct applet {

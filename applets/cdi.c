@@ -11,6 +11,7 @@
  */
 #include "applets/applet.h"
 #include "common/activate.h"
+#include "common/devices.h"
 #include "common/config.h"
 #include "common/edits.h"
 #include "common/ldconfig.h"

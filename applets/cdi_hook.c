@@ -261,7 +261,7 @@ APPLET_MAIN(cdi_hook)
 
 	opterr = 0;
 	log_syslog(SYSLOG_DEFAULT);
-	deadline_arm(XSTR(TIMEOUT_DEFAULT));
+	deadline_arm_sec(TIMEOUT_DEFAULT);
 	while ((o = getopt_long(argc, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
 		switch (o) {
 		case 'C': break;  /* `ocidec-hook --cdi`, the specs' spelling */

@@ -153,7 +153,7 @@ APPLET_MAIN(hook)
 		HOOK_LONG_OPTS,
 		{ 0 },
 	};
-	const char *dir = config_dir_default();
+	const char *dir = NULL;
 	struct oci_state st;
 	struct container c;
 	struct oerr err;
@@ -164,7 +164,7 @@ APPLET_MAIN(hook)
 
 	opterr = 0;
 	log_syslog(SYSLOG_DEFAULT);
-	deadline_arm(XSTR(TIMEOUT_DEFAULT));
+	deadline_arm_sec(TIMEOUT_DEFAULT);
 	while ((o = getopt_long(argc, argv, ":c:" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
@@ -179,6 +179,8 @@ APPLET_MAIN(hook)
 	}
 	if ((r = hook_stage(argc, argv)) <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	if (!dir)
+		dir = config_dir_default();
 	if (hook_input(&st, &buf, &len, &err) < 0)
 		return applet_fail(&err);
 	r = container_decide(dir, &st, st.bundle, buf, len, &c, &err);

@@ -60,7 +60,7 @@ APPLET_MAIN(inject)
 	bool dry_run = false, json = false;
 
 	opterr = 0;
-	deadline_arm(XSTR(TIMEOUT_DEFAULT));
+	deadline_arm_sec(TIMEOUT_DEFAULT);
 	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:nt:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;

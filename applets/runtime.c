@@ -217,7 +217,7 @@ static int runtime_fail(const struct oerr *err, const char *log, const char *for
 		struct stat st;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
+		utc_time(ts.tv_sec, &tm);
 		snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
 			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		escape_line(err->msg, line, sizeof(line), "");

@@ -21,12 +21,12 @@
  */
 #include "applets/applet.h"
 #include "common/config.h"
+#include "common/ere.h"
 #include "common/log.h"
 #include "common/plan.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <regex.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -316,7 +316,7 @@ static void fc_stem(const char *re, char *stem, size_t n, bool *meta)
  * equivalences, then the last matching entry, an exact one before any
  * regex; NULL when none matches. Read from STORE/contexts/files/
  * file_contexts (and .local), POSIX extended regular expressions anchored
- * at both ends, each entry's literal stem tried first. */
+ * at both ends (ere.h), each entry's literal stem tried first. */
 static char *fc_lookup(const char *store, const char *orig, mode_t mode)
 {
 	static const char *const files[] = { "file_contexts", "file_contexts.local" };
@@ -357,15 +357,10 @@ static char *fc_lookup(const char *store, const char *orig, mode_t mode)
 			if (strncmp(stem, path, strlen(stem)) != 0)
 				continue;
 			{
+				/* anchored as libselinux does, "^" and "$" around the text */
 				_cleanup_free_ char *anchored = xasprintf("^%s$", w[0]);
-				regex_t re;
-				int hit;
 
-				if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
-					continue;
-				hit = regexec(&re, path, 0, NULL, 0) == 0;
-				regfree(&re);
-				if (!hit)
+				if (ere_search(anchored, path) != 1)
 					continue;
 			}
 			if (meta) {

@@ -2,31 +2,43 @@
 # bench/hook.sh: the hook's cost, measured in the same run.
 #   (a) `ocidec hook` for a container that activates no vendor (the shipped
 #       configs), against exec-ing a static `true`: this path runs for every
-#       container on the host.
+#       container on the host. Twice: right after the configs were copied
+#       (no index of their activation keys yet: it is made only once every
+#       file is KEYCACHE_SETTLE seconds old, see common/keycache.h), then
+#       with the index, as on a host whose configs settled (goal: 1.2x).
 #   (b) `runc run` of the demo container with the hook injecting the demo
 #       vendor, against the same container whose config.json already lists
 #       the same bind mounts and device rules (what CDI-style engines do: the
 #       floor for any hook), its rootfs's ld.so.cache prepared in advance.
-# Each measurement is N back-to-back runs (5N for (a)), repeated R times
-# (2R+1 for (a)), reference and ours alternating round by round; the ratio
-# is the median of the per-round ratios.
+# (a): 50N runs of each, one by one, alternating (bench/spawn.c); medians of
+# single runs and their ratio. (b): N back-to-back runs, repeated R times,
+# reference and ours alternating round by round; the ratio is the median of
+# the per-round ratios.
 # Usage: bench/hook.sh [N] [R]   (as root, with runc)
 set -eu
 cd "$(dirname "$0")/.."
 N=${1:-20} R=${2:-5}
 . bench/lib.sh
 
-# (a)
+# (a): exec by exec, alternating (bench/spawn.c), the shell left out
 printf 'int main(void) { return 0; }\n' | musl-gcc -static -s -x c - -o "$work/true"
+gcc -O2 -o "$work/spawn" bench/spawn.c
 mkdir -m 0755 "$work/shipped"
 cp conf/*.ini "$work/shipped/" && chmod 0644 "$work/shipped"/*.ini
 test/fixtures/bundle.sh "$work/idle" PATH=/bin HOME=/root >/dev/null
 state="{\"ociVersion\": \"1.0.2\", \"id\": \"x\", \"pid\": $$, \"bundle\": \"$work/idle\"}"
 echo "$state" >"$work/state.json"
-# both the same way: a shell function, stdin from the state file
-hook_idle() { "$bin" hook -c "$work/shipped" <"$work/state.json"; }
-true_idle() { "$work/true" -c "$work/shipped" <"$work/state.json"; }
-read -r ref_a ours_a q_a < <(N=$((N * 5)) R=$((R * 2 + 1)) paired true_idle hook_idle)
+idle_runs=$((N * 50))
+# right after the copy: no index (the files are not settled yet)
+read -r ref_a0 ours_a0 q_a0 < <("$work/spawn" "$idle_runs" "$work/state.json" "$work/true" -- \
+	"$bin" hook -c "$work/shipped")
+sleep 3
+"$bin" hook -c "$work/shipped" <"$work/state.json"  # settled: the index made
+# the floor: this binary exec'd to do nothing (a stage the hook ignores)
+read -r ref_f ours_f q_f < <("$work/spawn" "$idle_runs" "$work/state.json" "$work/true" -- \
+	"$bin" hook poststart)
+read -r ref_a ours_a q_a < <("$work/spawn" "$idle_runs" "$work/state.json" "$work/true" -- \
+	"$bin" hook -c "$work/shipped")
 
 # (b)
 test/fixtures/demo-vendor.sh "$work/dr" "$work/cfg" >/dev/null
@@ -59,8 +71,14 @@ run_cdi() { run_in "$work/cdi"; }
 run_hooked() { run_in "$work/hooked"; }
 read -r ref_b ours_b q_b < <(paired run_cdi run_hooked)
 
-echo "runs per round: $N ($((N * 5)) for a), rounds: $R ($((R * 2 + 1)) for a); medians, ratio = median of paired rounds"
-N=$((N * 5)) row "static true (reference for a)" "$ref_a"
-N=$((N * 5)) row "(a) ocidec hook, no vendor active (shipped configs)" "$ours_a" "$ref_a" "$q_a"
+echo "(a): $idle_runs runs of each, medians of single runs; (b): runs per round: $N, rounds: $R, ratio = median of paired rounds"
+printf '%-52s %9d bytes (goal: 307200, 300 KiB)\n' "the static binary" "$(stat -c %s "$bin")"
+us() { printf '%-52s %9.1f us/run%s\n' "$1" "$2" "${3:+  ratio $3}"; }
+us "static true (reference)" "$ref_f"
+us "ocidec hook poststart: exec'd to do nothing (the floor)" "$ours_f" "$q_f"
+us "static true (reference for a)" "$ref_a0"
+us "(a) ocidec hook, idle, configs just copied" "$ours_a0" "$q_a0"
+us "static true (reference for a)" "$ref_a"
+us "(a) ocidec hook, idle, configs settled (goal 1.2x)" "$ours_a" "$q_a"
 row "runc run, mounts in config.json (reference for b)" "$ref_b"
-row "(b) runc run, the hook injecting the demo vendor" "$ours_b" "$ref_b" "$q_b"
+row "(b) runc run, the hook injecting (goal 1.05x)" "$ours_b" "$ref_b" "$q_b"

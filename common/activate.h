@@ -50,48 +50,8 @@ bool activation_possible(const struct strv *keys, const struct strv *state_ann, 
 int activation_decide(const char *dir, const struct oci_config *oc, const struct strv *state_ann,
 		      struct config *cfg, struct activation **act, struct oerr *err);
 
-/* A pci_devices vendor's device: its sysfs directory (its name the PCI
- * address), its UUID (pci_uuid's first line; NULL: none), its nodes
- * ("/dev/dri/renderD128": the DEVNAME of each of its devices of the
- * pci_classes, drm and accel by default; sorted). */
-struct pci_dev {
-	char *dir;
-	char *uuid;
-	struct strv nodes;   /* each "/dev/NAME\tMAJOR:MINOR" (uevent's numbers) */
-};
-/* Vendor V's pci_devices, in PCI order (each address once), those with at
- * least one node: the device with index I is (*OUT)[I]. Returns their
- * number; pci_devs_free(*OUT, n) when done. */
-size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out);
-void pci_devs_free(struct pci_dev *d, size_t n);
-
-/* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
- * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information), in
- * the glob's order, which is PCI bus order: FN(U, M, INDEX, ARG), INDEX the
- * device's index (device_index: its minor, or its position among the files
- * with a minor), until FN returns nonzero, which is returned; 0 at the end.
- * U is NULL for a file without one; FILE is the file's path. With
- * pci_devices: each of vendor_pci_devices, FILE "DIR/uevent", MINOR and
- * INDEX its index. */
-int vendor_uuid_each(const struct vendor *v,
-		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
-		     void *arg);
-/* The directories of V's device_uuids files (NVIDIA's
- * /proc/driver/nvidia/gpus/0000:3b:00.0) of the devices DEVICES selects
- * ("all", "none", indices; NULL: all), added to OUT. */
-void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv *out);
-/* The PCI addresses (the names of the directories of V's device_uuids
- * files, "0000:3b:00.0") of the devices DEVICES selects ("all", "none",
- * indices; NULL: all), added to OUT. */
-void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out);
-/* The minor of vendor V's device INDEX: INDEX itself, or with device_index
- * = bus the minor of the INDEXth device; -1 when there is none. */
-long vendor_index_minor(const struct vendor *v, unsigned long index);
 /* A device selection as a container gives it (indices, ranges, UUIDs, PCI
  * addresses, MIG names, all, none) as *DEVICES ("all", "none" or indices)
  * and MIG instances into MIG; -1 (ERR): a device the vendor does not have */
 int vendor_select(const struct vendor *v, const char *value, char **devices, struct strv *mig, struct oerr *err);
-/* The index of the device with UUID (or PCI address) UUID, or -1 */
-long vendor_uuid_index(const struct vendor *v, const char *uuid);
-
 #endif

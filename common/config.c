@@ -936,7 +936,8 @@ static int ini_names(int dirfd, struct strv *names)
 	return 0;
 }
 
-static int file_activation_keys(int dirfd, const char *name, struct strv *keys, char **buf, size_t *cap);
+static int file_activation_keys(int dirfd, const char *name, struct strv *keys, char **buf, size_t *cap,
+				struct stat *st);
 
 /* A file config_load_each could not load: ERR, and the keys that name it */
 static void push_broken(struct config *cfg, int dirfd, const char *name, const struct oerr *err,
@@ -949,7 +950,7 @@ static void push_broken(struct config *cfg, int dirfd, const char *name, const s
 	memset(b, 0, sizeof(*b));
 	b->err = *err;
 	if (name)
-		file_activation_keys(dirfd, name, &b->keys, buf, cap);
+		file_activation_keys(dirfd, name, &b->keys, buf, cap, NULL);
 }
 
 /* EACH: a file that fails goes to cfg->broken (a directory that fails
@@ -1188,10 +1189,12 @@ static char *vendor_key_lines(char *buf)
 }
 
 /* The activation keys of DIRFD/NAME, into KEYS (the read buffer *BUF of
- * *CAP bytes kept for the next file). A line inih cannot read ends the
- * scan with the keys found before it; a file without a name gives its file
- * name's defaults. -1 when the file cannot be read. */
-static int file_activation_keys(int dirfd, const char *name, struct strv *keys, char **buf, size_t *cap)
+ * *CAP bytes kept for the next file), with the file's fstat into *ST when
+ * ST is not NULL. A line inih cannot read ends the scan with the keys found
+ * before it; a file without a name gives its file name's defaults. -1 when
+ * the file cannot be read. */
+static int file_activation_keys(int dirfd, const char *name, struct strv *keys, char **buf, size_t *cap,
+				struct stat *st)
 {
 	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct keyscan k = { .keys = keys };
@@ -1200,8 +1203,8 @@ static int file_activation_keys(int dirfd, const char *name, struct strv *keys, 
 	char *sec;
 	int r = 0;
 
-	if (fd < 0 || read_fd_reuse(fd, CONFIG_MAX_SIZE, buf, cap, &len, &err) < 0 || strlen(*buf) != len ||
-	    ((sec = vendor_key_lines(*buf)) && ini_parse_string(sec, scan_line, &k) < 0))
+	if (fd < 0 || (st && fstat(fd, st) < 0) || read_fd_reuse(fd, CONFIG_MAX_SIZE, buf, cap, &len, &err) < 0 ||
+	    strlen(*buf) != len || ((sec = vendor_key_lines(*buf)) && ini_parse_string(sec, scan_line, &k) < 0))
 		r = -1;
 	if (!k.named) {
 		_cleanup_free_ char *vname = xstrndup(name, strlen(name) - 4);
@@ -1210,21 +1213,35 @@ static int file_activation_keys(int dirfd, const char *name, struct strv *keys, 
 	return r;
 }
 
-int config_activation_keys(const char *dir, struct strv *keys)
+int config_activation_keys_at(int dirfd, struct strv *names, struct stat **stats, struct strv *keys)
 {
-	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct strv names = { 0 };
 	char *buf = NULL;
 	size_t cap = 0;
 	int r = 0;
 
+	if (stats)
+		*stats = NULL;
+	if (ini_names(dirfd, names) < 0)
+		return -1;
+	if (stats)
+		*stats = xcalloc(names->n + 1, sizeof(**stats));
+	for (size_t i = 0; i < names->n && r == 0; i++)
+		r = file_activation_keys(dirfd, names->v[i], keys, &buf, &cap, stats ? &(*stats)[i] : NULL);
+	free(buf);
+	return r;
+}
+
+int config_activation_keys(const char *dir, struct strv *keys)
+{
+	_cleanup_close_ int dirfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct strv names = { 0 };
+	int r;
+
 	if (dirfd < 0 && errno == ENOENT)
 		return 0;  /* no configuration directory: no vendor, nothing activates */
-	if (dirfd < 0 || ini_names(dirfd, &names) < 0)
+	if (dirfd < 0)
 		return -1;
-	for (size_t i = 0; i < names.n && r == 0; i++)
-		r = file_activation_keys(dirfd, names.v[i], keys, &buf, &cap);
-	free(buf);
+	r = config_activation_keys_at(dirfd, &names, NULL, keys);
 	strv_free(&names);
 	return r;
 }
@@ -1298,7 +1315,8 @@ const char *config_dir_default(void)
 {
 	static char dir[PATH_MAX];
 	struct stat st;
-	ssize_t l = proc_fd >= 0 ? readlinkat(proc_fd, "self/exe", dir, sizeof(dir) - 16) : -1;
+	ssize_t l = proc_fd >= 0 ? readlinkat(proc_fd, "self/exe", dir, sizeof(dir) - 16)
+				 : readlinkat(AT_FDCWD, "/proc/self/exe", dir, sizeof(dir) - 16);
 	char *slash;
 
 	if (l <= 0)

@@ -13,7 +13,8 @@
  * binary is P/bin/NAME and that directory exists (a relocated install,
  * `ocidec install --prefix P`, which containerd's runtime entry cannot give
  * arguments to), else CONFIG_DIR_DEFAULT. Read through the host's /proc
- * (proc_fd) at the applet's start, before any setns. */
+ * (proc_fd, or /proc/self/exe before proc_open) at the applet's start,
+ * before any setns. */
 const char *config_dir_default(void);
 
 /* What a feature lists, in the order `list` prints them. */
@@ -155,6 +156,11 @@ void config_free(struct config *cfg);
  * cannot be scanned (the strict load then says why). Cheap: no validation,
  * no feature lists. */
 int config_activation_keys(const char *dir, struct strv *keys);
+/* The same for the directory open at DIRFD: its *.ini names, sorted, into
+ * NAMES and, with STATS, each file's fstat as it was read into *STATS
+ * (malloc'd, one per name); -1 also when the directory cannot be read. */
+struct stat;
+int config_activation_keys_at(int dirfd, struct strv *names, struct stat **stats, struct strv *keys);
 
 struct vendor *config_vendor(const struct config *cfg, const char *name);
 /* V's log_level raises the logger's threshold (a vendor at work says as

@@ -1,7 +1,9 @@
 /* container.c: see container.h. */
 #include "common/container.h"
 
+#include "common/keycache.h"
 #include "common/log.h"
+#include "common/rootpath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +16,14 @@ int container_decide(const char *dir, const struct oci_state *st, const char *bu
 
 	memset(c, 0, sizeof(*c));
 	if (text) {
-		struct strv keys = { 0 };
-		bool idle = config_activation_keys(dir, &keys) == 0 && !activation_possible(&keys, ann, text, len);
+		struct keyset keys;
+		bool idle = keycache_keys(dir, &keys) == 0 && !activation_possible(&keys.as, ann, text, len);
 
-		strv_free(&keys);
+		keyset_free(&keys);
 		if (idle)
 			return CONTAINER_IDLE;
 	}
+	proc_open();  /* (the hook's, first used from here on) */
 	if (st ? oci_container_config(st, text, len, &c->oc, err) < 0 : oci_config_parse(text, len, bundle, &c->oc, err) < 0)
 		return st ? -1 : oerr_prefix(err, "%s/config.json", bundle ? bundle : ".");
 	c->nact = activation_decide(dir, &c->oc, ann, &c->cfg, &c->act, err);

@@ -19,12 +19,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/devices.h"
 #include "common/util.h"
 
-struct devcg_rule {
-	char type;       /* 'c' or 'b' */
-	unsigned major, minor;
-};
+/* (struct devcg_rule: devices.h) */
 
 /* Where the rules for a process's devices go: the container's systemd
  * unit (the systemd driver: its DeviceAllow=, sdbus.h), the v1 cgroup's

@@ -570,7 +570,7 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 		 * container restarted after a driver upgrade) goes */
 		_cleanup_close_ int d = root_open(rootfd, "/etc/ld.so.conf.d", O_PATH | O_DIRECTORY | O_NOFOLLOW);
 
-		if (d >= 0 && unlinkat(d, COMPAT_DROPIN + strlen("/etc/ld.so.conf.d/"), 0) == 0)
+		if (d >= 0 && unlinkat(d, &COMPAT_DROPIN[sizeof("/etc/ld.so.conf.d/") - 1], 0) == 0)
 			log_info("%s: removed: the host driver is not older than the image's compat libraries",
 				 COMPAT_DROPIN);
 	}

@@ -82,7 +82,7 @@ static void write_syslog_line(int level, const char *line)
 	if (syslog_fd < 0)
 		return;
 	now = time(NULL);
-	gmtime_r(&now, &tm);  /* never the TZ files: they may be the container's by then */
+	utc_time(now, &tm);  /* never the TZ files: they may be the container's by then */
 	k = snprintf(msg, sizeof(msg), "<%d>%s %2d %02d:%02d:%02d ocidec[%d]: %s", 3 * 8 + (level == LOG_ERROR ? 3 : 4),
 		     mon[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid(), line);
 	if (k > 0)
@@ -132,7 +132,7 @@ static void write_file_line(const char *line)
 	if (log_fd < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
+	utc_time(ts.tv_sec, &tm);
 	k = snprintf(stamped, sizeof(stamped), "%04d-%02d-%02dT%02d:%02d:%02dZ [%d] %s\n",
 		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		     (int)getpid(), line);

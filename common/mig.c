@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/activate.h"
+#include "common/devices.h"
 #include "common/mig.h"
 #include "common/rootpath.h"
 
@@ -70,13 +69,14 @@ char *mig_instances(const struct vendor *v)
 	_cleanup_free_ char *pat = xasprintf("%s/gpu*/mig/gi*/ci*/access", v->mig_caps);
 	size_t pl = strlen(v->mig_caps) + 1, len = 0, cap = 1;
 	char **names, *res;
-	glob_t g;
+	struct strv g = { 0 };
 
-	if (glob(pat, 0, NULL, &g) != 0)
+	root_glob(HOST_ROOT, pat, &g, 65536);
+	if (!g.n)
 		return xstrdup("-");
-	names = xcalloc(g.gl_pathc, sizeof(*names));
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		const char *p = g.gl_pathv[i] + pl, *m = strstr(p, "/mig/");
+	names = xcalloc(g.n, sizeof(*names));
+	for (size_t i = 0; i < g.n; i++) {
+		const char *p = g.v[i] + pl, *m = strstr(p, "/mig/");
 
 		size_t l = strlen(p) - strlen("/access");
 
@@ -84,15 +84,15 @@ char *mig_instances(const struct vendor *v)
 			     : xstrndup(p, l);
 		cap += strlen(names[i]) + 1;
 	}
-	qsort(names, g.gl_pathc, sizeof(*names), cmp_str);
+	qsort(names, g.n, sizeof(*names), cmp_str);
 	res = xmalloc(cap);
 	res[0] = '\0';
-	for (size_t i = 0; i < g.gl_pathc; i++) {
+	for (size_t i = 0; i < g.n; i++) {
 		len += (size_t)sprintf(res + len, "%s%s", i ? " " : "", names[i]);
 		free(names[i]);
 	}
 	free(names);
-	globfree(&g);
+	strv_free(&g);
 	return res;
 }
 

@@ -48,12 +48,21 @@ static const char *duplicate_key(const cJSON *item, int depth)
 	for (; item; item = item->next) {
 		if (cJSON_IsObject(item) && item->child) {
 			/* the names sorted: a duplicate is a neighbour (n log n, an
-			 * object may have many members) */
+			 * object may have many members); a few compared pairwise */
 			size_t n = 0, k = 0;
 			const char *found = NULL, **names;
 
 			for (const cJSON *a = item->child; a; a = a->next)
 				n++;
+			if (n <= 16) {
+				for (const cJSON *a = item->child; a && !found; a = a->next)
+					for (const cJSON *b = a->next; b && !found; b = b->next)
+						if (strcmp(a->string ? a->string : "", b->string ? b->string : "") == 0)
+							found = b->string ? b->string : "";
+				if (found)
+					return found;
+				goto children;
+			}
 			names = xcalloc(n, sizeof(*names));
 			for (const cJSON *a = item->child; a; a = a->next)
 				names[k++] = a->string ? a->string : "";
@@ -65,6 +74,7 @@ static const char *duplicate_key(const cJSON *item, int depth)
 			if (found)
 				return found;
 		}
+children:
 		if (item->child) {
 			const char *d = duplicate_key(item->child, depth + 1);
 			if (d)

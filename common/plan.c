@@ -3,6 +3,7 @@
 #include "common/procview.h"
 #include "common/require.h"
 #include "common/activate.h"
+#include "common/devices.h"
 #include "common/ldcache.h"
 #include "common/log.h"
 #include "common/mig.h"

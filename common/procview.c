@@ -2,6 +2,7 @@
 #include "common/procview.h"
 
 #include "common/activate.h"
+#include "common/devices.h"
 #include "common/log.h"
 #include "common/mountapi.h"
 #include "common/rootpath.h"

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +38,11 @@ static bool openat2_missing;
 void rootpath_init(const char *resolver)
 {
 	rootpath_force_fallback = resolver && strcmp(resolver, "fallback") == 0;
+	proc_open();
+}
+
+void proc_open(void)
+{
 	if (proc_fd < 0) {
 		struct statfs sfs;
 		proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -435,12 +439,27 @@ struct glob_state {
 	bool cut;
 };
 
+/* Is there a file at PATH inside ROOTFD (HOST_ROOT: the host's), a link
+ * itself (a dangling one too)? */
+static bool glob_exists(int rootfd, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (rootfd == HOST_ROOT)
+		return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	fd = root_open(rootfd, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static void glob_walk(struct glob_state *g, const char *prefix, const char *rest)
 {
 	char *comp, *slash, *after;
 	DIR *d;
 	struct dirent *de;
-	int fd;
 
 	while (*rest == '/')
 		rest++;
@@ -450,11 +469,8 @@ static void glob_walk(struct glob_state *g, const char *prefix, const char *rest
 		return;
 	}
 	if (!*rest) {
-		fd = root_open(g->rootfd, *prefix ? prefix : "/", O_PATH | O_NOFOLLOW);
-		if (fd >= 0) {
-			close(fd);
+		if (glob_exists(g->rootfd, *prefix ? prefix : "/"))
 			strv_push(g->out, *prefix ? prefix : "/");
-		}
 		return;
 	}
 	slash = strchr(rest, '/');
@@ -467,7 +483,7 @@ static void glob_walk(struct glob_state *g, const char *prefix, const char *rest
 		free(comp);
 		return;
 	}
-	d = root_opendir(g->rootfd, *prefix ? prefix : "/");
+	d = g->rootfd == HOST_ROOT ? opendir(*prefix ? prefix : "/") : root_opendir(g->rootfd, *prefix ? prefix : "/");
 	if (!d) {
 		free(comp);
 		return;
@@ -479,7 +495,7 @@ static void glob_walk(struct glob_state *g, const char *prefix, const char *rest
 		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fnmatch(comp, de->d_name, FNM_PERIOD) == 0) {
+		if (glob_match(comp, de->d_name)) {
 			char *np = xasprintf("%s/%s", prefix, de->d_name);
 			glob_walk(g, np, after);
 			free(np);
@@ -532,7 +548,7 @@ int reopen_regular(int rootfd, int pathfd, struct stat *st)
 }
 
 /* /proc/NAME of the host, read-only: through proc_fd when it is open */
-static int proc_open(const char *name)
+static int proc_file(const char *name)
 {
 	char path[64];
 
@@ -552,7 +568,7 @@ bool in_initial_userns(void)
 
 	if (known >= 0)
 		return known;
-	fd = proc_open("self/uid_map");
+	fd = proc_file("self/uid_map");
 	r = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (r <= 0) {
 		known = 1;  /* no /proc: no user namespaces to tell apart */
@@ -574,7 +590,7 @@ unsigned overflow_uid(void)
 	if (uid)
 		return uid;
 	uid = 65534;
-	fd = proc_open("sys/kernel/overflowuid");
+	fd = proc_file("sys/kernel/overflowuid");
 	if (fd >= 0 && (r = read(fd, buf, sizeof(buf) - 1)) > 0) {
 		buf[r] = '\0';
 		if (strtoul(buf, NULL, 10) > 0)

@@ -28,8 +28,14 @@ extern bool rootpath_force_fallback;
 
 /* The host's /proc, opened once at start, before any setns: a descriptor is
  * reopened through it ("self/fd/N") whatever mount namespace the process has
- * entered since, and whatever the container's /proc shows. -1 without /proc. */
+ * entered since, and whatever the container's /proc shows. -1 without /proc.
+ * proc_open opens it (once; later calls do nothing): the dispatcher calls it
+ * before an applet starts, the hook once it knows a container asks for a
+ * vendor (container_decide: the idle path needs no /proc). */
 extern int proc_fd;
+void proc_open(void);
+/* The resolver ("fallback": the code path of kernels without openat2;
+ * NULL: openat2 where the kernel has it), and proc_open */
 void rootpath_init(const char *resolver);
 
 /* Is this process in the initial user namespace (its uid_map the identity
@@ -88,6 +94,9 @@ int root_realpath(int rootfd, const char *path, char **out);
  * pattern or path; returns -1 (what was found kept) when a bound or the
  * deadline cut it short, else 0. */
 int root_glob(int rootfd, const char *pattern, struct strv *out, size_t max);
+/* ROOTFD for root_glob: the host's own paths, as glob(3) walks them
+ * (links followed on the way; the last component may be a link) */
+#define HOST_ROOT (-100000)
 
 bool path_has_glob(const char *s);
 

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/devcg.h"
+#include "common/devices.h"
 #include "common/util.h"
 
 #define SDBUS_SOCKET "/run/systemd/private"

@@ -1,6 +1,7 @@
 /* util.c: see util.h. */
 #include "common/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -531,6 +532,12 @@ int deadline_arm(const char *s)
 
 	if (!*s || *end || sec > 3600)
 		return -1;
+	deadline_arm_sec((unsigned)sec);
+	return 0;
+}
+
+void deadline_arm_sec(unsigned sec)
+{
 	if (sec) {
 		signal(SIGALRM, on_alarm);
 		alarm((unsigned)sec + DEADLINE_GRACE);
@@ -538,6 +545,153 @@ int deadline_arm(const char *s)
 		alarm(0);
 	}
 	deadline_state = sec ? DEADLINE_PENDING : DEADLINE_OFF;
-	return 0;
 }
 
+
+/* One bracket expression of a shell pattern at P (past '['), against C:
+ * the end of the expression (past ']') with *HIT, or NULL when it does not
+ * close (then '[' is itself) */
+static const char *glob_bracket(const char *p, unsigned char c, bool *hit)
+{
+	static const struct { const char *name; int (*is)(int); } classes[] = {
+		{ "alnum", isalnum }, { "alpha", isalpha }, { "blank", isblank }, { "cntrl", iscntrl },
+		{ "digit", isdigit }, { "graph", isgraph }, { "lower", islower }, { "print", isprint },
+		{ "punct", ispunct }, { "space", isspace }, { "upper", isupper }, { "xdigit", isxdigit },
+	};
+	bool neg = *p == '!' || *p == '^', first = true;
+
+	*hit = false;
+	if (neg)
+		p++;
+	for (; *p && (first || *p != ']'); first = false) {
+		unsigned char lo, hi;
+
+		if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+			/* "[:class:]", "[.c.]", "[=c=]": unclosed, the whole
+			 * expression is none (its '[' itself); an unknown class or
+			 * an element of more than one byte matches nothing */
+			const char close[3] = { p[1], ']', '\0' };
+			const char *end = p[2] ? strstr(p + 3, close) : NULL;
+			size_t n = end ? (size_t)(end - p - 2) : 0;
+
+			if (!end)
+				return NULL;
+			for (size_t i = 0; p[1] == ':' && i < ARRAY_SIZE(classes); i++)
+				if (strlen(classes[i].name) == n && strncmp(p + 2, classes[i].name, n) == 0)
+					*hit |= c < 128 && classes[i].is(c);
+			if (p[1] != ':' && n == 1)
+				*hit |= (unsigned char)p[2] == c;
+			p = end + 2;
+			continue;
+		}
+		if (*p == '\\' && p[1])
+			p++;
+		lo = hi = (unsigned char)*p++;
+		if (p[0] == '-' && p[1] && p[1] != ']') {
+			p++;
+			if (*p == '\\' && p[1])
+				p++;
+			hi = (unsigned char)*p++;
+		}
+		*hit |= lo <= c && c <= hi;
+	}
+	if (*p != ']')
+		return NULL;
+	*hit ^= neg;
+	return p + 1;
+}
+
+bool glob_match(const char *pat, const char *name)
+{
+	const char *star = NULL, *resume = NULL, *n = name;
+
+	/* one '*' remembered: on a mismatch, it takes one more character */
+	for (;;) {
+		bool hit;
+		const char *next;
+
+		if (*pat == '*') {
+			if (n == name && *n == '.')
+				return false;  /* a leading dot only by name */
+			while (*pat == '*')
+				pat++;
+			star = pat;
+			resume = n;
+			continue;
+		}
+		if (!*n) {
+			if (!*pat)
+				return true;
+			goto retry;
+		}
+		switch (*pat) {
+		case '\0':
+			goto retry;
+		case '?':
+			if (n == name && *n == '.')
+				return false;
+			pat++, n++;
+			continue;
+		case '[':
+			if (n == name && *n == '.')
+				return false;
+			next = glob_bracket(pat + 1, (unsigned char)*n, &hit);
+			if (!next) {
+				if (*n != '[')
+					goto retry;
+				pat++, n++;  /* an unclosed '[' is itself */
+				continue;
+			}
+			if (!hit)
+				goto retry;
+			pat = next, n++;
+			continue;
+		case '\\':
+			if (pat[1])
+				pat++;
+			/* fall through */
+		default:
+			if (*pat != *n)
+				goto retry;
+			pat++, n++;
+			continue;
+		}
+retry:
+		if (!star || !*resume)
+			return false;
+		pat = star;
+		n = ++resume;
+	}
+}
+
+void utc_time(long long t, struct tm *tm)
+{
+	/* days since 1970-01-01 to the civil date (H. Hinnant's algorithm) */
+	long long days = t / 86400, secs = t % 86400, era, doe, yoe, doy, mp;
+
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	memset(tm, 0, sizeof(*tm));
+	tm->tm_hour = (int)(secs / 3600);
+	tm->tm_min = (int)(secs / 60 % 60);
+	tm->tm_sec = (int)(secs % 60);
+	tm->tm_wday = (int)((days % 7 + 11) % 7);  /* 1970-01-01: a Thursday */
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = days - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	tm->tm_mday = (int)(doy - (153 * mp + 2) / 5 + 1);
+	tm->tm_mon = (int)(mp < 10 ? mp + 2 : mp - 10);
+	tm->tm_year = (int)(yoe + era * 400 + (tm->tm_mon < 2) - 1900);
+	{
+		static const short before[] = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 };
+		long long y = tm->tm_year + 1900LL;
+		bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+		tm->tm_yday = before[tm->tm_mon] + tm->tm_mday - 1 + (leap && tm->tm_mon > 1);
+	}
+}

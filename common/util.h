@@ -109,6 +109,8 @@ bool deadline_passed(void);
 #define XSTR_(x) #x
 #define XSTR(x) XSTR_(x)
 int deadline_arm(const char *s);
+/* The same, with SEC a number (at most 3600) */
+void deadline_arm_sec(unsigned sec);
 
 /* PATH made absolute against BASE (when relative) and cleaned lexically, as
  * Go's filepath.Join/Clean do it (the runtime's reading of root.path): no
@@ -119,6 +121,15 @@ char *path_clean_join(const char *base, const char *path);
 char *path_dir(const char *path);
 /* Has path S a "." or ".." component? */
 bool has_dot_component(const char *s);
+/* Does NAME (one path component) match the shell pattern PAT, as
+ * fnmatch(PAT, NAME, FNM_PERIOD) in the C locale: '*', '?', bracket
+ * expressions ('!' or '^' negates; ranges; "[:digit:]" and the other
+ * classes), '\' escaping; a leading '.' matched only by a '.'. */
+bool glob_match(const char *pat, const char *name);
+/* T (seconds since the epoch) as UTC into *TM, as gmtime_r does (which
+ * pulls musl's time zone code into the static binary) */
+struct tm;
+void utc_time(long long t, struct tm *tm);
 
 /* S with every byte that is not printable ASCII written as \xNN, and "\"
  * as "\\": a value from a container can forge no line and no terminal

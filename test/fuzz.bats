@@ -101,3 +101,21 @@ setup() {
 	assert_success
 	assert_line --regexp '^# hooksdir: stat::number_of_executed_units: 300000$'
 }
+
+@test "the reader of the idle path's index (/run/ocidec) survives 300000 fuzzed inputs: what it accepts is in order, and read twice reads the same (issue 34)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 keycache
+	assert_success
+	assert_line --regexp '^# keycache: stat::number_of_executed_units: 300000$'
+}
+
+@test "selinux-check's file_contexts matcher (common/ere.c) answers as glibc's regexec on 20000 fuzzed expressions and paths (issue 34: it replaced libc's regex, 25 KB of the binary)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 20000 300 ere
+	assert_success
+	assert_line --regexp '^# ere: stat::number_of_executed_units: 20000$'
+}
+
+@test "the vendors' glob matcher (glob_match, which replaced libc's glob and fnmatch: 25 KB of the binary) answers as fnmatch on 300000 fuzzed patterns and names (issue 34)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 globmatch
+	assert_success
+	assert_line --regexp '^# globmatch: stat::number_of_executed_units: 300000$'
+}

@@ -775,3 +775,137 @@ v1_denying_cgroup() {
 	run grep -E '^[0-9]+ +write(v)?\(2,' "$BATS_TEST_TMPDIR/t2"
 	assert_equal "${#lines[@]}" 1
 }
+
+# idle_hook [ENV...]: the hook (--dry-run) on a container with these env
+# entries, /run the test's $RUN
+idle_hook() {
+	OCIDEC=$BATS_TEST_TMPDIR/ocidec-run dry "$@"
+}
+
+# private_hook_setup: $RUN, and $BATS_TEST_TMPDIR/ocidec-run: the binary
+# under test with $RUN bind-mounted over /run in a mount namespace of its
+# own (the index, /run/ocidec, is the test's $RUN/ocidec, kept from one run
+# to the next)
+private_hook_setup() {
+	RUN=$BATS_TEST_TMPDIR/run
+	mkdir -m 0755 "$RUN"
+	printf '#!/bin/sh\nexec unshare -m sh -c %s "%s" "%s" "$@"\n' \
+		"'mount --make-rprivate / && mount --bind \"\$0\" /run && exec \"\$@\"'" "$RUN" "$OCIDEC" \
+		>"$BATS_TEST_TMPDIR/ocidec-run"
+	chmod +x "$BATS_TEST_TMPDIR/ocidec-run"
+	sleep 3  # the demo vendor's file settles (keycache.h: KEYCACHE_SETTLE)
+}
+
+@test "the idle path's index (issue 34): made once the configs settle; then the idle hook reads no vendor file" {
+	private_hook_setup
+	run idle_hook PATH=/bin
+	assert_success
+	assert_output ""
+	run find "$RUN/ocidec" -printf '%M %u %f\n'
+	assert_line --regexp '^drwx------ root ocidec$'
+	assert_line --regexp '^-rw------- root keys-[0-9]+-[0-9]+$'
+	assert_equal "${#lines[@]}" 2
+	grep -qx 'k OCI_DEMO' "$RUN"/ocidec/keys-*
+	TRACE=$BATS_TEST_TMPDIR/trace
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=open,openat -o "$TRACE" "$BATS_TEST_TMPDIR/ocidec-run" hook -c "$CFG" --dry-run \
+		<<<"{\"bundle\": \"$B\", \"pid\": $$}"
+	grep -q '"/run/ocidec/keys-' "$TRACE"
+	run grep '\.ini"' "$TRACE"
+	assert_failure
+	# and a container that names the vendor still gets it
+	run idle_hook OCI_DEMO=all
+	assert_success
+	assert_output --partial "mount $DR/"
+}
+
+@test "the idle path's index: an edit in place, a new file, a removed file and a rename are seen by the next container" {
+	private_hook_setup
+	idle_hook PATH=/bin >/dev/null
+	ls "$RUN"/ocidec/keys-* >/dev/null
+	run idle_hook OCI_EDITED=all
+	assert_output ""
+	# in place: the same inode, the same size (one name for another of its length)
+	ino=$(stat -c %i "$CFG/demo.ini") size=$(stat -c %s "$CFG/demo.ini")
+	sed 's/^activation_flag = OCI_DEMO$/activation_flag = OCI_EDIT/' "$CFG/demo.ini" >"$BATS_TEST_TMPDIR/edited"
+	cat "$BATS_TEST_TMPDIR/edited" >"$CFG/demo.ini"
+	assert_equal "$(stat -c %i:%s "$CFG/demo.ini")" "$ino:$size"
+	run idle_hook OCI_EDIT=all
+	assert_success
+	assert_output --partial "mount $DR/"
+	run idle_hook OCI_DEMO=all
+	assert_output ""
+	# a new file
+	printf '[vendor]\nactivation_flag = OCI_NEWFILE\ndriver_root = /nonexistent\n' | write_ini new
+	run idle_hook OCI_NEWFILE=all
+	assert_failure
+	assert_output --partial "$CFG/new.ini"
+	# removed
+	rm "$CFG/new.ini"
+	run idle_hook OCI_NEWFILE=all
+	assert_success
+	assert_output ""
+	# renamed over (as editors and package managers write)
+	sed 's/^activation_flag = OCI_EDIT$/activation_flag = OCI_RENAMED/' "$CFG/demo.ini" >"$CFG/.demo.tmp"
+	mv "$CFG/.demo.tmp" "$CFG/demo.ini"
+	run idle_hook OCI_RENAMED=all
+	assert_output --partial "mount $DR/"
+	# and once all that settled, the new index says the same
+	sleep 3
+	idle_hook PATH=/bin >/dev/null
+	grep -qx 'k OCI_RENAMED' "$RUN"/ocidec/keys-*
+	run grep -x 'k OCI_EDIT' "$RUN"/ocidec/keys-*
+	assert_failure
+	run idle_hook OCI_RENAMED=all
+	assert_output --partial "mount $DR/"
+}
+
+@test "the idle path's index is trusted only when root's and written by no one else; a link at /run/ocidec is not followed" {
+	private_hook_setup
+	idle_hook PATH=/bin >/dev/null
+	ix=$(echo "$RUN"/ocidec/keys-*)
+	# an index that would hide the vendor (its stamps right, no key)
+	grep -v '^k ' "$ix" >"$BATS_TEST_TMPDIR/hiding"
+	cp "$BATS_TEST_TMPDIR/hiding" "$ix"
+	chown 65534 "$ix"
+	run idle_hook OCI_DEMO=all
+	assert_output --partial "mount $DR/"
+	run grep -c '^k ' "$ix"  # (and a good one written over it)
+	assert_output --regexp '^[1-9]'
+	cp "$BATS_TEST_TMPDIR/hiding" "$ix"
+	chmod 0666 "$ix"
+	run idle_hook OCI_DEMO=all
+	assert_output --partial "mount $DR/"
+	# (the check is what stands between: root's own, it is believed)
+	cp "$BATS_TEST_TMPDIR/hiding" "$ix"
+	chmod 0600 "$ix"
+	run idle_hook OCI_DEMO=all
+	assert_success
+	assert_output ""
+	# a directory others may write, or a link, is neither read nor written
+	rm -r "$RUN/ocidec"
+	mkdir -m 0777 "$BATS_TEST_TMPDIR/elsewhere"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere" "$RUN/ocidec"
+	idle_hook PATH=/bin >/dev/null
+	run idle_hook OCI_DEMO=all
+	assert_output --partial "mount $DR/"
+	run ls -A "$BATS_TEST_TMPDIR/elsewhere"
+	assert_output ""
+	rm "$RUN/ocidec"
+	mkdir -m 0777 "$RUN/ocidec"
+	idle_hook PATH=/bin >/dev/null
+	run ls -A "$RUN/ocidec"
+	assert_output ""
+}
+
+@test "the idle path's index: one an hour old is swept when another is written" {
+	private_hook_setup
+	mkdir -m 0700 "$RUN/ocidec"
+	echo stale >"$RUN/ocidec/keys-1-2"
+	echo mine >"$RUN/ocidec/unrelated"
+	touch -d '2 hours ago' "$RUN/ocidec/keys-1-2" "$RUN/ocidec/unrelated"
+	idle_hook PATH=/bin >/dev/null
+	run ls "$RUN/ocidec"
+	refute_line keys-1-2
+	assert_line unrelated
+	assert_line --regexp '^keys-[0-9]+-[0-9]+$'
+}

@@ -10,7 +10,7 @@
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -111,6 +111,18 @@ if [ ! -d "$seeds/hooksdir" ]; then
 	printf '[engine]\nhooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]\n' >"$seeds/hooksdir/one-line"
 	printf '[engine]\nhooks_dir = [\n  "/usr/share/containers/oci/hooks.d",\n  \x27/etc/containers/oci/hooks.d\x27,\n]\n' >"$seeds/hooksdir/lines"
 	printf '[crio.runtime]\n# hooks_dir = ["/x"]\nhooks_dir_x = 1\nhooks_dir = [\n' >"$seeds/hooksdir/open"
+fi
+if [ ! -d "$seeds/keycache" ]; then
+	mkdir -p "$seeds/keycache"
+	printf 'ocidec activation keys 1\nd 65024 11 4096 1764100000 5 1764100000 6\nf 65024 12 1206 1764000000 1 1764000000 2 amd.ini\nf 65024 13 7266 1764000000 3 1764000000 4 nvidia.ini\nk OCI_AMD\nk AMD_VISIBLE_DEVICES\nk NVIDIA_VISIBLE_DEVICES\nk /var/run/nvidia-container-devices\n' >"$seeds/keycache/index"
+fi
+if [ ! -d "$seeds/ere" ]; then
+	mkdir -p "$seeds/ere"
+	printf '\005\001\003\002\000\007\001\002abc/./' >"$seeds/ere/one"
+fi
+if [ ! -d "$seeds/globmatch" ]; then
+	mkdir -p "$seeds/globmatch"
+	printf '\004\000\006\002\011abc.0' >"$seeds/globmatch/one"
 fi
 # scratch trees of the targets that need files (ldconf), gone at the end
 OCIDEC_FUZZ_TMP=$(mktemp -d /dev/shm/ocidec-fuzz.XXXXXX 2>/dev/null || mktemp -d)

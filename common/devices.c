@@ -1,0 +1,355 @@
+/* devices.c: see devices.h. */
+#include "common/devices.h"
+
+#include "common/log.h"
+#include "common/rootpath.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* The most paths one of a vendor's globs gives (a host has a few devices) */
+enum { MAX_GLOB = 4096 };
+
+static long long pci_address(const char *s, size_t n);
+
+/* The first line of DIR/NAME (at most 255 bytes), or NULL */
+static char *first_line(const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	char buf[256];
+	ssize_t n;
+
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf[0] ? xstrdup(buf) : NULL;
+}
+
+/* A device node's name below /dev as the kernel gives it (uevent's
+ * DEVNAME): relative, plain characters, no "." or ".." component */
+static bool devname_valid(const char *s)
+{
+	return *s && *s != '/' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") == strlen(s) &&
+	       !has_dot_component(s) && !strstr(s, "//") && s[strlen(s) - 1] != '/';
+}
+
+/* The nodes of the class devices of DIR: DIR/CLASS/NAME/uevent's DEVNAME
+ * (the kernel's name for the node below /dev) */
+static void class_nodes(const char *dir, const char *class, struct strv *out)
+{
+	_cleanup_free_ char *cdir = xasprintf("%s/%s", dir, class);
+	DIR *d = opendir(cdir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *ev = NULL, *buf = NULL, *path = NULL;
+		_cleanup_close_ int fd = -1;
+		struct oerr err;
+		char *save = NULL;
+		size_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		path = xasprintf("%s/%s/uevent", cdir, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0 || read_fd_all(fd, 16 * 1024, &buf, &len, &err) < 0)
+			continue;
+		const char *name = NULL;
+		long major = -1, minor = -1;
+
+		for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			if (strncmp(l, "DEVNAME=", 8) == 0 && devname_valid(l + 8))
+				name = l + 8;
+			else if (strncmp(l, "MAJOR=", 6) == 0)
+				major = strtol(l + 6, NULL, 10);
+			else if (strncmp(l, "MINOR=", 6) == 0)
+				minor = strtol(l + 6, NULL, 10);
+		}
+		if (name && major >= 0 && minor >= 0)
+			strv_push_owned(out, xasprintf("/dev/%s\t%ld:%ld", name, major, minor));
+	}
+	closedir(d);
+}
+
+static long long dir_address(const char *dir)
+{
+	const char *b = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+
+	return pci_address(b, strlen(b));
+}
+
+static int cmp_pci(const void *a, const void *b)
+{
+	long long x = dir_address(*(char *const *)a), y = dir_address(*(char *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out)
+{
+	struct strv g = { 0 };
+	size_t n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < v->pci_devices.n; i++)
+		root_glob(HOST_ROOT, v->pci_devices.v[i], &g, MAX_GLOB);
+	if (!g.n)
+		return 0;
+	qsort(g.v, g.n, sizeof(char *), cmp_pci);
+	*out = xcalloc(g.n, sizeof(**out));
+	for (size_t i = 0; i < g.n; i++) {
+		struct pci_dev *d = &(*out)[n];
+
+		/* a PCI address, once (two globs can match one device) */
+		if (dir_address(g.v[i]) < 0 || (i && dir_address(g.v[i]) == dir_address(g.v[i - 1])))
+			continue;
+		for (size_t c = 0; c < v->pci_classes.n; c++)
+			class_nodes(g.v[i], v->pci_classes.v[c], &d->nodes);
+		if (!d->nodes.n)
+			continue;
+		strv_sort(&d->nodes);
+		d->dir = xstrdup(g.v[i]);
+		d->uuid = v->pci_uuid ? first_line(d->dir, v->pci_uuid) : NULL;
+		n++;
+	}
+	strv_free(&g);
+	return n;
+}
+
+void pci_devs_free(struct pci_dev *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].dir);
+		free(d[i].uuid);
+		strv_free(&d[i].nodes);
+	}
+	free(d);
+}
+
+static int pci_each(const struct vendor *v,
+		    int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg), void *arg)
+{
+	struct pci_dev *d;
+	size_t n = vendor_pci_devices(v, &d);
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		_cleanup_free_ char *file = xasprintf("%s/uevent", d[i].dir);
+		r = fn(file, d[i].uuid, (int)i, (int)i, arg);
+	}
+	pci_devs_free(d, n);
+	return r;
+}
+
+int vendor_uuid_each(const struct vendor *v,
+		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
+		     void *arg)
+{
+	struct strv g = { 0 };
+	int r = 0, position = 0;
+
+	if (v->pci_devices.n)
+		return pci_each(v, fn, arg);
+	if (!v->device_uuids)
+		return 0;
+	root_glob(HOST_ROOT, v->device_uuids, &g, MAX_GLOB);
+	for (size_t i = 0; i < g.n && r == 0; i++) {
+		_cleanup_close_ int fd = open(g.v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		_cleanup_free_ char *buf = NULL;
+		const char *uuid = NULL;
+		char *save = NULL;
+		struct oerr err;
+		size_t len;
+		int m = -1;
+
+		if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, &err) < 0)
+			continue;
+		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char *val = strchr(line, ':');
+			if (!val)
+				continue;
+			*val++ = '\0';
+			val += strspn(val, " \t");
+			if (strcmp(line, "Device Minor") == 0)
+				m = atoi(val);
+			else if (strcmp(line, "GPU UUID") == 0)
+				uuid = val;
+		}
+		if (m >= 0)
+			r = fn(g.v[i], uuid, m, v->device_index_bus ? position++ : m, arg);
+	}
+	strv_free(&g);
+	return r;
+}
+
+struct uuid_find {
+	const char *uuid;     /* find by UUID (or PCI address: pci, -1 if none), */
+	long index;           /* or by index (when uuid is NULL) */
+	long found;
+	long long pci;
+};
+
+/* A PCI address, "DOMAIN:BUS:DEV.FN" in hex ("0000:3b:00.0", NVML's
+ * "00000000:3B:00.0"; "3b:00.0" is domain 0), as one number; -1 if S is
+ * none (all of it read) */
+static long long pci_address(const char *s, size_t n)
+{
+	unsigned long long part[4] = { 0 };
+	int k = 0;
+	char seps[4] = { 0 };
+	size_t i = 0;
+
+	if (!n)
+		return -1;
+	while (i < n && k < 4) {
+		size_t start = i;
+		unsigned long long v = 0;
+
+		while (i < n && isxdigit((unsigned char)s[i]) && i - start < 8) {
+			int c = tolower((unsigned char)s[i++]);
+			v = v * 16 + (unsigned long long)(isdigit(c) ? c - '0' : c - 'a' + 10);
+		}
+		if (i == start)
+			return -1;
+		part[k] = v;
+		seps[k++] = i < n ? s[i] : '\0';
+		if (i < n)
+			i++;
+	}
+	if (i != n || s[n - 1] == ':' || s[n - 1] == '.')
+		return -1;
+	if (k == 4 && seps[0] == ':' && seps[1] == ':' && seps[2] == '.' && !seps[3])  /* domain given */
+		return part[0] > 0xffffffffULL || part[1] > 0xff || part[2] > 0x1f || part[3] > 7 ? -1
+		       : (long long)(part[0] << 16 | part[1] << 8 | part[2] << 3 | part[3]);
+	if (k == 3 && seps[0] == ':' && seps[1] == '.' && !seps[2])
+		return part[0] > 0xff || part[1] > 0x1f || part[2] > 7 ? -1
+		       : (long long)(part[0] << 8 | part[1] << 3 | part[2]);
+	return -1;
+}
+
+/* A hexadecimal ID ("0x1a2b...", "1a2b..."; AMD's unique_id): its value
+ * in *OUT, when S is one */
+static bool hex_id(const char *s, unsigned long long *out)
+{
+	size_t n;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	n = strspn(s, "0123456789abcdefABCDEF");
+	if (!n || n > 16 || s[n])
+		return false;
+	*out = strtoull(s, NULL, 16);
+	return true;
+}
+
+static int uuid_match(const char *file, const char *uuid, int minor, int index, void *arg)
+{
+	struct uuid_find *f = arg;
+	bool hit;
+
+	if (!f->uuid) {
+		hit = index == f->index;
+	} else {
+		/* by UUID, or by PCI address (the directory the file is in,
+		 * as NVIDIA's toolkit takes NVIDIA_VISIBLE_DEVICES=BUSID) */
+		const char *end = strrchr(file, '/'), *start = end;
+
+		while (start && start > file && start[-1] != '/')
+			start--;
+		unsigned long long a, b;
+
+		hit = (uuid && strcasecmp(uuid, f->uuid) == 0) ||
+		      (uuid && hex_id(uuid, &a) && hex_id(f->uuid, &b) && a == b) ||
+		      (f->pci >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == f->pci);
+	}
+	if (!hit)
+		return 0;
+	f->found = f->uuid ? index : minor;
+	return 1;
+}
+
+/* The index of the device whose information file says "GPU UUID: UUID"
+ * (NVIDIA's /proc/driver/nvidia/gpus/ * /information), or whose directory
+ * is the PCI address UUID, or -1. */
+long vendor_uuid_index(const struct vendor *v, const char *uuid)
+{
+	struct uuid_find f = { uuid, -1, -1, pci_address(uuid, strlen(uuid)) };
+
+	vendor_uuid_each(v, uuid_match, &f);
+	return f.found;
+}
+
+struct dir_pick {
+	long *minors;   /* NULL: all */
+	size_t n;
+	struct strv *out;
+};
+
+static int pick_dir(const char *file, const char *uuid, int minor, int index, void *arg)
+{
+	struct dir_pick *d = arg;
+	const char *end = strrchr(file, '/');
+	bool want = !d->minors;
+
+	(void)uuid;
+	(void)index;
+	for (size_t i = 0; i < d->n && !want; i++)
+		want = d->minors[i] == minor;
+	if (want && end && end > file)
+		strv_push_owned(d->out, xstrndup(file, (size_t)(end - file)));
+	return 0;
+}
+
+void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv *out)
+{
+	struct dir_pick d = { NULL, 0, out };
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	if ((!v->device_uuids && !v->pci_devices.n) || (devices && strcmp(devices, "none") == 0))
+		return;
+	if (devices && strcmp(devices, "all") != 0) {
+		copy = xstrdup(devices);
+		d.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*d.minors));
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			long m = vendor_index_minor(v, strtoul(t, NULL, 10));
+			if (m >= 0)
+				d.minors[d.n++] = m;
+		}
+	}
+	vendor_uuid_each(v, pick_dir, &d);
+	free(d.minors);
+}
+
+void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out)
+{
+	struct strv dirs = { 0 };
+
+	vendor_device_dirs(v, devices, &dirs);
+	for (size_t i = 0; i < dirs.n; i++)
+		strv_push(out, strrchr(dirs.v[i], '/') ? strrchr(dirs.v[i], '/') + 1 : dirs.v[i]);
+	strv_free(&dirs);
+}
+
+long vendor_index_minor(const struct vendor *v, unsigned long index)
+{
+	struct uuid_find f = { NULL, (long)index, -1, -1 };
+
+	if (!v->device_index_bus)
+		return (long)index;
+	if (index > 65535)
+		return -1;
+	vendor_uuid_each(v, uuid_match, &f);
+	return f.found;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bats
+# The C unit tests (test/unit/*.c: tables of cases, TAP), built with the
+# sanitizers by `make unit-build` and run here, one test per program. They
+# test pure functions, not the binary under test: they run once, in the
+# static build's pass.
+
+load helpers
+
+setup_file() {
+	make -s -C "$BATS_TEST_DIRNAME/.." unit-build >&2
+}
+
+setup() {
+	common_setup
+	is_static || skip "the unit tests run once, in the static build's pass"
+}
+
+unit() {
+	run "$BATS_TEST_DIRNAME/../build/unit/$1"
+	assert_success
+	refute_output --partial "not ok"
+	assert_line --regexp '^1\.\.[1-9][0-9]*$'
+}
+
+@test "unit: text (glob_match as fnmatch, ere_search as regexec, utc_time as gmtime_r, path joins, the idle path's index) (issue 34)" {
+	unit text
+}
+
+@test "unit: engines (daemon.json merged and given back, containerd's import, NVIDIA_REQUIRE_* expressions) (issue 34)" {
+	unit engines
+}
+
+@test "every test/unit program has its test here" {
+	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
+		n=$(basename "$f" .c)
+		grep -q "^	unit $n\$" "$BATS_TEST_FILENAME" || fail "test/unit/$n.c is not run"
+	done
+}
