@@ -169,9 +169,10 @@ static int add_mig_devices(const struct vendor *v, const struct cdi_run *run, cJ
 		return 0;
 	}
 	for (size_t k = 0; k + 1 < names.n && r == 0; k += 2) {
-		_cleanup_free_ char *inst = NULL, *alias = NULL;
-		struct strv one_mig = { 0 };
-		struct plan_select one = { .devices = "none", .nodes_only = true, .mig = &one_mig };
+		_cleanup_free_ char *alias = NULL;
+		struct mig_instance inst;
+		struct selection mig_only = { .kind = SEL_NONE, .mig = &inst, .nmig = 1 };
+		struct plan_select one = { .devices = &mig_only, .nodes_only = true };
 		const char *sp = strchr(names.v[k + 1], ' ');
 		_cleanup_free_ char *gpu = xstrndup(names.v[k + 1], (size_t)(sp - names.v[k + 1]));
 		long gidx = vendor_uuid_index(v, gpu);
@@ -183,9 +184,7 @@ static int add_mig_devices(const struct vendor *v, const struct cdi_run *run, cJ
 				 gidx < 0 ? "its GPU is not here" : !valid_device_name(names.v[k]) ? "no CDI name" : why.msg);
 			continue;
 		}
-		strv_push(&one_mig, inst);
 		e = plan_edits(v, &one, &run->co, &nothing, err);
-		strv_free(&one_mig);
 		if (!e) {
 			r = nothing ? 0 : -1;
 			continue;
@@ -220,9 +219,9 @@ static void add_void_env(const struct vendor *v, cJSON *spec)
 static cJSON *claim_spec(const struct vendor *v, const struct cdi_run *run, const char *claim, const char *sel,
 			 struct oerr *err)
 {
-	_cleanup_free_ char *devices = NULL, *kind = NULL;
-	struct strv mig = { 0 };
-	struct plan_select ps = { .features = run->features, .mig = &mig };
+	_cleanup_free_ char *kind = NULL;
+	struct selection devices;
+	struct plan_select ps = { .features = run->features, .devices = &devices };
 	cJSON *spec, *e;
 	bool nothing;
 
@@ -234,35 +233,32 @@ static cJSON *claim_spec(const struct vendor *v, const struct cdi_run *run, cons
 		oerr_usage(err, "--devices '%s': no device: a claim names one at least", sel);
 		return NULL;
 	}
-	if (vendor_select(v, sel, &devices, &mig, err) < 0)
+	if (vendor_select(v, sel, &devices, err) < 0)
 		return NULL;
-	if (strcmp(devices, "none") == 0 && !mig.n) {
+	if (devices.kind == SEL_NONE && !devices.nmig) {
 		oerr_usage(err, "--devices '%s': no device: a claim names one at least", sel);
 		return NULL;
 	}
 	/* each index one the vendor has (a container's start fails on one
 	 * that is not; a claim is refused before) */
-	if (strcmp(devices, "all") != 0 && strcmp(devices, "none") != 0) {
+	if (devices.kind == SEL_SOME) {
 		size_t n;
 		_cleanup_free_ unsigned long *idx = plan_node_indices(v, &n);
-		_cleanup_free_ char *copy = xstrdup(devices);
-		char *save = NULL;
 
-		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		for (size_t t = 0; t < devices.n; t++) {
 			bool have = false;
 			for (size_t i = 0; i < n && !have; i++)
-				have = idx[i] == strtoul(t, NULL, 10);
+				have = idx[i] == devices.idx[t];
 			if (!have) {
-				oerr_set(err, 0, "%s: no device %s: its node is not under driver_root %s", v->name, t,
-					 v->driver_root);
-				strv_free(&mig);
+				oerr_set(err, 0, "%s: no device %lu: its node is not under driver_root %s", v->name,
+					 devices.idx[t], v->driver_root);
+				selection_free(&devices);
 				return NULL;
 			}
 		}
 	}
-	ps.devices = devices;
 	e = plan_edits(v, &ps, &run->co, &nothing, err);
-	strv_free(&mig);
+	selection_free(&devices);
 	if (!e) {
 		if (nothing)
 			oerr_set(err, 0, "%s: --devices %s gives nothing under driver_root %s", v->name, sel, v->driver_root);
@@ -282,7 +278,8 @@ static cJSON *claim_spec(const struct vendor *v, const struct cdi_run *run, cons
 /* Vendor V's spec, or NULL (ERR set; or nothing to give: *EMPTY). */
 static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, bool *empty, struct oerr *err)
 {
-	struct plan_select sel = { .features = run->features, .devices = "none" };
+	static const struct selection no_device = { .kind = SEL_NONE };
+	struct plan_select sel = { .features = run->features, .devices = &no_device };
 	cJSON *spec, *devices, *common, *all;
 	struct uuids u = { .v = v };
 	unsigned long *idx;
@@ -309,7 +306,8 @@ static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, boo
 	vendor_uuid_each(v, note_uuid, &u);
 	for (size_t i = 0; i < n; i++) {
 		char name[32];
-		struct plan_select one = { .devices = name, .nodes_only = true };
+		const struct selection just = { .kind = SEL_SOME, .idx = &idx[i], .n = 1 };
+		struct plan_select one = { .devices = &just, .nodes_only = true };
 		cJSON *e;
 		bool nothing;
 
@@ -337,7 +335,8 @@ static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, boo
 	/* "all": every per-device node; a vendor without any gets its whole
 	 * edits there (a device's edits may not be empty) */
 	if (n) {
-		struct plan_select every = { .devices = "all", .nodes_only = true };
+		static const struct selection all_devices = { .kind = SEL_ALL };
+		struct plan_select every = { .devices = &all_devices, .nodes_only = true };
 		bool nothing;
 
 		all = plan_edits(v, &every, &run->co, &nothing, err);

@@ -774,7 +774,7 @@ static void check_docker(struct report *r, int root, int proc)
 	 * dockerd's PATH when it starts */
 	if (r->nvidia && (any || def)) {
 		struct stat hs, ls;
-		const char *hook = "/usr/local/bin/nvidia-container-runtime-hook";
+		const char *hook = NVIDIA_HOOK_LINK;
 
 		if (!host_stat(root, hook, &hs, true))
 			hook = "/usr/bin/nvidia-container-runtime-hook";

@@ -97,10 +97,17 @@ APPLET_MAIN(inject)
 		return applet_fail(&err);
 	/* the vendors named, as a container's decision would have them */
 	c.act = xcalloc((size_t)(argc - optind), sizeof(*c.act));
-	for (int i = optind; i < argc; i++)
-		c.act[c.nact++] = (struct activation){ .v = config_vendor(&c.cfg, argv[i]), .devices = xstrdup(devices),
-						      .features = features ? xstrdup(features) : NULL,
-						      .source = xstrdup("command line") };
+	for (int i = optind; i < argc; i++) {
+		struct activation *a = &c.act[c.nact++];
+
+		*a = (struct activation){ .v = config_vendor(&c.cfg, argv[i]),
+					  .features = features ? xstrdup(features) : NULL,
+					  .source = xstrdup("command line") };
+		if (selection_parse(devices, &a->sel, &err) < 0) {
+			container_free(&c);
+			return applet_fail(&err);
+		}
+	}
 	io.pid = (int)pid;
 	status = container_plan(&c, NULL, &err);
 	if (status == 0)

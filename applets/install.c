@@ -16,8 +16,9 @@
 #include "applets/applet.h"
 #include "common/config.h"
 #include "common/ctrd.h"
-#include "common/engines.h"
 #include "common/dockerjson.h"
+#include "common/engines.h"
+#include "common/journal.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
@@ -46,10 +47,7 @@
 
 #define PREFIX_DEFAULT "/usr/local/ocidec"
 #define HOST_STATE_DIR "/var/lib/ocidec"   /* host mode: the record's directory */
-#define PODMAN_DROPIN "/etc/containers/containers.conf.d/ocidec.conf"
-#define CRIO_DROPIN "/etc/crio/crio.conf.d/99-ocidec.conf"
-#define NVIDIA_HOOK_LINK "/usr/local/bin/nvidia-container-runtime-hook"
-#define ORIG ".ocidec-orig"
+#define ORIG JOURNAL_ORIG
 
 const char install_usage[] =
 	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"
@@ -115,7 +113,6 @@ const char install_usage[] =
 
 #define MAX_FILE (64u << 20)
 
-enum merge { MERGE_NONE, MERGE_DOCKER, MERGE_TOML };
 
 /* One file to put on the host: its content, or a symlink's text. */
 struct action {
@@ -124,7 +121,7 @@ struct action {
 	size_t len;
 	char *link;       /* symlink text */
 	mode_t mode;
-	enum merge merge; /* a file of the administrator's that we edit */
+	enum journal_merge merge; /* a file of the administrator's that we edit: how */
 };
 
 struct inst {
@@ -152,7 +149,7 @@ struct inst {
 	bool gpus_link_new;        /* the --gpus hook's link is new */
 	bool pending_docker, pending_docker_restart, pending_containerd;  /* an earlier --restart's, undone */
 	char *state_path;
-	cJSON *state, *files, *dirs;
+	struct journal j;          /* install.json (journal.h) */
 	struct action *a;
 	size_t n;
 	int changes;
@@ -188,59 +185,18 @@ static int read_link(struct inst *in, const char *path, char *text, size_t size)
 	return errno == ENOENT ? 0 : 2;
 }
 
-static int save_state(struct inst *in, struct oerr *err)
-{
-	_cleanup_free_ char *text = cJSON_Print(in->state);
-	_cleanup_free_ char *line = text ? xconcat(text, "\n") : oom();
-
-	/* 0600: it holds what was written into config.toml and daemon.json */
-	return root_write_atomic(in->root, in->state_path, line, strlen(line), 0600, true, err);
-}
-
-static cJSON *state_entry(struct inst *in, const char *path)
-{
-	cJSON *e;
-
-	cJSON_ArrayForEach(e, in->files) {
-		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-		if (p && strcmp(p, path) == 0)
-			return e;
-	}
-	return NULL;
-}
-
 /* The runtime name the install recorded (Docker's, containerd's) */
 static const char *state_runtime_name(struct inst *in)
 {
-	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(in->state, "runtime_name"));
+	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(in->j.state, "runtime_name"));
 
 	return n && *n ? n : "ocidec";
-}
-
-/* A directory about to be made, in the record (make_prefix's, which is
- * not written yet) */
-static int note_dir(const char *path, void *arg, struct oerr *err)
-{
-	struct inst *in = arg;
-
-	(void)err;
-	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(path));
-	return 0;
-}
-
-/* Each directory, recorded before it is made (removed by --uninstall when
- * empty): an install cut short leaves no directory the record does not
- * name. */
-static int record_dir(const char *path, void *arg, struct oerr *err)
-{
-	note_dir(path, arg, err);
-	return save_state(arg, err);
 }
 
 /* Make DIR and its missing parents, each recorded (record_dir) */
 static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
 {
-	int fd = root_mkdirs(in->root, dir, 0, record_dir, in, err);
+	int fd = root_mkdirs(in->root, dir, 0, journal_record_dir, &in->j, err);
 
 	if (fd >= 0)
 		close(fd);
@@ -264,10 +220,10 @@ static int make_prefix(struct inst *in, struct oerr *err)
 		return oerr_set(err, errno, "%s", in->prefix);
 	/* parents (rare: /usr/local/ocidec's /usr/local exists everywhere),
 	 * into the record that is about to be written */
-	pfd = root_mkdirs(in->root, parent, 0, note_dir, in, err);
+	pfd = root_mkdirs(in->root, parent, 0, journal_note_dir, &in->j, err);
 	if (pfd < 0)
 		return -1;
-	cJSON_AddItemToArray(in->dirs, cJSON_CreateString(in->prefix));
+	cJSON_AddItemToArray(in->j.dirs, cJSON_CreateString(in->prefix));
 	/* a leftover of an install killed at this step */
 	{
 		_cleanup_close_ int t = root_open(in->root, tmp, O_PATH | O_DIRECTORY);
@@ -277,60 +233,13 @@ static int make_prefix(struct inst *in, struct oerr *err)
 	}
 	if (mkdirat(pfd, strrchr(tmp, '/') + 1, 0755) < 0)
 		return oerr_set(err, errno, "%s: mkdir", tmp);
-	text = cJSON_Print(in->state);
+	text = cJSON_Print(in->j.state);
 	line = xconcat(text ? text : oom(), "\n");
 	if (root_write_atomic(in->root, tmp_state, line, strlen(line), 0600, true, err) < 0)
 		return -1;
 	if (renameat(pfd, strrchr(tmp, '/') + 1, pfd, strrchr(in->prefix, '/') + 1) < 0)
 		return oerr_set(err, errno, "%s", in->prefix);
 	return 0;
-}
-
-/* Record PATH before it changes: made, or changed with the original kept
- * as PATH.ocidec-orig (a hard link: the same inode). Saved first, so that
- * an install cut short is still undone by --uninstall. */
-static int record(struct inst *in, const char *path, bool exists, struct oerr *err)
-{
-	_cleanup_free_ char *orig = xconcat(path, ORIG), *dir = path_dir(path);
-	_cleanup_close_ int dfd = -1;
-	cJSON *e = state_entry(in, path);
-	const char *backup = e ? cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup")) : NULL;
-	bool kept;
-
-	if (e && (!backup || !exists))
-		return 0;
-	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
-	if (dfd < 0)
-		return oerr_set(err, errno, "%s", dir);
-	kept = faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-	if (e) {  /* changed before: the original must still be kept */
-		if (kept)
-			return 0;
-	} else {
-		if (kept)
-			return oerr_set(err, 0, "%s exists and install.json does not name it: move it away first",
-					orig);
-		e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "path", path);
-		if (exists)
-			cJSON_AddStringToObject(e, "backup", orig);
-		cJSON_AddItemToArray(in->files, e);
-		if (save_state(in, err) < 0)
-			return -1;
-	}
-	if (exists && linkat(dfd, strrchr(path, '/') + 1, dfd, strrchr(orig, '/') + 1, 0) < 0)
-		return oerr_set(err, errno, "%s: keeping the original", orig);
-	return 0;
-}
-
-static void set_wrote(struct inst *in, const char *path, const struct action *a)
-{
-	cJSON *e = state_entry(in, path);
-
-	if (e && a->merge != MERGE_NONE) {
-		cJSON_DeleteItemFromObject(e, "wrote");
-		cJSON_AddItemToObject(e, "wrote", cJSON_CreateString(a->data));
-	}
 }
 
 static int apply(struct inst *in, const struct action *a, struct oerr *err)
@@ -349,7 +258,7 @@ static int apply(struct inst *in, const struct action *a, struct oerr *err)
 
 		if (l == 1 && strcmp(text, a->link) == 0)
 			return 0;
-		if (record(in, a->path, l != 0, err) < 0)
+		if (journal_record(&in->j, a->path, l != 0, err) < 0)
 			return -1;
 		dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 		if (dfd < 0 || root_symlink_atomic(dfd, strrchr(a->path, '/') + 1, a->link) < 0)
@@ -363,26 +272,26 @@ static int apply(struct inst *in, const struct action *a, struct oerr *err)
 		return -1;
 	if (have && len == a->len && memcmp(cur, a->data, len) == 0 && (st.st_mode & 07777) == a->mode)
 		return 0;
-	if (record(in, a->path, have, err) < 0)
+	if (journal_record(&in->j, a->path, have, err) < 0)
 		return -1;
-	set_wrote(in, a->path, a);
-	if (a->merge != MERGE_NONE && save_state(in, err) < 0)
+	journal_wrote(&in->j, a->path, a->merge, a->data);
+	if (a->merge != JOURNAL_WHOLE && journal_save(&in->j, err) < 0)
 		return -1;
 	if (root_write_atomic(in->root, a->path, a->data, a->len, a->mode, true, err) < 0)
 		return -1;
-	in->changed_docker |= a->merge == MERGE_DOCKER;
-	in->changed_containerd |= strcmp(a->path, CONTAINERD_DROPIN) == 0 || a->merge == MERGE_TOML;
+	in->changed_docker |= a->merge == JOURNAL_DOCKER;
+	in->changed_containerd |= strcmp(a->path, CONTAINERD_DROPIN) == 0 || a->merge == JOURNAL_TOML;
 	out("wrote %s%s%s%s\n", a->path,
-	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? " (the original kept as " : "",
-	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? a->path : "",
-	    cJSON_GetObjectItem(state_entry(in, a->path), "backup") ? ORIG ")" : "");
+	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? " (the original kept as " : "",
+	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? a->path : "",
+	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? ORIG ")" : "");
 	in->changes++;
 	return 0;
 }
 
 /* ---- what to write ---- */
 
-static void add_action(struct inst *in, char *path, char *data, size_t len, mode_t mode, enum merge m)
+static void add_action(struct inst *in, char *path, char *data, size_t len, mode_t mode, enum journal_merge m)
 {
 	in->a = xreallocarray(in->a, in->n + 1, sizeof(*in->a));
 	in->a[in->n++] = (struct action){ .path = path, .data = data, .len = len, .mode = mode, .merge = m };
@@ -390,7 +299,7 @@ static void add_action(struct inst *in, char *path, char *data, size_t len, mode
 
 static void add_link(struct inst *in, char *path, const char *text)
 {
-	add_action(in, path, NULL, 0, 0777, MERGE_NONE);
+	add_action(in, path, NULL, 0, 0777, JOURNAL_WHOLE);
 	in->a[in->n - 1].link = xstrdup(text);
 }
 
@@ -434,7 +343,7 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 		}
 		len = strlen(text);
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
-			   0644, MERGE_NONE);
+			   0644, JOURNAL_WHOLE);
 		in->has_nvidia |= strcmp(v->name, "nvidia") == 0;
 	}
 	if (r == 0 && cfg.n == 0)
@@ -561,16 +470,16 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			if ((rts & RT_PODMAN) && !pset) {
 				char *t = xasprintf("# ocidec install: podman reads the hooks dir ocidec's hook is in\n"
 						    "[engine]\nhooks_dir = %s\n", dirs);
-				add_action(in, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+				add_action(in, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, JOURNAL_WHOLE);
 			}
 			if ((rts & RT_CRIO) && !cset) {
 				char *t = xasprintf("# ocidec install: CRI-O reads the hooks dir ocidec's hook is in\n"
 						    "[crio.runtime]\nhooks_dir = %s\n", dirs);
-				add_action(in, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, MERGE_NONE);
+				add_action(in, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, JOURNAL_WHOLE);
 			}
 		}
 		add_action(in, xasprintf("%s/ocidec.json", hooks_dir ? hooks_dir : HOOKS_DIR_USR), j, strlen(j), 0644,
-			   MERGE_NONE);
+			   JOURNAL_WHOLE);
 	}
 	if (rts & RT_DOCKER) {
 		_cleanup_free_ char *cur = NULL;
@@ -640,7 +549,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		}
 		if (!j)
 			return -1;
-		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, MERGE_DOCKER);
+		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, JOURNAL_DOCKER);
 		in->changed_docker_plan = true;
 		/* Docker's --gpus runs the hook under NVIDIA's name, found on
 		 * dockerd's PATH when it starts; an NVIDIA toolkit's is left be */
@@ -748,7 +657,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			}
 		}
 		/* config.toml's mode: the CRI section may hold registry credentials */
-		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, MERGE_NONE);
+		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, JOURNAL_WHOLE);
 		if (binary && (binary[0] != '/' || strcmp(strrchr(binary, '/'), "/ocidec-runtime") == 0 ||
 			       strcmp(strrchr(binary, '/'), "/nvidia-container-runtime") == 0)) {
 			log_warn("%s: the default runtime's BinaryName %s is %s: the shim runs runc from PATH",
@@ -761,7 +670,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 					     "[runtime]\npath = %s\n", binary);
 			add_action(in, in->host_mode ? xasprintf("%s/runtime.conf", in->cdir)
 						     : xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix),
-				   rc, strlen(rc), 0644, MERGE_NONE);
+				   rc, strlen(rc), 0644, JOURNAL_WHOLE);
 		}
 		/* containerd itself loads the result, or nothing is written */
 		{
@@ -777,7 +686,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 		}
 		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN, version);
 		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
-			   MERGE_TOML);
+			   JOURNAL_TOML);
 	}
 	return 0;
 }
@@ -790,33 +699,10 @@ static int plan_binary(struct inst *in, struct oerr *err)
 
 	if (fd < 0 || read_fd_all(fd, MAX_FILE, &buf, &len, err) < 0)
 		return fd < 0 ? oerr_set(err, errno, "/proc/self/exe") : oerr_prefix(err, "/proc/self/exe");
-	add_action(in, xasprintf("%s/bin/ocidec", in->prefix), buf, len, 0755, MERGE_NONE);
+	add_action(in, xasprintf("%s/bin/ocidec", in->prefix), buf, len, 0755, JOURNAL_WHOLE);
 	add_link(in, xasprintf("%s/bin/ocidec-hook", in->prefix), "ocidec");
 	add_link(in, xasprintf("%s/bin/ocidec-runtime", in->prefix), "ocidec");
 	return 0;
-}
-
-static int load_state(struct inst *in, struct oerr *err)
-{
-	_cleanup_free_ char *text = NULL;
-	struct stat st;
-	size_t len;
-	int have = read_host(in, in->state_path, &text, &len, &st, err);
-
-	if (have < 0)
-		return -1;
-	in->state = have ? cJSON_Parse(text) : cJSON_CreateObject();
-	if (!cJSON_IsObject(in->state))
-		return oerr_usage(err, "%s: not a JSON object", in->state_path);
-	in->files = cJSON_GetObjectItem(in->state, "files");
-	in->dirs = cJSON_GetObjectItem(in->state, "dirs");
-	if (!in->files)
-		in->files = cJSON_AddArrayToObject(in->state, "files");
-	if (!in->dirs)
-		in->dirs = cJSON_AddArrayToObject(in->state, "dirs");
-	if (!cJSON_IsArray(in->files) || !cJSON_IsArray(in->dirs))
-		return oerr_usage(err, "%s: \"files\" and \"dirs\" must be arrays", in->state_path);
-	return have;
 }
 
 /* ---- uninstall ---- */
@@ -889,7 +775,7 @@ static int check_record(struct inst *in, struct strv *files, struct oerr *err)
 
 	if (root_realpath(in->root, in->prefix, &cprefix) < 0)
 		cprefix = xstrdup(in->prefix);
-	cJSON_ArrayForEach(e, in->files) {
+	cJSON_ArrayForEach(e, in->j.files) {
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 		_cleanup_free_ char *canon = NULL;
 
@@ -902,7 +788,7 @@ static int check_record(struct inst *in, struct strv *files, struct oerr *err)
 					  strcmp(canon, path) ? canon : "");
 		strv_push(files, canon);
 	}
-	cJSON_ArrayForEach(e, in->dirs) {
+	cJSON_ArrayForEach(e, in->j.dirs) {
 		const char *d = cJSON_GetStringValue(e);
 		_cleanup_free_ char *canon = NULL;
 		bool ok = d && clean_path(d) && strcmp(d, "/") != 0;
@@ -923,82 +809,47 @@ static int check_record(struct inst *in, struct strv *files, struct oerr *err)
 	return 0;
 }
 
+/* A merged file's text without ocidec's part (journal_undo's take_out) */
+static char *take_out(enum journal_merge m, const char *cur, void *arg, struct oerr *err)
+{
+	struct inst *in = arg;
+	bool docker_cdi = cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_cdi"));
+	char *edited, *k;
+
+	if (m == JOURNAL_TOML)
+		return ctrd_remove_import(cur, CONTAINERD_DROPIN);
+	edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
+	if (!edited || !(cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_default")) || docker_cdi))
+		return edited;
+	k = docker_json_unset(edited, state_runtime_name(in), docker_cdi, err);
+	free(edited);
+	return k;
+}
+
+/* A merged file the install made, with nothing but ocidec's part: gone */
+static bool nothing_left(const char *text)
+{
+	return strspn(text, " \t\n{}") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
+	       strcmp(text, "version = 3\n") == 0;
+}
+
 static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 {
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-	const char *backup = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup"));
-	const char *wrote = cJSON_GetStringValue(cJSON_GetObjectItem(e, "wrote"));
-	_cleanup_free_ char *dir = NULL, *cur = NULL, *edited = NULL;
-	bool merged;
-	_cleanup_close_ int dfd = -1;
-	struct stat st;
-	size_t len;
-	int have;
+	enum journal_merge m = journal_merge_of(e, DOCKER_JSON, CONTAINERD_TOML);
+	enum journal_undone done;
 
 	if (!path || !clean_path(path))
 		return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
-	dir = xconcat(path, ORIG);
-	if (backup && strcmp(backup, dir) != 0)
-		return oerr_usage(err, "%s: %s: the backup is not %s", in->state_path, path, dir);
-	free(dir);
-	dir = path_dir(path);
-	dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
-	if (dfd < 0)
-		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);
-	merged = strcmp(path, DOCKER_JSON) == 0 || strcmp(path, CONTAINERD_TOML) == 0;
-	in->changed_docker |= strcmp(path, DOCKER_JSON) == 0;
-	in->changed_containerd |= strcmp(path, CONTAINERD_TOML) == 0 || strcmp(path, CONTAINERD_DROPIN) == 0;
-	if (merged && (wrote || !backup)) {
-		/* the administrator's file, edited since: take out only ours; one
-		 * the install made goes when nothing but ours is in it (whatever
-		 * the record says it wrote) */
-		have = read_host(in, path, &cur, &len, &st, err);
-		if (have < 0)
-			return -1;
-		if (have && (!backup || strcmp(cur, wrote) != 0)) {
-			if (strcmp(path, DOCKER_JSON) == 0) {
-				edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
-				if (edited && (cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_default")) ||
-					       cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi")))) {
-					char *k = docker_json_unset(edited, state_runtime_name(in),
-								    cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi")), err);
-					free(edited);
-					edited = k;
-				}
-			}
-			else
-				edited = ctrd_remove_import(cur, CONTAINERD_DROPIN);
-			if (!edited)
-				return -1;
-			if (!backup && (strspn(edited, " \t\n{}") == strlen(edited) || strcmp(edited, "version = 2\n") == 0 ||
-					 strcmp(edited, "version = 3\n") == 0))
-				edited[0] = '\0';
-			if (!*edited && !backup) {
-				if (unlinkat(dfd, strrchr(path, '/') + 1, 0) < 0 && errno != ENOENT)
-					return oerr_set(err, errno, "%s: unlink", path);
-				out("removed %s\n", path);
-				return 0;
-			}
-			if (strcmp(edited, cur) != 0 &&
-			    root_write_atomic(in->root, path, edited, strlen(edited), st.st_mode & 07777, true, err) < 0)
-				return -1;
-			if (backup)
-				unlinkat(dfd, strrchr(backup, '/') + 1, 0);
-			out("edited %s: changed since the install, only ocidec's part taken out\n", path);
-			return 0;
-		}
-	}
-	if (backup) {
-		if (renameat(dfd, strrchr(backup, '/') + 1, dfd, strrchr(path, '/') + 1) < 0) {
-			if (errno != ENOENT)
-				return oerr_set(err, errno, "%s: restoring", path);
-		} else {
-			out("restored %s\n", path);
-		}
-	} else if (unlinkat(dfd, strrchr(path, '/') + 1, 0) == 0) {
-		out("removed %s\n", path);
-	} else if (errno != ENOENT) {
-		return oerr_set(err, errno, "%s: unlink", path);
+	in->changed_docker |= m == JOURNAL_DOCKER;
+	in->changed_containerd |= m == JOURNAL_TOML || strcmp(path, CONTAINERD_DROPIN) == 0;
+	if (journal_undo(&in->j, e, m, take_out, nothing_left, in, &done, err) < 0)
+		return -1;
+	switch (done) {
+	case JOURNAL_RESTORED: out("restored %s\n", path); break;
+	case JOURNAL_REMOVED: out("removed %s\n", path); break;
+	case JOURNAL_EDITED: out("edited %s: changed since the install, only ocidec's part taken out\n", path); break;
+	case JOURNAL_NOTHING: break;
 	}
 	return 0;
 }
@@ -1036,7 +887,7 @@ static void apply_hints(struct inst *in, const char *what)
 
 static int uninstall(struct inst *in, struct oerr *err)
 {
-	int have = load_state(in, err), n;
+	int have = journal_load(&in->j, in->root, in->state_path, err), n;
 
 	struct strv files = { 0 };
 
@@ -1051,13 +902,13 @@ static int uninstall(struct inst *in, struct oerr *err)
 	if (have < 0)
 		return -1;
 	/* CDI turned off again: Docker reads features when it starts */
-	in->docker_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->state, "docker_cdi"));
-	n = cJSON_GetArraySize(in->files);
+	in->docker_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_cdi"));
+	n = cJSON_GetArraySize(in->j.files);
 	for (int i = n - 1; i >= 0; i--) {
-		if (undo_file(in, cJSON_GetArrayItem(in->files, i), err) < 0)
+		if (undo_file(in, cJSON_GetArrayItem(in->j.files, i), err) < 0)
 			return -1;
-		cJSON_DeleteItemFromArray(in->files, i);
-		if (save_state(in, err) < 0)
+		cJSON_DeleteItemFromArray(in->j.files, i);
+		if (journal_save(&in->j, err) < 0)
 			return -1;
 	}
 	{
@@ -1066,14 +917,10 @@ static int uninstall(struct inst *in, struct oerr *err)
 		if (dfd < 0 || unlinkat(dfd, "install.json", 0) < 0)
 			return oerr_set(err, errno, "%s", in->state_path);
 	}
-	n = cJSON_GetArraySize(in->dirs);
+	n = cJSON_GetArraySize(in->j.dirs);
 	for (int i = n - 1; i >= 0; i--) {
-		const char *d = cJSON_GetStringValue(cJSON_GetArrayItem(in->dirs, i));
-		if (!d || !clean_path(d) || strcmp(d, "/") == 0)
-			continue;
-		_cleanup_free_ char *parent = path_dir(d);
-		_cleanup_close_ int pfd = root_open(in->root, parent, O_PATH | O_DIRECTORY);
-		if (pfd >= 0 && unlinkat(pfd, strrchr(d, '/') + 1, AT_REMOVEDIR) == 0)
+		const char *d = cJSON_GetStringValue(cJSON_GetArrayItem(in->j.dirs, i));
+		if (d && clean_path(d) && journal_remove_dir(&in->j, i))
 			out("removed %s/\n", d);
 	}
 	out("ocidec install: uninstalled from %s\n", in->prefix);
@@ -1101,25 +948,25 @@ static int parse_runtimes(const char *list, unsigned *rts)
 static int install(struct inst *in, struct oerr *err)
 {
 	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d/", in->prefix);
-	int have = load_state(in, err);
+	int have = journal_load(&in->j, in->root, in->state_path, err);
 
 	if (have < 0)
 		return -1;
 	/* the latest install owns the record: a --wait that is not it (a
 	 * DaemonSet's old pod, during a surge) does not uninstall */
-	if (!cJSON_IsString(cJSON_GetObjectItem(in->state, "owner")) ||
-	    strcmp(cJSON_GetObjectItem(in->state, "owner")->valuestring, in->owner) != 0 ||
+	if (!cJSON_IsString(cJSON_GetObjectItem(in->j.state, "owner")) ||
+	    strcmp(cJSON_GetObjectItem(in->j.state, "owner")->valuestring, in->owner) != 0 ||
 	    strcmp(state_runtime_name(in), in->runtime_name) != 0) {
-		cJSON_DeleteItemFromObject(in->state, "owner");
-		cJSON_AddStringToObject(in->state, "owner", in->owner);
-		cJSON_DeleteItemFromObject(in->state, "runtime_name");
-		cJSON_AddStringToObject(in->state, "runtime_name", in->runtime_name);
+		cJSON_DeleteItemFromObject(in->j.state, "owner");
+		cJSON_AddStringToObject(in->j.state, "owner", in->owner);
+		cJSON_DeleteItemFromObject(in->j.state, "runtime_name");
+		cJSON_AddStringToObject(in->j.state, "runtime_name", in->runtime_name);
 		in->changes += have > 0;
 	}
 	/* an earlier --restart that could not: still to do (its hint, this
 	 * run's --restart) */
 	{
-		cJSON *p = cJSON_GetObjectItem(in->state, "pending");
+		cJSON *p = cJSON_GetObjectItem(in->j.state, "pending");
 		const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(p, "docker"));
 
 		in->pending_docker = d != NULL;
@@ -1128,12 +975,12 @@ static int install(struct inst *in, struct oerr *err)
 	}
 	/* what uninstall takes out of a daemon.json edited since: ours */
 	if (in->changed_docker_plan) {
-		cJSON_DeleteItemFromObject(in->state, "docker_default");
-		cJSON_DeleteItemFromObject(in->state, "docker_cdi");
+		cJSON_DeleteItemFromObject(in->j.state, "docker_default");
+		cJSON_DeleteItemFromObject(in->j.state, "docker_cdi");
 		if (in->docker_default)
-			cJSON_AddTrueToObject(in->state, "docker_default");
+			cJSON_AddTrueToObject(in->j.state, "docker_default");
 		if (in->docker_cdi)
-			cJSON_AddTrueToObject(in->state, "docker_cdi");
+			cJSON_AddTrueToObject(in->j.state, "docker_cdi");
 	}
 	if (make_prefix(in, err) < 0)
 		return -1;
@@ -1141,8 +988,8 @@ static int install(struct inst *in, struct oerr *err)
 		if (apply(in, &in->a[i], err) < 0)
 			return -1;
 	/* configs an earlier install put there that this one does not */
-	for (int i = cJSON_GetArraySize(in->files) - 1; i >= 0; i--) {
-		cJSON *e = cJSON_GetArrayItem(in->files, i);
+	for (int i = cJSON_GetArraySize(in->j.files) - 1; i >= 0; i--) {
+		cJSON *e = cJSON_GetArrayItem(in->j.files, i);
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 		bool keep = !p || strncmp(p, cdir, strlen(cdir)) != 0;
 
@@ -1152,7 +999,7 @@ static int install(struct inst *in, struct oerr *err)
 			continue;
 		if (undo_file(in, e, err) < 0)
 			return -1;
-		cJSON_DeleteItemFromArray(in->files, i);
+		cJSON_DeleteItemFromArray(in->j.files, i);
 		in->changes++;
 	}
 	/* what an earlier --restart left undone: this run's hint or
@@ -1160,9 +1007,9 @@ static int install(struct inst *in, struct oerr *err)
 	in->changed_docker |= in->pending_docker;
 	in->changed_containerd |= in->pending_containerd;
 	if ((in->pending_docker || in->pending_containerd) && !in->restart)
-		cJSON_DeleteItemFromObject(in->state, "pending");
+		cJSON_DeleteItemFromObject(in->j.state, "pending");
 	if (!have || in->changes || ((in->pending_docker || in->pending_containerd) && !in->restart))
-		if (save_state(in, err) < 0)
+		if (journal_save(&in->j, err) < 0)
 			return -1;
 	if (in->changes && in->host_mode)
 		out("ocidec install: %d change%s: %s/ocidec registered, as it is installed (the record in %s)\n",
@@ -1250,7 +1097,7 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 		char script[64];
 
 		snprintf(script, sizeof(script), "/etc/init.d/%.*s", (int)strcspn(unit, "."), unit);
-		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022) &&
+		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && root_owned(&st) &&
 		    (st.st_mode & 0100)) {
 			char *const argv[] = { script, (char *)"restart", NULL };
 
@@ -1293,13 +1140,13 @@ static int restart_engines(struct inst *in, struct oerr *err)
 		cJSON_AddStringToObject(pending, g->name, e[i].restart ? "restart" : "reload");
 	}
 	/* an install record: what is pending goes in it (uninstall has none left) */
-	if (in->state && cJSON_GetObjectItem(in->state, "files")) {
+	if (in->j.state && cJSON_GetObjectItem(in->j.state, "files")) {
 		struct oerr e2;
 
-		cJSON_DeleteItemFromObject(in->state, "pending");
+		cJSON_DeleteItemFromObject(in->j.state, "pending");
 		if (pending)
-			cJSON_AddItemToObject(in->state, "pending", pending), pending = NULL;
-		if (save_state(in, &e2) < 0 && !failed)
+			cJSON_AddItemToObject(in->j.state, "pending", pending), pending = NULL;
+		if (journal_save(&in->j, &e2) < 0 && !failed)
 			failed = xstrdup(e2.msg);
 	}
 	cJSON_Delete(pending);
@@ -1369,12 +1216,11 @@ static int host_lock(int root, const char *host, unsigned timeout, const sigset_
 static bool owned(struct inst *in)
 {
 	struct oerr e;
-	int have = load_state(in, &e);
-	const char *o = have > 0 ? cJSON_GetStringValue(cJSON_GetObjectItem(in->state, "owner")) : NULL;
+	int have = journal_load(&in->j, in->root, in->state_path, &e);
+	const char *o = have > 0 ? cJSON_GetStringValue(cJSON_GetObjectItem(in->j.state, "owner")) : NULL;
 	bool r = o ? strcmp(o, in->owner) == 0 : have > 0;
 
-	cJSON_Delete(in->state);
-	in->state = NULL;
+	journal_free(&in->j);
 	return r;
 }
 
@@ -1420,7 +1266,7 @@ static void inst_free(struct inst *in)
 	free(in->name_kept);
 	free(in->bin);
 	free(in->state_path);
-	cJSON_Delete(in->state);
+	journal_free(&in->j);
 	if (in->root >= 0)
 		close(in->root);
 }
@@ -1456,8 +1302,7 @@ static int wait_uninstall(struct inst *in, const char *host, sigset_t *sigs, int
 	*lockfd = -1;
 	while (sigwait(sigs, &sig) != 0)
 		;
-	cJSON_Delete(in->state);
-	in->state = NULL;
+	journal_free(&in->j);
 	if (host_lock(in->root, host, in->lock_timeout, NULL, NULL, lockfd, err) < 0)
 		return -1;
 	if (!owned(in)) {
@@ -1483,7 +1328,7 @@ static int host_binary(struct inst *in, struct oerr *err)
 		return oerr_set(err, errno, "/proc/self/exe");
 	exe[n] = '\0';
 	in->bin = path_dir(exe);
-	if (self.st_uid != 0 || (self.st_mode & 022))
+	if (!root_owned(&self))
 		return oerr_usage(err, "%s is not root's, or others may write it: the engines would run it as root; "
 				  "install it (the package, or make install) and run that one", exe);
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {

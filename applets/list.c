@@ -11,11 +11,13 @@
 #include "common/log.h"
 #include "common/plan.h"
 
-#include <ftw.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char list_usage[] =
 	"usage: ocidec list [-c DIR] [--devices SEL] [--features LIST] [--restorecon] [VENDOR...]\n"
@@ -51,29 +53,47 @@ static void print_once(struct strv *seen, const char *path)
 }
 
 /* what is below DIR (not through links, at most 16 levels and 10,000
- * entries: a driver's data directory, not a file system) */
-static struct strv *tree_seen;
-static size_t tree_n;
-
-static int tree_one(const char *path, const struct stat *st, int type, struct FTW *f)
+ * entries: a driver's data directory, not a file system), in readdir's
+ * order, each directory before what is in it: 1 once cut short (said) */
+static int print_tree_at(struct strv *seen, const char *dir, int level, size_t *n)
 {
-	(void)st;
-	(void)type;
-	if (f->level == 0)
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int r = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
-	if (++tree_n > 10000 || f->level > 16) {
-		log_warn("%s: more than 10,000 entries or 16 levels below a listed directory: the rest not listed", path);
-		return 1;
 	}
-	print_once(tree_seen, path);
-	return 0;
+	while (!r && (e = readdir(d))) {
+		_cleanup_free_ char *path = NULL;
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		if (++*n > 10000 || level > 16) {
+			log_warn("%s: more than 10,000 entries or 16 levels below a listed directory: the rest not listed", path);
+			r = 1;
+			break;
+		}
+		print_once(seen, path);
+		if (e->d_type == DT_DIR ||
+		    (e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISDIR(st.st_mode)))
+			r = print_tree_at(seen, path, level + 1, n);
+	}
+	closedir(d);
+	return r;
 }
 
 static void print_tree(struct strv *seen, const char *dir)
 {
-	tree_seen = seen;
-	tree_n = 0;
-	nftw(dir, tree_one, 16, FTW_PHYS);
+	size_t n = 0;
+
+	print_tree_at(seen, dir, 1, &n);
 }
 
 APPLET_MAIN(list)
@@ -87,6 +107,7 @@ APPLET_MAIN(list)
 	};
 	const char *dir = config_dir_default();
 	struct plan_select sel = { .features = "all" };
+	struct selection devices;
 	struct config cfg;
 	struct plan plan = { 0 };
 	struct strv seen = { 0 };
@@ -99,13 +120,22 @@ APPLET_MAIN(list)
 		switch (o) {
 		case 'R': for_restorecon = true; break;
 		case 'c': dir = optarg; break;
-		case 'd': sel.devices = optarg; break;
+		case 'd':
+			if (sel.devices)
+				selection_free(&devices);
+			if (selection_parse(optarg, &devices, &err) < 0)
+				return applet_fail(&err);
+			sel.devices = &devices;
+			break;
 		case 'f': sel.features = optarg; break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0) {
+		if (sel.devices)
+			selection_free(&devices);
 		return applet_fail(&err);
+	}
 	for (size_t i = 0; i < cfg.n; i++)
 		vendor_log_level(&cfg.vendors[i]);
 
@@ -140,5 +170,7 @@ APPLET_MAIN(list)
 	strv_free(&seen);
 	plan_free(&plan);
 	config_free(&cfg);
+	if (sel.devices)
+		selection_free(&devices);
 	return applet_finish_stdout(status);
 }

@@ -23,15 +23,15 @@
  * order (a bitmap: a value of any length costs what its text does). A hex
  * ID of more than 8 digits is a UUID first, as AMD's toolkit takes it; at
  * most 64 lookups by ID. */
-static int map_devices(const struct vendor *v, const char *value, char **out, struct strv *mig,
-		       struct oerr *err)
+static int map_devices(const struct vendor *v, const char *value, struct selection *sel, struct oerr *err)
 {
-	enum { MAXDEV = 4097 };
+	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
 	_cleanup_free_ char *copy = xstrdup(value);
 	_cleanup_free_ bool *set = xcalloc(MAXDEV, sizeof(*set));
-	char *save = NULL, *res;
-	size_t len = 0, lookups = 0;
-	bool any = false;
+	char *save = NULL;
+	size_t lookups = 0;
+
+	memset(sel, 0, sizeof(*sel));
 
 	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
 		size_t d1 = strspn(tok, "0123456789"), hex = strspn(tok, "0123456789abcdefABCDEF");
@@ -43,63 +43,61 @@ static int map_devices(const struct vendor *v, const char *value, char **out, st
 		    strlen(tok + d1 + 1) && strlen(tok + d1 + 1) <= 4) {
 			long lo = strtol(tok, NULL, 10), hi = strtol(tok + d1 + 1, NULL, 10);
 
-			if (lo > hi || hi > 4096)
-				return oerr_set(err, 0, "%s: device range '%s' is backwards or beyond 4096", v->name, tok);
+			if (lo > hi || hi > SELECT_MAX_INDEX) {
+				oerr_set(err, 0, "%s: device range '%s' is backwards or beyond 4096", v->name, tok);
+				goto fail;
+			}
 			for (long i = lo; i <= hi; i++)
 				set[i] = true;
-			any = true;
 			continue;
 		}
 		/* a MIG device: its GPU instance and compute instance (mig.h) */
 		if (mig_name(tok)) {
-			char *inst;
+			struct mig_instance m;
 
 			if (++lookups > 64)
-				return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
-			if (mig_resolve(v, tok, &inst, err) < 0)
-				return -1;
-			if (strv_contains(mig, inst))
-				free(inst);
-			else
-				strv_push_owned(mig, inst);
+				goto too_many;
+			if (mig_resolve(v, tok, &m, err) < 0)
+				goto fail;
+			selection_add_mig(sel, &m);
 			continue;
 		}
 		if (!(hex > 8 && !tok[hex])) {
 			errno = 0;
 			idx = strtol(tok, &end, 10);
-			if (*end || errno || idx < 0 || idx > 4096)
+			if (*end || errno || idx < 0 || idx > SELECT_MAX_INDEX)
 				idx = -1;
 		}
 		if (idx < 0) {
 			if (++lookups > 64)
-				return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+				goto too_many;
 			idx = vendor_uuid_index(v, tok);
-			if (idx < 0 || idx > 4096)
-				return oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
+			if (idx < 0 || idx > SELECT_MAX_INDEX) {
+				oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
+				goto fail;
+			}
 		}
 		set[idx] = true;
-		any = true;
 	}
-	if (!any) {
-		*out = xstrdup("none");
-		return 0;
-	}
-	res = xmalloc(MAXDEV * 6);
-	res[0] = '\0';
-	for (size_t i = 0; i < MAXDEV; i++)
-		if (set[i])
-			len += (size_t)sprintf(res + len, "%s%zu", len ? "," : "", i);
-	*out = res;
+	selection_set(sel, set, MAXDEV);
 	return 0;
+too_many:
+	oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+fail:
+	selection_free(sel);
+	return -1;
 }
 
-int vendor_select(const struct vendor *v, const char *value, char **devices, struct strv *mig, struct oerr *err)
+int vendor_select(const struct vendor *v, const char *value, struct selection *sel, struct oerr *err)
 {
-	if (strcmp(value, "all") == 0 || strcmp(value, "none") == 0) {
-		*devices = xstrdup(value);
+	memset(sel, 0, sizeof(*sel));
+	if (strcmp(value, "all") == 0)
+		return 0;
+	if (strcmp(value, "none") == 0) {
+		sel->kind = SEL_NONE;
 		return 0;
 	}
-	return map_devices(v, value, devices, mig, err);
+	return map_devices(v, value, sel, err);
 }
 
 /* The environment's request: each of activation_flag and
@@ -107,25 +105,29 @@ int vendor_select(const struct vendor *v, const char *value, char **devices, str
  * variable widens what another gives: an image's ENV OCI_NVIDIA=all under
  * the device plugin's NVIDIA_VISIBLE_DEVICES=GPU-x gets GPU-x, and a CDI
  * spec's NVIDIA_VISIBLE_DEVICES=void turns the image's OCI_NVIDIA=all off.
- * *OUT: "all", "none" or indices; NULL when nothing is asked, one says
- * "void", or lists have no device in common (said). *VARS: "A=x" or
- * "A=x B=y", for the logs. -1: a device the vendor does not have. */
-static int env_request(const struct vendor *v, const struct strv *env, char **out, struct strv *mig, char **vars,
-		       struct oerr *err)
+ * *OUT: the selection, *ASKED true; *ASKED false when nothing is asked,
+ * one says "void", or lists have no device in common (said). *VARS: "A=x"
+ * or "A=x B=y", for the logs. -1: a device the vendor does not have. */
+static int env_request(const struct vendor *v, const struct strv *env, struct selection *out, bool *asked,
+		       char **vars, struct oerr *err)
 {
-	enum { MAXDEV = 4097 };
+	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
 	static bool in[MAXDEV], keep[MAXDEV];
+	struct selection mig = { 0 };  /* the MIG devices every variable names */
 	bool listed = false, none = false, off = false;
-	size_t nset = 0, len = 0;
+	size_t nset = 0;
 
-	*out = *vars = NULL;
+	memset(out, 0, sizeof(*out));
+	*asked = false;
+	*vars = NULL;
 	/* every entry of every variable: an engine that appends a variable
 	 * the image has (a CDI spec's void) leaves both */
 	for (size_t e = 0; e < env->n * (v->activation_aliases.n + 1); e++) {
 		size_t k = e / env->n;
 		const char *var = k ? v->activation_aliases.v[k - 1] : v->activation_flag, *val = env->v[e % env->n];
 		size_t vl = strlen(var);
-		char *mapped = NULL, *save = NULL, *old;
+		struct selection vs;
+		char *old;
 
 		if (strncmp(val, var, vl) != 0 || val[vl] != '=' || !val[vl + 1])
 			continue;
@@ -160,61 +162,55 @@ static int env_request(const struct vendor *v, const struct strv *env, char **ou
 			none = true;
 			continue;
 		}
-		struct strv vmig = { 0 };
-
-		if (map_devices(v, val, &mapped, &vmig, err) < 0) {
-			strv_free(&vmig);
-			strv_free(mig);
+		if (map_devices(v, val, &vs, err) < 0) {
+			selection_free(&mig);
 			free(*vars);
 			*vars = NULL;
 			return -1;
 		}
 		memset(in, 0, sizeof(in));
-		for (char *t = strtok_r(mapped, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			if (strcmp(t, "none") != 0)
-				in[strtoul(t, NULL, 10) % MAXDEV] = true;
+		for (size_t i = 0; vs.kind == SEL_SOME && i < vs.n; i++)
+			in[vs.idx[i] % MAXDEV] = true;
 		for (size_t i = 0; i < MAXDEV; i++)
 			keep[i] = listed ? keep[i] && in[i] : in[i];
 		/* MIG devices: those every variable names */
 		if (!listed) {
-			*mig = vmig;
+			mig.mig = vs.mig;
+			mig.nmig = vs.nmig;
+			vs.mig = NULL;
 		} else {
-			struct strv both = { 0 };
+			size_t kept = 0;
 
-			for (size_t i = 0; i < mig->n; i++)
-				if (strv_contains(&vmig, mig->v[i]))
-					strv_push(&both, mig->v[i]);
-			strv_free(mig);
-			strv_free(&vmig);
-			*mig = both;
+			for (size_t i = 0; i < mig.nmig; i++) {
+				bool both = false;
+
+				for (size_t j = 0; j < vs.nmig && !both; j++)
+					both = mig_instance_eq(&mig.mig[i], &vs.mig[j]);
+				if (both)
+					mig.mig[kept++] = mig.mig[i];
+			}
+			mig.nmig = kept;
 		}
+		selection_free(&vs);
 		listed = true;
-		free(mapped);
 	}
-	if (!nset || off || none)
-		strv_free(mig);
-	if (!nset || off)
-		return 0;
-	if (none) {
-		*out = xstrdup("none");
-		return 0;
-	}
-	if (!listed) {
-		*out = xstrdup("all");
+	if (!nset || off || none || !listed) {
+		selection_free(&mig);
+		if (!nset || off)
+			return 0;
+		*asked = true;
+		out->kind = none ? SEL_NONE : SEL_ALL;
 		return 0;
 	}
-	*out = xmalloc(MAXDEV * 6);
-	(*out)[0] = '\0';
-	for (size_t i = 0; i < MAXDEV; i++)
-		if (keep[i])
-			len += (size_t)sprintf(*out + len, "%s%zu", len ? "," : "", i);
-	if (!len && mig->n) {
-		strcpy(*out, "none");   /* MIG devices only */
-	} else if (!len) {
+	selection_set(out, keep, MAXDEV);
+	out->mig = mig.mig;   /* (SEL_NONE with MIG devices: those alone) */
+	out->nmig = mig.nmig;
+	if (out->kind == SEL_NONE && !out->nmig) {
 		log_warn("%s: %s: no device in common: none given", v->name, *vars);
-		free(*out);
-		*out = NULL;
+		selection_free(out);
+		return 0;
 	}
+	*asked = true;
 	return 0;
 }
 
@@ -376,10 +372,11 @@ static int mig_caps(const struct vendor *v, const struct oci_config *oc, unsigne
 		if (strcasecmp(val, "all") != 0)
 			return oerr_set(err, 0, "%s: %s=%.64s: only 'all' (the %s cap of the GPUs the container is given)",
 					v->name, names[i], val, what);
-		if (a->mig.n)
-			return oerr_set(err, 0, "%s: %s=all with MIG devices selected (%s%s): MIG's %s cap only with "
-					"whole GPUs", v->name, names[i], a->mig.v[0], a->mig.n > 1 ? ", ..." : "", what);
-		if (!a->devices || strcmp(a->devices, "none") == 0) {
+		if (a->sel.nmig)
+			return oerr_set(err, 0, "%s: %s=all with MIG devices selected (%lu/%u/%u%s): MIG's %s cap only "
+					"with whole GPUs", v->name, names[i], a->sel.mig[0].gpu, a->sel.mig[0].gi,
+					a->sel.mig[0].ci, a->sel.nmig > 1 ? ", ..." : "", what);
+		if (a->sel.kind == SEL_NONE) {
 			log_warn("%s: %s=all: no GPU given, no %s cap", v->name, names[i], what);
 			continue;
 		}
@@ -411,8 +408,9 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		const struct vendor *v = &cfg->vendors[i];
 		unsigned allowed = oc->cap_sys_admin ? v->selection : v->unprivileged_selection;
 		const char *val = NULL, *ann, *var = NULL, *feat;
-		_cleanup_free_ char *mounted = mounted_devices(v, &oc->mounts), *what = NULL, *env = NULL;
-		struct strv mig = { 0 };
+		_cleanup_free_ char *mounted = mounted_devices(v, &oc->mounts), *what = NULL;
+		struct selection envsel = { 0 };
+		bool asked = false;
 		unsigned src = 0;
 
 		/* the device plugin's mounts, then the annotation, then env */
@@ -451,26 +449,24 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 				}
 				if (what)
 					refused(v, allowed, SRC_ENV, what, oc->cap_sys_admin);
-			} else if (env_request(v, &oc->env, &env, &mig, &what, err) < 0) {
+			} else if (env_request(v, &oc->env, &envsel, &asked, &what, err) < 0) {
 				activation_free(act, (size_t)n);
 				return -1;
-			} else if (env) {
-				val = env;
+			} else if (asked) {
+				val = "(env)";  /* (the selection is envsel's) */
 				src = SRC_ENV;
 				var = what;
 			}
 		}
 		if (!val || !*val || strcmp(val, "void") == 0) {
-			strv_free(&mig);
+			selection_free(&envsel);
 			continue;
 		}
-		act[n] = (struct activation){ .v = v };
-		if (vendor_select(v, val, &act[n].devices, &mig, err) < 0) {
-			strv_free(&mig);
+		act[n] = (struct activation){ .v = v, .sel = envsel };
+		if (src != SRC_ENV && vendor_select(v, val, &act[n].sel, err) < 0) {
 			activation_free(act, (size_t)n + 1);
 			return -1;
 		}
-		act[n].mig = mig;
 		if (mig_caps(v, oc, oc->cap_sys_admin ? v->selection : v->unprivileged_selection, &act[n],
 			     &act[n].mig_caps, err) < 0) {
 			activation_free(act, (size_t)n + 1);
@@ -494,8 +490,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 void activation_free(struct activation *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		strv_free(&a[i].mig);
-		free(a[i].devices);
+		selection_free(&a[i].sel);
 		free(a[i].features);
 		free(a[i].source);
 		strv_free(&a[i].requires);

@@ -17,15 +17,15 @@
 #define OCIDEC_ACTIVATE_H
 
 #include "common/config.h"
+#include "common/devices.h"
 #include "common/oci.h"
 
 struct activation {
 	const struct vendor *v;
-	char *devices;       /* "all", "none", or indices "0,2" */
+	struct selection sel; /* the devices (devices.h): all, none, indices; MIG devices */
 	char *features;      /* NULL: driver_feature */
 	char *source;        /* "env OCI_NVIDIA", "annotation ocidec.io/nvidia": for logs */
 	struct strv requires; /* the image's requirement expressions (requirements_env) */
-	struct strv mig;     /* MIG devices, each "INDEX/GI/CI" (mig.h) */
 	unsigned mig_caps;   /* MIG_CAP_CONFIG, MIG_CAP_MONITOR */
 };
 enum { MIG_CAP_CONFIG = 1, MIG_CAP_MONITOR = 2 };
@@ -51,7 +51,7 @@ int activation_decide(const char *dir, const struct oci_config *oc, const struct
 		      struct config *cfg, struct activation **act, struct oerr *err);
 
 /* A device selection as a container gives it (indices, ranges, UUIDs, PCI
- * addresses, MIG names, all, none) as *DEVICES ("all", "none" or indices)
- * and MIG instances into MIG; -1 (ERR): a device the vendor does not have */
-int vendor_select(const struct vendor *v, const char *value, char **devices, struct strv *mig, struct oerr *err);
+ * addresses, MIG names, all, none), typed, into *SEL; -1 (ERR): a device
+ * the vendor does not have */
+int vendor_select(const struct vendor *v, const char *value, struct selection *sel, struct oerr *err);
 #endif

@@ -38,12 +38,13 @@ int container_plan(struct container *c, const char *id, struct oerr *err)
 {
 	for (int i = 0; i < c->nact; i++) {
 		const struct activation *a = &c->act[i];
-		struct plan_select sel = { .features = a->features, .devices = a->devices, .container = true,
-					   .privileged = c->oc.cap_sys_admin, .by_path = c->by_path, .requires = &a->requires, .mig = &a->mig, .mig_caps = a->mig_caps };
+		struct plan_select sel = { .features = a->features, .devices = &a->sel, .container = true,
+					   .privileged = c->oc.cap_sys_admin, .by_path = c->by_path,
+					   .requires = &a->requires, .mig_caps = a->mig_caps };
+		_cleanup_free_ char *devices = selection_text(&a->sel);
 
 		vendor_log_level(a->v);
-		log_info("%s: active (%s), devices %s%s%s, features %s", a->v->name, a->source, a->devices,
-			 a->mig.n ? ", MIG " : "", a->mig.n ? a->mig.v[0] : "",
+		log_info("%s: active (%s), devices %s, features %s", a->v->name, a->source, devices,
 			 a->features ? a->features : "(driver_feature)");
 		if (plan_vendor(&c->plan, a->v, &sel, err) < 0)
 			return id ? oerr_prefix(err, "container %s", id) : -1;

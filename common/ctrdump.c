@@ -1,5 +1,6 @@
 /* ctrdump.c: see ctrd.h (the host's containerd, asked). */
 #include "common/ctrd.h"
+#include "common/engines.h"
 
 #include "common/ldconfig.h"
 #include "common/rootpath.h"
@@ -19,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONTAINERD_TOML "/etc/containerd/config.toml"
 #define MAX_DUMP (64u << 20)
 
 /* The host's containerd binary (a path inside the host root), or NULL:
@@ -37,8 +37,7 @@ const char *ctrd_binary(int root)
 		struct stat st;
 
 		/* run as root: only root's, and writable by no one else */
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) && st.st_uid == 0 &&
-		    !(st.st_mode & 022))
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) && root_owned(&st))
 			return paths[i];
 	}
 	return NULL;

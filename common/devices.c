@@ -311,19 +311,16 @@ static int pick_dir(const char *file, const char *uuid, int minor, int index, vo
 	return 0;
 }
 
-void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv *out)
+void vendor_device_dirs(const struct vendor *v, const struct selection *sel, struct strv *out)
 {
 	struct dir_pick d = { NULL, 0, out };
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL;
 
-	if ((!v->device_uuids && !v->pci_devices.n) || (devices && strcmp(devices, "none") == 0))
+	if ((!v->device_uuids && !v->pci_devices.n) || (sel && sel->kind == SEL_NONE))
 		return;
-	if (devices && strcmp(devices, "all") != 0) {
-		copy = xstrdup(devices);
-		d.minors = xcalloc(strlen(devices) / 2 + 1, sizeof(*d.minors));
-		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			long m = vendor_index_minor(v, strtoul(t, NULL, 10));
+	if (sel && sel->kind == SEL_SOME) {
+		d.minors = xcalloc(sel->n + 1, sizeof(*d.minors));
+		for (size_t i = 0; i < sel->n; i++) {
+			long m = vendor_index_minor(v, sel->idx[i]);
 			if (m >= 0)
 				d.minors[d.n++] = m;
 		}
@@ -332,11 +329,11 @@ void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv
 	free(d.minors);
 }
 
-void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out)
+void vendor_device_buses(const struct vendor *v, const struct selection *sel, struct strv *out)
 {
 	struct strv dirs = { 0 };
 
-	vendor_device_dirs(v, devices, &dirs);
+	vendor_device_dirs(v, sel, &dirs);
 	for (size_t i = 0; i < dirs.n; i++)
 		strv_push(out, strrchr(dirs.v[i], '/') ? strrchr(dirs.v[i], '/') + 1 : dirs.v[i]);
 	strv_free(&dirs);
@@ -352,4 +349,99 @@ long vendor_index_minor(const struct vendor *v, unsigned long index)
 		return -1;
 	vendor_uuid_each(v, uuid_match, &f);
 	return f.found;
+}
+
+/* ---- selections ---- */
+
+bool selection_has(const struct selection *s, unsigned long index)
+{
+	if (s->kind == SEL_ALL)
+		return true;
+	for (size_t i = 0; s->kind == SEL_SOME && i < s->n; i++)
+		if (s->idx[i] == index)
+			return true;
+	return false;
+}
+
+void selection_add(struct selection *s, unsigned long index)
+{
+	if (s->kind == SEL_SOME && selection_has(s, index))
+		return;
+	if (s->kind != SEL_SOME) {
+		s->kind = SEL_SOME;
+		s->n = 0;
+	}
+	s->idx = xreallocarray(s->idx, s->n + 1, sizeof(*s->idx));
+	s->idx[s->n++] = index;
+}
+
+void selection_set(struct selection *s, const bool *bits, size_t n)
+{
+	size_t k = 0;
+
+	free(s->idx);
+	s->idx = NULL;
+	s->n = 0;
+	for (size_t i = 0; i < n; i++)
+		k += bits[i];
+	s->kind = k ? SEL_SOME : SEL_NONE;
+	if (k)
+		s->idx = xcalloc(k, sizeof(*s->idx));
+	for (size_t i = 0; i < n; i++)
+		if (bits[i])
+			s->idx[s->n++] = i;
+}
+
+void selection_add_mig(struct selection *s, const struct mig_instance *m)
+{
+	for (size_t i = 0; i < s->nmig; i++)
+		if (mig_instance_eq(&s->mig[i], m))
+			return;
+	s->mig = xreallocarray(s->mig, s->nmig + 1, sizeof(*s->mig));
+	s->mig[s->nmig++] = *m;
+}
+
+void selection_free(struct selection *s)
+{
+	free(s->idx);
+	free(s->mig);
+	memset(s, 0, sizeof(*s));
+}
+
+int selection_parse(const char *text, struct selection *s, struct oerr *err)
+{
+	_cleanup_free_ char *copy = xstrdup(text);
+	char *save = NULL;
+
+	memset(s, 0, sizeof(*s));
+	if (strcmp(text, "all") == 0)
+		return 0;
+	s->kind = SEL_NONE;
+	if (strcmp(text, "none") == 0)
+		return 0;
+	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) || strlen(tok) > 9) {
+			oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
+			selection_free(s);
+			return -1;
+		}
+		selection_add(s, strtoul(tok, NULL, 10));
+	}
+	return 0;
+}
+
+char *selection_text(const struct selection *s)
+{
+	size_t len = 0, cap = 16 + s->n * 11 + s->nmig * 36;
+	char *out = xmalloc(cap);
+
+	out[0] = '\0';
+	if (s->kind != SEL_SOME)
+		len = (size_t)snprintf(out, cap, "%s", s->kind == SEL_ALL ? "all" : "none");
+	for (size_t i = 0; s->kind == SEL_SOME && i < s->n; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s%lu", i ? "," : "", s->idx[i]);
+	for (size_t i = 0; i < s->nmig; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s%lu/%u/%u", i ? "," : ", MIG ", s->mig[i].gpu,
+					s->mig[i].gi, s->mig[i].ci);
+	return out;
 }

@@ -20,6 +20,45 @@ struct devcg_rule {
 	unsigned major, minor;
 };
 
+/* A selection of a vendor's devices: what a container asks for (activate.c
+ * makes it from the value it gives: indices, ranges, UUIDs, PCI addresses,
+ * MIG names), what list, inject and cdi are told (selection_parse). Typed
+ * once, where it is read: the planner, CDI and the proc views never parse. */
+enum sel_kind { SEL_ALL, SEL_NONE, SEL_SOME };
+struct mig_instance {
+	unsigned long gpu;    /* the GPU's index */
+	unsigned gi, ci;      /* its GPU instance and compute instance */
+};
+struct selection {
+	enum sel_kind kind;
+	unsigned long *idx;   /* SEL_SOME: the devices' indices, each once */
+	size_t n;
+	struct mig_instance *mig;  /* MIG devices (with any kind: "none" and a
+				    * MIG device gives that device alone) */
+	size_t nmig;
+};
+/* The highest index a selection holds (4096: AMD's and NVIDIA's range) */
+enum { SELECT_MAX_INDEX = 4096 };
+
+/* TEXT ("all", "none", or indices "0,2", separated by commas or blanks) as
+ * *S: -1 with ERR (EXIT_USAGE) "invalid device selection" for anything
+ * else. The indices in the order given, each once. */
+int selection_parse(const char *text, struct selection *s, struct oerr *err);
+/* S as text ("all", "none", "0,2"; MIG devices "0/1/0"), for the logs */
+char *selection_text(const struct selection *s);
+/* Is device INDEX in S (SEL_ALL: every one)? */
+bool selection_has(const struct selection *s, unsigned long index);
+void selection_add(struct selection *s, unsigned long index);
+/* The indices set in BITS (N of them), ascending, as S's devices: SEL_SOME,
+ * or SEL_NONE when there is none (its MIG devices kept) */
+void selection_set(struct selection *s, const bool *bits, size_t n);
+static inline bool mig_instance_eq(const struct mig_instance *a, const struct mig_instance *b)
+{
+	return a->gpu == b->gpu && a->gi == b->gi && a->ci == b->ci;
+}
+void selection_add_mig(struct selection *s, const struct mig_instance *m);
+void selection_free(struct selection *s);
+
 /* A pci_devices vendor's device: its sysfs directory (its name the PCI
  * address), its UUID (pci_uuid's first line; NULL: none), its nodes
  * ("/dev/dri/renderD128": the DEVNAME of each of its devices of the
@@ -47,13 +86,13 @@ int vendor_uuid_each(const struct vendor *v,
 		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg);
 /* The directories of V's device_uuids files (NVIDIA's
- * /proc/driver/nvidia/gpus/0000:3b:00.0) of the devices DEVICES selects
- * ("all", "none", indices; NULL: all), added to OUT. */
-void vendor_device_dirs(const struct vendor *v, const char *devices, struct strv *out);
+ * /proc/driver/nvidia/gpus/0000:3b:00.0) of the devices SEL selects (NULL:
+ * all; its MIG devices not), added to OUT. */
+void vendor_device_dirs(const struct vendor *v, const struct selection *sel, struct strv *out);
 /* The PCI addresses (the names of the directories of V's device_uuids
- * files, "0000:3b:00.0") of the devices DEVICES selects ("all", "none",
- * indices; NULL: all), added to OUT. */
-void vendor_device_buses(const struct vendor *v, const char *devices, struct strv *out);
+ * files, "0000:3b:00.0") of the devices SEL selects (NULL: all), added to
+ * OUT. */
+void vendor_device_buses(const struct vendor *v, const struct selection *sel, struct strv *out);
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */
 long vendor_index_minor(const struct vendor *v, unsigned long index);

@@ -293,7 +293,7 @@ int engine_version(int root, const struct engine *e)
 		_cleanup_close_ int fd = bin ? root_open(root, bin, O_PATH) : -1;
 		struct stat st;
 
-		if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
+		if (fd < 0 || fstat(fd, &st) < 0 || !root_owned(&st))
 			return -1;
 	}
 	if (pipe2(p, O_CLOEXEC) < 0)

@@ -14,6 +14,10 @@
 #define DOCKER_JSON "/etc/docker/daemon.json"
 #define CONTAINERD_TOML "/etc/containerd/config.toml"
 #define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
+#define PODMAN_DROPIN "/etc/containers/containers.conf.d/ocidec.conf"   /* hooks_dir, for podman */
+#define CRIO_DROPIN "/etc/crio/crio.conf.d/99-ocidec.conf"            /* hooks_dir, for CRI-O */
+/* Docker's --gpus runs this name from dockerd's PATH */
+#define NVIDIA_HOOK_LINK "/usr/local/bin/nvidia-container-runtime-hook"
 
 enum engine_id { ENGINE_PODMAN, ENGINE_CRIO, ENGINE_DOCKER, ENGINE_CONTAINERD, ENGINE_COUNT };
 

@@ -217,7 +217,7 @@ static int index_uuid(const char *file, const char *uuid, int minor, int index, 
 	return 1;
 }
 
-int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr *err)
+int mig_resolve(const struct vendor *v, const char *tok, struct mig_instance *out, struct oerr *err)
 {
 	struct map_find f = { 0 };
 	_cleanup_free_ char *ci_file = NULL, *gi_file = NULL;
@@ -269,7 +269,7 @@ int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr
 	if (stat(gi_file, &st) < 0 || stat(ci_file, &st) < 0)
 		return oerr_set(err, 0, "%s: no MIG device '%.64s': GPU %ld has no instance gi%u/ci%u (%s)", v->name,
 				tok, idx, gi, ci, ci_file);
-	*out = xasprintf("%ld/%u/%u", idx, gi, ci);
+	*out = (struct mig_instance){ (unsigned long)idx, gi, ci };
 	return 0;
 }
 

@@ -22,15 +22,16 @@
 #include <stdbool.h>
 
 #include "common/config.h"
+#include "common/devices.h"
 #include "common/util.h"
 
 /* Is TOK a MIG device's name (any of the three forms)? */
 bool mig_name(const char *tok);
 
-/* TOK (a MIG name) of vendor V as "INDEX/GI/CI" (INDEX: the GPU's index),
- * in *OUT. -1 (ERR): no MIG on the vendor, no such device, a map that is
+/* TOK (a MIG name) of vendor V as its GPU's index and its instances, in
+ * *OUT. -1 (ERR): no MIG on the vendor, no such device, a map that is
  * stale, unsafe or unreadable, an instance /proc does not show. */
-int mig_resolve(const struct vendor *v, const char *tok, char **out, struct oerr *err);
+int mig_resolve(const struct vendor *v, const char *tok, struct mig_instance *out, struct oerr *err);
 
 /* The instances /proc shows now, "gpuG/giX/ciY ..." sorted, one string */
 char *mig_instances(const struct vendor *v);

@@ -511,48 +511,41 @@ static bool add_pci_node(struct vctx *c, const char *node)
 }
 
 /* pci_devices: the nodes of the selected devices (all of them: SEL NULL or
- * "all"); a device asked for by index that is not there fails a
- * container (STRICT) */
-static int add_pci_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
+ * all); a device asked for by index that is not there fails a container
+ * (STRICT) */
+static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err)
 {
-	_cleanup_free_ char *copy = NULL;
 	struct pci_dev *d;
 	size_t n = vendor_pci_devices(c->v, &d);
-	char *save = NULL;
 	int r = 0;
 
 	if (!n && strict)
 		log_warn("%s: active, but pci_devices (%s ...) finds no device with a node", c->v->name,
 			 c->v->pci_devices.v[0]);
-	if (!sel || strcmp(sel, "all") == 0) {
+	if (!sel || sel->kind == SEL_ALL) {
 		for (size_t i = 0; i < n; i++)
 			for (size_t k = 0; k < d[i].nodes.n; k++)
 				add_pci_node(c, d[i].nodes.v[k]);
 		goto out;
 	}
-	copy = xstrdup(sel);
-	for (char *tok = strtok_r(copy, ", \t", &save); tok && r == 0; tok = strtok_r(NULL, ", \t", &save)) {
-		unsigned long i = strtoul(tok, NULL, 10);
+	for (size_t s = 0; sel->kind == SEL_SOME && s < sel->n && r == 0; s++) {
+		unsigned long i = sel->idx[s];
 		bool any = false;
 
-		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) || strlen(tok) > 9) {
-			r = oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
-			break;
-		}
 		for (size_t k = 0; i < n && k < d[i].nodes.n; k++)
 			any |= add_pci_node(c, d[i].nodes.v[k]);
 		if (!any && strict)
-			r = i < n ? oerr_set(err, 0, "%s: no device %s: none of its nodes (%.*s ...) is under driver_root %s",
-					     c->v->name, tok, (int)strcspn(d[i].nodes.v[0], "\t"), d[i].nodes.v[0],
+			r = i < n ? oerr_set(err, 0, "%s: no device %lu: none of its nodes (%.*s ...) is under driver_root %s",
+					     c->v->name, i, (int)strcspn(d[i].nodes.v[0], "\t"), d[i].nodes.v[0],
 					     c->v->driver_root)
-				  : oerr_set(err, 0, "%s: no device %s: pci_devices finds %zu", c->v->name, tok, n);
+				  : oerr_set(err, 0, "%s: no device %lu: pci_devices finds %zu", c->v->name, i, n);
 	}
 out:
 	pci_devs_free(d, n);
 	return r;
 }
 
-static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err);
+static int add_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err);
 
 /* A MIG cap (mig.h: "gpu0/gi1/access", "config"): its node from the
  * driver root's /dev (the character device with the minor mig_minors
@@ -605,26 +598,24 @@ static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *e
 {
 	const char *global[2] = { "config", "monitor" };
 
-	for (size_t i = 0; sel->mig && i < sel->mig->n; i++) {
-		unsigned long idx;
-		unsigned gi, ci;
-		long minor;
-		char idxs[24];
+	for (size_t i = 0; sel->devices && i < sel->devices->nmig; i++) {
+		const struct mig_instance *m = &sel->devices->mig[i];
+		unsigned long gpu[1] = { m->gpu };
+		const struct selection one = { .kind = SEL_SOME, .idx = gpu, .n = 1 };
+		long minor = vendor_index_minor(c->v, m->gpu);
 
-		if (sscanf(sel->mig->v[i], "%lu/%u/%u", &idx, &gi, &ci) != 3 ||
-		    (minor = vendor_index_minor(c->v, idx)) < 0)
-			return oerr_set(err, 0, "%s: MIG device %s: no GPU", c->v->name, sel->mig->v[i]);
-		snprintf(idxs, sizeof(idxs), "%lu", idx);
-		if (add_nodes(c, idxs, true, err) < 0)
+		if (minor < 0)
+			return oerr_set(err, 0, "%s: MIG device %lu/%u/%u: no GPU", c->v->name, m->gpu, m->gi, m->ci);
+		if (add_nodes(c, &one, true, err) < 0)
 			return -1;
 		if (entries)
-			proc_view_entries(c->v, idxs, entries);
-		_cleanup_free_ char *gcap = xasprintf("gpu%ld/gi%u/access", minor, gi);
-		_cleanup_free_ char *ccap = xasprintf("gpu%ld/gi%u/ci%u/access", minor, gi, ci);
+			proc_view_entries(c->v, &one, entries);
+		_cleanup_free_ char *gcap = xasprintf("gpu%ld/gi%u/access", minor, m->gi);
+		_cleanup_free_ char *ccap = xasprintf("gpu%ld/gi%u/ci%u/access", minor, m->gi, m->ci);
 		if (add_mig_cap(c, gcap, entries, true, err) < 0 || add_mig_cap(c, ccap, entries, true, err) < 0)
 			return -1;
 	}
-	if (!sel->devices || strcmp(sel->devices, "all") == 0) {
+	if (!sel->devices || sel->devices->kind == SEL_ALL) {
 		_cleanup_free_ char *now = mig_instances(c->v);
 		char *save = NULL;
 
@@ -663,36 +654,29 @@ static char *indices_text(const struct vendor *v)
 	return out;
 }
 
-static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *err)
+static int add_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err)
 {
-	_cleanup_free_ char *copy = NULL;
-	char *save = NULL;
-
-	if (sel && strcmp(sel, "none") == 0)
+	if (sel && sel->kind == SEL_NONE)
 		return 0;
 	if (c->v->pci_devices.n)
 		return add_pci_nodes(c, sel, strict, err);
 
-	if (!c->v->per_device_nodes.n || (sel && strcmp(sel, "none") == 0))
+	if (!c->v->per_device_nodes.n)
 		return 0;
-	if (!sel || strcmp(sel, "all") == 0) {
+	if (!sel || sel->kind == SEL_ALL) {
 		for (size_t i = 0; i < c->v->per_device_nodes.n; i++)
 			add_all_nodes(c, c->v->per_device_nodes.v[i]);
 		return 0;
 	}
-	copy = xstrdup(sel);
-	for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+	for (size_t s = 0; s < sel->n; s++) {
 		_cleanup_free_ char *first = NULL;
+		unsigned long tok = sel->idx[s];
+		long minor = vendor_index_minor(c->v, tok);
 		bool any = false;
-
-		if (!isdigit((unsigned char)tok[0]) || strspn(tok, "0123456789") != strlen(tok) ||
-		    strlen(tok) > 9)
-			return oerr_usage(err, "invalid device selection '%s' (all, none or indices)", tok);
-		long minor = vendor_index_minor(c->v, strtoul(tok, NULL, 10));
 
 		if (minor < 0) {
 			if (strict)
-				return oerr_set(err, 0, "%s: no device %s: %s lists no such device (device_index = bus)",
+				return oerr_set(err, 0, "%s: no device %lu: %s lists no such device (device_index = bus)",
 						c->v->name, tok, c->v->device_uuids);
 			continue;
 		}
@@ -709,7 +693,7 @@ static int add_nodes(struct vctx *c, const char *sel, bool strict, struct oerr *
 		if (!any && strict) {
 			_cleanup_free_ char *have = indices_text(c->v);
 
-			return oerr_set(err, 0, "%s: no device %s: %s%s not found (this host has %s)", c->v->name, tok,
+			return oerr_set(err, 0, "%s: no device %lu: %s%s not found (this host has %s)", c->v->name, tok,
 					strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", first, have);
 		}
 	}
@@ -759,7 +743,7 @@ static void raise_nofile(void)
 
 /* The selected features' bus_devices for each selected device: "%s" is
  * its PCI address (no format string: the pattern is the config's) */
-static void add_bus_devices(struct vctx *c, const bool *selected, const char *devices)
+static void add_bus_devices(struct vctx *c, const bool *selected, const struct selection *devices)
 {
 	struct strv buses = { 0 };
 	bool any = false;
@@ -900,14 +884,15 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
 			goto out;
 		if (k == KIND_DEVICES && v->mig_minors &&
-		    ((sel->mig && sel->mig->n) || sel->mig_caps || !sel->devices || strcmp(sel->devices, "all") == 0) &&
+		    ((sel->devices && sel->devices->nmig) || sel->mig_caps || !sel->devices ||
+		     sel->devices->kind == SEL_ALL) &&
 		    add_mig(&c, sel, sel->container && v->proc_view ? &p->views[p->nviews - 1].entries : NULL, err) < 0)
 			goto out;
 		if (k == KIND_DEVICES)
 			add_bus_devices(&c, selected, sel->devices);
 	}
 	if (p->n == before && sel->container && !v->missing_driver_start &&
-	    !(sel->devices && strcmp(sel->devices, "none") == 0)) {
+	    !(sel->devices && sel->devices->kind == SEL_NONE)) {
 		oerr_set(err, 0, "%s: asked for, but none of its files is under driver_root %s: is the driver "
 			 "installed? (missing_driver = start in %s lets such a container start without it)", v->name,
 			 v->driver_root, v->file);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "common/config.h"
+#include "common/devices.h"
 
 /* Every path is resolved once, inside the driver root, and held as a
  * descriptor: that descriptor is what is cloned into a container, fstat'ed
@@ -52,7 +53,8 @@ struct plan {
 
 struct plan_select {
 	const char *features;  /* "all", a list, or NULL: the vendor's driver_feature */
-	const char *devices;   /* "all", "none", indices; NULL: every node that exists */
+	const struct selection *devices;  /* devices.h: all, none, indices, MIG devices;
+					   * NULL: every node that exists */
 	bool container;        /* a container's request (hook, inject): a device index
 				* that does not exist fails it, finding nothing warns */
 	bool privileged;       /* that container has CAP_SYS_ADMIN (ipc_writable) */
@@ -64,7 +66,6 @@ struct plan_select {
 				* device's own edits) */
 	const struct strv *requires; /* the image's requirements (require.h): one
 				      * that does not hold fails the plan */
-	const struct strv *mig;  /* MIG devices, "INDEX/GI/CI" (activate.h) */
 	unsigned mig_caps;       /* MIG_CAP_CONFIG, MIG_CAP_MONITOR */
 };
 

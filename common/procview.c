@@ -24,7 +24,7 @@
 #define FILE_MAX (64 * 1024)   /* a file of the driver's directory copied */
 #define FILES_MAX 64
 
-void proc_view_entries(const struct vendor *v, const char *devices, struct strv *entries)
+void proc_view_entries(const struct vendor *v, const struct selection *devices, struct strv *entries)
 {
 	struct strv dirs = { 0 };
 	size_t dl = v->proc_view ? strlen(v->proc_view) : 0;

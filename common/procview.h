@@ -16,12 +16,13 @@
 #define OCIDEC_PROCVIEW_H
 
 #include "common/config.h"
+#include "common/devices.h"
 #include "common/util.h"
 
 /* The entries (relative to V's proc_view, "gpus/0000:3b:00.0") of the
- * devices DEVICES selects ("all", "none", or indices), added to ENTRIES:
+ * devices DEVICES selects (NULL: none at all), added to ENTRIES:
  * the directories of V's device_uuids files whose minor is selected. */
-void proc_view_entries(const struct vendor *v, const char *devices, struct strv *entries);
+void proc_view_entries(const struct vendor *v, const struct selection *devices, struct strv *entries);
 
 /* In the container's mount namespace, ROOTFD its rootfs: the view of DIR
  * with ENTRIES (one "PREFIX/" "*": every directory in DIR/PREFIX); SET is

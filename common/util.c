@@ -695,3 +695,8 @@ void utc_time(long long t, struct tm *tm)
 		tm->tm_yday = before[tm->tm_mon] + tm->tm_mday - 1 + (leap && tm->tm_mon > 1);
 	}
 }
+
+bool root_owned(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}

@@ -131,6 +131,11 @@ bool glob_match(const char *pat, const char *name);
 struct tm;
 void utc_time(long long t, struct tm *tm);
 
+/* Is the file of *ST root's and writable by no one else (what may be run,
+ * or trusted, as root)? */
+struct stat;
+bool root_owned(const struct stat *st);
+
 /* S with every byte that is not printable ASCII written as \xNN, and "\"
  * as "\\": a value from a container can forge no line and no terminal
  * escape. Into OUT (size N), truncated; returns OUT. */

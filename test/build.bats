@@ -67,3 +67,33 @@ deb-src$k http://deb.debian.org/debian/ trixie main"
 	run "$BATS_TEST_DIRNAME/../demo.sh"
 	assert_line --partial "== next: ./demo.sh --keep"
 }
+
+@test "the modules of common/ include one another without a circle (issue 34: the device layer below activation, MIG and the planner)" {
+	run python3 - "$BATS_TEST_DIRNAME/../common" <<-'EOF2'
+	import os, re, sys
+	top = sys.argv[1]
+	deps = {}
+	for f in os.listdir(top):
+	    mod, ext = os.path.splitext(f)
+	    if ext not in (".c", ".h"):
+	        continue
+	    for inc in re.findall(r'#include "common/(\w+)\.h"', open(os.path.join(top, f)).read()):
+	        if inc != mod:
+	            deps.setdefault(mod, set()).add(inc)
+	# a circle: a module reached again from itself
+	def walk(m, path):
+	    for d in sorted(deps.get(m, ())):
+	        if d in path:
+	            print("circle: " + " -> ".join(path[path.index(d):] + [d]))
+	            sys.exit(1)
+	        walk(d, path + [d])
+	for m in sorted(deps):
+	    walk(m, [m])
+	print("%d modules, no circle" % len(deps))
+	EOF2
+	assert_success
+	assert_output --regexp '^[0-9]+ modules, no circle$'
+	# and the device layer knows no container
+	run grep -l '#include "common/\(activate\|container\|plan\|mig\)\.h"' "$BATS_TEST_DIRNAME"/../common/devices.[ch]
+	assert_failure
+}

@@ -101,8 +101,11 @@ snapshot() {
 	assert_output "ocidec install: nothing to uninstall (no install record $P/install.json)"
 }
 
-@test "install --uninstall after the administrator changed daemon.json and config.toml: only ocidec's part goes" {
-	ocidec install "${ALL[@]}" >/dev/null
+# edit_and_uninstall: the administrator edits daemon.json and config.toml
+# after the install, then --uninstall: daemon.json keeps their change and
+# loses ocidec's runtime; the uninstall's output is left in $output
+edit_and_uninstall() {
+	local said
 	python3 - "$H/etc/docker/daemon.json" <<-'EOF'
 	import json, sys
 	d = json.load(open(sys.argv[1])); d["debug"] = True
@@ -112,12 +115,38 @@ snapshot() {
 	run ocidec install --host-root "$H" --uninstall
 	assert_success
 	assert_line "edited /etc/docker/daemon.json: changed since the install, only ocidec's part taken out"
+	said=$output
 	run python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True))' "$H/etc/docker/daemon.json"
 	assert_output '{"debug": true, "log-level": "warn", "runtimes": {"other": {"path": "/usr/bin/other-runtime"}}, "storage-driver": "overlay2"}'
+	run printf '%s\n' "$said"
+}
+
+@test "install --uninstall after the administrator changed daemon.json and config.toml: only ocidec's part goes" {
+	ocidec install "${ALL[@]}" >/dev/null
+	edit_and_uninstall
 	run cat "$H/etc/containerd/config.toml"
 	assert_output $'version = 2\nroot = "/var/lib/containerd"\n\n[grpc]\n  address = "/run/containerd/containerd.sock"\n\n[debug]\n  level = "info"'
 	assert_file_not_exists "$H/etc/docker/daemon.json.ocidec-orig"
 	assert_file_not_exists "$H/etc/containerd/config.toml.ocidec-orig"
+}
+
+@test "install: the record keeps how each engine file was merged; a record an older ocidec wrote (no kind) is undone the same way (issue 34: the journal)" {
+	ocidec install "${ALL[@]}" >/dev/null
+	run python3 -c 'import json,sys; print(sorted((f["path"], f.get("merge")) for f in json.load(open(sys.argv[1]))["files"] if "merge" in f))' \
+		"$H$P/install.json"
+	assert_output "[('/etc/containerd/config.toml', 'toml'), ('/etc/docker/daemon.json', 'docker')]"
+	# the kind taken out, as ocidec 0.x wrote it; the files edited since
+	python3 - "$H$P/install.json" <<-'EOF'
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	for f in r["files"]:
+	    f.pop("merge", None)
+	json.dump(r, open(sys.argv[1], "w"))
+	EOF
+	edit_and_uninstall
+	assert_line "edited /etc/containerd/config.toml: changed since the install, only ocidec's part taken out"
+	run grep -c ocidec "$H/etc/containerd/config.toml"
+	assert_output 0
 }
 
 @test "install: a daemon.json that repeats ocidec's runtime (a hand edit; Docker takes the last) ends with one; --uninstall gives the file back (fuzzing found it)" {

@@ -30,6 +30,10 @@ unit() {
 	unit engines
 }
 
+@test "unit: devices (the typed selection: parsed, made from a container's value, as text) (issue 34)" {
+	unit devices
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)
