@@ -30,7 +30,8 @@ BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin"
 DEMO_PACKAGES="runc busybox-static perl"
 # The tests: bats; clang and its runtime: the libFuzzer targets in
 # test/fuzz; util-linux: setpriv, nsenter; podman: the hook under podman;
-# the selinux-policy and setools packages: the policy module test; strace:
+# the selinux-policy and setools packages: the policy module test;
+# selinux-utils: matchpathcon, libselinux's own labels (test/selinux-check.bats); strace:
 # the hostile-image test that nothing in a container is opened by path;
 # uidmap: rootless podman (test/rootless.bats); python3: a syslog stand-in;
 # python3-jsonschema, python3-yaml: the CDI spec checks (test/cdi.bats);
@@ -43,7 +44,7 @@ DEMO_PACKAGES="runc busybox-static perl"
 # enforcing (test/selinux-vm.bats, its disk made with debootstrap).
 TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
 	clang libclang-rt-dev util-linux podman
-	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils
+	selinux-policy-dev selinux-policy-src selinux-policy-default setools policycoreutils selinux-utils
 	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3
 	python3-jsonschema python3-yaml docker.io containerd
 	rpm rpmlint debhelper lintian debootstrap git python3-kubernetes

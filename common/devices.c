@@ -102,8 +102,15 @@ size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out)
 	size_t n = 0;
 
 	*out = NULL;
-	for (size_t i = 0; i < v->pci_devices.n; i++)
-		root_glob(HOST_ROOT, v->pci_devices.v[i], &g, MAX_GLOB);
+	for (size_t i = 0; i < v->pci_devices.n; i++) {
+		if (root_glob(HOST_ROOT, v->pci_devices.v[i], &g, MAX_GLOB) < 0) {
+			/* cut short: a partial list would give an index another device */
+			log_warn("%s: pci_devices %s: more than %d paths, or the deadline passed: no device taken",
+				 v->name, v->pci_devices.v[i], MAX_GLOB);
+			strv_free(&g);
+			return 0;
+		}
+	}
 	if (!g.n)
 		return 0;
 	qsort(g.v, g.n, sizeof(char *), cmp_pci);
@@ -163,7 +170,12 @@ int vendor_uuid_each(const struct vendor *v,
 		return pci_each(v, fn, arg);
 	if (!v->device_uuids)
 		return 0;
-	root_glob(HOST_ROOT, v->device_uuids, &g, MAX_GLOB);
+	if (root_glob(HOST_ROOT, v->device_uuids, &g, MAX_GLOB) < 0) {
+		log_warn("%s: device_uuids %s: more than %d files, or the deadline passed: no device taken", v->name,
+			 v->device_uuids, MAX_GLOB);
+		strv_free(&g);
+		return 0;
+	}
 	for (size_t i = 0; i < g.n && r == 0; i++) {
 		_cleanup_close_ int fd = open(g.v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		_cleanup_free_ char *buf = NULL;

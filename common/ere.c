@@ -35,9 +35,10 @@ struct nfa {
 };
 
 /* A fragment: its start, and its exits as a list of slots (state * 2 +
- * which exit), each holding the next slot's number, -1 at the end */
+ * which exit), each holding the next slot's number, -1 at the end; TAIL
+ * the list's last slot (joining two lists costs one step, not a walk) */
 struct frag {
-	int start, exits;
+	int start, exits, tail;
 };
 
 static int add(struct nfa *a, enum op op, int out, int out1)
@@ -72,16 +73,16 @@ static void patch(struct nfa *a, int exits, int to)
 	}
 }
 
-static int join(struct nfa *a, int l1, int l2)
+/* F's exits and G's, one list (F's start) */
+static struct frag join(struct nfa *a, struct frag f, struct frag g)
 {
-	int s = l1;
-
-	if (l1 < 0)
-		return l2;
-	while (*slot(a, s) >= 0)
-		s = *slot(a, s);
-	*slot(a, s) = l2;
-	return l1;
+	if (f.exits < 0)
+		return (struct frag){ f.start, g.exits, g.tail };
+	if (g.exits >= 0) {
+		*slot(a, f.tail) = g.exits;
+		f.tail = g.tail;
+	}
+	return f;
 }
 
 /* A state with one open exit, as a fragment */
@@ -89,13 +90,13 @@ static struct frag single(struct nfa *a, enum op op)
 {
 	int s = add(a, op, -1, -1);
 
-	return (struct frag){ s, s < 0 ? -1 : s * 2 };
+	return (struct frag){ s, s < 0 ? -1 : s * 2, s < 0 ? -1 : s * 2 };
 }
 
 static struct frag concat(struct nfa *a, struct frag f, struct frag g)
 {
 	patch(a, f.exits, g.start);
-	return (struct frag){ f.start, g.exits };
+	return (struct frag){ f.start, g.exits, g.tail };
 }
 
 static struct frag star(struct nfa *a, struct frag f)
@@ -105,7 +106,7 @@ static struct frag star(struct nfa *a, struct frag f)
 	if (s < 0)
 		return f;
 	patch(a, f.exits, s);
-	return (struct frag){ s, s * 2 + 1 };
+	return (struct frag){ s, s * 2 + 1, s * 2 + 1 };
 }
 
 static struct frag plus(struct nfa *a, struct frag f)
@@ -115,7 +116,7 @@ static struct frag plus(struct nfa *a, struct frag f)
 	if (s < 0)
 		return f;
 	patch(a, f.exits, s);
-	return (struct frag){ f.start, s * 2 + 1 };
+	return (struct frag){ f.start, s * 2 + 1, s * 2 + 1 };
 }
 
 static struct frag quest(struct nfa *a, struct frag f)
@@ -124,10 +125,11 @@ static struct frag quest(struct nfa *a, struct frag f)
 
 	if (s < 0)
 		return f;
-	return (struct frag){ s, join(a, f.exits, s * 2 + 1) };
+	return join(a, (struct frag){ s, f.exits, f.tail }, (struct frag){ s, s * 2 + 1, s * 2 + 1 });
 }
 
 static struct frag parse_alt(struct nfa *a);
+static struct frag set_state(struct nfa *a, uint8_t *set);
 
 /* "[:NAME:]" at P (past "[:"): the class's bytes into SET; the end */
 static const char *bracket_class(const char *p, uint8_t *set, bool *bad)
@@ -157,7 +159,6 @@ static struct frag bracket(struct nfa *a)
 	uint8_t set[32] = { 0 };
 	const char *p = a->p;
 	bool neg = false, first = true;
-	struct frag f;
 
 	if (*p == '^') {
 		neg = true;
@@ -189,12 +190,20 @@ static struct frag bracket(struct nfa *a)
 	}
 	if (*p != ']' || a->bad) {
 		a->bad = true;
-		return (struct frag){ -1, -1 };
+		return (struct frag){ -1, -1, -1 };
 	}
 	a->p = p + 1;
 	if (neg)
 		for (size_t i = 0; i < sizeof(set); i++)
 			set[i] = (uint8_t)~set[i];
+	return set_state(a, set);
+}
+
+/* SET (256 bits) as an O_SET state */
+static struct frag set_state(struct nfa *a, uint8_t *set)
+{
+	struct frag f;
+
 	set[0] &= (uint8_t)~1;  /* never the NUL that ends the string */
 	if (a->nsets == a->capsets) {
 		size_t cap = a->capsets ? a->capsets * 2 : 8;
@@ -202,12 +211,12 @@ static struct frag bracket(struct nfa *a)
 
 		if (!sets) {
 			a->bad = true;
-			return (struct frag){ -1, -1 };
+			return (struct frag){ -1, -1, -1 };
 		}
 		a->sets = sets;
 		a->capsets = cap;
 	}
-	memcpy(a->sets[a->nsets], set, sizeof(set));
+	memcpy(a->sets[a->nsets], set, sizeof(*a->sets));
 	f = single(a, O_SET);
 	if (f.start >= 0)
 		a->st[f.start].set = (int)a->nsets++;
@@ -234,13 +243,31 @@ static struct frag parse_atom(struct nfa *a)
 	case '$': a->p++; return single(a, O_EOL);
 	case '*': case '+': case '?': case '{': case '\0':
 		a->bad = true;  /* a repetition of nothing */
-		return (struct frag){ -1, -1 };
+		return (struct frag){ -1, -1, -1 };
 	case '\\':
-		if (!a->p[1]) {
-			a->bad = true;
-			return (struct frag){ -1, -1 };
+		c = a->p[1];
+		if (strchr("dDwWsS", c) && c) {
+			/* the classes regcomp (musl's) and PCRE read: \d \w \s, and
+			 * their complements */
+			uint8_t set[32] = { 0 };
+			int (*is)(int) = tolower(c) == 'd' ? isdigit : tolower(c) == 's' ? isspace : isalnum;
+
+			for (int b = 1; b < 256; b++)
+				if (b < 128 && (is(b) || (tolower(c) == 'w' && b == '_')))
+					set[b / 8] |= (uint8_t)(1 << (b % 8));
+			if (isupper((unsigned char)c))
+				for (size_t i = 0; i < sizeof(set); i++)
+					set[i] = (uint8_t)~set[i];
+			a->p += 2;
+			return set_state(a, set);
 		}
-		c = *++a->p;
+		if (!c || isalnum((unsigned char)c) || strchr("<>`'", c)) {
+			/* an assertion (\b, \<) or an escape others read otherwise:
+			 * refused, as an expression this cannot read the same */
+			a->bad = true;
+			return (struct frag){ -1, -1, -1 };
+		}
+		a->p++;
 		/* fall through */
 	default:
 		a->p++;
@@ -330,7 +357,7 @@ static struct frag parse_repeat(struct nfa *a, const char *stop)
 
 static struct frag parse_concat(struct nfa *a)
 {
-	struct frag f = { -1, -1 };
+	struct frag f = { -1, -1, -1 };
 	bool any = false;
 
 	while (*a->p && *a->p != '|' && *a->p != ')' && !a->bad) {
@@ -355,7 +382,7 @@ static struct frag parse_alt(struct nfa *a)
 		s = add(a, O_SPLIT, f.start, g.start);
 		if (s < 0)
 			break;
-		f = (struct frag){ s, join(a, f.exits, g.exits) };
+		f = join(a, (struct frag){ s, f.exits, f.tail }, g);
 	}
 	return f;
 }
@@ -423,10 +450,15 @@ int ere_search(const char *pattern, const char *s)
 	tail = add(&a, O_SPLIT, m, -1);
 	if (a.bad || tail < 0 || f.start < 0)
 		goto out;
-	a.st[head].out1 = add(&a, O_ANY, head, -1);
-	a.st[tail].out1 = add(&a, O_ANY, tail, -1);
-	if (a.bad)
-		goto out;
+	{
+		/* (each add may move a.st: its result first, then the store) */
+		int any_head = add(&a, O_ANY, head, -1), any_tail = add(&a, O_ANY, tail, -1);
+
+		if (a.bad)
+			goto out;
+		a.st[head].out1 = any_head;
+		a.st[tail].out1 = any_tail;
+	}
 	patch(&a, f.exits, tail);
 	f.start = head;
 	cur.list = malloc(a.n * sizeof(int));

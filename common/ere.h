@@ -6,7 +6,9 @@
  * static binary (its wide-character tables included); this answers it in
  * linear time (a Thompson NFA run over the string: no backtracking, no
  * pattern makes it slow) with the ERE syntax file_contexts use: literals,
- * '\' escapes (the next character, literally), '.', bracket expressions
+ * '\' escapes (a punctuation character, literally; "\d", "\w", "\s" and
+ * their complements as musl's regcomp and PCRE read them; any other letter
+ * or digit, and "\<", "\>", is refused), '.', bracket expressions
  * ("[^/]", ranges, "[:digit:]" and the other classes of the C locale; a
  * '\' inside one is itself, as POSIX has it), groups, '|', '*', '+', '?',
  * "{N}", "{N,}", "{N,M}" (at most 255), '^' and '$'. Bytes are matched as

@@ -1,10 +1,11 @@
 /* keycache.c: see keycache.h.
  *
  * The index is text, one record a line:
- *   ocidec activation keys 1
+ *   ocidec activation keys 2 VERSION
  *   d DEV INO SIZE MTIME_S MTIME_NS CTIME_S CTIME_NS        the directory
  *   f DEV INO SIZE MTIME_S MTIME_NS CTIME_S CTIME_NS NAME   each *.ini, in name order
  *   k KEY                                                   each key
+ *   end
  */
 #include "common/keycache.h"
 
@@ -20,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char magic[] = "ocidec activation keys 1\n";
+static const char magic[] = KEYCACHE_MAGIC;
 
 static void stamp_of(const struct stat *st, struct keycache_stamp *s)
 {
@@ -90,15 +91,17 @@ int keycache_walk(char *text, size_t len,
 			    (last && strcmp(last, p + 1) >= 0) || fn('f', &st, p + 1, arg))
 				return -1;  /* (in name order, each once) */
 			last = p + 1;
-		} else if (line[0] == 'k' && state && line[1] == ' ' && line[2]) {
+		} else if (line[0] == 'k' && state && state != 'e' && line[1] == ' ' && line[2]) {
 			if (fn('k', NULL, line + 2, arg))
 				return -1;
+		} else if (strcmp(line, "end") == 0 && state && state != 'e') {
+			;  /* the last line: what comes after it is no index */
 		} else {
 			return -1;
 		}
 		state = line[0];
 	}
-	return state ? 0 : -1;
+	return state == 'e' ? 0 : -1;
 }
 
 /* BUF of *LEN bytes, growing: FMT appended */
@@ -150,10 +153,12 @@ static int cache_dirfd(bool create)
 	struct stat st;
 	int fd;
 
-	if (create && mkdir(KEYCACHE_DIR, 0700) < 0 && errno != EEXIST)
+	/* 0755: the directory holds other files of ocidec's that a rootless
+	 * hook reads (nvidia.ini's mig_map); the indexes themselves are 0600 */
+	if (create && mkdir(KEYCACHE_DIR, 0755) < 0 && errno != EEXIST)
 		return -1;
 	fd = openat(AT_FDCWD, KEYCACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))) {
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
 		close(fd);
 		return -1;
 	}
@@ -197,22 +202,24 @@ static void cache_write(const char *name, const char *text, size_t len)
 		unlinkat(dirfd, tmp, 0);
 }
 
-/* The index NAME read into BUF (SIZE bytes): its length, when it is
- * there, the caller's, written by no one else, and fits; else -1 */
+/* The index NAME read into BUF (SIZE bytes): its length, when it and its
+ * directory are the caller's and written by no one else, it fits, and it
+ * is younger than KEYCACHE_TTL; else -1 */
 static ssize_t cache_read(const char *name, char *buf, size_t size)
 {
-	char path[sizeof(KEYCACHE_DIR) + 64];
+	_cleanup_close_ int dirfd = cache_dirfd(false);
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	memcpy(path, KEYCACHE_DIR "/", sizeof(KEYCACHE_DIR));
-	strcpy(path + sizeof(KEYCACHE_DIR), name);  /* (NAME: under 64 bytes) */
-	fd = openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
-	    st.st_size <= 0 || (size_t)st.st_size > size) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || (size_t)st.st_size > size ||
+	    st.st_mtim.tv_sec < time(NULL) - KEYCACHE_TTL) {
 		close(fd);
 		return -1;
 	}
@@ -336,6 +343,7 @@ static int scan(int dirfd, const struct keycache_stamp *dir, const char *name, s
 		write = keys->v[i][0] && !strchr(keys->v[i], '\n');
 		put(&text, &len, &cap, "k %s\n", keys->v[i]);
 	}
+	put(&text, &len, &cap, "end\n");
 	if (write && len <= KEYCACHE_MAX)
 		cache_write(name, text, len);
 	keyset_of((const char *const *)keys->v, keys->n, ks);

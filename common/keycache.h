@@ -8,10 +8,14 @@
  * size, mtime and ctime to the nanosecond); an index is trusted only while
  * every stamp is unchanged, is owned by the caller, written by no one else,
  * and is written only when every stamp is older than KEYCACHE_SETTLE
- * seconds (an edit within one clock tick of the scan cannot hide). A miss,
- * or no usable KEYCACHE_DIR (rootless, a read-only /run), is the full
- * scan, as without the index. Indexes not written for KEYCACHE_SWEEP
- * seconds are removed when another one is written.
+ * seconds (an edit within one clock tick of the scan cannot hide), and
+ * trusted for KEYCACHE_TTL seconds at most: an edit no stamp shows (a
+ * second write through a shared mapping whose page is still dirty; a
+ * network file system's cached attributes) is seen within that time. The
+ * index names the ocidec version that wrote it (another version's keys may
+ * differ). A miss, or no usable KEYCACHE_DIR (rootless, a read-only /run),
+ * is the full scan, as without the index. Indexes not written for
+ * KEYCACHE_SWEEP seconds are removed when another one is written.
  */
 #ifndef OCIDEC_KEYCACHE_H
 #define OCIDEC_KEYCACHE_H
@@ -22,7 +26,9 @@
 #include "common/util.h"
 
 #define KEYCACHE_DIR "/run/ocidec"
-enum { KEYCACHE_SETTLE = 2, KEYCACHE_SWEEP = 3600, KEYCACHE_MAX = 4096 };
+/* The first line of an index: the format, and the version that wrote it */
+#define KEYCACHE_MAGIC "ocidec activation keys 2 " OCIDEC_VERSION "\n"
+enum { KEYCACHE_SETTLE = 2, KEYCACHE_TTL = 60, KEYCACHE_SWEEP = 3600, KEYCACHE_MAX = 4096 };
 
 /* Keys in one allocation (the idle path allocates as little as it can):
  * as.v[0..as.n) point into it; as is a read-only view, never strv_free'd */
@@ -39,8 +45,9 @@ int keycache_keys(const char *dir, struct keyset *keys);
 
 /* The text of an index, read record by record: FN(KIND, STAMP, STRING,
  * ARG) for the directory ('d', STRING NULL), each file ('f', its name) and
- * each key ('k', STAMP NULL), in that order; the strings point into TEXT,
- * which it changes. -1 when TEXT is not an index or FN returns nonzero.
+ * each key ('k', STAMP NULL), in that order, then a last line "end"; the
+ * strings point into TEXT, which it changes. -1 when TEXT is not a whole
+ * index (of this version) or FN returns nonzero.
  * Exposed for the fuzz target and the unit tests. */
 struct keycache_stamp {
 	unsigned long long dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;

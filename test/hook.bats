@@ -802,14 +802,15 @@ private_hook_setup() {
 	assert_success
 	assert_output ""
 	run find "$RUN/ocidec" -printf '%M %u %f\n'
-	assert_line --regexp '^drwx------ root ocidec$'
+	assert_line --regexp '^drwxr-xr-x root ocidec$'
 	assert_line --regexp '^-rw------- root keys-[0-9]+-[0-9]+$'
 	assert_equal "${#lines[@]}" 2
 	grep -qx 'k OCI_DEMO' "$RUN"/ocidec/keys-*
 	TRACE=$BATS_TEST_TMPDIR/trace
 	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=open,openat -o "$TRACE" "$BATS_TEST_TMPDIR/ocidec-run" hook -c "$CFG" --dry-run \
 		<<<"{\"bundle\": \"$B\", \"pid\": $$}"
-	grep -q '"/run/ocidec/keys-' "$TRACE"
+	grep -q '"/run/ocidec"' "$TRACE"
+	grep -q '"keys-[0-9]*-[0-9]*", O_RDONLY' "$TRACE"
 	run grep '\.ini"' "$TRACE"
 	assert_failure
 	# and a container that names the vendor still gets it
@@ -859,7 +860,7 @@ private_hook_setup() {
 	assert_output --partial "mount $DR/"
 }
 
-@test "the idle path's index is trusted only when root's and written by no one else; a link at /run/ocidec is not followed" {
+@test "the idle path's index is trusted only when it and its directory are root's and written by no one else, for a minute at most; a link at /run/ocidec is not followed" {
 	private_hook_setup
 	idle_hook PATH=/bin >/dev/null
 	ix=$(echo "$RUN"/ocidec/keys-*)
@@ -881,6 +882,20 @@ private_hook_setup() {
 	run idle_hook OCI_DEMO=all
 	assert_success
 	assert_output ""
+	# ... but for a minute at most: an edit no stamp shows is seen then
+	touch -d '2 minutes ago' "$ix"
+	run idle_hook OCI_DEMO=all
+	assert_output --partial "mount $DR/"
+	# and not in a directory others may write, or not root's
+	cp "$BATS_TEST_TMPDIR/hiding" "$ix"
+	chmod 0777 "$RUN/ocidec"
+	run idle_hook OCI_DEMO=all
+	assert_output --partial "mount $DR/"
+	cmp "$BATS_TEST_TMPDIR/hiding" "$ix"  # (nor written there)
+	chmod 0755 "$RUN/ocidec" && chown 65534 "$RUN/ocidec"
+	run idle_hook OCI_DEMO=all
+	assert_output --partial "mount $DR/"
+	chown 0 "$RUN/ocidec"
 	# a directory others may write, or a link, is neither read nor written
 	rm -r "$RUN/ocidec"
 	mkdir -m 0777 "$BATS_TEST_TMPDIR/elsewhere"
@@ -899,7 +914,7 @@ private_hook_setup() {
 
 @test "the idle path's index: one an hour old is swept when another is written" {
 	private_hook_setup
-	mkdir -m 0700 "$RUN/ocidec"
+	mkdir -m 0755 "$RUN/ocidec"
 	echo stale >"$RUN/ocidec/keys-1-2"
 	echo mine >"$RUN/ocidec/unrelated"
 	touch -d '2 hours ago' "$RUN/ocidec/keys-1-2" "$RUN/ocidec/unrelated"

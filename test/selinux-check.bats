@@ -184,3 +184,25 @@ check() {
 	assert_line "labels: 17 paths checked"
 	assert_line "labels: 8 paths not checked: no context named, and no kernel policy with ocidec_container_t to ask (selinuxfs's access node)"
 }
+
+@test "--policy-label answers as libselinux (matchpathcon) on this host's own policy, for a path of every kind (issue 34: the file_contexts matcher that replaced regcomp; a review found it crashed on Debian's policy)" {
+	[ -f /etc/selinux/default/contexts/files/file_contexts ] || skip "no SELinux policy here (selinux-policy-default)"
+	command -v matchpathcon >/dev/null || skip "no matchpathcon (selinux-utils)"
+	local n=0 p kind want
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	for p in /dev/null /dev/tty /dev/loop0 /usr/bin/env /bin/sh /etc/passwd /etc/shadow /etc /var/log /run /tmp \
+		/usr/lib/x86_64-linux-gnu/libc.so.6 /usr/sbin/sshd /var/lib/docker /etc/selinux/default/policy \
+		/usr/libexec "$BATS_TEST_TMPDIR/fifo" /lib64/ld-linux-x86-64.so.2; do
+		[ -e "$p" ] || [ -L "$p" ] || continue
+		case $(stat -c %F "$p") in
+		directory) kind=dir ;; "character special file") kind=chr_file ;; "block special file") kind=blk_file ;;
+		"symbolic link") kind=lnk_file ;; fifo) kind=fifo_file ;; socket) kind=sock_file ;; *) kind=file ;;
+		esac
+		want=$(matchpathcon -n -m "$kind" "$p")
+		run "$OCIDEC" selinux-check --policy-label "$p"
+		assert_success
+		assert_output "$want"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 8 ]
+}

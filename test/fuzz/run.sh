@@ -114,7 +114,7 @@ if [ ! -d "$seeds/hooksdir" ]; then
 fi
 if [ ! -d "$seeds/keycache" ]; then
 	mkdir -p "$seeds/keycache"
-	printf 'ocidec activation keys 1\nd 65024 11 4096 1764100000 5 1764100000 6\nf 65024 12 1206 1764000000 1 1764000000 2 amd.ini\nf 65024 13 7266 1764000000 3 1764000000 4 nvidia.ini\nk OCI_AMD\nk AMD_VISIBLE_DEVICES\nk NVIDIA_VISIBLE_DEVICES\nk /var/run/nvidia-container-devices\n' >"$seeds/keycache/index"
+	printf 'ocidec activation keys 2 %s\nd 65024 11 4096 1764100000 5 1764100000 6\nf 65024 12 1206 1764000000 1 1764000000 2 amd.ini\nf 65024 13 7266 1764000000 3 1764000000 4 nvidia.ini\nk OCI_AMD\nk AMD_VISIBLE_DEVICES\nk NVIDIA_VISIBLE_DEVICES\nk /var/run/nvidia-container-devices\nend\n' "$(cat "$top/VERSION")" >"$seeds/keycache/index"
 fi
 if [ ! -d "$seeds/ere" ]; then
 	mkdir -p "$seeds/ere"

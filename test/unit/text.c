@@ -56,6 +56,8 @@ static void test_glob_match(void)
 static void test_ere_search(void)
 {
 	/* file_contexts entries, anchored as libselinux anchors them */
+	/* (glibc's regcomp reads \d \w \s as the letters: musl's and PCRE's,
+	 * which libselinux uses, are the reference there) */
 	static const struct { const char *re, *s; int want; } t[] = {
 		{ "^/usr/lib(64)?/nvidia/.+\\.so(\\..*)?$", "/usr/lib64/nvidia/libcuda.so.1", 1 },
 		{ "^/usr/lib(64)?/nvidia/.+\\.so(\\..*)?$", "/usr/lib64/nvidia/libcuda.a", 0 },
@@ -72,6 +74,13 @@ static void test_ere_search(void)
 		{ "^[-\\+]$", "\\", 1 },                /* a '\' in brackets is itself */
 		{ "^[[:digit:]]+$", "123", 1 },
 		{ "^(a*)*b$", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaac", 0 },  /* no backtracking blow-up */
+		{ "^/etc/rc\\.d/init\\.d/((audio-entropyd)|(haveged)|(jitterentropy-rngd))$", "/etc/rc.d/init.d/haveged", 1 },
+		{ "^/dev/nvidia\\d+$", "/dev/nvidia1", 1 },        /* \\d \\w \\s as musl's regcomp and PCRE */
+		{ "^/dev/nvidia\\d+$", "/dev/nvidiadd", 0 },
+		{ "^\\w+\\s\\S$", "a_1 x", 1 },
+		{ "^\\W$", "a", 0 },
+		{ "a\\b", "a", -1 },                              /* an assertion: refused */
+		{ "\\<a", "a", -1 },
 		{ "(", "x", -1 },
 		{ "a)", "a", -1 },   /* (musl refused these, as PCRE does; glibc reads them) */
 		{ "*a", "a", -1 },
@@ -87,9 +96,28 @@ static void test_ere_search(void)
 			ref = regexec(&re, t[i].s, 0, NULL, 0) == 0;
 			regfree(&re);
 		}
-		CHECK(got == t[i].want && (t[i].want < 0 || ref < 0 || got == ref), "ere_search(\"%s\", \"%s\") = %d (want %d, regexec %d)",
+		CHECK(got == t[i].want && (t[i].want < 0 || ref < 0 || got == ref || strstr(t[i].re, "\\d")),
+		      "ere_search(\"%s\", \"%s\") = %d (want %d, regexec %d)",
 		      t[i].re, t[i].s, got, t[i].want, ref);
 	}
+}
+
+/* Expressions of every length up to 300 literals: the state array grows
+ * (64, 128, 256...) at every point of the compilation at one of them (a
+ * review found a store into the array a realloc had moved) */
+static void test_ere_growth(void)
+{
+	char re[400], s[400];
+	bool ok = true;
+
+	for (int n = 1; n <= 300 && ok; n++) {
+		memset(re, 'a', (size_t)n);
+		memcpy(re + n, "(b|c)$", 7);
+		memset(s, 'a', (size_t)n);
+		memcpy(s + n, "c", 2);
+		ok = ere_search(re, s) == 1 && ere_search(re, s + 1) == 0;
+	}
+	CHECK(ok, "ere_search: expressions of 1 to 300 literals and a group, as the state array grows");
 }
 
 static void test_utc_time(void)
@@ -163,16 +191,19 @@ static int count(char kind, const struct keycache_stamp *st, const char *s, void
 static void test_keycache_walk(void)
 {
 	static const struct { const char *text; int d, f, k; } t[] = {
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nf 1 3 3 4 5 6 7 a.ini\nf 1 4 3 4 5 6 7 b.ini\nk OCI_A\n", 1, 2, 1 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\n", 1, 0, 0 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nf 1 3 3 4 5 6 7 b.ini\nf 1 4 3 4 5 6 7 a.ini\n", -1, 0, 0 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nf 1 3 3 4 5 6 7 ../x.ini\n", -1, 0, 0 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nk OCI_A", -1, 0, 0 },     /* cut */
-		{ "ocidec activation keys 1\nk OCI_A\n", -1, 0, 0 },                     /* no directory */
-		{ "ocidec activation keys 2\nd 1 2 3 4 5 6 7\n", -1, 0, 0 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 -7\n", -1, 0, 0 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nk OCI_A\nf 1 3 3 4 5 6 7 a.ini\n", -1, 0, 0 },
-		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nk \n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nf 1 3 3 4 5 6 7 a.ini\nf 1 4 3 4 5 6 7 b.ini\nk OCI_A\nend\n", 1, 2, 1 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nend\n", 1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk OCI_A\n", -1, 0, 0 },                 /* no end: cut at a line */
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nend\nk OCI_B\n", -1, 0, 0 },          /* after the end */
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nf 1 3 3 4 5 6 7 b.ini\nf 1 4 3 4 5 6 7 a.ini\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nf 1 3 3 4 5 6 7 ../x.ini\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk OCI_A", -1, 0, 0 },     /* cut */
+		{ KEYCACHE_MAGIC "k OCI_A\nend\n", -1, 0, 0 },              /* no directory */
+		{ "ocidec activation keys 1\nd 1 2 3 4 5 6 7\nend\n", -1, 0, 0 },  /* another format */
+		{ "ocidec activation keys 2 0.0.0-other\nd 1 2 3 4 5 6 7\nend\n", -1, 0, 0 },  /* another version's */
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 -7\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk OCI_A\nf 1 3 3 4 5 6 7 a.ini\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk \nend\n", -1, 0, 0 },
 	};
 
 	for (size_t i = 0; i < N_CASES(t); i++) {
@@ -192,6 +223,7 @@ int main(void)
 {
 	test_glob_match();
 	test_ere_search();
+	test_ere_growth();
 	test_utc_time();
 	test_paths();
 	test_keycache_walk();
