@@ -9,6 +9,8 @@
  */
 #include "common/ere.h"
 
+#include "common/util.h"
+
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -134,23 +136,17 @@ static struct frag set_state(struct nfa *a, uint8_t *set);
 /* "[:NAME:]" at P (past "[:"): the class's bytes into SET; the end */
 static const char *bracket_class(const char *p, uint8_t *set, bool *bad)
 {
-	static const struct { const char *name; int (*is)(int); } classes[] = {
-		{ "alnum", isalnum }, { "alpha", isalpha }, { "blank", isblank }, { "cntrl", iscntrl },
-		{ "digit", isdigit }, { "graph", isgraph }, { "lower", islower }, { "print", isprint },
-		{ "punct", ispunct }, { "space", isspace }, { "upper", isupper }, { "xdigit", isxdigit },
-	};
 	const char *end = strstr(p, ":]");
+	int (*is)(int) = end ? char_class(p, (size_t)(end - p)) : NULL;
 
-	for (size_t i = 0; end && i < sizeof(classes) / sizeof(*classes); i++) {
-		if (strlen(classes[i].name) != (size_t)(end - p) || strncmp(p, classes[i].name, (size_t)(end - p)) != 0)
-			continue;
-		for (int c = 1; c < 128; c++)  /* (the C locale) */
-			if (classes[i].is(c))
-				set[c / 8] |= (uint8_t)(1 << (c % 8));
-		return end + 2;
+	if (!is) {
+		*bad = true;
+		return p;
 	}
-	*bad = true;
-	return p;
+	for (int c = 1; c < 128; c++)  /* (the C locale) */
+		if (is(c))
+			set[c / 8] |= (uint8_t)(1 << (c % 8));
+	return end + 2;
 }
 
 /* A bracket expression at a->p (past '['), as an O_SET state */

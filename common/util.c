@@ -548,16 +548,25 @@ void deadline_arm_sec(unsigned sec)
 }
 
 
-/* One bracket expression of a shell pattern at P (past '['), against C:
- * the end of the expression (past ']') with *HIT, or NULL when it does not
- * close (then '[' is itself) */
-static const char *glob_bracket(const char *p, unsigned char c, bool *hit)
+int (*char_class(const char *name, size_t n))(int)
 {
 	static const struct { const char *name; int (*is)(int); } classes[] = {
 		{ "alnum", isalnum }, { "alpha", isalpha }, { "blank", isblank }, { "cntrl", iscntrl },
 		{ "digit", isdigit }, { "graph", isgraph }, { "lower", islower }, { "print", isprint },
 		{ "punct", ispunct }, { "space", isspace }, { "upper", isupper }, { "xdigit", isxdigit },
 	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(classes); i++)
+		if (strlen(classes[i].name) == n && strncmp(name, classes[i].name, n) == 0)
+			return classes[i].is;
+	return NULL;
+}
+
+/* One bracket expression of a shell pattern at P (past '['), against C:
+ * the end of the expression (past ']') with *HIT, or NULL when it does not
+ * close (then '[' is itself) */
+static const char *glob_bracket(const char *p, unsigned char c, bool *hit)
+{
 	bool neg = *p == '!' || *p == '^', first = true;
 
 	*hit = false;
@@ -576,9 +585,10 @@ static const char *glob_bracket(const char *p, unsigned char c, bool *hit)
 
 			if (!end)
 				return NULL;
-			for (size_t i = 0; p[1] == ':' && i < ARRAY_SIZE(classes); i++)
-				if (strlen(classes[i].name) == n && strncmp(p + 2, classes[i].name, n) == 0)
-					*hit |= c < 128 && classes[i].is(c);
+			int (*is)(int) = p[1] == ':' ? char_class(p + 2, n) : NULL;
+
+			if (is)
+				*hit |= c < 128 && is(c);
 			if (p[1] != ':' && n == 1)
 				*hit |= (unsigned char)p[2] == c;
 			p = end + 2;

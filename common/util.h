@@ -126,6 +126,9 @@ bool has_dot_component(const char *s);
  * expressions ('!' or '^' negates; ranges; "[:digit:]" and the other
  * classes), '\' escaping; a leading '.' matched only by a '.'. */
 bool glob_match(const char *pat, const char *name);
+/* The ctype test of the POSIX class NAME (N bytes: "digit", "alpha", ...;
+ * the C locale), or NULL: what glob_match and ere.c read in "[:NAME:]" */
+int (*char_class(const char *name, size_t n))(int);
 /* T (seconds since the epoch) as UTC into *TM, as gmtime_r does (which
  * pulls musl's time zone code into the static binary) */
 struct tm;
