@@ -192,7 +192,7 @@ static void cache_write(const char *name, const char *text, size_t len)
 
 	if (dirfd < 0)
 		return;
-	s = (struct sweep){ .dirfd = dirfd, .before = time(NULL) - KEYCACHE_SWEEP };
+	s = (struct sweep){ .dirfd = dirfd, .before = wall_clock() - KEYCACHE_SWEEP };
 	dir_each(dirfd, sweep_one, &s);
 	snprintf(tmp, sizeof(tmp), ".tmp-%s-%ld", name, (long)getpid());
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -219,7 +219,7 @@ static ssize_t cache_read(const char *name, char *buf, size_t size)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || (size_t)st.st_size > size ||
-	    st.st_mtim.tv_sec < time(NULL) - KEYCACHE_TTL) {
+	    st.st_mtim.tv_sec < wall_clock() - KEYCACHE_TTL) {
 		close(fd);
 		return -1;
 	}
@@ -322,7 +322,7 @@ static int scan(int dirfd, const struct keycache_stamp *dir, const char *name, s
 	_cleanup_free_ struct stat *stats = NULL;
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0, cap = 0;
-	time_t now = time(NULL);
+	time_t now = (time_t)wall_clock();
 	bool write = settled(dir, now);
 	int r = config_activation_keys_at(dirfd, &names, &stats, keys);
 
@@ -357,7 +357,8 @@ int keycache_keys(const char *dir, struct keyset *keys)
 	_cleanup_close_ int dirfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct keycache_stamp ds;
 	struct stat st;
-	char name[64], buf[KEYCACHE_MAX], *p;
+	char name[64], *p;
+	_cleanup_free_ char *buf = NULL;
 	ssize_t n;
 
 	memset(keys, 0, sizeof(*keys));
@@ -369,7 +370,8 @@ int keycache_keys(const char *dir, struct keyset *keys)
 	p = put_u((char *)memcpy(name, "keys-", 5) + 5, ds.dev);  /* "keys-DEV-INO" */
 	*p++ = '-';
 	*put_u(p, ds.ino) = '\0';
-	if ((n = cache_read(name, buf, sizeof(buf))) > 0 && cache_use(buf, (size_t)n, dirfd, &ds, keys))
+	buf = xmalloc(KEYCACHE_MAX);  /* (not on the stack: one page fewer to fault in) */
+	if ((n = cache_read(name, buf, KEYCACHE_MAX)) > 0 && cache_use(buf, (size_t)n, dirfd, &ds, keys))
 		return 0;
 	return scan(dirfd, &ds, name, keys);
 }

@@ -298,7 +298,9 @@ int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *er
 	_cleanup_close_ int fd = -1;
 
 	*buf = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* (openat: musl's open follows O_CLOEXEC with an fcntl for kernels
+	 * older than 2.6.23, one system call more on the idle path) */
+	fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return oerr_set(err, errno, "%s", path);  /* the hook looks at err->errnum */
 	if (read_fd_all(fd, OCI_CONFIG_MAX, buf, len, err) < 0)

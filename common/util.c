@@ -674,6 +674,13 @@ retry:
 	}
 }
 
+long long wall_clock(void)
+{
+	struct timespec ts;
+
+	return syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) == 0 ? (long long)ts.tv_sec : 0;
+}
+
 void utc_time(long long t, struct tm *tm)
 {
 	/* days since 1970-01-01 to the civil date (H. Hinnant's algorithm) */

@@ -133,6 +133,10 @@ int (*char_class(const char *name, size_t n))(int);
  * pulls musl's time zone code into the static binary) */
 struct tm;
 void utc_time(long long t, struct tm *tm);
+/* The wall clock in seconds, by one system call: the vDSO's clock costs a
+ * short run (the idle hook) more than it saves, two pages faulted in and
+ * its symbols read, for the one reading such a run makes */
+long long wall_clock(void);
 
 /* Is the file of *ST root's and writable by no one else (what may be run,
  * or trusted, as root)? */

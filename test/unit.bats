@@ -34,6 +34,10 @@ unit() {
 	unit devices
 }
 
+@test "unit: arena (the static build's first allocations: bump, never reused, zero for calloc, the large to the C library, an overrun header stops the run) (issue 34)" {
+	unit arena
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)
