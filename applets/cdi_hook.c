@@ -14,11 +14,7 @@
 #include "common/inject.h"
 #include "common/log.h"
 #include "common/oci.h"
-#include "common/procview.h"
-#include "common/rootpath.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,43 +57,6 @@ const char cdi_hook_usage[] =
 	"                        tests: the code paths of older kernels\n"
 	"\n"
 	"The hook reads no environment variable: a runtime may hand it the container's.\n";
-
-/* --symlink PATH::TEXT into C's links; -1 when it is no such thing */
-static int add_link(struct cache_edits *c, const char *arg)
-{
-	const char *sep = strstr(arg, "::");
-
-	if (arg[0] != '/' || !sep || sep == arg + 1 || !sep[2])
-		return -1;
-	strv_push_owned(&c->links, xstrndup(arg, (size_t)(sep - arg)));
-	strv_push(&c->links, sep + 2);
-	return 0;
-}
-
-/* --proc-view, --proc-set, --proc-entry (O: 'V', 'E', 'G') into C's proc
- * views; NULL, or what is wrong with ARG */
-static const char *add_proc(struct cache_edits *c, int o, const char *arg)
-{
-	if (o == 'V' && !proc_view_valid(arg))
-		return "not a directory under /proc";
-	if (o != 'V' && !c->proc.n)
-		return "without --proc-view before it";
-	if (o == 'G' && (arg[0] == '/' || strstr(arg, "..")))
-		return "not a relative path";
-	if (o == 'E' && !proc_set_valid(arg))
-		return "not FILE NAME: VALUE";
-	strv_push_owned(&c->proc, xconcat(o == 'V' ? "v" : o == 'E' ? "s" : "e", arg));
-	return NULL;
-}
-
-static void cache_edits_free(struct cache_edits *c)
-{
-	strv_free(&c->folders);
-	strv_free(&c->chmod);
-	strv_free(&c->libraries);
-	strv_free(&c->links);
-	strv_free(&c->proc);
-}
 
 /* The container's rootfs from the state ST and config.json (BUF), then
  * the cache edits C. */
@@ -237,21 +196,11 @@ APPLET_MAIN(cdi_hook)
 {
 	static const struct option opts[] = {
 		HOOK_LONG_OPTS,
+		CACHEHOOK_LONG_OPTS,
 		{ "cdi", no_argument, NULL, 'C' },
-		{ "library", required_argument, NULL, 'B' },
-		{ "symlink", required_argument, NULL, 'Y' },
-		{ "proc-view", required_argument, NULL, 'V' },
-		{ "proc-set", required_argument, NULL, 'E' },
-		{ "proc-entry", required_argument, NULL, 'G' },
-		{ "cuda-compat", required_argument, NULL, 'U' },
-		{ "folder", required_argument, NULL, 'F' },
-		{ "chmod", required_argument, NULL, 'M' },
-		{ "chmod-mode", required_argument, NULL, 'O' },
-		{ "host-driver-version", required_argument, NULL, 'H' },
 		{ 0 },
 	};
-	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = { .chmod_mode = -1 };
-	const char *bad;
+	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = CACHE_EDITS_INIT;
 	struct oci_state st;
 	struct oerr err;
 	char *buf;
@@ -263,53 +212,15 @@ APPLET_MAIN(cdi_hook)
 	log_syslog(SYSLOG_DEFAULT);
 	deadline_arm_sec(TIMEOUT_DEFAULT);
 	while ((o = getopt_long(argc, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
-		switch (o) {
-		case 'C': break;  /* `ocidec-hook --cdi`, the specs' spelling */
-		case 'B':  /* --library, --folder, --chmod: absolute paths */
-		case 'F':
-		case 'M':
-			if (optarg[0] != '/')
-				return applet_usage_error("--%s %s: not an absolute path",
-							  o == 'B' ? "library" : o == 'F' ? "folder" : "chmod", optarg);
-			strv_push(o == 'B' ? &ce.libraries : o == 'F' ? &ce.folders : &ce.chmod, optarg);
-			break;
-		case 'V':
-		case 'E':
-		case 'G':
-			if ((bad = add_proc(&ce, o, optarg)))
-				return applet_usage_error("--proc-%s %s: %s", o == 'V' ? "view" : o == 'E' ? "set" : "entry",
-							  optarg, bad);
-			break;
-		case 'O': {
-			char *end;
-			unsigned long m = strtoul(optarg, &end, 8);
-
-			if (*end || !*optarg || m > 0777)
-				return applet_usage_error("--chmod-mode %s: not an octal mode up to 0777", optarg);
-			ce.chmod_mode = (int)m;
-			break;
-		}
-		case 'U':
-			if (optarg[0] != '/' || strstr(optarg, ".."))
-				return applet_usage_error("--cuda-compat %s: not an absolute path", optarg);
-			ce.compat_dir = optarg;
-			break;
-		case 'H':
-			if (!isdigit((unsigned char)optarg[0]))
-				return applet_usage_error("--host-driver-version %s: not a version", optarg);
-			ce.compat_host = optarg;
-			break;
-		case 'Y':
-			if (add_link(&ce, optarg) < 0)
-				return applet_usage_error("--symlink %s: not PATH::TEXT with an absolute PATH", optarg);
-			break;
-		default:
-			if ((r = hook_option(o, &dry_run, argc, argv)) != EXIT_OK)
-				return r;
-		}
+		if (o == 'C')  /* `ocidec-hook --cdi`, the specs' spelling */
+			continue;
+		if ((r = cachehook_option(&ce, o, optarg, &err)) < 0)
+			return applet_usage_error("%s", err.msg);
+		if (r > 0 && (r = hook_option(o, &dry_run, argc, argv)) != EXIT_OK)
+			return r;
 	}
-	if (ce.chmod.n && ce.chmod_mode < 0)
-		return applet_usage_error("--chmod needs --chmod-mode");
+	if (cachehook_check(&ce, &err) < 0)
+		return applet_usage_error("%s", err.msg);
 	if ((r = hook_stage(argc, argv)) <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	if (dry_run) {

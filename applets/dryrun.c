@@ -66,22 +66,11 @@ void dry_run_print_cache(const struct cache_edits *c)
 
 	for (size_t i = 0; i + 1 < c->links.n; i += 2)
 		edits_line(&lines, "symlink", c->links.v[i], c->links.v[i + 1]);
-	for (size_t i = 0; i < c->libraries.n; i++)
-		edits_libdir_add(&dirs, c->libraries.v[i]);
+	inject_cache_dirs(c, &dirs);
 	for (size_t i = 0; i < dirs.n; i++)
 		edits_line(&lines, "ldcache", dirs.v[i], NULL);
 	strv_free(&dirs);
-	/* the proc views: each "v" with the "e"s after it */
-	for (size_t i = 0; i < c->proc.n; i++) {
-		struct strv entries = { 0 };
-
-		if (c->proc.v[i][0] != 'v')
-			continue;
-		for (size_t k = i + 1; k < c->proc.n && c->proc.v[k][0] != 'v'; k++)
-			if (c->proc.v[k][0] == 'e')
-				strv_push(&entries, c->proc.v[k] + 1);
-		edits_line_procview(&lines, c->proc.v[i] + 1, &entries);
-		strv_free(&entries);
-	}
+	for (size_t i = 0; i < c->nviews; i++)
+		edits_line_procview(&lines, c->views[i].dir, &c->views[i].entries);
 	print_lines(&lines);
 }

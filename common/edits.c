@@ -1,6 +1,7 @@
 /* edits.c: see edits.h. */
 #include "common/edits.h"
 
+#include "common/cachehook.h"
 #include "common/elf.h"
 #include "common/log.h"
 #include "common/rootpath.h"
@@ -260,11 +261,36 @@ static bool is_device(const struct edit_mount *m)
 	return S_ISCHR(m->it->st.st_mode) || S_ISBLK(m->it->st.st_mode);
 }
 
+/* What E leaves to the cache hook, typed (cachehook.h) */
+static void edits_cache(const struct edits *e, struct cache_edits *c)
+{
+	for (size_t i = 0; i < e->nmounts; i++)
+		if (e->mounts[i].it->kind == KIND_LIBRARIES)
+			strv_push(&c->libraries, e->mounts[i].destination);
+	for (size_t i = 0; i < e->nlinks; i++) {
+		strv_push(&c->links, e->links[i].path);
+		strv_push(&c->links, e->links[i].text);
+	}
+	if (e->compat_dir && e->compat_host && e->libdirs.n) {
+		c->compat_dir = xstrdup(e->compat_dir);
+		c->compat_host = xstrdup(e->compat_host);
+	}
+	for (size_t i = 0; i < e->nviews; i++) {
+		struct cache_view *v = cachehook_view_add(c, e->views[i].vendor->proc_view,
+							  e->views[i].vendor->proc_view_set);
+
+		for (size_t k = 0; k < e->views[i].entries.n; k++)
+			strv_push(&v->entries, e->views[i].entries.v[k]);
+	}
+}
+
 /* The cache hook's object for E: {"path": HOOK_PATH, "args": ["ocidec-hook",
- * "--cdi", "--library", PATH..., "--symlink", "PATH::TEXT"...]}, or NULL
- * when E has no library and no link. */
+ * "--cdi", then cachehook_args()]}, or NULL when E has no library, link or
+ * proc view. */
 static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 {
+	__attribute__((cleanup(cache_edits_free))) struct cache_edits c = CACHE_EDITS_INIT;
+	struct strv argv = { 0 };
 	cJSON *hook, *args;
 
 	if (!e->nlinks && !e->libdirs.n && !e->nviews)
@@ -276,37 +302,11 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 	args = add(hook, "args", cJSON_CreateArray());
 	add_str(args, NULL, "ocidec-hook");
 	add_str(args, NULL, "--cdi");
-	for (size_t i = 0; i < e->nmounts; i++) {
-		if (e->mounts[i].it->kind != KIND_LIBRARIES)
-			continue;
-		add_str(args, NULL, "--library");
-		add_str(args, NULL, e->mounts[i].destination);
-	}
-	for (size_t i = 0; i < e->nlinks; i++) {
-		_cleanup_free_ char *l = xasprintf("%s::%s", e->links[i].path, e->links[i].text);
-		add_str(args, NULL, "--symlink");
-		add_str(args, NULL, l);
-	}
-	if (e->compat_dir && e->libdirs.n) {
-		add_str(args, NULL, "--cuda-compat");
-		add_str(args, NULL, e->compat_dir);
-		add_str(args, NULL, "--host-driver-version");
-		add_str(args, NULL, e->compat_host);
-	}
-	for (size_t i = 0; i < e->nviews; i++) {
-		const struct vendor *v = e->views[i].vendor;
-
-		add_str(args, NULL, "--proc-view");
-		add_str(args, NULL, v->proc_view);
-		if (v->proc_view_set) {
-			add_str(args, NULL, "--proc-set");
-			add_str(args, NULL, v->proc_view_set);
-		}
-		for (size_t k = 0; k < e->views[i].entries.n; k++) {
-			add_str(args, NULL, "--proc-entry");
-			add_str(args, NULL, e->views[i].entries.v[k]);
-		}
-	}
+	edits_cache(e, &c);
+	cachehook_args(&c, &argv);
+	for (size_t i = 0; i < argv.n; i++)
+		add_str(args, NULL, argv.v[i]);
+	strv_free(&argv);
 	return hook;
 }
 

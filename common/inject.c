@@ -733,16 +733,21 @@ static int chmod_dir(int rootfd, const char *path, int mode, struct oerr *err)
 	return 0;
 }
 
+void inject_cache_dirs(const struct cache_edits *c, struct strv *dirs)
+{
+	for (size_t i = 0; i < c->libraries.n; i++)
+		edits_libdir_add(dirs, c->libraries.v[i]);
+	for (size_t i = 0; i < c->folders.n; i++)
+		if (!strv_contains(dirs, c->folders.v[i]))
+			strv_push(dirs, c->folders.v[i]);
+}
+
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err)
 {
 	struct strv dirs = { 0 };
 	int rootfd = -1, r = -1;
 
-	for (size_t i = 0; i < c->libraries.n; i++)
-		edits_libdir_add(&dirs, c->libraries.v[i]);
-	for (size_t i = 0; i < c->folders.n; i++)
-		if (!strv_contains(&dirs, c->folders.v[i]))
-			strv_push(&dirs, c->folders.v[i]);
+	inject_cache_dirs(c, &dirs);
 	if ((rootfd = open_rootfs(o, err)) < 0 || confine_rootfs(rootfd, o->rootfs, err) < 0)
 		goto out;
 	for (size_t i = 0; i < c->chmod.n; i++)
@@ -755,26 +760,9 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 	for (size_t i = 0; i + 1 < c->links.n; i += 2)
 		if (make_link(rootfd, c->links.v[i], c->links.v[i + 1], err) < 0)
 			goto out;
-	/* the proc views: each "v" with the "s" and "e" after it */
-	for (size_t i = 0; i < c->proc.n; i++) {
-		struct strv entries = { 0 };
-		const char *set = NULL;
-		size_t k = i + 1;
-
-		if (c->proc.v[i][0] != 'v')
-			continue;
-		for (; k < c->proc.n && c->proc.v[k][0] != 'v'; k++) {
-			if (c->proc.v[k][0] == 's')
-				set = c->proc.v[k] + 1;
-			else
-				strv_push(&entries, c->proc.v[k] + 1);
-		}
-		int pr = proc_view_apply(rootfd, c->proc.v[i] + 1, set, &entries, err);
-
-		strv_free(&entries);
-		if (pr < 0)
+	for (size_t i = 0; i < c->nviews; i++)
+		if (proc_view_apply(rootfd, c->views[i].dir, c->views[i].set, &c->views[i].entries, err) < 0)
 			goto out;
-	}
 	if (update_cache(rootfd, &dirs, c->compat_dir, c->compat_host, err) < 0)
 		goto out;
 	r = 0;

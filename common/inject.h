@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "common/cachehook.h"
 #include "common/edits.h"
 
 struct inject_opts {
@@ -45,17 +46,9 @@ int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
  * and adds the mounted libraries' directories to the container's cache
  * (with the drop-ins), under every rule of inject(): rootfs confined, the
  * only other mounts read being those found at LIBRARIES. */
-struct cache_edits {
-	struct strv libraries;  /* container paths the spec mounts libraries at */
-	struct strv links;      /* PATH, TEXT, PATH, TEXT, ...: symlinks to make */
-	struct strv proc;       /* proc views (the shim's): "vDIR", then its "sFILE
-				 * NAME: VALUE" and "eENTRY"s, ... (procview.h) */
-	const char *compat_dir; /* CUDA's compat libraries in the image, used when */
-	const char *compat_host; /* newer than this host driver (inject.c) */
-	struct strv folders;    /* more directories for the cache */
-	struct strv chmod;      /* directories in the container given chmod_mode */
-	int chmod_mode;
-};
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err);
+/* The directories inject_cache adds to the container's cache: the
+ * libraries' and the folders, each once (pushed to DIRS) */
+void inject_cache_dirs(const struct cache_edits *c, struct strv *dirs);
 
 #endif

@@ -328,6 +328,13 @@ cdi_bundle() {
 		--symlink /opt/demo/lib/libdemo.so.1::libdemo.so.1.0 <<<"{\"bundle\": \"$B\"}"
 	assert_success
 	assert_output $'symlink /opt/demo/lib/libdemo.so.1 libdemo.so.1.0\nldcache /opt/demo/lib\nldcache /usr/lib/x'
+
+	# the hooks' own options beside the cache hook's (--mount-api was once
+	# taken for --chmod), and --folder in what it prints (issue 34)
+	run hook --cdi --dry-run --mount-api legacy --resolver fallback --folder /usr/lib/extra \
+		--library /opt/demo/lib/libdemo.so.1.0 <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	assert_output $'ldcache /opt/demo/lib\nldcache /usr/lib/extra'
 }
 
 @test "nvidia-cdi-hook: NVIDIA's global flags (--debug) before a subcommand are skipped, never spun on; --chmod needs --chmod-mode (review of issue 25)" {

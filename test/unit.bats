@@ -38,6 +38,10 @@ unit() {
 	unit arena
 }
 
+@test "unit: cachehook (the cache hook's command line: written, read back the same; each wrong argument refused; no option code shared with the hooks') (issue 34)" {
+	unit cachehook
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)
