@@ -15,41 +15,81 @@
 #define ENTRY_OLD_SIZE 12u
 #define EXT_MAGIC 0xeaa42174u  /* (uint32_t) -358342284 */
 
-/* The library flags the loader of this build's architecture accepts. */
+/* The architectures (ldcache.h's struct ldarch): the one table of them */
+static const char *const x86_interps[] = {
+	"/lib/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2", "/libx32/ld-linux-x32.so.2",
+	"/lib64/ld-linux-x86-64.so.2", NULL,
+};
+static const char *const arm_interps[] = {
+	"/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64_be.so.1",
+	"/lib/ld-linux-aarch64_ilp32.so.1", "/lib/ld-linux-aarch64_be_ilp32.so.1",
+	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3", NULL,
+};
+
+static const struct ldarch arches[] = {
+	{ "x86_64", "x86_64-linux-gnu", "x86_64", { "/lib64", "/usr/lib64" }, { "64", "x32" },
+	  CL_X86, ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIB64, x86_interps, "i386" },
+	{ "x32", "x86_64-linux-gnux32", "x32", { "/libx32", "/usr/libx32" }, { "64", "x32" },
+	  CL_X86, ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIBX32, x86_interps, NULL },
+	{ "i386", "i386-linux-gnu", "i386", { "/lib", "/usr/lib" }, { 0 }, CL_X86, ELF_FLAG_LIBC6, x86_interps, NULL },
+	{ "aarch64", "aarch64-linux-gnu", "aarch64", { "/lib64", "/usr/lib64" }, { "64", "ilp32" },
+	  CL_AARCH64, ELF_FLAG_LIBC6 | LDC_FLAG_AARCH64_LIB64, arm_interps, "armhf" },
+	{ "armhf", "arm-linux-gnueabihf", "armhf", { "/lib", "/usr/lib" }, { 0 }, CL_ARM,
+	  ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF, arm_interps, NULL },
+	{ "ppc64le", "powerpc64le-linux-gnu", "powerpc64le", { "/lib64", "/usr/lib64" }, { 0 },
+	  CL_LIB64, ELF_FLAG_LIBC6 | LDC_FLAG_POWERPC_LIB64, NULL, NULL },
+	{ "s390x", "s390x-linux-gnu", "s390x", { "/lib64", "/usr/lib64" }, { 0 }, CL_LIB64,
+	  ELF_FLAG_LIBC6 | LDC_FLAG_S390_LIB64, NULL, NULL },
+	{ "riscv64", "riscv64-linux-gnu", "riscv64", { "/lib64/lp64d", "/usr/lib64/lp64d" }, { 0 },
+	  CL_LIB64, ELF_FLAG_LIBC6 | LDC_FLAG_RISCV_DOUBLE, NULL, NULL },
+};
+
+/* This build's architecture: its name in the table */
 #if defined(__x86_64__) && defined(__ILP32__)
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIBX32)
+#define BUILD_ARCH "x32"
 #elif defined(__x86_64__)
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIB64)
+#define BUILD_ARCH "x86_64"
 #elif defined(__aarch64__)
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_AARCH64_LIB64)
+#define BUILD_ARCH "aarch64"
 #elif defined(__arm__) && defined(__ARM_PCS_VFP)
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF)
+#define BUILD_ARCH "armhf"
 #elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_POWERPC_LIB64)
+#define BUILD_ARCH "ppc64le"
 #elif defined(__s390x__)
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_S390_LIB64)
+#define BUILD_ARCH "s390x"
 #elif defined(__riscv) && __riscv_xlen == 64 && defined(__riscv_float_abi_double)
-#define HOST_FLAGS (ELF_FLAG_LIBC6 | LDC_FLAG_RISCV_DOUBLE)
+#define BUILD_ARCH "riscv64"
 #elif defined(__i386__)
-#define HOST_FLAGS ELF_FLAG_LIBC6
+#define BUILD_ARCH "i386"
 #else
-#error "ocidec ldcache: add this architecture (here and to ldconfig.c's arches[])"
+#error "ocidec ldcache: add this architecture to arches[]"
 #endif
+
+const struct ldarch *ldarch_find(const char *name)
+{
+	static const struct ldarch *build;
+
+	if (!name || !*name) {
+		if (!build)
+			build = ldarch_find(BUILD_ARCH);
+		return build;
+	}
+	for (size_t i = 0; i < sizeof(arches) / sizeof(*arches); i++)
+		if (strcmp(arches[i].name, name) == 0)
+			return &arches[i];
+	return NULL;
+}
 
 int32_t ldcache_host_flags(void)
 {
-	return HOST_FLAGS;
+	return ldarch_find(NULL)->flags;
 }
 
 int32_t ldcache_host32_flags(void)
 {
-#if defined(__x86_64__) && !defined(__ILP32__)
-	return ELF_FLAG_LIBC6;
-#elif defined(__aarch64__)
-	return ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF;
-#else
-	return -1;
-#endif
+	const struct ldarch *a = ldarch_find(NULL), *c = a->compat32 ? ldarch_find(a->compat32) : NULL;
+
+	return c ? c->flags : -1;
 }
 
 static uint32_t rd32(const char *p)

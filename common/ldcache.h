@@ -63,12 +63,33 @@ int ldcache_parse(struct ldcache *c, char *buf, size_t size, struct oerr *err);
 int ldcache_load_fd(struct ldcache *c, int fd, struct oerr *err);
 void ldcache_free(struct ldcache *c);
 
+/* An architecture as glibc's ldconfig sees it (glibc 2.36's
+ * sysdeps/unix/sysv/linux/ARCH/{readelflib.c,dl-cache.h,ldconfig.h}): the
+ * Debian multiarch triplet, the directories an upstream build (Fedora,
+ * RHEL, SUSE) trusts and the siblings its add_system_dir adds to a
+ * ".../lib", musl's loader name, how a library's flags are found, the flags
+ * of its own libraries, the interpreters that mark libc6 objects, and the
+ * 32-bit architecture whose libraries its hosts also run. One table of them
+ * (ldcache.c), this build's among them. */
+enum ldarch_classify { CL_X86, CL_AARCH64, CL_ARM, CL_LIB64 };
+struct ldarch {
+	const char *name, *triplet, *musl;
+	const char *upstream[2];
+	const char *siblings[3];
+	enum ldarch_classify classify;
+	int flags;
+	const char *const *interps;
+	const char *compat32;  /* an arch's name (i386 on x86_64), or NULL */
+};
+/* The architecture NAME ("x86_64", "aarch64", ...), this build's for NULL
+ * or "", or NULL when there is none of that name */
+const struct ldarch *ldarch_find(const char *name);
 /* The flags of libraries the dynamic loader of the architecture ocidec
  * was built for uses (0x0303 on x86-64): this build's architecture. */
+int32_t ldcache_host_flags(void);
 /* The flags of the 32-bit libraries this build's host also runs (i386 on
  * x86-64, armhf on aarch64), or -1 when it has none. */
 int32_t ldcache_host32_flags(void);
-int32_t ldcache_host_flags(void);
 
 /* "libc6,x86-64" and the like, as ldconfig -p prints them (without parens). */
 void ldcache_describe(const struct ldcache_entry *e, char *out, size_t outsz);

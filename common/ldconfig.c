@@ -28,65 +28,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* What ldconfig does differently per architecture (glibc 2.36's
- * sysdeps/unix/sysv/linux/ARCH/{readelflib.c,dl-cache.h,ldconfig.h}): the
- * Debian multiarch triplet, the directories an upstream build (Fedora, RHEL,
- * SUSE) trusts and the siblings its add_system_dir adds to a ".../lib",
- * musl's loader name, the interpreters that mark libc6 objects, and how a
- * library's flags are found. The build's own architecture is the default;
- * OCIDEC_LDCACHE_ARCH picks another (for tests: trees of another
- * architecture's libraries can be made here by patching headers). */
-enum classify { CL_X86, CL_AARCH64, CL_ARM, CL_LIB64 };
-
-struct ldarch {
-	const char *name, *triplet, *musl;
-	const char *upstream[2];
-	const char *siblings[3];
-	enum classify classify;
-	int flags;                 /* its own libraries' (ldcache_host_flags() for this build's) */
-	const char *const *interps;
-};
-
-static const char *const x86_interps[] = {
-	"/lib/ld-linux-x86-64.so.2", "/lib/ld-linux.so.2", "/libx32/ld-linux-x32.so.2",
-	"/lib64/ld-linux-x86-64.so.2", NULL,
-};
-static const char *const arm_interps[] = {
-	"/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-aarch64_be.so.1",
-	"/lib/ld-linux-aarch64_ilp32.so.1", "/lib/ld-linux-aarch64_be_ilp32.so.1",
-	"/lib/ld-linux.so.3", "/lib/ld-linux-armhf.so.3", NULL,
-};
-
-static const struct ldarch arches[] = {
-	{ "x86_64", "x86_64-linux-gnu", "x86_64", { "/lib64", "/usr/lib64" }, { "64", "x32" },
-	  CL_X86, ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIB64, x86_interps },
-	{ "x32", "x86_64-linux-gnux32", "x32", { "/libx32", "/usr/libx32" }, { "64", "x32" },
-	  CL_X86, ELF_FLAG_LIBC6 | LDC_FLAG_X8664_LIBX32, x86_interps },
-	{ "i386", "i386-linux-gnu", "i386", { "/lib", "/usr/lib" }, { 0 }, CL_X86, ELF_FLAG_LIBC6, x86_interps },
-	{ "aarch64", "aarch64-linux-gnu", "aarch64", { "/lib64", "/usr/lib64" }, { "64", "ilp32" },
-	  CL_AARCH64, ELF_FLAG_LIBC6 | LDC_FLAG_AARCH64_LIB64, arm_interps },
-	{ "armhf", "arm-linux-gnueabihf", "armhf", { "/lib", "/usr/lib" }, { 0 }, CL_ARM,
-	  ELF_FLAG_LIBC6 | LDC_FLAG_ARM_LIBHF, arm_interps },
-	{ "ppc64le", "powerpc64le-linux-gnu", "powerpc64le", { "/lib64", "/usr/lib64" }, { 0 },
-	  CL_LIB64, ELF_FLAG_LIBC6 | LDC_FLAG_POWERPC_LIB64, NULL },
-	{ "s390x", "s390x-linux-gnu", "s390x", { "/lib64", "/usr/lib64" }, { 0 }, CL_LIB64,
-	  ELF_FLAG_LIBC6 | LDC_FLAG_S390_LIB64, NULL },
-	{ "riscv64", "riscv64-linux-gnu", "riscv64", { "/lib64/lp64d", "/usr/lib64/lp64d" }, { 0 },
-	  CL_LIB64, ELF_FLAG_LIBC6 | LDC_FLAG_RISCV_DOUBLE, NULL },
-};
-
-
 const char *ldconfig_arch;
 
 static const struct ldarch *ldarch_get(struct oerr *err)
 {
-	const char *want = ldconfig_arch;
+	const struct ldarch *a = ldarch_find(ldconfig_arch);
 
-	for (size_t i = 0; i < ARRAY_SIZE(arches); i++)
-		if (want && *want ? strcmp(arches[i].name, want) == 0 : arches[i].flags == ldcache_host_flags())
-			return &arches[i];
-	oerr_usage(err, "OCIDEC_LDCACHE_ARCH=%s: not an architecture ldcache knows", want);
-	return NULL;
+	if (!a)
+		oerr_usage(err, "OCIDEC_LDCACHE_ARCH=%s: not an architecture ldcache knows", ldconfig_arch);
+	return a;
 }
 
 /* Bounds on what one ld.so.conf tree may make ocidec do (ocidec(1), SECURITY):
