@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <ini.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -294,323 +295,297 @@ bool proc_set_valid(const char *set)
 	return sp && sp != set && !memchr(set, '/', (size_t)(sp - set)) && colon && colon > sp + 1;
 }
 
-/* ---- the vendor schema: every key, its section and its reader ---- */
+/* ---- the vendor schema: every key, its section, its storage and its check ---- */
 
-/* The list keys: the list a key's items go to (its line noted) */
-static struct strv *l_items(struct parse *p, const char *key, int line)
-{
-	(void)line;
-	for (int k = 0; k < KIND_COUNT; k++)
-		if (strcmp(key, item_kind_key[k]) == 0)
-			return &p->feat->items[k];
-	return NULL;
-}
-#define LIST(fn, where, field, linefield)                                          \
-	static struct strv *fn(struct parse *p, const char *key, int line)          \
-	{                                                                           \
-		(void)key;                                                          \
-		(void)line;                                                         \
-		linefield;                                                          \
-		return &p->where->field;                                            \
-	}
-LIST(l_include, feat, include, p->feat->include_line = line)
-LIST(l_bus_devices, feat, bus_devices, p->feat->bus_devices_line = line)
-LIST(l_driver_feature, v, driver_feature, p->v->driver_feature_line = line)
-LIST(l_per_device_nodes, v, per_device_nodes, (void)0)
-LIST(l_pci_devices, v, pci_devices, p->v->pci_devices_line = line)
-LIST(l_pci_classes, v, pci_classes, (void)0)
-LIST(l_activation_aliases, v, activation_aliases, (void)0)
-LIST(l_selection, v, selection_list, p->v->selection_line = line)
-LIST(l_unprivileged_selection, v, unprivileged_list, p->v->unprivileged_line = line)
-LIST(l_unprivileged_features, v, unprivileged_features, p->v->unprivileged_features_line = line)
-#undef LIST
+/* Where a key's value lives: a string, a list, a bool, or what its check
+ * stores itself (ST_OWN) */
+enum store { ST_STR, ST_STRV, ST_BOOL, ST_OWN };
+enum {
+	KEY_ACTIVATION = 1,  /* holds activation strings: the idle scan reads it */
+	KEY_GLOB = 2,        /* an absolute path that may be a glob */
+	KEY_DIR = 4,         /* trailing slashes dropped */
+};
+#define NO_LINE SIZE_MAX
+struct key_def;
+typedef int key_check(struct parse *p, const struct key_def *k, const char *value, int line);
+/* A row: KEY in section SEC, its value at OFF in struct vendor ([vendor])
+ * or struct feature ([feature.NAME]), the line it was given on at LINE_OFF
+ * (or NO_LINE), checked by CHECK (1, or perr's 0) before it is stored */
+struct key_def {
+	const char *name;
+	size_t len;
+	enum section sec;
+	unsigned flags;
+	enum store store;
+	size_t off, line_off;
+	key_check *check;
+};
 
-/* The scalar keys of [vendor]: VALUE checked and stored; 1, or perr's 0 */
-static int s_name(struct parse *p, const char *key, const char *value, int line)
+/* The field at OFF of the struct K's section fills */
+static void *key_field(const struct parse *p, const struct key_def *k, size_t off)
 {
-	(void)key;
-	if (!valid_name(value))
-		return perr(p, line, "invalid vendor name '%s' (use a-z, 0-9, '_', '-')", value);
-	free(p->v->name);
-	p->v->name = xstrdup(value);
-	p->v->name_line = line;
-	return 1;
+	return (char *)(k->sec == SEC_VENDOR ? (void *)p->v : (void *)p->feat) + off;
 }
 
-static int s_version(struct parse *p, const char *key, const char *value, int line)
+static int c_name(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
+	(void)k;
+	return valid_name(value) ? 1 : perr(p, line, "invalid vendor name '%s' (use a-z, 0-9, '_', '-')", value);
+}
+
+static int c_version(struct parse *p, const struct key_def *k, const char *value, int line)
+{
+	(void)k;
 	if (!*value || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != strlen(value))
 		return perr(p, line, "invalid version '%s'", value);
-	p->v->version = xstrdup(value);
 	return 1;
 }
 
 /* version_file, device_uuids (a glob), cuda_compat_dir, mig_minors,
  * mig_caps, mig_map: an absolute path */
-static int s_abs_path(struct parse *p, const char *key, const char *value, int line)
+static int c_abs_path(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	bool glob = strcmp(key, "device_uuids") == 0;
-	char **to = glob ? &p->v->device_uuids
-		    : strcmp(key, "cuda_compat_dir") == 0 ? &p->v->cuda_compat_dir
-		    : strcmp(key, "mig_minors") == 0 ? &p->v->mig_minors
-		    : strcmp(key, "mig_caps") == 0 ? &p->v->mig_caps
-		    : strcmp(key, "mig_map") == 0 ? &p->v->mig_map : &p->v->version_file;
+	bool glob = k->flags & KEY_GLOB;
 
 	if (value[0] != '/' || has_dot_component(value) || (!glob && strpbrk(value, "*?[")))
-		return perr(p, line, "%s must be an absolute path%s", key, glob ? " (glob)" : "");
-	free(*to);
-	*to = xstrdup(value);
+		return perr(p, line, "%s must be an absolute path%s", k->name, glob ? " (glob)" : "");
 	return 1;
 }
 
 /* pci_uuid: a file's name in a device's sysfs directory */
-static int s_pci_uuid(struct parse *p, const char *key, const char *value, int line)
+static int c_pci_uuid(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
-	if (!valid_name(value))
-		return perr(p, line, "pci_uuid must be a file name in the device's directory (a-z, 0-9, '_', '-')");
-	p->v->pci_uuid = xstrdup(value);
-	p->v->pci_uuid_line = line;
-	return 1;
+	(void)k;
+	return valid_name(value) ? 1 :
+		perr(p, line, "pci_uuid must be a file name in the device's directory (a-z, 0-9, '_', '-')");
 }
 
 /* cuda_version_library: a bare library name, as the cache has it */
-static int s_library_name(struct parse *p, const char *key, const char *value, int line)
+static int c_library_name(struct parse *p, const struct key_def *k, const char *value, int line)
 {
 	if (!*value || strchr(value, '/') || item_problem("libraries", value))
-		return perr(p, line, "%s must be a library's name (libcuda.so.1)", key);
-	p->v->cuda_version_library = xstrdup(value);
+		return perr(p, line, "%s must be a library's name (libcuda.so.1)", k->name);
 	return 1;
 }
 
 /* activation_flag, feature_env, requirements_env and its kin: an
  * environment variable's name */
-static int s_env_name(struct parse *p, const char *key, const char *value, int line)
+static int c_env_name(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	bool flag = strcmp(key, "activation_flag") == 0;
-	char **to = flag ? &p->v->activation_flag
-		    : strcmp(key, "feature_env") == 0 ? &p->v->feature_env
-		    : strcmp(key, "requirements_env") == 0 ? &p->v->requirements_env
-		    : strcmp(key, "requirements_disable_env") == 0 ? &p->v->requirements_disable_env
-		    : strcmp(key, "mig_config_env") == 0 ? &p->v->mig_config_env
-		    : strcmp(key, "mig_monitor_env") == 0 ? &p->v->mig_monitor_env
-		    : &p->v->requirements_legacy_env;
-
-	if (flag && !*value)
+	if (!*value && strcmp(k->name, "activation_flag") == 0)
 		return perr(p, line, "activation_flag is empty");
 	if (!valid_env_name(value))
-		return perr(p, line, "%s '%s' is not an environment variable name", key, value);
-	*to = xstrdup(value);
+		return perr(p, line, "%s '%s' is not an environment variable name", k->name, value);
 	return 1;
 }
 
 /* mig_nodes: a node's path below /dev with one %u (the cap's minor) */
-static int s_mig_nodes(struct parse *p, const char *key, const char *value, int line)
+static int c_mig_nodes(struct parse *p, const struct key_def *k, const char *value, int line)
 {
 	const char *pc = strchr(value, '%');
 
-	(void)key;
+	(void)k;
 	if (value[0] == '/' || has_dot_component(value) || !pc || pc[1] != 'u' || strchr(pc + 1, '%') ||
 	    strpbrk(value, "*?["))
 		return perr(p, line, "mig_nodes must be a path below /dev with one %%u");
-	free(p->v->mig_nodes);
-	p->v->mig_nodes = xstrdup(value);
 	return 1;
 }
 
-static int s_driver_root(struct parse *p, const char *key, const char *value, int line)
+static int c_driver_root(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	size_t n = strlen(value);
-
-	(void)key;
+	(void)k;
 	if (value[0] != '/' || has_dot_component(value))
 		return perr(p, line, "driver_root must be an absolute path");
-	while (n > 1 && value[n - 1] == '/')
-		n--;
-	free(p->v->driver_root);
-	p->v->driver_root = xstrndup(value, n);
 	return 1;
 }
 
-static int s_annotation(struct parse *p, const char *key, const char *value, int line)
+static int c_annotation(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
+	(void)k;
 	if (!*value || strpbrk(value, " \t"))
 		return perr(p, line, "annotation must be one key without spaces");
-	free(p->v->annotation);
-	p->v->annotation = xstrdup(value);
-	return 1;
-}
-
-/* env_needs_cap_sys_admin, cgroup_devices, ... */
-static int s_bool(struct parse *p, const char *key, const char *value, int line)
-{
-	bool *b = strcmp(key, "cgroup_devices") == 0	? &p->v->cgroup_devices
-		  : strcmp(key, "unprivileged_ipc_writable") == 0 ? &p->v->unprivileged_ipc_writable
-		  : strcmp(key, "libraries32") == 0	? &p->feat->libraries32
-		  : strcmp(key, "env_all") == 0		? &p->v->env_all
-							: &p->v->env_needs_cap_sys_admin;
-
-	if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
-		*b = true;
-	else if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0)
-		*b = false;
-	else
-		return perr(p, line, "%s must be true or false", key);
 	return 1;
 }
 
 /* selinux_device_context, selinux_file_context */
-static int s_context(struct parse *p, const char *key, const char *value, int line)
+static int c_context(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	char **ctx = strcmp(key, "selinux_device_context") == 0 ? &p->v->selinux_device_context
-								 : &p->v->selinux_file_context;
-
 	if (!valid_context(value))
-		return perr(p, line, "%s '%s' is not an SELinux context (user:role:type:level)", key, value);
-	free(*ctx);
-	*ctx = xstrdup(value);
+		return perr(p, line, "%s '%s' is not an SELinux context (user:role:type:level)", k->name, value);
 	return 1;
 }
 
-static int s_device_list_dir(struct parse *p, const char *key, const char *value, int line)
+static int c_device_list_dir(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
-	if (value[0] != '/' || has_dot_component(value) || strlen(value) < 2)
+	(void)k;
+	if (value[0] != '/' || has_dot_component(value) || strspn(value, "/") == strlen(value))
 		return perr(p, line, "device_list_dir must be an absolute path below /");
-	free(p->v->device_list_dir);
-	p->v->device_list_dir = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
 	return 1;
 }
 
-static int s_device_index(struct parse *p, const char *key, const char *value, int line)
+static int c_cdi_kind(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
-	if (strcmp(value, "minor") != 0 && strcmp(value, "bus") != 0)
-		return perr(p, line, "device_index must be minor or bus");
-	p->v->device_index_bus = strcmp(value, "bus") == 0;
-	p->v->device_index_line = line;
-	return 1;
-}
-
-static int s_missing_driver(struct parse *p, const char *key, const char *value, int line)
-{
-	(void)key;
-	if (strcmp(value, "fail") != 0 && strcmp(value, "start") != 0)
-		return perr(p, line, "missing_driver must be fail or start");
-	p->v->missing_driver_start = strcmp(value, "start") == 0;
-	return 1;
-}
-
-static int s_cdi_kind(struct parse *p, const char *key, const char *value, int line)
-{
-	(void)key;
+	(void)k;
 	if (!cdi_kind_valid(value))
 		return perr(p, line, "cdi_kind '%s' is not a CDI kind (VENDOR/CLASS, such as nvidia.com/gpu)", value);
-	free(p->v->cdi_kind);
-	p->v->cdi_kind = xstrdup(value);
 	return 1;
 }
 
-static int s_proc_view(struct parse *p, const char *key, const char *value, int line)
+static int c_proc_view(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
-	if (!proc_view_valid(value))
-		return perr(p, line, "proc_view must be a directory under /proc (no glob)");
-	free(p->v->proc_view);
-	p->v->proc_view = xstrndup(value, strlen(value) - (value[strlen(value) - 1] == '/'));
-	p->v->proc_view_line = line;
-	return 1;
+	(void)k;
+	return proc_view_valid(value) ? 1 : perr(p, line, "proc_view must be a directory under /proc (no glob)");
 }
 
-static int s_proc_view_set(struct parse *p, const char *key, const char *value, int line)
+static int c_proc_view_set(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)key;
-	if (!proc_set_valid(value))
-		return perr(p, line, "proc_view_set must be FILE NAME: VALUE (a file directly in proc_view)");
-	free(p->v->proc_view_set);
-	p->v->proc_view_set = xstrdup(value);
+	(void)k;
+	return proc_set_valid(value) ? 1 :
+		perr(p, line, "proc_view_set must be FILE NAME: VALUE (a file directly in proc_view)");
+}
+
+/* The ST_OWN keys: a word stored as what it means */
+static int c_device_index(struct parse *p, const struct key_def *k, const char *value, int line)
+{
+	if (strcmp(value, "minor") != 0 && strcmp(value, "bus") != 0)
+		return perr(p, line, "device_index must be minor or bus");
+	*(bool *)key_field(p, k, k->off) = strcmp(value, "bus") == 0;
 	return 1;
 }
 
-static int s_log_level(struct parse *p, const char *key, const char *value, int line)
+static int c_missing_driver(struct parse *p, const struct key_def *k, const char *value, int line)
+{
+	if (strcmp(value, "fail") != 0 && strcmp(value, "start") != 0)
+		return perr(p, line, "missing_driver must be fail or start");
+	*(bool *)key_field(p, k, k->off) = strcmp(value, "start") == 0;
+	return 1;
+}
+
+static int c_log_level(struct parse *p, const struct key_def *k, const char *value, int line)
 {
 	int l = log_level_parse(value);
 
-	(void)key;
 	if (l < 0)
 		return perr(p, line, "log_level must be error, warn, info or debug");
-	p->v->log_level = l;
+	*(int *)key_field(p, k, k->off) = l;
 	return 1;
 }
 
-/* The schema: the loader reads each key with its reader, the idle scan
- * reads the KEY_ACTIVATION ones (which hold activation strings; "name"
- * gives the defaults), and test/docs.bats finds each in the man page. */
-enum { KEY_ACTIVATION = 1 };
-static const struct key_def {
-	const char *name;
-	size_t len;
-	enum section sec;
-	unsigned flags;
-	int (*scalar)(struct parse *p, const char *key, const char *value, int line);
-	struct strv *(*list)(struct parse *p, const char *key, int line);
-} schema[] = {
-#define KEY(name, sec, flags, scalar, list) { name, sizeof(name) - 1, sec, flags, scalar, list }
-	KEY("name", SEC_VENDOR, KEY_ACTIVATION, s_name, NULL),
-	KEY("version", SEC_VENDOR, 0, s_version, NULL),
-	KEY("version_file", SEC_VENDOR, 0, s_abs_path, NULL),
-	KEY("activation_flag", SEC_VENDOR, KEY_ACTIVATION, s_env_name, NULL),
-	KEY("activation_aliases", SEC_VENDOR, KEY_ACTIVATION, NULL, l_activation_aliases),
-	KEY("annotation", SEC_VENDOR, KEY_ACTIVATION, s_annotation, NULL),
-	KEY("device_list_dir", SEC_VENDOR, KEY_ACTIVATION, s_device_list_dir, NULL),
-	KEY("selection", SEC_VENDOR, 0, NULL, l_selection),
-	KEY("unprivileged_selection", SEC_VENDOR, 0, NULL, l_unprivileged_selection),
-	KEY("unprivileged_features", SEC_VENDOR, 0, NULL, l_unprivileged_features),
-	KEY("env_needs_cap_sys_admin", SEC_VENDOR, 0, s_bool, NULL),
-	KEY("env_all", SEC_VENDOR, 0, s_bool, NULL),
-	KEY("feature_env", SEC_VENDOR, 0, s_env_name, NULL),
-	KEY("requirements_env", SEC_VENDOR, 0, s_env_name, NULL),
-	KEY("requirements_disable_env", SEC_VENDOR, 0, s_env_name, NULL),
-	KEY("requirements_legacy_env", SEC_VENDOR, 0, s_env_name, NULL),
-	KEY("cuda_version_library", SEC_VENDOR, 0, s_library_name, NULL),
-	KEY("cuda_compat_dir", SEC_VENDOR, 0, s_abs_path, NULL),
-	KEY("driver_feature", SEC_VENDOR, 0, NULL, l_driver_feature),
-	KEY("driver_root", SEC_VENDOR, 0, s_driver_root, NULL),
-	KEY("per_device_nodes", SEC_VENDOR, 0, NULL, l_per_device_nodes),
-	KEY("device_index", SEC_VENDOR, 0, s_device_index, NULL),
-	KEY("device_uuids", SEC_VENDOR, 0, s_abs_path, NULL),
-	KEY("pci_devices", SEC_VENDOR, 0, NULL, l_pci_devices),
-	KEY("pci_uuid", SEC_VENDOR, 0, s_pci_uuid, NULL),
-	KEY("pci_classes", SEC_VENDOR, 0, NULL, l_pci_classes),
-	KEY("mig_minors", SEC_VENDOR, 0, s_abs_path, NULL),
-	KEY("mig_caps", SEC_VENDOR, 0, s_abs_path, NULL),
-	KEY("mig_map", SEC_VENDOR, 0, s_abs_path, NULL),
-	KEY("mig_nodes", SEC_VENDOR, 0, s_mig_nodes, NULL),
-	KEY("mig_config_env", SEC_VENDOR, 0, s_env_name, NULL),
-	KEY("mig_monitor_env", SEC_VENDOR, 0, s_env_name, NULL),
-	KEY("cgroup_devices", SEC_VENDOR, 0, s_bool, NULL),
-	KEY("missing_driver", SEC_VENDOR, 0, s_missing_driver, NULL),
-	KEY("unprivileged_ipc_writable", SEC_VENDOR, 0, s_bool, NULL),
-	KEY("proc_view", SEC_VENDOR, 0, s_proc_view, NULL),
-	KEY("proc_view_set", SEC_VENDOR, 0, s_proc_view_set, NULL),
-	KEY("cdi_kind", SEC_VENDOR, 0, s_cdi_kind, NULL),
-	KEY("selinux_device_context", SEC_VENDOR, 0, s_context, NULL),
-	KEY("selinux_file_context", SEC_VENDOR, 0, s_context, NULL),
-	KEY("log_level", SEC_VENDOR, 0, s_log_level, NULL),
-	KEY("devices", SEC_FEATURE, 0, NULL, l_items),
-	KEY("binaries", SEC_FEATURE, 0, NULL, l_items),
-	KEY("libraries", SEC_FEATURE, 0, NULL, l_items),
-	KEY("directories", SEC_FEATURE, 0, NULL, l_items),
-	KEY("miscellaneous", SEC_FEATURE, 0, NULL, l_items),
-	KEY("ipc", SEC_FEATURE, 0, NULL, l_items),
-	KEY("ipc_writable", SEC_FEATURE, 0, NULL, l_items),
-	KEY("include", SEC_FEATURE, 0, NULL, l_include),
-	KEY("bus_devices", SEC_FEATURE, 0, NULL, l_bus_devices),
-	KEY("libraries32", SEC_FEATURE, 0, s_bool, NULL),
+/* The schema: the loader reads each key into its field, the idle scan
+ * reads the KEY_ACTIVATION ones ("name" gives the defaults), vendor_free
+ * frees what the rows hold, and test/docs.bats finds each in the man page. */
+#define ROW(sec, type, name, flags, store, field, line, check)                                        \
+	{ name, sizeof(name) - 1, sec, flags, store, offsetof(struct type, field), line, check }
+#define V(name, flags, store, field, check) ROW(SEC_VENDOR, vendor, name, flags, store, field, NO_LINE, check)
+#define VL(name, flags, store, field, line, check)                                                    \
+	ROW(SEC_VENDOR, vendor, name, flags, store, field, offsetof(struct vendor, line), check)
+#define F(name, store, field) ROW(SEC_FEATURE, feature, name, 0, store, field, NO_LINE, NULL)
+#define FL(name, store, field, line) ROW(SEC_FEATURE, feature, name, 0, store, field, offsetof(struct feature, line), NULL)
+static const struct key_def schema[] = {
+	VL("name", KEY_ACTIVATION, ST_STR, name, name_line, c_name),
+	V("version", 0, ST_STR, version, c_version),
+	V("version_file", 0, ST_STR, version_file, c_abs_path),
+	V("activation_flag", KEY_ACTIVATION, ST_STR, activation_flag, c_env_name),
+	V("activation_aliases", KEY_ACTIVATION, ST_STRV, activation_aliases, NULL),
+	V("annotation", KEY_ACTIVATION, ST_STR, annotation, c_annotation),
+	V("device_list_dir", KEY_ACTIVATION | KEY_DIR, ST_STR, device_list_dir, c_device_list_dir),
+	VL("selection", 0, ST_STRV, selection_list, selection_line, NULL),
+	VL("unprivileged_selection", 0, ST_STRV, unprivileged_list, unprivileged_line, NULL),
+	VL("unprivileged_features", 0, ST_STRV, unprivileged_features, unprivileged_features_line, NULL),
+	V("env_needs_cap_sys_admin", 0, ST_BOOL, env_needs_cap_sys_admin, NULL),
+	V("env_all", 0, ST_BOOL, env_all, NULL),
+	V("feature_env", 0, ST_STR, feature_env, c_env_name),
+	V("requirements_env", 0, ST_STR, requirements_env, c_env_name),
+	V("requirements_disable_env", 0, ST_STR, requirements_disable_env, c_env_name),
+	V("requirements_legacy_env", 0, ST_STR, requirements_legacy_env, c_env_name),
+	V("cuda_version_library", 0, ST_STR, cuda_version_library, c_library_name),
+	V("cuda_compat_dir", 0, ST_STR, cuda_compat_dir, c_abs_path),
+	VL("driver_feature", 0, ST_STRV, driver_feature, driver_feature_line, NULL),
+	V("driver_root", KEY_DIR, ST_STR, driver_root, c_driver_root),
+	V("per_device_nodes", 0, ST_STRV, per_device_nodes, NULL),
+	VL("device_index", 0, ST_OWN, device_index_bus, device_index_line, c_device_index),
+	V("device_uuids", KEY_GLOB, ST_STR, device_uuids, c_abs_path),
+	VL("pci_devices", 0, ST_STRV, pci_devices, pci_devices_line, NULL),
+	VL("pci_uuid", 0, ST_STR, pci_uuid, pci_uuid_line, c_pci_uuid),
+	V("pci_classes", 0, ST_STRV, pci_classes, NULL),
+	V("mig_minors", 0, ST_STR, mig_minors, c_abs_path),
+	V("mig_caps", 0, ST_STR, mig_caps, c_abs_path),
+	V("mig_map", 0, ST_STR, mig_map, c_abs_path),
+	V("mig_nodes", 0, ST_STR, mig_nodes, c_mig_nodes),
+	V("mig_config_env", 0, ST_STR, mig_config_env, c_env_name),
+	V("mig_monitor_env", 0, ST_STR, mig_monitor_env, c_env_name),
+	V("cgroup_devices", 0, ST_BOOL, cgroup_devices, NULL),
+	V("missing_driver", 0, ST_OWN, missing_driver_start, c_missing_driver),
+	V("unprivileged_ipc_writable", 0, ST_BOOL, unprivileged_ipc_writable, NULL),
+	VL("proc_view", KEY_DIR, ST_STR, proc_view, proc_view_line, c_proc_view),
+	V("proc_view_set", 0, ST_STR, proc_view_set, c_proc_view_set),
+	V("cdi_kind", 0, ST_STR, cdi_kind, c_cdi_kind),
+	V("selinux_device_context", 0, ST_STR, selinux_device_context, c_context),
+	V("selinux_file_context", 0, ST_STR, selinux_file_context, c_context),
+	V("log_level", 0, ST_OWN, log_level, c_log_level),
+	F("devices", ST_STRV, items[KIND_DEVICES]),
+	F("binaries", ST_STRV, items[KIND_BINARIES]),
+	F("libraries", ST_STRV, items[KIND_LIBRARIES]),
+	F("directories", ST_STRV, items[KIND_DIRECTORIES]),
+	F("miscellaneous", ST_STRV, items[KIND_MISC]),
+	F("ipc", ST_STRV, items[KIND_IPC]),
+	F("ipc_writable", ST_STRV, items[KIND_IPC_WRITABLE]),
+	FL("include", ST_STRV, include, include_line),
+	FL("bus_devices", ST_STRV, bus_devices, bus_devices_line),
+	F("libraries32", ST_BOOL, libraries32),
 };
-#undef KEY
+#undef ROW
+#undef V
+#undef VL
+#undef F
+#undef FL
+
+/* The row K's value VALUE (given on LINE) checked and stored: 1, or
+ * perr's 0 (a list's first line: its items follow) */
+static int key_set(struct parse *p, const struct key_def *k, const char *value, int line)
+{
+	void *field = key_field(p, k, k->off);
+
+	if (k->line_off != NO_LINE)
+		*(int *)key_field(p, k, k->line_off) = line;
+	if (k->store == ST_STRV)
+		return start_list(p, field, k->name, line, value);
+	if (k->store == ST_BOOL) {
+		if (strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
+			*(bool *)field = true;
+		else if (strcmp(value, "false") == 0 || strcmp(value, "no") == 0)
+			*(bool *)field = false;
+		else
+			return perr(p, line, "%s must be true or false", k->name);
+		return 1;
+	}
+	if (!k->check(p, k, value, line))
+		return 0;
+	if (k->store == ST_STR) {
+		size_t n = strlen(value);
+
+		while ((k->flags & KEY_DIR) && n > 1 && value[n - 1] == '/')
+			n--;
+		free(*(char **)field);
+		*(char **)field = xstrndup(value, n);
+	}
+	return 1;
+}
+
+/* What the rows of section SEC hold in BASE (a struct vendor or feature), freed */
+static void fields_free(void *base, enum section sec)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(schema); i++) {
+		void *field = (char *)base + schema[i].off;
+
+		if (schema[i].sec != sec)
+			continue;
+		if (schema[i].store == ST_STR)
+			free(*(char **)field);
+		else if (schema[i].store == ST_STRV)
+			strv_free(field);
+	}
+}
 
 /* KEY (its first N bytes) of section SEC in the schema, or NULL */
 static const struct key_def *key_find(enum section sec, const char *key, size_t n)
@@ -673,10 +648,8 @@ static int on_line(void *user, const char *section, const char *key, const char 
 		return perr(p, line, "duplicate key '%s'", key);
 	strv_push(&p->seen, key);
 	k = key_find(p->sec, key, strlen(key));
-	if (k && k->list)
-		return start_list(p, k->list(p, key, line), key, line, value);
 	if (k)
-		return k->scalar(p, key, value, line);
+		return key_set(p, k, value, line);
 	if (p->sec == SEC_VENDOR)
 		return perr(p, line, "unknown key '%s' in [vendor]", key);
 	return perr(p, line, "unknown key '%s' in [feature.%s]", key, p->feat->name);
@@ -685,46 +658,10 @@ static int on_line(void *user, const char *section, const char *key, const char 
 static void vendor_free(struct vendor *v)
 {
 	free(v->file);
-	free(v->name);
-	free(v->version);
-	free(v->version_file);
-	free(v->activation_flag);
-	strv_free(&v->driver_feature);
-	free(v->driver_root);
-	strv_free(&v->per_device_nodes);
-	strv_free(&v->activation_aliases);
-	free(v->annotation);
-	free(v->feature_env);
-	free(v->requirements_env);
-	free(v->requirements_disable_env);
-	free(v->requirements_legacy_env);
-	free(v->cuda_version_library);
-	free(v->cuda_compat_dir);
-	free(v->device_uuids);
-	strv_free(&v->pci_devices);
-	strv_free(&v->pci_classes);
-	free(v->pci_uuid);
-	free(v->proc_view);
-	free(v->proc_view_set);
-	free(v->cdi_kind);
-	strv_free(&v->selection_list);
-	strv_free(&v->unprivileged_list);
-	strv_free(&v->unprivileged_features);
-	free(v->device_list_dir);
-	free(v->mig_minors);
-	free(v->mig_caps);
-	free(v->mig_map);
-	free(v->mig_nodes);
-	free(v->mig_config_env);
-	free(v->mig_monitor_env);
-	free(v->selinux_device_context);
-	free(v->selinux_file_context);
+	fields_free(v, SEC_VENDOR);
 	for (size_t i = 0; i < v->nfeatures; i++) {
 		free(v->features[i].name);
-		for (int k = 0; k < KIND_COUNT; k++)
-			strv_free(&v->features[i].items[k]);
-		strv_free(&v->features[i].bus_devices);
-		strv_free(&v->features[i].include);
+		fields_free(&v->features[i], SEC_FEATURE);
 	}
 	free(v->features);
 	memset(v, 0, sizeof(*v));
