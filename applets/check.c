@@ -11,6 +11,7 @@
  * command that fixes it; text, or --json. Nothing is changed.
  */
 #include "applets/applet.h"
+#include "applets/report.h"
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/engines.h"
@@ -55,14 +56,12 @@ const char check_usage[] =
 	"                        the configs in its " CONFIG_DIR_DEFAULT "\n"
 	"      --json            one JSON object: {\"problems\": N, \"checks\": [...]}\n";
 
-enum status { OK, INFO, PROBLEM };
+enum status { OK = REPORT_OK, INFO = REPORT_INFO, PROBLEM = REPORT_PROBLEM };
 
 #define TOOLKIT_RECORD "/usr/local/ocidec/install.json"
 
-struct report {
-	cJSON *checks;
-	int problems;
-	bool json;
+struct checks {
+	struct report rep;  /* what is found, as check and selinux-check say it (report.h) */
 	bool registered;   /* an engine runs ocidec: a hook, a runtime or a spec of ours */
 	int drivers;       /* vendors with a driver here */
 	bool nvidia;       /* a vendor named nvidia (Docker's --gpus) */
@@ -154,12 +153,10 @@ static enum shim_kind shim_kind(int root, const char *path)
 /* One check's line: its status, what it is about, and how to fix it: FIX a
  * command to paste (it works as printed, on this host, in the state the
  * line describes), TODO what to do where no command does it (NULL: none) */
-static void vsay(struct report *r, enum status st, const char *what, const char *fix, const char *todo,
+static void vsay(struct checks *r, enum status st, const char *what, const char *fix, const char *todo,
 		 const char *fmt, va_list ap)
 {
-	static const char *const names[] = { "ok", "info", "problem" };
-	cJSON *c = cJSON_CreateObject();
-	char *detail, *moved = NULL;
+	_cleanup_free_ char *moved = NULL;
 
 	/* a node a toolkit container installed: that container installs
 	 * again, not ocidec on the host (its own record would clash) */
@@ -170,49 +167,18 @@ static void vsay(struct report *r, enum status st, const char *what, const char 
 		fix = NULL;
 		todo = moved;
 	}
-	if (vasprintf(&detail, fmt, ap) < 0)
-		oom();
-	cJSON_AddStringToObject(c, "check", what);
-	cJSON_AddStringToObject(c, "status", names[st]);
-	cJSON_AddStringToObject(c, "detail", detail);
-	if (fix)
-		cJSON_AddStringToObject(c, "fix", fix);
-	if (todo)
-		cJSON_AddStringToObject(c, "do", todo);
-	cJSON_AddItemToArray(r->checks, c);
-	r->problems += st == PROBLEM;
-	if (!r->json) {
-		/* names from a spec, a driver root or a config escaped: none
-		 * forges a line or reaches the terminal as an escape */
-		const char *lines[3][2] = { { "", detail }, { "fix: ", fix }, { "do: ", todo } };
-
-		for (int i = 0; i < 3; i++) {
-			char *esc;
-
-			if (!lines[i][1])
-				continue;
-			esc = xmalloc(4 * strlen(lines[i][1]) + 1);
-			escape_bytes(lines[i][1], esc, 4 * strlen(lines[i][1]) + 1);
-			if (i == 0)
-				out("%-8s %s: %s\n", st == PROBLEM ? "PROBLEM" : names[st], what, esc);
-			else
-				out("         %s%s\n", lines[i][0], esc);
-			free(esc);
-		}
-	}
-	free(detail);
-	free(moved);
+	report_vadd(&r->rep, (enum report_status)st, what, fix, todo, fmt, ap);
 }
 
-static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+static void say(struct checks *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static void advise(struct report *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
+static void advise(struct checks *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static void say2(struct report *r, enum status st, const char *what, const char *fix, const char *todo,
+static void say2(struct checks *r, enum status st, const char *what, const char *fix, const char *todo,
 		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* a line whose fix is a command */
-static void say(struct report *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
+static void say(struct checks *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -222,7 +188,7 @@ static void say(struct report *r, enum status st, const char *what, const char *
 }
 
 /* a line whose fix is in words: no command does it */
-static void advise(struct report *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
+static void advise(struct checks *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -231,7 +197,7 @@ static void advise(struct report *r, enum status st, const char *what, const cha
 	va_end(ap);
 }
 
-static void say2(struct report *r, enum status st, const char *what, const char *fix, const char *todo,
+static void say2(struct checks *r, enum status st, const char *what, const char *fix, const char *todo,
 		 const char *fmt, ...)
 {
 	va_list ap;
@@ -244,9 +210,9 @@ static void say2(struct report *r, enum status st, const char *what, const char 
 /* A problem ENGINE's daemon has until it reads its configuration again
  * (RESTART: a restart; else a reload), with FIRST (a command, NULL: none)
  * to run before: the command this host takes, or, without one, words */
-static void say_apply(struct report *r, int root, enum engine_id id, bool restart, const char *first,
+static void say_apply(struct checks *r, int root, enum engine_id id, bool restart, const char *first,
 		      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void say_apply(struct report *r, int root, enum engine_id id, bool restart, const char *first,
+static void say_apply(struct checks *r, int root, enum engine_id id, bool restart, const char *first,
 		      const char *fmt, ...)
 {
 	const struct engine *e = engine(id);
@@ -374,7 +340,7 @@ static char *host_read(int root, const char *path)
 
 /* ---- the vendors ---- */
 
-static void check_configs(struct report *r, const char *dir, int root, bool at_slash)
+static void check_configs(struct checks *r, const char *dir, int root, bool at_slash)
 {
 	struct config cfg;
 	struct plan_select sel = { .features = "all" };
@@ -492,7 +458,7 @@ static void edits_paths(struct spec_paths *sp, const cJSON *edits)
  * names (a driver upgrade takes libcuda.so.535.x away, and each container
  * given a device of the spec fails to start) must be there. JSON specs
  * (ocidec's, and any other vendor's); a YAML one is not read. */
-static void check_cdi(struct report *r, int root)
+static void check_cdi(struct checks *r, int root)
 {
 	static const char *const dirs[] = { "/etc/cdi", "/var/run/cdi" };
 
@@ -587,7 +553,7 @@ static void check_cdi(struct report *r, int root)
 
 /* ---- the host ---- */
 
-static void check_cgroups(struct report *r, int root)
+static void check_cgroups(struct checks *r, int root)
 {
 	struct statfs sf;
 	char exe[PATH_MAX] = "";
@@ -607,7 +573,7 @@ static void check_cgroups(struct report *r, int root)
 	    systemd ? "default to the systemd cgroup driver" : "use cgroupfs");
 }
 
-static void check_selinux(struct report *r)
+static void check_selinux(struct checks *r)
 {
 	char c = 0;
 	_cleanup_close_ int fd = open("/sys/fs/selinux/enforce", O_RDONLY | O_CLOEXEC);
@@ -635,7 +601,7 @@ static bool is_ocidec_hook(const char *text, char **path)
 	return r;
 }
 
-static void check_podman(struct report *r, int root)
+static void check_podman(struct checks *r, int root)
 {
 	static const char *const dirs[] = { HOOKS_DIR_USR, HOOKS_DIR_ETC, NULL };
 	const struct engine *pm = engine(ENGINE_PODMAN), *cr = engine(ENGINE_CRIO);
@@ -679,7 +645,7 @@ static void check_podman(struct report *r, int root)
 		    "--device VENDOR-KIND=all still works where a spec is)", podman ? "podman" : "CRI-O");
 }
 
-static void check_docker(struct report *r, int root, int proc)
+static void check_docker(struct checks *r, int root, int proc)
 {
 	const struct engine *dk = engine(ENGINE_DOCKER);
 	_cleanup_free_ char *text = host_read(root, DOCKER_JSON);
@@ -801,7 +767,7 @@ static void check_docker(struct report *r, int root, int proc)
 }
 
 struct ctrd_seen {
-	struct report *r;
+	struct checks *r;
 	int root;
 	char **def;      /* the default runtime's name, once the dump is read */
 	bool has_def, any;
@@ -856,7 +822,7 @@ static void on_our_runtime(void *arg, const char *name, const char *type, const 
  * then. One that differs from the drop-in install would make now (from
  * config.toml CONF without our import) shadows the administrator's later
  * CRI edits: containerd ignores them. */
-static void check_ctrd_shadow(struct report *r, int root, const char *conf)
+static void check_ctrd_shadow(struct checks *r, int root, const char *conf)
 {
 	_cleanup_free_ char *dropin = host_read(root, "/etc/containerd/conf.d/ocidec.toml"), *plain = NULL;
 	_cleanup_free_ char *dump = NULL, *fresh = NULL, *binary = NULL, *def = NULL;
@@ -886,7 +852,7 @@ out:
 	free(o.shim);
 }
 
-static void check_containerd(struct report *r, int root, int proc)
+static void check_containerd(struct checks *r, int root, int proc)
 {
 	_cleanup_free_ char *conf = host_read(root, "/etc/containerd/config.toml"), *dump = NULL, *def = NULL;
 	struct ctrd_seen seen = { .r = r, .root = root };
@@ -957,6 +923,55 @@ static void check_containerd(struct report *r, int root, int proc)
 			  "containerd started before its configuration last changed: it runs the old one");
 }
 
+/* Does any engine run ocidec here? When none does: the engines this host
+ * has, as --runtime names them, in the fix */
+static void check_registered(struct checks *r, int root)
+{
+	_cleanup_free_ char *list = NULL, *fix = NULL;
+
+	if (r->registered)
+		return;
+	for (int i = 0; i < ENGINE_COUNT; i++)
+		if (engine_installed(root, engine(i))) {
+			char *l = list ? xasprintf("%s,%s", list, engine(i)->name) : xstrdup(engine(i)->name);
+
+			free(list);
+			list = l;
+		}
+	fix = list ? xasprintf("ocidec install --runtime %s", list) : NULL;
+	say2(r, PROBLEM, "engines", fix, fix ? NULL : "install an engine (podman, CRI-O, Docker, containerd), "
+	     "then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
+	     "or CDI spec of ocidec's");
+}
+
+/* Every check of the host root ROOT (HOST its path; PROC the host's
+ * /proc) and the configs in DIR (NULL: the host's) */
+static void check_all(struct checks *r, const char *dir, const char *host, int root, int proc)
+{
+	_cleanup_free_ char *host_dir = NULL;
+	struct stat st;
+
+	/* the host's configs, not this process's: a toolkit container's view */
+	if (!dir && strcmp(host, "/") != 0) {
+		dir = host_dir = xasprintf("%s%s", host, CONFIG_DIR_DEFAULT);
+		say(r, INFO, "config", NULL, "the host's vendor configs, %s (-c DIR for others)", dir);
+	}
+	r->toolkit = host_stat(root, TOOLKIT_RECORD, &st, false) &&
+		     !host_stat(root, "/var/lib/ocidec/install.json", &st, false);
+	check_configs(r, dir ? dir : config_dir_default(), root, strcmp(host, "/") == 0);
+	check_cgroups(r, root);
+	check_podman(r, root);
+	check_docker(r, root, proc);
+	check_containerd(r, root, proc);
+	check_cdi(r, root);
+	check_selinux(r);
+	if (!r->drivers)
+		advise(r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a "
+		       "vendor config for the device this host has", "no driver found here for any configured "
+		       "vendor: a container that asks for one fails");
+	check_registered(r, root);
+}
+
 APPLET_MAIN(check)
 {
 	static const struct option opts[] = {
@@ -965,92 +980,36 @@ APPLET_MAIN(check)
 		{ "json", no_argument, NULL, 'j' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default(), *host = "/";
-	struct report r = { .checks = cJSON_CreateArray() };
-	_cleanup_free_ char *host_dir = NULL;
-	bool dir_given = false;
-	int o, root, proc;
+	const char *dir = NULL, *host = "/";
+	struct checks r = { 0 };
+	struct oerr err;
+	bool json = false;
+	int o, root, proc, status;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
 		switch (o) {
-		case 'c': dir = optarg, dir_given = true; break;
+		case 'c': dir = optarg; break;
 		case 'R': host = optarg; break;
-		case 'j': r.json = true; break;
-		default:
-			cJSON_Delete(r.checks);
-			return applet_bad_option(o, argc, argv);
+		case 'j': json = true; break;
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (optind < argc) {
-		cJSON_Delete(r.checks);
+	if (optind < argc)
 		return applet_usage_error("unexpected argument '%s'", argv[optind]);
-	}
 	root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0 || proc < 0) {  /* nothing checked: 3, neither ready nor a problem found */
-		struct oerr err;
 		oerr_set(&err, errno, "%s", root < 0 ? host : "/proc");
-		err.code = 3;
-		cJSON_Delete(r.checks);
+		err.code = EXIT_UNKNOWN;
 		return applet_fail(&err);
 	}
-	/* the host's configs, not this process's: a toolkit container's view */
-	if (!dir_given && strcmp(host, "/") != 0) {
-		dir = host_dir = xasprintf("%s%s", host, CONFIG_DIR_DEFAULT);
-		say(&r, INFO, "config", NULL, "the host's vendor configs, %s (-c DIR for others)", dir);
-	}
-	{
-		struct stat st;
-		r.toolkit = host_stat(root, TOOLKIT_RECORD, &st, false) &&
-			    !host_stat(root, "/var/lib/ocidec/install.json", &st, false);
-	}
-	check_configs(&r, dir, root, strcmp(host, "/") == 0);
-	check_cgroups(&r, root);
-	check_podman(&r, root);
-	check_docker(&r, root, proc);
-	check_containerd(&r, root, proc);
-	check_cdi(&r, root);
-	check_selinux(&r);
-	if (!r.drivers)
-		advise(&r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a "
-		       "vendor config for the device this host has", "no driver found here for any configured "
-		       "vendor: a container that asks for one fails");
-	if (!r.registered) {
-		/* the engines this host has, as --runtime names them */
-		_cleanup_free_ char *list = NULL, *fix = NULL;
-
-		for (int i = 0; i < ENGINE_COUNT; i++)
-			if (engine_installed(root, engine(i))) {
-				char *l = list ? xasprintf("%s,%s", list, engine(i)->name) : xstrdup(engine(i)->name);
-				free(list);
-				list = l;
-			}
-		fix = list ? xasprintf("ocidec install --runtime %s", list) : NULL;
-		say2(&r, PROBLEM, "engines", fix, fix ? NULL : "install an engine (podman, CRI-O, Docker, containerd), "
-		     "then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
-		     "or CDI spec of ocidec's");
-	}
-	if (r.json) {
-		cJSON *j = cJSON_CreateObject();
-		char *t;
-
-		cJSON_AddNumberToObject(j, "problems", r.problems);
-		cJSON_AddItemToObject(j, "checks", r.checks);
-		t = cJSON_Print(j);
-		out("%s\n", t ? t : "");
-		free(t);
-		cJSON_Delete(j);
-	} else {
-		if (r.problems)
-			out("%d problem%s: not ready (each with its fix above)\n", r.problems, r.problems == 1 ? "" : "s");
-		else
-			out("0 problems: ready\n");
-		cJSON_Delete(r.checks);
-	}
+	report_init(&r.rep, json);
+	check_all(&r, dir, host, root, proc);
+	status = report_finish(&r.rep, EXIT_OK, "ready", "not ready (each with its fix above)");
 	strv_free(&r.kinds);
 	strv_free(&r.kind_vendors);
 	close(root);
 	close(proc);
-	return applet_finish_stdout(r.problems ? EXIT_FAIL : EXIT_OK);
+	return applet_finish_stdout(status);
 }

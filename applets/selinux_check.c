@@ -20,6 +20,7 @@
  * could not be read (nothing said about them).
  */
 #include "applets/applet.h"
+#include "applets/report.h"
 #include "common/config.h"
 #include "common/ere.h"
 #include "common/log.h"
@@ -81,32 +82,16 @@ struct base {
 	int priority;           /* of the container module in the store, -1: not found */
 };
 
-/* The findings, one JSON object (--json prints it; the text is made
- * from it): mode, selinuxfs, policy, base, container_module,
- * ocidec_container_t, booleans, paths, problems, ok. */
-struct report {
-	cJSON *root, *problems, *paths;
+/* The findings (report.h): --json's object carries mode, selinuxfs,
+ * policy, base, container_module, ocidec_container_t, booleans and paths
+ * besides them */
+struct selinux_run {
+	struct report rep;
+	cJSON *paths;
 	const char *fs, *store;   /* selinuxfs; the policy's directory (ROOT/etc/selinux/TYPE) */
 	int unasked;              /* paths the kernel could not be asked about */
 	bool known;               /* the loaded policy has ocidec_container_t */
 };
-
-static void problem(struct report *r, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct report *r, const char *fix, const char *fmt, ...)
-{
-	cJSON *p = cJSON_CreateObject();
-	char msg[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cJSON_AddStringToObject(p, "problem", msg);
-	cJSON_AddStringToObject(p, "fix", fix);
-	cJSON_AddItemToArray(r->problems, p);
-}
 
 /* The first line of DIR/NAME, or NULL. */
 static char *read_node(const char *dir, const char *name)
@@ -494,8 +479,8 @@ static void needs(const struct plan_item *it, const char **class, const char **p
 static void check_one(const struct vendor *v, const struct plan_item *it, bool link, const char *path,
 		      const char *want, void *arg)
 {
-	struct report *r = arg;
-	char cur[4096] = "", esc[1024], ecur[512], missing[256], have[128], need[128];
+	struct selinux_run *r = arg;
+	char cur[4096] = "", missing[256], have[128], need[128];
 	_cleanup_free_ char *fix = NULL;
 	const char *class, *perms;
 	bool dev = S_ISCHR(it->st.st_mode) || S_ISBLK(it->st.st_mode);
@@ -507,8 +492,6 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 		return;  /* a link's own label: what reading it needs, not the container's use */
 	n = plan_getxattr(it, link, "security.selinux", cur, sizeof(cur) - 1);
 	cur[n > 0 ? n : 0] = '\0';
-	escape_bytes(path, esc, sizeof(esc));
-	escape_bytes(cur, ecur, sizeof(ecur));
 	needs(it, &class, &perms);
 	/* no attribute at all: no SELinux kernel labels these files (one
 	 * answers every file's with its in-core context) */
@@ -526,8 +509,9 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 		cJSON_AddItemToArray(r->paths, o);
 		fix = shell_safe(path) ? xasprintf("restorecon -F %s, or ocidec relabel %s", path, v->name)
 				       : xasprintf("ocidec relabel %s (a name a shell would misread: no command given)", v->name);
-		problem(r, fix, "%s is labelled %s, which the loaded policy does not know: the kernel treats it as "
-			"unlabeled_t, which no container may use (%s needs it)", esc, ecur, v->name);
+		report_add(&r->rep, REPORT_PROBLEM, "labels", fix, NULL, "%s is labelled %s, which the loaded policy "
+			   "does not know: the kernel treats it as unlabeled_t, which no container may use (%s needs it)",
+			   path, cur, v->name);
 		return;
 	}
 	if (want) {
@@ -539,13 +523,14 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 		cJSON_AddItemToArray(r->paths, o);
 		if (!same) {
 			fix = xasprintf("ocidec relabel %s", v->name);
-			problem(r, fix, "%s is labelled %s, %s expects %s", esc, *cur ? ecur : "<no context>", v->name, want);
+			report_add(&r->rep, REPORT_PROBLEM, "labels", fix, NULL, "%s is labelled %s, %s expects %s", path,
+				   *cur ? cur : "<no context>", v->name, want);
 		} else if (a == 0) {
 			fix = xasprintf("the module is missing a rule for %s (type %s): ocidec selinux-check's base and "
 					"module, or selinux_%s_context in %s", class, type_of(cur, have, sizeof(have)),
 					dev ? "device" : "file", v->file);
-			problem(r, fix, "%s is labelled %s as %s asks, and still a confined container (ocidec_container_t) "
-				"may not %s it", esc, ecur, v->name, missing);
+			report_add(&r->rep, REPORT_PROBLEM, "labels", fix, NULL, "%s is labelled %s as %s asks, and still a "
+				   "confined container (ocidec_container_t) may not %s it", path, cur, v->name, missing);
 		}
 		return;
 	}
@@ -573,16 +558,18 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 		if (policy_ok) {
 			fix = shell_safe(path) ? xasprintf("restorecon -F %s", path)
 					       : xasprintf("restorecon -F on that file (a name a shell would misread: quote it)");
-			problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may not "
-				"%s it (%s needs it); the policy's label for it is %s (type %s)", esc, ecur,
+			report_add(&r->rep, REPORT_PROBLEM, "labels", fix, NULL, "%s is labelled %s (type %s): a confined "
+				   "container (ocidec_container_t) may not %s it (%s needs it); the policy's label for it is "
+				   "%s (type %s)", path, cur,
 				type_of(cur, have, sizeof(have)), missing, v->name, policy, type_of(policy, need, sizeof(need)));
 		} else {
 			fix = dev ? xasprintf("selinux_device_context in %s (the type the policy gives such devices) and "
 					      "ocidec relabel %s", v->file, v->name)
 				  : xasprintf("selinux_file_context = system_u:object_r:ocidec_driver_file_t:s0 in %s (readable "
 					      "by ocidec_container_t alone) and ocidec relabel %s", v->file, v->name);
-			problem(r, fix, "%s is labelled %s (type %s): a confined container (ocidec_container_t) may not "
-				"%s it (%s needs it)%s%s%s", esc, ecur, type_of(cur, have, sizeof(have)), missing, v->name,
+			report_add(&r->rep, REPORT_PROBLEM, "labels", fix, NULL, "%s is labelled %s (type %s): a confined "
+				   "container (ocidec_container_t) may not %s it (%s needs it)%s%s%s", path, cur,
+				   type_of(cur, have, sizeof(have)), missing, v->name,
 				inside ? "; under a driver root restorecon would give it the policy's label for that place, "
 					 "no container's to read either" : policy ? "; the policy's own label for it, " : "",
 				!inside && policy ? policy : "", !inside && policy ? ", would not do either" : "");
@@ -593,100 +580,82 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 /* The policy: its base and container module, ocidec's type, the booleans,
  * then the labels of the paths of the configs CFG (VENDORS, N of them;
  * none: all); -1 (ERR) when the labels could not be read. */
-static int check_policy(struct report *r, const char *fs, const char *root, const struct config *cfg,
+static int check_policy(struct selinux_run *r, const char *fs, const char *root, const struct config *cfg,
 			char *const *vendors, int n, struct oerr *err)
 {
-	cJSON *m = cJSON_CreateObject(), *bools;
+	cJSON *m = cJSON_CreateObject(), *bools, *root_json = r->rep.root;
 	struct base base = { 0 };
 	_cleanup_free_ char *store = NULL;
 	int known, w;
 
 	find_base(fs, root, &base);
-	cJSON_AddStringToObject(r->root, "policy", base.type);
+	cJSON_AddStringToObject(root_json, "policy", base.type);
 	if (base.name)
-		cJSON_AddStringToObject(r->root, "base", base.name);
+		cJSON_AddStringToObject(root_json, "base", base.name);
 	else
-		cJSON_AddNullToObject(r->root, "base");
-	cJSON_AddItemToObject(r->root, "container_module", m);
+		cJSON_AddNullToObject(root_json, "base");
+	cJSON_AddItemToObject(root_json, "container_module", m);
 	cJSON_AddStringToObject(m, "name", base.module);
 	cJSON_AddNumberToObject(m, "priority", base.priority);
 	if (base.release)
 		cJSON_AddStringToObject(m, "release", base.release);
+	if (base.name && strcmp(base.name, "container-selinux") == 0)
+		report_add(&r->rep, REPORT_INFO, "policy", NULL, NULL, "%s, Fedora/RHEL/CoreOS base with "
+			   "container-selinux (%s, by its booleans)", base.type, base.release);
+	else if (base.name)
+		report_add(&r->rep, REPORT_INFO, "policy", NULL, NULL, "%s, refpolicy base (Debian)", base.type);
+	else
+		report_add(&r->rep, REPORT_PROBLEM, "policy", "Fedora, RHEL: dnf install container-selinux; Debian: "
+			   "semodule -i container.pp (built from selinux-policy-src)", NULL, "%s, no container module: "
+			   "no container_t for ocidec_container_t to build on", base.type);
+	if (base.priority > 0)
+		report_add(&r->rep, REPORT_INFO, "policy", NULL, NULL, "container module %s at priority %d", base.module,
+			   base.priority);
 	store = xasprintf("%s/etc/selinux/%s", root, base.type);
 	r->fs = fs;
 	r->store = store;
 	free(base.type);
-	if (!base.name)
-		problem(r, "Fedora, RHEL: dnf install container-selinux; Debian: semodule -i container.pp "
-			   "(built from selinux-policy-src)",
-			"the policy has no container module: no container_t for ocidec_container_t to build on");
 	known = type_known(fs, err);
 	if (known < 0)
 		return -1;
-	cJSON_AddBoolToObject(r->root, "ocidec_container_t", known);
+	cJSON_AddBoolToObject(root_json, "ocidec_container_t", known);
 	r->known = known;
-	if (!known)
-		problem(r, base.fix, "the policy does not know ocidec_container_t (%s)", strerror(EINVAL));
-	bools = cJSON_AddObjectToObject(r->root, "booleans");
+	if (known)
+		report_add(&r->rep, REPORT_OK, "policy", NULL, NULL, "ocidec_container_t is loaded");
+	else
+		report_add(&r->rep, REPORT_PROBLEM, "policy", base.fix, NULL, "the policy does not know "
+			   "ocidec_container_t (%s)", strerror(EINVAL));
+	bools = cJSON_AddObjectToObject(root_json, "booleans");
 	for (const char *const *b = booleans; *b; b++) {
 		_cleanup_free_ char *name = xasprintf("booleans/%s", *b);
 		_cleanup_free_ char *val = read_node(fs, name);
+		bool on = val && val[0] == '1';
 
 		if (!val)
 			continue;
-		cJSON_AddBoolToObject(bools, *b, val[0] == '1');
-		if (strcmp(*b, "container_use_devices") == 0 && val[0] == '1')
-			problem(r, "setsebool -P container_use_devices off",
-				"container_use_devices is on: every container may use every device; "
-				"ocidec_container_t needs no such boolean");
-		if (strcmp(*b, "container_use_xserver_devices") == 0 && val[0] == '1')
-			problem(r, "setsebool -P container_use_xserver_devices off",
-				"container_use_xserver_devices is on: every container_t may use the NVIDIA "
-				"devices; ocidec_container_t needs no such boolean");
+		cJSON_AddBoolToObject(bools, *b, on);
+		if (on && strcmp(*b, "container_use_devices") == 0)
+			report_add(&r->rep, REPORT_PROBLEM, "boolean", "setsebool -P container_use_devices off", NULL,
+				   "container_use_devices is on: every container may use every device; "
+				   "ocidec_container_t needs no such boolean");
+		else if (on && strcmp(*b, "container_use_xserver_devices") == 0)
+			report_add(&r->rep, REPORT_PROBLEM, "boolean", "setsebool -P container_use_xserver_devices off",
+				   NULL, "container_use_xserver_devices is on: every container_t may use the NVIDIA "
+				   "devices; ocidec_container_t needs no such boolean");
+		else
+			report_add(&r->rep, REPORT_INFO, "boolean", NULL, NULL, "%s %s", *b, on ? "on" : "off");
 	}
 	w = plan_label_walk(cfg, vendors, n, true, check_one, r, err);
 	r->store = NULL;
-	return w;
-}
-
-/* R as lines; FS where selinuxfs is (NULL: none) */
-static void print_text(const struct report *r, const char *fs, bool could_check)
-{
-	const char *mode = cJSON_GetStringValue(cJSON_GetObjectItem(r->root, "mode"));
-	const char *base = cJSON_GetStringValue(cJSON_GetObjectItem(r->root, "base"));
-	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(r->root, "policy"));
-	const cJSON *m = cJSON_GetObjectItem(r->root, "container_module"), *e;
-	int prio = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "priority"));
-	int nproblems = cJSON_GetArraySize(r->problems), npaths = cJSON_GetArraySize(r->paths);
-
-	if (strcmp(mode, "disabled") == 0) {
-		out("SELinux: disabled (no selinuxfs%s%s); nothing to check\n", fs ? " at " : " mounted", fs ? fs : "");
-		return;
-	}
-	out("SELinux: %s (selinuxfs at %s)\n", mode, fs);
-	if (base && strcmp(base, "container-selinux") == 0)
-		out("policy: %s, Fedora/RHEL/CoreOS base with container-selinux (%s, by its booleans)\n", type,
-		    cJSON_GetStringValue(cJSON_GetObjectItem(m, "release")));
-	else if (base)
-		out("policy: %s, refpolicy base (Debian)\n", type);
-	else
-		out("policy: %s, no container module\n", type);
-	if (prio > 0)
-		out("container module: %s at priority %d\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")), prio);
-	if (cJSON_IsTrue(cJSON_GetObjectItem(r->root, "ocidec_container_t")))
-		out("policy: ocidec_container_t is loaded\n");
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r->root, "booleans"))
-		out("boolean %s: %s\n", e->string, cJSON_IsTrue(e) ? "on" : "off");
-	cJSON_ArrayForEach(e, r->problems)
-		out("problem: %s\n  fix: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(e, "problem")),
-		    cJSON_GetStringValue(cJSON_GetObjectItem(e, "fix")));
-	if (!could_check)
-		return;
-	out("labels: %d path%s checked\n", npaths, npaths == 1 ? "" : "s");
+	if (w < 0)
+		return -1;
+	w = cJSON_GetArraySize(r->paths);
+	report_add(&r->rep, REPORT_OK, "labels", NULL, NULL, "%d path%s checked", w, w == 1 ? "" : "s");
 	if (r->unasked)
-		out("labels: %d path%s not checked: no context named, and no kernel policy with "
-		    "ocidec_container_t to ask (selinuxfs's access node)\n", r->unasked, r->unasked == 1 ? "" : "s");
-	out(nproblems ? "%d problem%s\n" : "all in order\n", nproblems, nproblems == 1 ? "" : "s");
+		report_add(&r->rep, REPORT_INFO, "labels", NULL, NULL, "%d path%s not checked: no context named, and no "
+			   "kernel policy with ocidec_container_t to ask (selinuxfs's access node)", r->unasked,
+			   r->unasked == 1 ? "" : "s");
+	return 0;
 }
 
 APPLET_MAIN(selinux_check)
@@ -699,9 +668,9 @@ APPLET_MAIN(selinux_check)
 		{ "policy-label", required_argument, NULL, 'L' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default(), *root = "/", *lookup = NULL;
+	const char *dir = config_dir_default(), *root = "/", *lookup = NULL, *mode;
 	_cleanup_free_ char *fs = NULL, *enforce = NULL;
-	struct report r;
+	struct selinux_run r = { 0 };
 	struct config cfg;
 	struct oerr err;
 	int o, status = EXIT_OK;
@@ -732,35 +701,28 @@ APPLET_MAIN(selinux_check)
 	}
 	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
 		return applet_fail(&err);
-	r = (struct report){ .root = cJSON_CreateObject(), .problems = cJSON_CreateArray(),
-			     .paths = cJSON_CreateArray() };
+	report_init(&r.rep, json);
+	r.paths = cJSON_CreateArray();
 	if (!fs)
 		fs = mountinfo_find("selinuxfs");
 	if (fs)
 		enforce = read_node(fs, "enforce");
-	cJSON_AddStringToObject(r.root, "mode", !enforce ? "disabled" : strcmp(enforce, "1") == 0 ? "enforcing" : "permissive");
-	if (enforce) {
-		cJSON_AddStringToObject(r.root, "selinuxfs", fs);
+	mode = !enforce ? "disabled" : strcmp(enforce, "1") == 0 ? "enforcing" : "permissive";
+	cJSON_AddStringToObject(r.rep.root, "mode", mode);
+	if (!enforce) {
+		report_add(&r.rep, REPORT_INFO, "selinux", NULL, NULL, "disabled (no selinuxfs %s%s): nothing to check",
+			   fs ? "at " : "mounted", fs ? fs : "");
+	} else {
+		cJSON_AddStringToObject(r.rep.root, "selinuxfs", fs);
+		report_add(&r.rep, REPORT_INFO, "selinux", NULL, NULL, "%s (selinuxfs at %s)", mode, fs);
 		if (check_policy(&r, fs, root, &cfg, argv + optind, argc - optind, &err) < 0) {
 			if (err.code != EXIT_USAGE)
 				err.code = EXIT_UNKNOWN;  /* could not check: not the same as a problem found */
 			status = applet_fail(&err);
 		}
 	}
-	cJSON_AddItemToObject(r.root, "paths", r.paths);
-	cJSON_AddItemToObject(r.root, "problems", r.problems);
-	cJSON_AddBoolToObject(r.root, "ok", !cJSON_GetArraySize(r.problems) && status == EXIT_OK);
-	if (json) {
-		char *text = cJSON_PrintUnformatted(r.root);
-
-		out("%s\n", text);
-		free(text);
-	} else {
-		print_text(&r, fs, status == EXIT_OK);
-	}
-	if (status == EXIT_OK && cJSON_GetArraySize(r.problems))
-		status = EXIT_FAIL;
-	cJSON_Delete(r.root);
+	cJSON_AddItemToObject(r.rep.root, "paths", r.paths);
+	status = report_finish(&r.rep, status, "all in order", "each with its fix above");
 	config_free(&cfg);
 	return applet_finish_stdout(status);
 }

@@ -75,7 +75,8 @@ applet_of() {
 
 @test "every vendor config key the loader knows is in the man page" {
 	# the schema table the loader and the idle scan read (config.c)
-	keys=$(sed -n '/^} schema\[\] = {/,/^};/p' "$TOP/common/config.c" | grep -o '^	KEY("[a-z_]*"' | sed 's/.*"\(.*\)"/\1/')
+	keys=$(sed -n '/^static const struct key_def schema\[\] = {/,/^};/p' "$TOP/common/config.c" |
+		grep -oE '^	(V|VL|F|FL)\("[a-z_0-9]*"' | sed 's/.*"\(.*\)"/\1/')
 	[ "$(wc -w <<<"$keys")" -gt 30 ]
 	missing=()
 	for k in $keys; do

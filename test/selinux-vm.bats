@@ -195,29 +195,29 @@ labels_match() {
 				sed 's/^/#   /' "$V/$b/$s.out"
 			} >&3
 			run out "$b" $s
-			assert_line --index 0 --regexp '^SELinux: enforcing '
+			assert_line --index 0 --regexp '^info     selinux: enforcing '
 		done
 		[ "$(out "$b" selinux-check-nomodule rc)" = 1 ]
 		run out "$b" selinux-check-nomodule
-		assert_line --regexp '^problem: the policy does not know ocidec_container_t'
+		assert_line --regexp '^PROBLEM  policy: the policy does not know ocidec_container_t'
 		# unlabelled nodes: the kernel asked, each named with the label it needs
 		[ "$(out "$b" selinux-check-before rc)" = 1 ]
 		run out "$b" selinux-check-before
-		assert_line --regexp "^problem: /dev/nvidiactl is labelled [^ ]*:device_t:s0 \(type device_t\): a confined container \(ocidec_container_t\) may not [a-z ]+ it \(demo needs it\); the policy's label for it is system_u:object_r:xserver_misc_device_t:s0 \(type xserver_misc_device_t\)$"
-		assert_line --regexp "^problem: /dev/onload is labelled .*the policy's label for it is system_u:object_r:ocidec_device_t:s0 \(type ocidec_device_t\)$"
-		assert_line --regexp '^  fix: restorecon -F /dev/nvidiactl$'
+		assert_line --regexp "^PROBLEM  labels: /dev/nvidiactl is labelled [^ ]*:device_t:s0 \(type device_t\): a confined container \(ocidec_container_t\) may not [a-z ]+ it \(demo needs it\); the policy's label for it is system_u:object_r:xserver_misc_device_t:s0 \(type xserver_misc_device_t\)$"
+		assert_line --regexp "^PROBLEM  labels: /dev/onload is labelled .*the policy's label for it is system_u:object_r:ocidec_device_t:s0 \(type ocidec_device_t\)$"
+		assert_line --regexp '^         fix: restorecon -F /dev/nvidiactl$'
 		# labelled: all in order, every path asked of the kernel
 		[ "$(out "$b" selinux-check-after rc)" = 0 ] || { out "$b" selinux-check-after; false; }
 		run out "$b" selinux-check-after
-		assert_line "all in order"
+		assert_line "0 problems: all in order"
 		refute_line --partial "not checked"
 		# the library left user_tmp_t
 		run out "$b" usertmp-label
 		assert_output --partial ':user_tmp_t:'
 		[ "$(out "$b" selinux-check-usertmp rc)" = 1 ]
 		run out "$b" selinux-check-usertmp
-		assert_line --regexp "^problem: /opt/demo/lib/libdemo.so.1.0 is labelled [^ ]*:user_tmp_t:s0 \(type user_tmp_t\): a confined container \(ocidec_container_t\) may not [a-z ]*(read|execute|map)[a-z ]* it \(demo needs it\); the policy's label for it is system_u:object_r:lib_t:s0 \(type lib_t\)$"
-		assert_line "1 problem"
+		assert_line --regexp "^PROBLEM  labels: /opt/demo/lib/libdemo.so.1.0 is labelled [^ ]*:user_tmp_t:s0 \(type user_tmp_t\): a confined container \(ocidec_container_t\) may not [a-z ]*(read|execute|map)[a-z ]* it \(demo needs it\); the policy's label for it is system_u:object_r:lib_t:s0 \(type lib_t\)$"
+		assert_line "1 problem: each with its fix above"
 		run out "$b" usertmp-root-ocidec
 		refute_line 'demo-tool: the answer is 42'
 		run out "$b" usertmp-root-ocidec avc
@@ -276,7 +276,7 @@ labels_match() {
 		# and selinux-check says so, asking the kernel
 		[ "$(out "$b" selinux-check-mutant rc)" = 1 ] || { out "$b" selinux-check-mutant; false; }
 		run out "$b" selinux-check-mutant
-		assert_line --regexp '^problem: /dev/nvidiactl is labelled [^ ]*:xserver_misc_device_t:s0 \(type xserver_misc_device_t\): a confined container \(ocidec_container_t\) may not [a-z ]*(read|write|map)[a-z ]* it \(demo needs it\)'
+		assert_line --regexp '^PROBLEM  labels: /dev/nvidiactl is labelled [^ ]*:xserver_misc_device_t:s0 \(type xserver_misc_device_t\): a confined container \(ocidec_container_t\) may not [a-z ]*(read|write|map)[a-z ]* it \(demo needs it\)'
 
 	done
 }
