@@ -38,7 +38,7 @@ const struct applet *current_applet;
 /* Other names: the applet (by its main) and the command line's rewrite */
 static const struct alias {
 	const char *name;
-	int (*main)(int argc, char **argv);
+	int (*main)(int argc, char **argv, struct oerr *err);
 	int (*argv_fn)(int argc, char ***argv);
 } aliases[] = {
 #define APPLET(name, fn, flags, summary)
@@ -85,7 +85,7 @@ static const struct applet *find_applet(const char *name)
 /* Spellings of an applet by an option of another (applets.def) */
 static const struct option_alias {
 	const char *name, *option;
-	int (*main)(int argc, char **argv);
+	int (*main)(int argc, char **argv, struct oerr *err);
 } option_aliases[] = {
 #define APPLET(name, fn, flags, summary)
 #define ALIAS(name, fn, argv_fn)
@@ -193,6 +193,15 @@ static void env_switches(const struct applet *a)
 	ldconfig_arch = getenv("OCIDEC_LDCACHE_ARCH");
 }
 
+/* A's main, its failure said once */
+static int run_main(const struct applet *a, int argc, char **argv)
+{
+	struct oerr err = { 0 };
+	int r = a->main(argc, argv, &err);
+
+	return r == APPLET_FAILED ? applet_finish_stdout(applet_fail(&err)) : r;
+}
+
 static int run(const struct applet *a, int argc, char **argv)
 {
 	static char prog[64];
@@ -208,7 +217,7 @@ static int run(const struct applet *a, int argc, char **argv)
 	log_prog = prog;
 	/* the runtime passes its arguments to runc: --version and --help are runc's */
 	if (a->flags & APPLET_OWN_ARGS)
-		return a->main(argc, argv);
+		return run_main(a, argc, argv);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		out("%s", a->usage);
 		return applet_finish_stdout(EXIT_OK);
@@ -217,7 +226,7 @@ static int run(const struct applet *a, int argc, char **argv)
 		out("ocidec %s\n", OCIDEC_VERSION);
 		return applet_finish_stdout(EXIT_OK);
 	}
-	return a->main(argc, argv);
+	return run_main(a, argc, argv);
 }
 
 int main(int argc, char **argv)

@@ -12,7 +12,7 @@ enum {
 
 struct applet {
 	const char *name;
-	int (*main)(int argc, char **argv);
+	int (*main)(int argc, char **argv, struct oerr *err);
 	const char *usage;  /* printed by --help */
 	unsigned flags;     /* APPLET_* */
 	const char *summary; /* its line in ocidec --help */
@@ -35,7 +35,13 @@ int out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
 int applet_finish_stdout(int status);
 
-#define APPLET_MAIN(name) int name##_main(int argc, char **argv)
+/* An applet's main returns its exit status, or APPLET_FAILED with *ERR
+ * set: the dispatcher says that error once (applet_fail: one write per
+ * line, to stderr and the logs) and exits with its code. A failure after
+ * which the applet goes on (one vendor of several) it says itself with
+ * applet_fail. */
+#define APPLET_FAILED (-1)
+#define APPLET_MAIN(name) int name##_main(int argc, char **argv, struct oerr *err)
 #define APPLET(name, fn, flags, summary) APPLET_MAIN(fn); extern const char fn##_usage[];
 #define ALIAS(name, fn, argv_fn)
 #define OPTION_ALIAS(name, option, fn)

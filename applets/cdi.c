@@ -67,6 +67,9 @@ const char cdi_usage[] =
 static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", NULL };
 
 struct cdi_run {
+	const char *dir, *output, *format;  /* -c, -o (NULL: stdout), --format */
+	char self[PATH_MAX];          /* this binary: the specs' hook by default */
+	bool to_dir;                  /* -o names a directory */
 	const char *features;
 	const char *claim, *devices;  /* --claim NAME --devices SEL */
 	bool yaml;
@@ -637,7 +640,8 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 	return written;
 }
 
-APPLET_MAIN(cdi)
+/* The command line into RUN: EXIT_OK, or a usage error's status (said) */
+static int cdi_options(int argc, char **argv, struct cdi_run *run)
 {
 	static const struct option opts[] = {
 		{ "config-dir", required_argument, NULL, 'c' },
@@ -651,79 +655,82 @@ APPLET_MAIN(cdi)
 		{ "list", no_argument, NULL, 'l' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default(), *output = NULL, *format = NULL;
-	struct cdi_run run = { .co = { .version = "0.5.0" } };   /* features: the vendors' driver_feature */
-	char self[PATH_MAX];
-	struct config cfg;
-	struct oerr err;
 	struct stat st;
-	bool to_dir = false;
-	int o, written, named;
+	int o, i;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:F:o:f:d:", opts, NULL)) != -1) {
 		switch (o) {
-		case 'c': dir = optarg; break;
-		case 'V': {
-			int i = 0;
-			while (versions[i] && strcmp(versions[i], optarg) != 0)
-				i++;
+		case 'c': run->dir = optarg; break;
+		case 'V':
+			for (i = 0; versions[i] && strcmp(versions[i], optarg) != 0; i++)
+				;
 			if (!versions[i])
 				return applet_usage_error("--cdi-version %s: not one of 0.3.0 ... 1.0.0", optarg);
-			run.co.version = versions[i];
+			run->co.version = versions[i];
 			break;
-		}
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "yaml") != 0)
 				return applet_usage_error("--format %s: json or yaml", optarg);
-			format = optarg;
+			run->format = optarg;
 			break;
-		case 'o': output = strcmp(optarg, "-") == 0 ? NULL : optarg; break;  /* -: standard output */
-		case 'f': run.features = optarg; break;
-		case 'C': run.claim = optarg; break;
-		case 'd': run.devices = optarg; break;
-		case 'l': run.list = true; break;
+		case 'o': run->output = strcmp(optarg, "-") == 0 ? NULL : optarg; break;  /* -: standard output */
+		case 'f': run->features = optarg; break;
+		case 'C': run->claim = optarg; break;
+		case 'd': run->devices = optarg; break;
+		case 'l': run->list = true; break;
 		case 'H':
 			if (optarg[0] != '/')
 				return applet_usage_error("--hook-path %s: not an absolute path", optarg);
-			run.co.hook_path = optarg;
+			run->co.hook_path = optarg;
 			break;
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	run.co.host_paths = strcmp(run.co.version, "0.5.0") >= 0;
-	run.co.gids = strcmp(run.co.version, "0.7.0") >= 0;
-	if (!run.co.hook_path) {
-		if (self_exe(self, sizeof(self)) < 0)
+	run->co.host_paths = strcmp(run->co.version, "0.5.0") >= 0;
+	run->co.gids = strcmp(run->co.version, "0.7.0") >= 0;
+	if (!run->co.hook_path) {
+		if (self_exe(run->self, sizeof(run->self)) < 0)
 			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));
-		run.co.hook_path = self;
+		run->co.hook_path = run->self;
 	}
-	to_dir = output && stat(output, &st) == 0 && S_ISDIR(st.st_mode);
-	run.yaml = format ? strcmp(format, "yaml") == 0
-			  : output && !to_dir && (ends_with(output, ".yaml") || ends_with(output, ".yml"));
-	named = argc - optind;
-	if (run.list && output)
+	run->to_dir = run->output && stat(run->output, &st) == 0 && S_ISDIR(st.st_mode);
+	run->yaml = run->format ? strcmp(run->format, "yaml") == 0
+				: run->output && !run->to_dir &&
+					  (ends_with(run->output, ".yaml") || ends_with(run->output, ".yml"));
+	if (run->list && run->output)
 		return applet_usage_error("--list prints the device names: no -o");
-	if (!run.claim != !run.devices)
+	if (!run->claim != !run->devices)
 		return applet_usage_error("--claim and --devices go together");
-	if (run.claim && named != 1)
+	if (run->claim && argc - optind != 1)
 		return applet_usage_error("--claim: name one VENDOR");
-	if (config_load_named(&cfg, dir, argv + optind, named, &err) < 0)
-		return applet_fail(&err);
-	if (output && !to_dir && (named > 1 || (named == 0 && cfg.n != 1))) {
-		config_free(&cfg);
-		return applet_usage_error("-o %s: not a directory: name one VENDOR to write one file", output);
-	}
+	return EXIT_OK;
+}
+
+APPLET_MAIN(cdi)
+{
+	/* features: the vendors' driver_feature */
+	struct cdi_run run = { .dir = config_dir_default(), .co = { .version = "0.5.0" } };
+	_cleanup_config_ struct config cfg = { 0 };
+	int written, named, status;
+
+	if ((status = cdi_options(argc, argv, &run)) != EXIT_OK)
+		return status;
+	named = argc - optind;
+	if (config_load_named(&cfg, run.dir, argv + optind, named, err) < 0)
+		return APPLET_FAILED;
+	if (run.output && !run.to_dir && (named > 1 || (named == 0 && cfg.n != 1)))
+		return applet_usage_error("-o %s: not a directory: name one VENDOR to write one file", run.output);
 	for (size_t i = 0; i < cfg.n; i++)
 		if (vendor_named(&cfg.vendors[i], argv + optind, named))
 			vendor_log_level(&cfg.vendors[i]);
-
-	written = cfg.n ? write_specs(&cfg, argv + optind, named, &run, output, to_dir, &err) : 0;
+	written = cfg.n ? write_specs(&cfg, argv + optind, named, &run, run.output, run.to_dir, err) : 0;
+	if (written > 0)
+		return applet_finish_stdout(EXIT_OK);
 	if (written == 0 && cfg.n == 0)
-		oerr_usage(&err, "%s has no vendor file (NAME.ini): no spec", dir);
+		oerr_usage(err, "%s has no vendor file (NAME.ini): no spec", run.dir);
 	else if (written == 0)
-		oerr_set(&err, 0, "no vendor has anything to give: none of their files is under their driver_root: "
+		oerr_set(err, 0, "no vendor has anything to give: none of their files is under their driver_root: "
 			 "no spec");
-	config_free(&cfg);
-	return applet_finish_stdout(written > 0 ? EXIT_OK : applet_fail(&err));
+	return APPLET_FAILED;
 }

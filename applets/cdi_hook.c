@@ -200,9 +200,8 @@ APPLET_MAIN(cdi_hook)
 		{ "cdi", no_argument, NULL, 'C' },
 		{ 0 },
 	};
-	__attribute__((cleanup(cache_edits_free))) struct cache_edits ce = CACHE_EDITS_INIT;
+	_cleanup_cache_edits_ struct cache_edits ce = CACHE_EDITS_INIT;
 	struct oci_state st;
-	struct oerr err;
 	char *buf;
 	size_t len;
 	int o, r;
@@ -214,23 +213,23 @@ APPLET_MAIN(cdi_hook)
 	while ((o = getopt_long(argc, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
 		if (o == 'C')  /* `ocidec-hook --cdi`, the specs' spelling */
 			continue;
-		if ((r = cachehook_option(&ce, o, optarg, &err)) < 0)
-			return applet_usage_error("%s", err.msg);
+		if ((r = cachehook_option(&ce, o, optarg, err)) < 0)
+			return applet_usage_error("%s", err->msg);
 		if (r > 0 && (r = hook_option(o, &dry_run, argc, argv)) != EXIT_OK)
 			return r;
 	}
-	if (cachehook_check(&ce, &err) < 0)
-		return applet_usage_error("%s", err.msg);
+	if (cachehook_check(&ce, err) < 0)
+		return applet_usage_error("%s", err->msg);
 	if ((r = hook_stage(argc, argv)) <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	if (dry_run) {
 		dry_run_print_cache(&ce);
 		return applet_finish_stdout(EXIT_OK);
 	}
-	if (hook_input(&st, &buf, &len, &err) < 0)
-		return applet_fail(&err);
-	r = cdi_hook_apply(&st, buf, len, &ce, &err);
+	if (hook_input(&st, &buf, &len, err) < 0)
+		return APPLET_FAILED;
+	r = cdi_hook_apply(&st, buf, len, &ce, err);
 	free(buf);
 	oci_state_free(&st);
-	return r < 0 ? applet_fail(&err) : EXIT_OK;
+	return r < 0 ? APPLET_FAILED : EXIT_OK;
 }

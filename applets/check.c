@@ -982,7 +982,6 @@ APPLET_MAIN(check)
 	};
 	const char *dir = NULL, *host = "/";
 	struct checks r = { 0 };
-	struct oerr err;
 	bool json = false;
 	int o, root, proc, status;
 
@@ -1000,9 +999,9 @@ APPLET_MAIN(check)
 	root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0 || proc < 0) {  /* nothing checked: 3, neither ready nor a problem found */
-		oerr_set(&err, errno, "%s", root < 0 ? host : "/proc");
-		err.code = EXIT_UNKNOWN;
-		return applet_fail(&err);
+		oerr_set(err, errno, "%s", root < 0 ? host : "/proc");
+		err->code = EXIT_UNKNOWN;
+		return APPLET_FAILED;
 	}
 	report_init(&r.rep, json);
 	check_all(&r, dir, host, root, proc);

@@ -156,7 +156,6 @@ APPLET_MAIN(hook)
 	const char *dir = NULL;
 	struct oci_state st;
 	struct container c;
-	struct oerr err;
 	char *buf;
 	size_t len;
 	int o, r;
@@ -181,21 +180,22 @@ APPLET_MAIN(hook)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	if (!dir)
 		dir = config_dir_default();
-	if (hook_input(&st, &buf, &len, &err) < 0)
-		return applet_fail(&err);
-	r = container_decide(dir, &st, st.bundle, buf, len, &c, &err);
+	if (hook_input(&st, &buf, &len, err) < 0)
+		return APPLET_FAILED;
+	r = container_decide(dir, &st, st.bundle, buf, len, &c, err);
 	free(buf);
 	/* The idle path ends here, without giving back memory it took
 	 * (the munmap calls cost more than the rest of the exit) */
 	if (r == CONTAINER_IDLE)
 		_exit(EXIT_OK);
 	if (r == CONTAINER_ACTIVE && st.pid <= 0 && !dry_run)
-		r = oerr_set(&err, 0, "container state: no \"pid\" (crun's createContainer hooks get none: "
+		r = oerr_set(err, 0, "container state: no \"pid\" (crun's createContainer hooks get none: "
 			     "the vendor hook runs at prestart or createRuntime)");
 	if (r == CONTAINER_ACTIVE)
-		r = container_plan(&c, st.id, &err) < 0 ? -1 : hook_apply(&st, &c, dry_run, json, &err);
+		r = container_plan(&c, st.id, err) < 0 ? -1 : hook_apply(&st, &c, dry_run, json, err);
 	container_free(&c);
 	oci_state_free(&st);
-	r = r < 0 ? applet_fail(&err) : EXIT_OK;
-	return dry_run ? applet_finish_stdout(r) : r;
+	if (r < 0)
+		return APPLET_FAILED;
+	return dry_run ? applet_finish_stdout(EXIT_OK) : EXIT_OK;
 }

@@ -37,7 +37,16 @@ const char inject_usage[] =
 	"      --format json     with --dry-run: the container edits as one JSON object\n"
 	"  -t, --timeout SEC     give up (exit 1) after SEC seconds (default 10; 0: never)\n";
 
-APPLET_MAIN(inject)
+/* What inject's command line asks */
+struct inject_args {
+	const char *dir, *devices, *features;
+	long pid;
+	bool dry_run, json;
+};
+
+/* The command line into A and IO: EXIT_OK, or a usage error's status
+ * (said) */
+static int inject_options(int argc, char **argv, struct inject_args *a, struct inject_opts *io)
 {
 	static const struct option opts[] = {
 		{ "config-dir", required_argument, NULL, 'c' },
@@ -50,32 +59,25 @@ APPLET_MAIN(inject)
 		{ "format", required_argument, NULL, 'F' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default(), *devices = "all", *features = NULL;
-	struct inject_opts io = { .rootfs = "/" };
-	struct container c = { 0 };
-	struct oerr err;
 	char *end;
-	long pid = 0;
-	int o, status;
-	bool dry_run = false, json = false;
+	int o;
 
 	opterr = 0;
-	deadline_arm_sec(TIMEOUT_DEFAULT);
 	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:nt:", opts, NULL)) != -1) {
 		switch (o) {
-		case 'c': dir = optarg; break;
+		case 'c': a->dir = optarg; break;
 		case 'p':
 			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (*end || errno || pid <= 0 || pid > 4194304)
+			a->pid = strtol(optarg, &end, 10);
+			if (*end || errno || a->pid <= 0 || a->pid > 4194304)
 				return applet_usage_error("--pid %s: not a process id", optarg);
 			break;
-		case 'r': io.rootfs = optarg; break;
-		case 'd': devices = optarg; break;
-		case 'f': features = optarg; break;
-		case 'n': dry_run = true; break;
+		case 'r': io->rootfs = optarg; break;
+		case 'd': a->devices = optarg; break;
+		case 'f': a->features = optarg; break;
+		case 'n': a->dry_run = true; break;
 		case 'F':
-			if (dry_run_format(optarg, &json) < 0)
+			if (dry_run_format(optarg, &a->json) < 0)
 				return applet_usage_error("--format %s: text or json", optarg);
 			break;
 		case 't':
@@ -85,34 +87,48 @@ APPLET_MAIN(inject)
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (!pid)
+	if (!a->pid)
 		return applet_usage_error("--pid is required");
-	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-		oerr_set(&err, 0, "--pid %ld: no such process", pid);
-		return applet_fail(&err);
+	io->pid = (int)a->pid;
+	return EXIT_OK;
+}
+
+/* The vendors NAMES (N of them) into C as a container's decision would
+ * have them: 0, or -1 (ERR) */
+static int inject_vendors(struct container *c, const struct inject_args *a, char *const *names, int n,
+			  struct oerr *err)
+{
+	if (config_load_named(&c->cfg, a->dir, names, n, err) < 0)
+		return -1;
+	c->act = xcalloc((size_t)n, sizeof(*c->act));
+	for (int i = 0; i < n; i++) {
+		struct activation *act = &c->act[c->nact++];
+
+		*act = (struct activation){ .v = config_vendor(&c->cfg, names[i]),
+					    .features = a->features ? xstrdup(a->features) : NULL,
+					    .source = xstrdup("command line") };
+		if (selection_parse(a->devices, &act->sel, err) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+APPLET_MAIN(inject)
+{
+	struct inject_args a = { .dir = config_dir_default(), .devices = "all" };
+	struct inject_opts io = { .rootfs = "/" };
+	__attribute__((cleanup(container_free))) struct container c = { 0 };
+	int status;
+
+	deadline_arm_sec(TIMEOUT_DEFAULT);
+	if ((status = inject_options(argc, argv, &a, &io)) != EXIT_OK)
+		return status;
+	if (kill((pid_t)a.pid, 0) < 0 && errno == ESRCH)
+		return oerr_set(err, 0, "--pid %ld: no such process", a.pid);
 	if (optind == argc)
 		return applet_usage_error("name at least one VENDOR");
-	if (config_load_named(&c.cfg, dir, argv + optind, argc - optind, &err) < 0)
-		return applet_fail(&err);
-	/* the vendors named, as a container's decision would have them */
-	c.act = xcalloc((size_t)(argc - optind), sizeof(*c.act));
-	for (int i = optind; i < argc; i++) {
-		struct activation *a = &c.act[c.nact++];
-
-		*a = (struct activation){ .v = config_vendor(&c.cfg, argv[i]),
-					  .features = features ? xstrdup(features) : NULL,
-					  .source = xstrdup("command line") };
-		if (selection_parse(devices, &a->sel, &err) < 0) {
-			container_free(&c);
-			return applet_fail(&err);
-		}
-	}
-	io.pid = (int)pid;
-	status = container_plan(&c, NULL, &err);
-	if (status == 0)
-		status = dry_run ? dry_run_print(&c.edits, &io, json, &err) : inject(&c.edits, &io, &err);
-	container_free(&c);
-	status = status < 0 ? applet_fail(&err) : EXIT_OK;
-	return dry_run ? applet_finish_stdout(status) : status;
+	if (inject_vendors(&c, &a, argv + optind, argc - optind, err) < 0 || container_plan(&c, NULL, err) < 0 ||
+	    (a.dry_run ? dry_run_print(&c.edits, &io, a.json, err) : inject(&c.edits, &io, err)) < 0)
+		return APPLET_FAILED;
+	return a.dry_run ? applet_finish_stdout(EXIT_OK) : EXIT_OK;
 }

@@ -1353,7 +1353,18 @@ static void host_configs(struct inst *in)
 	config_free(&cfg);
 }
 
-APPLET_MAIN(install)
+/* What install's command line asks, besides what goes into struct inst */
+struct install_args {
+	const char *host, *cdir, *driver_root, *hooks_dir;
+	const char *toolkit_opt;   /* an option of the copying (toolkit container's) mode */
+	struct strv vendors;
+	bool undo, wait;
+	unsigned rts;
+};
+
+/* The command line into IN and A: EXIT_OK, or a usage error's status
+ * (said) */
+static int install_options(int argc, char **argv, struct inst *in, struct install_args *a)
 {
 	static const struct option opts[] = {
 		{ "host-root", required_argument, NULL, 'R' },
@@ -1373,50 +1384,39 @@ APPLET_MAIN(install)
 		{ "restart", no_argument, NULL, 'X' },
 		{ 0 },
 	};
-	const char *host = NULL, *cdir = config_dir_default(), *driver_root = NULL, *hooks_dir = NULL;
-	const char *toolkit_opt = NULL;   /* an option of the copying (toolkit container's) mode */
-	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
-							       .runtime_name = "ocidec", .owner = "install",
-							       .lock_timeout = 120 };
-	__attribute__((cleanup(strv_free))) struct strv vendors = { 0 };
-	_cleanup_close_ int lockfd = -1;
-	bool undo = false, wait = false;
-	unsigned rts = 0;
-	struct oerr err;
-	int o, r, status, sig = 0;
-	sigset_t sigs;
+	int o;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
 		switch (o) {
-		case 'R': host = optarg; break;
-		case 'P': in.prefix = optarg, toolkit_opt = "--prefix"; break;
-		case 'D': driver_root = optarg, toolkit_opt = "--driver-root"; break;
-		case 'H': hooks_dir = optarg; break;
-		case 'c': cdir = optarg, toolkit_opt = "-c"; break;
-		case 'v': strv_push(&vendors, optarg), toolkit_opt = "--vendor"; break;
-		case 'd': in.set_default = true; break;
-		case 'C': in.enable_cdi = true; break;
-		case 'X': in.restart = true; break;
-		case 'U': undo = true; break;
-		case 'W': wait = true, toolkit_opt = "--wait"; break;
-		case 'N': in.runtime_name = optarg, in.name_given = true; break;
+		case 'R': a->host = optarg; break;
+		case 'P': in->prefix = optarg, a->toolkit_opt = "--prefix"; break;
+		case 'D': a->driver_root = optarg, a->toolkit_opt = "--driver-root"; break;
+		case 'H': a->hooks_dir = optarg; break;
+		case 'c': a->cdir = optarg, a->toolkit_opt = "-c"; break;
+		case 'v': strv_push(&a->vendors, optarg), a->toolkit_opt = "--vendor"; break;
+		case 'd': in->set_default = true; break;
+		case 'C': in->enable_cdi = true; break;
+		case 'X': in->restart = true; break;
+		case 'U': a->undo = true; break;
+		case 'W': a->wait = true, a->toolkit_opt = "--wait"; break;
+		case 'N': in->runtime_name = optarg, in->name_given = true; break;
 		case 'L': {
 			char *end;
 			unsigned long t = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || t > 86400)
 				return applet_usage_error("--lock-timeout %s: seconds, 0 to 86400", optarg);
-			in.lock_timeout = (unsigned)t;
+			in->lock_timeout = (unsigned)t;
 			break;
 		}
 		case 'T':
 			if (strcmp(optarg, "kubernetes") != 0 && strcmp(optarg, "open") != 0)
 				return applet_usage_error("--tenant-policy %s: open or kubernetes", optarg);
-			in.tenant_kubernetes = strcmp(optarg, "kubernetes") == 0;
-			toolkit_opt = "--tenant-policy";
+			in->tenant_kubernetes = strcmp(optarg, "kubernetes") == 0;
+			a->toolkit_opt = "--tenant-policy";
 			break;
 		case 'r':
-			if (parse_runtimes(optarg, &rts) != 0)
+			if (parse_runtimes(optarg, &a->rts) != 0)
 				return EXIT_USAGE;
 			break;
 		default: return applet_bad_option(o, argc, argv);
@@ -1424,56 +1424,91 @@ APPLET_MAIN(install)
 	}
 	if (optind < argc)
 		return applet_usage_error("unexpected argument '%s'", argv[optind]);
-	if ((status = check_args(&in, host, hooks_dir, driver_root, undo, wait)) != EXIT_OK)
-		return status;
-	/* on the host itself: this installed binary and its config dir
-	 * registered where they are, nothing copied; the record in
-	 * /var/lib/ocidec */
-	if (in.restart && host && strcmp(host, "/") != 0)
-		return applet_usage_error("--restart: the engines of a host root (%s) are its own to restart", host);
-	in.host_mode = !host;
-	if (in.host_mode) {
-		if (toolkit_opt && strcmp(toolkit_opt, "--wait") == 0)
-			return applet_usage_error("--wait: installed until SIGTERM is the toolkit container's "
-						  "(--host-root DIR, a DaemonSet's pod); on the host, an install stays until "
-						  "ocidec install --uninstall");
-		if (toolkit_opt)
-			return applet_usage_error("%s: copying configs is the toolkit container's (--host-root DIR); on "
-						  "the host, ocidec registers itself and its %s as they are (edit them there)",
-						  toolkit_opt, cdir);
-		host = "/";
-		in.prefix = HOST_STATE_DIR;
-		in.cdir = cdir;
-		if (!undo && host_binary(&in, &err) < 0)
-			return applet_fail(&err);
-		if (undo) {
-			char exe[PATH_MAX];
-			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-			exe[n > 0 ? n : 0] = '\0';
-			in.bin = path_dir(exe);
-		}
-		host_configs(&in);
-	} else {
-		in.bin = xasprintf("%s/bin", in.prefix);
+	if ((o = check_args(in, a->host, a->hooks_dir, a->driver_root, a->undo, a->wait)) != EXIT_OK)
+		return o;
+	if (in->restart && a->host && strcmp(a->host, "/") != 0)
+		return applet_usage_error("--restart: the engines of a host root (%s) are its own to restart", a->host);
+	return EXIT_OK;
+}
+
+/* Where IN installs to: on the host itself (no --host-root), this installed
+ * binary and its config dir registered where they are, nothing copied,
+ * the record in /var/lib/ocidec; from a toolkit container, its copies
+ * under --prefix. EXIT_OK, a usage error's status (said), or -1 (ERR) */
+static int install_where(struct inst *in, struct install_args *a, struct oerr *err)
+{
+	in->host_mode = !a->host;
+	if (!in->host_mode) {
+		in->bin = xasprintf("%s/bin", in->prefix);
+		return EXIT_OK;
 	}
-	in.root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	in.state_path = xasprintf("%s/install.json", in.prefix);
-	if (in.root < 0)
-		r = oerr_set(&err, errno, "--host-root %s", host);
-	/* one install or uninstall at a time on a host (a DaemonSet's rolling
-	 * update: the old pod uninstalling while the new one installs) */
-	else if ((wait && wait_prepare(&in, &sigs, &err) < 0) ||
-		 host_lock(in.root, host, in.lock_timeout, wait ? &sigs : NULL, &sig, &lockfd, &err) < 0)
-		r = -1;
-	else if (undo)
-		r = uninstall(&in, &err) < 0 || (in.restart && restart_engines(&in, &err) < 0) ? -1 : 0;
+	if (a->toolkit_opt && strcmp(a->toolkit_opt, "--wait") == 0)
+		return applet_usage_error("--wait: installed until SIGTERM is the toolkit container's "
+					  "(--host-root DIR, a DaemonSet's pod); on the host, an install stays until "
+					  "ocidec install --uninstall");
+	if (a->toolkit_opt)
+		return applet_usage_error("%s: copying configs is the toolkit container's (--host-root DIR); on "
+					  "the host, ocidec registers itself and its %s as they are (edit them there)",
+					  a->toolkit_opt, a->cdir);
+	a->host = "/";
+	in->prefix = HOST_STATE_DIR;
+	in->cdir = a->cdir;
+	if (!a->undo && host_binary(in, err) < 0)
+		return -1;
+	if (a->undo) {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		in->bin = path_dir(exe);
+	}
+	host_configs(in);
+	return EXIT_OK;
+}
+
+/* The install (or uninstall) A asks, one at a time on a host (a
+ * DaemonSet's rolling update: the old pod uninstalling while the new one
+ * installs): 0, or -1 (ERR) */
+static int install_run(struct inst *in, struct install_args *a, struct oerr *err)
+{
+	_cleanup_close_ int lockfd = -1;
+	sigset_t sigs;
+	int sig = 0;
+
+	in->root = open(a->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	in->state_path = xasprintf("%s/install.json", in->prefix);
+	if (in->root < 0)
+		return oerr_set(err, errno, "--host-root %s", a->host);
+	if ((a->wait && wait_prepare(in, &sigs, err) < 0) ||
+	    host_lock(in->root, a->host, in->lock_timeout, a->wait ? &sigs : NULL, &sig, &lockfd, err) < 0)
+		return -1;
+	if (a->undo)
+		return uninstall(in, err) < 0 || (in->restart && restart_engines(in, err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
-	else
-		r = (carry_recorded(&in), 0) ||
-		    (!in.host_mode && (plan_binary(&in, &err) < 0 ||
-				       plan_configs(&in, cdir, vendors.v, (int)vendors.n, driver_root, &err) < 0)) ||
-		    plan_engines(&in, rts ? rts : RT_PODMAN, hooks_dir, &err) < 0 || install(&in, &err) < 0 ||
-		    (in.restart && restart_engines(&in, &err) < 0) ||
-		    (wait && wait_uninstall(&in, host, &sigs, &lockfd, &err) < 0) ? -1 : 0;
-	return applet_finish_stdout(r < 0 ? applet_fail(&err) : EXIT_OK);
+	carry_recorded(in);
+	return (!in->host_mode && (plan_binary(in, err) < 0 ||
+				   plan_configs(in, a->cdir, a->vendors.v, (int)a->vendors.n, a->driver_root, err) < 0)) ||
+	       plan_engines(in, a->rts ? a->rts : RT_PODMAN, a->hooks_dir, err) < 0 || install(in, err) < 0 ||
+	       (in->restart && restart_engines(in, err) < 0) ||
+	       (a->wait && wait_uninstall(in, a->host, &sigs, &lockfd, err) < 0) ? -1 : 0;
+}
+
+static void install_args_free(struct install_args *a)
+{
+	strv_free(&a->vendors);
+}
+
+APPLET_MAIN(install)
+{
+	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
+							       .runtime_name = "ocidec", .owner = "install",
+							       .lock_timeout = 120 };
+	__attribute__((cleanup(install_args_free))) struct install_args a = { .cdir = config_dir_default() };
+	int status;
+
+	if ((status = install_options(argc, argv, &in, &a)) != EXIT_OK ||
+	    (status = install_where(&in, &a, err)) != EXIT_OK)
+		return status;
+	if (install_run(&in, &a, err) < 0)
+		return APPLET_FAILED;
+	return applet_finish_stdout(EXIT_OK);
 }

@@ -35,26 +35,19 @@ const char ldcache_usage[] =
 	"                     rest (the same entries as a rebuild); in a musl tree, add\n"
 	"                     them to /etc/ld-musl-ARCH.path\n";
 
-static int print_cache(const char *root, const char *cache_path)
+/* ldconfig -p of the cache at CACHE_PATH in ROOT: the exit status, or -1
+ * (ERR) */
+static int print_cache(const char *root, const char *cache_path, struct oerr *err)
 {
 	_cleanup_close_ int rootfd = -1, fd = -1;
 	struct ldcache c;
-	struct oerr err;
 
-	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		oerr_set(&err, errno, "%s", root);
-		return applet_fail(&err);
-	}
-	fd = root_open(rootfd, cache_path, O_RDONLY);
-	if (fd < 0) {
-		oerr_set(&err, errno, "%s", cache_path);
-		return applet_fail(&err);
-	}
-	if (ldcache_load_fd(&c, fd, &err) < 0) {
-		oerr_prefix(&err, "%s", cache_path);
-		return applet_fail(&err);
-	}
+	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return oerr_set(err, errno, "%s", root);
+	if ((fd = root_open(rootfd, cache_path, O_RDONLY)) < 0)
+		return oerr_set(err, errno, "%s", cache_path);
+	if (ldcache_load_fd(&c, fd, err) < 0)
+		return oerr_prefix(err, "%s", cache_path);
 	out("%zu libs found in cache `%s'\n", c.n, cache_path);
 	for (size_t i = 0; i < c.n; i++) {
 		char desc[128];
@@ -68,18 +61,6 @@ static int print_cache(const char *root, const char *cache_path)
 	return applet_finish_stdout(EXIT_OK);
 }
 
-static int open_root(const char *root, int *fd)
-{
-	struct oerr err;
-
-	*fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (*fd < 0) {
-		oerr_set(&err, errno, "%s", root);
-		return applet_fail(&err);
-	}
-	return EXIT_OK;
-}
-
 APPLET_MAIN(ldcache)
 {
 	static const struct option opts[] = {
@@ -91,8 +72,7 @@ APPLET_MAIN(ldcache)
 	struct ldconfig o = { .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache" };
 	_cleanup_close_ int rootfd = -1;
 	bool print = false, add = false;
-	struct oerr err;
-	int o_, r;
+	int o_;
 
 	opterr = 0;
 	while ((o_ = getopt_long(argc, argv, ":apr:C:f:X", opts, NULL)) != -1) {
@@ -109,16 +89,16 @@ APPLET_MAIN(ldcache)
 	if (print) {
 		if (optind != argc || add)
 			return applet_usage_error("-p takes no directories");
-		return print_cache(root, o.cache);
+		return print_cache(root, o.cache, err);  /* (its -1 is APPLET_FAILED) */
 	}
 	if (add && optind == argc)
 		return applet_usage_error("-a needs at least one directory");
 	o.dirs = argv + optind;
 	o.ndirs = (size_t)(argc - optind);
-	if ((r = open_root(root, &rootfd)) != EXIT_OK)
-		return r;
+	if ((rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return oerr_set(err, errno, "%s", root);
 	o.rootfd = rootfd;
-	if ((add ? ldconfig_add(&o, &err) : ldconfig_rebuild(&o, &err)) < 0)
-		return applet_fail(&err);
+	if ((add ? ldconfig_add(&o, err) : ldconfig_rebuild(&o, err)) < 0)
+		return APPLET_FAILED;
 	return EXIT_OK;
 }

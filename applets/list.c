@@ -96,53 +96,18 @@ static void print_tree(struct strv *seen, const char *dir)
 	print_tree_at(seen, dir, 1, &n);
 }
 
-APPLET_MAIN(list)
+/* The plan of the vendors of CFG that NAMES (N of them; none: all) name,
+ * by SEL, into PLAN; with FOR_RESTORECON, those under a driver root left
+ * out (said). 0, or -1 (ERR) */
+static int list_plan(const struct config *cfg, char *const *names, int n, const struct plan_select *sel,
+		     bool for_restorecon, struct plan *plan, struct oerr *err)
 {
-	static const struct option opts[] = {
-		{ "config-dir", required_argument, NULL, 'c' },
-		{ "devices", required_argument, NULL, 'd' },
-		{ "features", required_argument, NULL, 'f' },
-		{ "restorecon", no_argument, NULL, 'R' },
-		{ 0 },
-	};
-	const char *dir = config_dir_default();
-	struct plan_select sel = { .features = "all" };
-	struct selection devices;
-	struct config cfg;
-	struct plan plan = { 0 };
-	struct strv seen = { 0 };
-	struct oerr err;
-	int o, status = EXIT_OK;
-	bool for_restorecon = false;
+	for (size_t i = 0; i < cfg->n; i++)
+		vendor_log_level(&cfg->vendors[i]);
+	for (size_t i = 0; i < cfg->n; i++) {
+		const struct vendor *v = &cfg->vendors[i];
 
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:d:f:R", opts, NULL)) != -1) {
-		switch (o) {
-		case 'R': for_restorecon = true; break;
-		case 'c': dir = optarg; break;
-		case 'd':
-			if (sel.devices)
-				selection_free(&devices);
-			if (selection_parse(optarg, &devices, &err) < 0)
-				return applet_fail(&err);
-			sel.devices = &devices;
-			break;
-		case 'f': sel.features = optarg; break;
-		default: return applet_bad_option(o, argc, argv);
-		}
-	}
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0) {
-		if (sel.devices)
-			selection_free(&devices);
-		return applet_fail(&err);
-	}
-	for (size_t i = 0; i < cfg.n; i++)
-		vendor_log_level(&cfg.vendors[i]);
-
-	for (size_t i = 0; i < cfg.n && status == EXIT_OK; i++) {
-		const struct vendor *v = &cfg.vendors[i];
-
-		if (!vendor_named(v, argv + optind, argc - optind))
+		if (!vendor_named(v, names, n))
 			continue;
 		/* restorecon labels by the policy's file contexts, which give a
 		 * driver container's root (/run/nvidia/driver) /run's label: no
@@ -153,24 +118,64 @@ APPLET_MAIN(list)
 				 v->name, v->driver_root, v->name);
 			continue;
 		}
-		if (plan_vendor(&plan, v, &sel, &err) < 0)
-			status = applet_fail(&err);
+		if (plan_vendor(plan, v, sel, err) < 0)
+			return -1;
 	}
-	if (status == EXIT_OK) {
-		for (size_t i = 0; i < plan.n; i++) {
-			print_once(&seen, plan.items[i].host);
-			if (plan.items[i].host_target)
-				print_once(&seen, plan.items[i].host_target);
-			/* a directory's files too: restorecon -f labels each line's
-			 * path, not what is below it */
-			if (plan.items[i].kind == KIND_DIRECTORIES && S_ISDIR(plan.items[i].st.st_mode))
-				print_tree(&seen, plan.items[i].host_target ? plan.items[i].host_target : plan.items[i].host);
+	return 0;
+}
+
+/* Each host path of PLAN once, a directory's files too: restorecon -f
+ * labels each line's path, not what is below it */
+static void list_print(const struct plan *plan)
+{
+	_cleanup_strv_ struct strv seen = { 0 };
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct plan_item *it = &plan->items[i];
+
+		print_once(&seen, it->host);
+		if (it->host_target)
+			print_once(&seen, it->host_target);
+		if (it->kind == KIND_DIRECTORIES && S_ISDIR(it->st.st_mode))
+			print_tree(&seen, it->host_target ? it->host_target : it->host);
+	}
+}
+
+APPLET_MAIN(list)
+{
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "features", required_argument, NULL, 'f' },
+		{ "restorecon", no_argument, NULL, 'R' },
+		{ 0 },
+	};
+	const char *dir = config_dir_default();
+	__attribute__((cleanup(selection_free))) struct selection devices = { 0 };
+	struct plan_select sel = { .features = "all" };
+	_cleanup_config_ struct config cfg = { 0 };
+	__attribute__((cleanup(plan_free))) struct plan plan = { 0 };
+	int o;
+	bool for_restorecon = false;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:d:f:R", opts, NULL)) != -1) {
+		switch (o) {
+		case 'R': for_restorecon = true; break;
+		case 'c': dir = optarg; break;
+		case 'd':
+			selection_free(&devices);
+			if (selection_parse(optarg, &devices, err) < 0)
+				return APPLET_FAILED;
+			sel.devices = &devices;
+			break;
+		case 'f': sel.features = optarg; break;
+		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	strv_free(&seen);
-	plan_free(&plan);
-	config_free(&cfg);
-	if (sel.devices)
-		selection_free(&devices);
-	return applet_finish_stdout(status);
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, err) < 0 ||
+	    list_plan(&cfg, argv + optind, argc - optind, &sel, for_restorecon, &plan, err) < 0)
+		return APPLET_FAILED;
+	list_print(&plan);
+	return applet_finish_stdout(EXIT_OK);
 }

@@ -150,6 +150,65 @@ static int smi_texts(const char *smi, char **text, size_t *len, struct oerr *err
 	return 0;
 }
 
+/* The one vendor of CFG with MIG (of NAMES, N of them; none: any) into
+ * *V: EXIT_OK, or a usage error's status (said) */
+static int mig_vendor(const struct config *cfg, char *const *names, int n, const char *dir,
+		      const struct vendor **v)
+{
+	*v = NULL;
+	for (size_t i = 0; i < cfg->n; i++) {
+		if (!cfg->vendors[i].mig_minors || !vendor_named(&cfg->vendors[i], names, n))
+			continue;
+		if (*v)
+			return applet_usage_error("%s and %s both have MIG: name one", (*v)->name, cfg->vendors[i].name);
+		*v = &cfg->vendors[i];
+	}
+	return *v ? EXIT_OK : applet_usage_error("no vendor in %s has MIG (mig_minors)", dir);
+}
+
+/* --invalidate: V's map removed (the hook refuses MIG devices by UUID
+ * until it is made again) */
+static int map_invalidate(const struct vendor *v, struct oerr *err)
+{
+	if (!v->mig_map)
+		return applet_usage_error("%s: no mig_map in its config", v->name);
+	if (unlink(v->mig_map) < 0 && errno != ENOENT)
+		return oerr_set(err, errno, "%s", v->mig_map);
+	log_info("%s: the MIG map %s removed", v->name, v->mig_map);
+	return EXIT_OK;
+}
+
+/* V's map made from nvidia-smi's output (SMI run, or stdin) and written to
+ * OUTPUT ("-": stdout) as root's alone; its directory made (/run/ocidec
+ * after a boot). EXIT_OK, a usage error's status, or -1 (ERR) */
+static int map_write(const struct vendor *v, const char *output, const char *smi, struct oerr *err)
+{
+	_cleanup_free_ char *in = NULL, *text = NULL, *parent = NULL;
+	_cleanup_close_ int root = -1;
+	size_t len, n;
+
+	if (!output)
+		return applet_usage_error("%s: no mig_map in its config: give -o FILE", v->name);
+	if (strcmp(output, "-") != 0 && output[0] != '/')
+		return applet_usage_error("-o %s: an absolute path, or -", output);
+	if ((smi ? smi_texts(smi, &in, &len, err) : read_fd_all(STDIN_FILENO, 16 << 20, &in, &len, err)) < 0 ||
+	    mig_map_text(v, in, len, &text, &n, err) < 0 || mig_map_current(v, text, err) < 0)
+		return -1;
+	if (strcmp(output, "-") == 0) {
+		out("%s", text);
+		return EXIT_OK;
+	}
+	parent = path_dir(output);
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return oerr_set(err, errno, "%s", parent);
+	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return oerr_set(err, errno, "/");
+	if (root_write_atomic(root, output, text, n, 0644, true, err) < 0)
+		return -1;
+	log_info("%s: the MIG map, %s", v->name, output);
+	return EXIT_OK;
+}
+
 APPLET_MAIN(mig_map)
 {
 	static const struct option opts[] = {
@@ -160,12 +219,9 @@ APPLET_MAIN(mig_map)
 		{ 0 },
 	};
 	const char *dir = config_dir_default(), *output = NULL, *smi = NULL;
-	const struct vendor *v = NULL;
-	_cleanup_free_ char *in = NULL, *text = NULL;
-	struct config cfg;
-	struct oerr err;
-	size_t len, n;
-	int o, status = EXIT_OK;
+	const struct vendor *v;
+	_cleanup_config_ struct config cfg = { 0 };
+	int o, status;
 	bool invalidate = false;
 
 	opterr = 0;
@@ -180,68 +236,10 @@ APPLET_MAIN(mig_map)
 	}
 	if (argc - optind > 1)
 		return applet_usage_error("one vendor at most");
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
-		return applet_fail(&err);
-	for (size_t i = 0; i < cfg.n; i++) {
-		if (!cfg.vendors[i].mig_minors || !vendor_named(&cfg.vendors[i], argv + optind, argc - optind))
-			continue;
-		if (v) {
-			status = applet_usage_error("%s and %s both have MIG: name one", v->name, cfg.vendors[i].name);
-			goto out;
-		}
-		v = &cfg.vendors[i];
-	}
-	if (!v) {
-		status = applet_usage_error("no vendor in %s has MIG (mig_minors)", dir);
-		goto out;
-	}
-	if (invalidate) {
-		if (!v->mig_map) {
-			status = applet_usage_error("%s: no mig_map in its config", v->name);
-		} else if (unlink(v->mig_map) < 0 && errno != ENOENT) {
-			oerr_set(&err, errno, "%s", v->mig_map);
-			status = applet_fail(&err);
-		} else {
-			log_info("%s: the MIG map %s removed", v->name, v->mig_map);
-		}
-		goto out;
-	}
-	if (!output)
-		output = v->mig_map;
-	if (!output) {
-		status = applet_usage_error("%s: no mig_map in its config: give -o FILE", v->name);
-		goto out;
-	}
-	if ((smi ? smi_texts(smi, &in, &len, &err) : read_fd_all(STDIN_FILENO, 16 << 20, &in, &len, &err)) < 0 ||
-	    mig_map_text(v, in, len, &text, &n, &err) < 0 ||
-	    mig_map_current(v, text, &err) < 0) {
-		status = applet_fail(&err);
-		goto out;
-	}
-	if (strcmp(output, "-") == 0) {
-		out("%s", text);
-	} else {
-		_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		if (output[0] != '/') {
-			status = applet_usage_error("-o %s: an absolute path, or -", output);
-			goto out;
-		}
-		/* the hook reads it only as root's and written by root alone;
-		 * its directory made (/run/ocidec after a boot) */
-		_cleanup_free_ char *parent = path_dir(output);
-		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
-			oerr_set(&err, errno, "%s", parent);
-			status = applet_fail(&err);
-			goto out;
-		}
-		if (root < 0 || root_write_atomic(root, output, text, n, 0644, true, &err) < 0) {
-			status = applet_fail(&err);
-			goto out;
-		}
-		log_info("%s: the MIG map, %s", v->name, output);
-	}
-out:
-	config_free(&cfg);
-	return applet_finish_stdout(status);
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, err) < 0)
+		return APPLET_FAILED;
+	if ((status = mig_vendor(&cfg, argv + optind, argc - optind, dir, &v)) != EXIT_OK)
+		return status;
+	status = invalidate ? map_invalidate(v, err) : map_write(v, output ? output : v->mig_map, smi, err);
+	return status == APPLET_FAILED ? status : applet_finish_stdout(status);
 }

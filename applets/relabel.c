@@ -95,10 +95,9 @@ APPLET_MAIN(relabel)
 		{ 0 },
 	};
 	const char *dir = config_dir_default();
-	struct config cfg;
-	struct oerr err;
+	_cleanup_config_ struct config cfg = { 0 };
 	struct relabel r = { 0 };
-	int o, status = EXIT_OK;
+	int o;
 
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":c:nv", opts, NULL)) != -1) {
@@ -109,14 +108,11 @@ APPLET_MAIN(relabel)
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
-		return applet_fail(&err);
-	if (plan_label_walk(&cfg, argv + optind, argc - optind, false, relabel_one, &r, &err) < 0)
-		status = applet_fail(&err);
-	config_free(&cfg);
-	if (status == EXIT_OK && r.failed) {
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, err) < 0)
+		return APPLET_FAILED;
+	if (plan_label_walk(&cfg, argv + optind, argc - optind, false, relabel_one, &r, err) < 0)
+		return APPLET_FAILED;
+	if (r.failed)
 		log_msg(LOG_ERROR, "%d path%s could not be labelled", r.failed, r.failed == 1 ? "" : "s");
-		status = EXIT_FAIL;
-	}
-	return applet_finish_stdout(status);
+	return applet_finish_stdout(r.failed ? EXIT_FAIL : EXIT_OK);
 }

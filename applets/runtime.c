@@ -204,8 +204,8 @@ static int edit_bundle(const char *dir, const char *bundle, struct oerr *err)
  * logrus's {"level":"error","msg":...,"time":...} line, which
  * containerd's runc shim reads back into its error: docker run and a pod's
  * events show it; text: logrus's key=value line); then stderr and the
- * system log (applet_fail). Never through a link. */
-static int runtime_fail(const struct oerr *err, const char *log, const char *format)
+ * system log (the dispatcher's applet_fail). Never through a link. */
+static void log_refusal(const struct oerr *err, const char *log, const char *format)
 {
 	char line[4200], stamp[80];
 	struct timespec ts;
@@ -248,43 +248,44 @@ static int runtime_fail(const struct oerr *err, const char *log, const char *for
 			free(text);
 		}
 	}
-	return applet_fail(err);
 }
 
-APPLET_MAIN(runtime)
-{
-	const char *dir = config_dir_default();
-	_cleanup_free_ char **args = xcalloc((size_t)argc + 1, sizeof(*args));
-	_cleanup_free_ char *real = NULL, *abs = NULL;
-	char cwd[PATH_MAX];
-	int n = 1, cmd = 0;
-	const char *log = NULL, *log_format = NULL;
-	struct oerr err;
+/* The shim's command line: ocidec's options taken out, the rest runc's
+ * (ARGS[0] left for the real runtime's name), CMD the subcommand's index
+ * in ARGS (0: none), and the runtime's --log and --log-format, where a
+ * refusal is written too (containerd and Docker show that file's last
+ * error) */
+struct shim_args {
+	const char *dir, *log, *log_format;
+	char **args;
+	int n, cmd;
+};
 
-	/* a refusal also to the system log: journalctl -t ocidec */
-	log_syslog(SYSLOG_DEFAULT);
-	if (argc > 1 && strcmp(argv[1], "--ocidec-help") == 0) {
-		out("%s", runtime_usage);
-		return applet_finish_stdout(EXIT_OK);
-	}
-	/* ocidec's options out, runc's global options skipped to the subcommand */
+static void shim_args_free(struct shim_args *a)
+{
+	free(a->args);
+}
+
+static void shim_args(int argc, char **argv, struct shim_args *a)
+{
+	*a = (struct shim_args){ .dir = config_dir_default(), .args = xcalloc((size_t)argc + 1, sizeof(char *)), .n = 1 };
 	for (int i = 1; i < argc; i++) {
-		if (!cmd && strcmp(argv[i], "--ocidec-config-dir") == 0 && i + 1 < argc) {
-			dir = argv[++i];
+		if (!a->cmd && strcmp(argv[i], "--ocidec-config-dir") == 0 && i + 1 < argc) {
+			a->dir = argv[++i];
 			continue;
 		}
-		if (!cmd && strncmp(argv[i], "--ocidec-config-dir=", 20) == 0) {
-			dir = argv[i] + 20;
+		if (!a->cmd && strncmp(argv[i], "--ocidec-config-dir=", 20) == 0) {
+			a->dir = argv[i] + 20;
 			continue;
 		}
-		if (!cmd && strcmp(argv[i], "--ocidec-syslog") == 0 && i + 1 < argc) {
+		if (!a->cmd && strcmp(argv[i], "--ocidec-syslog") == 0 && i + 1 < argc) {
 			log_syslog(argv[++i]);
 			continue;
 		}
-		args[n++] = argv[i];
-		if (cmd || argv[i][0] != '-') {
-			if (!cmd && argv[i][0] != '-')
-				cmd = n - 1;
+		a->args[a->n++] = argv[i];
+		if (a->cmd || argv[i][0] != '-') {
+			if (!a->cmd && argv[i][0] != '-')
+				a->cmd = a->n - 1;
 			continue;
 		}
 		{
@@ -292,53 +293,78 @@ APPLET_MAIN(runtime)
 			const char *val = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
 
 			if (strncmp(k, "log", 3) == 0 && (k[3] == '=' || !k[3]))
-				log = val;
+				a->log = val;
 			else if (strncmp(k, "log-format", 10) == 0 && (k[10] == '=' || !k[10]))
-				log_format = val;
+				a->log_format = val;
 		}
 		if (!strchr(argv[i], '=') && global_takes_value(argv[i]) && i + 1 < argc)
-			args[n++] = argv[++i];
+			a->args[a->n++] = argv[++i];
 	}
-	/* a real runtime that leads back here (a wrapper calling
-	 * ocidec-runtime) would loop for ever */
-	if (getenv(LOOP_MARK)) {
-		oerr_set(&err, 0, "called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): "
-			 "refused; name the real runc or crun in %s/runtime.conf", dir);
-		return runtime_fail(&err, log, log_format);
-	}
-	if (real_runtime(dir, &real, &err) < 0)
-		return runtime_fail(&err, log, log_format);
-	args[0] = strrchr(real, '/') + 1;
-	/* --version and --help before any subcommand: ocidec's own first,
-	 * then the real runtime's (Docker reads the last "version" line, runc's) */
-	for (int i = 1; i < (cmd ? cmd : n); i++) {
-		if (strcmp(args[i], "--version") == 0 || strcmp(args[i], "-v") == 0) {
+}
+
+/* --version and --help before any subcommand: ocidec's own first, then
+ * the real runtime's (Docker reads the last "version" line, runc's) */
+static void shim_version_help(const struct shim_args *a, const char *real)
+{
+	for (int i = 1; i < (a->cmd ? a->cmd : a->n); i++) {
+		if (strcmp(a->args[i], "--version") == 0 || strcmp(a->args[i], "-v") == 0) {
 			out("ocidec-runtime %s (ocidec's shim: the vendors' devices, then %s)\n", OCIDEC_VERSION, real);
 			fflush(stdout);
-			break;
+			return;
 		}
-		if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
+		if (strcmp(a->args[i], "--help") == 0 || strcmp(a->args[i], "-h") == 0) {
 			out("%s\nThe real runtime, %s:\n\n", runtime_usage, real);
 			fflush(stdout);
-			break;
+			return;
 		}
 	}
-	if (cmd && (strcmp(args[cmd], "create") == 0 || strcmp(args[cmd], "run") == 0 ||
-		    strcmp(args[cmd], "restore") == 0)) {
-		const char *bundle = option_value(args + cmd + 1, n - cmd - 1, "bundle", 'b');
+}
 
-		if (!bundle || bundle[0] != '/') {  /* relative to the working directory */
-			if (!getcwd(cwd, sizeof(cwd))) {
-				oerr_set(&err, errno, "the working directory (the bundle)");
-				return runtime_fail(&err, log, log_format);
-			}
-			bundle = abs = bundle ? xasprintf("%s/%s", cwd, bundle) : xstrdup(cwd);
-		}
-		if (edit_bundle(dir, bundle, &err) < 0)
-			return runtime_fail(&err, log, log_format);
+/* create, run and restore: the bundle's config.json edited (its path made
+ * absolute: relative to the working directory). 0, or -1 (ERR) */
+static int shim_edit(const struct shim_args *a, struct oerr *err)
+{
+	const char *sub = a->cmd ? a->args[a->cmd] : "", *bundle;
+	_cleanup_free_ char *abs = NULL;
+	char cwd[PATH_MAX];
+
+	if (strcmp(sub, "create") != 0 && strcmp(sub, "run") != 0 && strcmp(sub, "restore") != 0)
+		return 0;
+	bundle = option_value(a->args + a->cmd + 1, a->n - a->cmd - 1, "bundle", 'b');
+	if (!bundle || bundle[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return oerr_set(err, errno, "the working directory (the bundle)");
+		bundle = abs = bundle ? xasprintf("%s/%s", cwd, bundle) : xstrdup(cwd);
 	}
-	setenv(LOOP_MARK, "1", 1);
-	execv(real, args);
-	oerr_set(&err, errno, "%s", real);
-	return runtime_fail(&err, log, log_format);
+	return edit_bundle(a->dir, bundle, err);
+}
+
+APPLET_MAIN(runtime)
+{
+	__attribute__((cleanup(shim_args_free))) struct shim_args a = { 0 };
+	_cleanup_free_ char *real = NULL;
+
+	/* a refusal also to the system log: journalctl -t ocidec */
+	log_syslog(SYSLOG_DEFAULT);
+	if (argc > 1 && strcmp(argv[1], "--ocidec-help") == 0) {
+		out("%s", runtime_usage);
+		return applet_finish_stdout(EXIT_OK);
+	}
+	shim_args(argc, argv, &a);
+	/* a real runtime that leads back here (a wrapper calling
+	 * ocidec-runtime) would loop for ever */
+	if (getenv(LOOP_MARK))
+		oerr_set(err, 0, "called again by the real runtime it ran (a wrapper that calls ocidec-runtime?): "
+			 "refused; name the real runc or crun in %s/runtime.conf", a.dir);
+	else if (real_runtime(a.dir, &real, err) == 0) {
+		a.args[0] = strrchr(real, '/') + 1;
+		shim_version_help(&a, real);
+		if (shim_edit(&a, err) == 0) {
+			setenv(LOOP_MARK, "1", 1);
+			execv(real, a.args);
+			oerr_set(err, errno, "%s", real);
+		}
+	}
+	log_refusal(err, a.log, a.log_format);
+	return APPLET_FAILED;
 }

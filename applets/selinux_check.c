@@ -658,6 +658,47 @@ static int check_policy(struct selinux_run *r, const char *fs, const char *root,
 	return 0;
 }
 
+/* --policy-label PATH: what restorecon would give PATH, from the file
+ * contexts of the policy under ROOT */
+static int policy_label(const char *root, const char *path)
+{
+	_cleanup_free_ char *type = policy_type(root);
+	_cleanup_free_ char *store = xasprintf("%s/etc/selinux/%s", root, type);
+	_cleanup_free_ char *ctx = NULL;
+	struct stat st;
+
+	if (path[0] != '/')
+		return applet_usage_error("--policy-label %s: an absolute path", path);
+	ctx = fc_lookup(store, path, lstat(path, &st) == 0 ? st.st_mode : S_IFREG);
+	out("%s\n", ctx ? ctx : "<<none>>");
+	return applet_finish_stdout(EXIT_OK);
+}
+
+/* Every check into R: SELinux's mode at selinuxfs FS (NULL: none), then
+ * the policy under ROOT and the labels of the configs CFG (VENDORS, N of
+ * them). EXIT_OK, or EXIT_UNKNOWN (or a usage error's) when a check could
+ * not be made, said (a check not made is not a problem found) */
+static int selinux_check_all(struct selinux_run *r, const char *fs, const char *root, const struct config *cfg,
+			     char *const *vendors, int n, struct oerr *err)
+{
+	_cleanup_free_ char *enforce = fs ? read_node(fs, "enforce") : NULL;
+	const char *mode = !enforce ? "disabled" : strcmp(enforce, "1") == 0 ? "enforcing" : "permissive";
+
+	cJSON_AddStringToObject(r->rep.root, "mode", mode);
+	if (!enforce) {
+		report_add(&r->rep, REPORT_INFO, "selinux", NULL, NULL, "disabled (no selinuxfs %s%s): nothing to check",
+			   fs ? "at " : "mounted", fs ? fs : "");
+		return EXIT_OK;
+	}
+	cJSON_AddStringToObject(r->rep.root, "selinuxfs", fs);
+	report_add(&r->rep, REPORT_INFO, "selinux", NULL, NULL, "%s (selinuxfs at %s)", mode, fs);
+	if (check_policy(r, fs, root, cfg, vendors, n, err) == 0)
+		return EXIT_OK;
+	if (err->code != EXIT_USAGE)
+		err->code = EXIT_UNKNOWN;
+	return applet_fail(err);  /* said before the report, which goes on */
+}
+
 APPLET_MAIN(selinux_check)
 {
 	static const struct option opts[] = {
@@ -668,12 +709,11 @@ APPLET_MAIN(selinux_check)
 		{ "policy-label", required_argument, NULL, 'L' },
 		{ 0 },
 	};
-	const char *dir = config_dir_default(), *root = "/", *lookup = NULL, *mode;
-	_cleanup_free_ char *fs = NULL, *enforce = NULL;
+	const char *dir = config_dir_default(), *root = "/", *lookup = NULL;
+	_cleanup_free_ char *fs = NULL;
 	struct selinux_run r = { 0 };
-	struct config cfg;
-	struct oerr err;
-	int o, status = EXIT_OK;
+	_cleanup_config_ struct config cfg = { 0 };
+	int o, status;
 	bool json = false;
 
 	opterr = 0;
@@ -687,42 +727,16 @@ APPLET_MAIN(selinux_check)
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (lookup) {  /* what restorecon would give PATH, from the policy's file contexts */
-		_cleanup_free_ char *type = policy_type(root);
-		_cleanup_free_ char *store = xasprintf("%s/etc/selinux/%s", root, type);
-		_cleanup_free_ char *ctx = NULL;
-		struct stat st;
-
-		if (lookup[0] != '/')
-			return applet_usage_error("--policy-label %s: an absolute path", lookup);
-		ctx = fc_lookup(store, lookup, lstat(lookup, &st) == 0 ? st.st_mode : S_IFREG);
-		out("%s\n", ctx ? ctx : "<<none>>");
-		return applet_finish_stdout(EXIT_OK);
-	}
-	if (config_load_named(&cfg, dir, argv + optind, argc - optind, &err) < 0)
-		return applet_fail(&err);
+	if (lookup)
+		return policy_label(root, lookup);
+	if (config_load_named(&cfg, dir, argv + optind, argc - optind, err) < 0)
+		return APPLET_FAILED;
 	report_init(&r.rep, json);
 	r.paths = cJSON_CreateArray();
 	if (!fs)
 		fs = mountinfo_find("selinuxfs");
-	if (fs)
-		enforce = read_node(fs, "enforce");
-	mode = !enforce ? "disabled" : strcmp(enforce, "1") == 0 ? "enforcing" : "permissive";
-	cJSON_AddStringToObject(r.rep.root, "mode", mode);
-	if (!enforce) {
-		report_add(&r.rep, REPORT_INFO, "selinux", NULL, NULL, "disabled (no selinuxfs %s%s): nothing to check",
-			   fs ? "at " : "mounted", fs ? fs : "");
-	} else {
-		cJSON_AddStringToObject(r.rep.root, "selinuxfs", fs);
-		report_add(&r.rep, REPORT_INFO, "selinux", NULL, NULL, "%s (selinuxfs at %s)", mode, fs);
-		if (check_policy(&r, fs, root, &cfg, argv + optind, argc - optind, &err) < 0) {
-			if (err.code != EXIT_USAGE)
-				err.code = EXIT_UNKNOWN;  /* could not check: not the same as a problem found */
-			status = applet_fail(&err);
-		}
-	}
+	status = selinux_check_all(&r, fs, root, &cfg, argv + optind, argc - optind, err);
 	cJSON_AddItemToObject(r.rep.root, "paths", r.paths);
 	status = report_finish(&r.rep, status, "all in order", "each with its fix above");
-	config_free(&cfg);
 	return applet_finish_stdout(status);
 }

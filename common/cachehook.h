@@ -40,6 +40,7 @@ struct cache_edits {
 };
 #define CACHE_EDITS_INIT { .chmod_mode = -1 }
 void cache_edits_free(struct cache_edits *c);
+#define _cleanup_cache_edits_ __attribute__((cleanup(cache_edits_free)))
 
 /* The options, for getopt_long's table (values above any character, so
  * that they never meet an applet's own) */

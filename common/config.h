@@ -148,6 +148,7 @@ int config_load(struct config *cfg, const char *dir, struct oerr *err);
  * has no vendors. Never fails. */
 void config_load_each(struct config *cfg, const char *dir);
 void config_free(struct config *cfg);
+#define _cleanup_config_ __attribute__((cleanup(config_free)))  /* (on { 0 } or a loaded one) */
 
 /* The hook's idle path: every string whose presence in a container's
  * config.json could activate a vendor of DIR (activation_flag and aliases,

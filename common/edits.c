@@ -289,7 +289,7 @@ static void edits_cache(const struct edits *e, struct cache_edits *c)
  * proc view. */
 static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 {
-	__attribute__((cleanup(cache_edits_free))) struct cache_edits c = CACHE_EDITS_INIT;
+	_cleanup_cache_edits_ struct cache_edits c = CACHE_EDITS_INIT;
 	struct strv argv = { 0 };
 	cJSON *hook, *args;
 

@@ -60,6 +60,7 @@ void strv_push(struct strv *s, const char *str);
 void strv_push_owned(struct strv *s, char *str);
 bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
+#define _cleanup_strv_ __attribute__((cleanup(strv_free)))
 /* S's strings in strcmp order */
 void strv_sort(struct strv *s);
 /* S's strings with SEP between them, malloc'd */
