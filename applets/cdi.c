@@ -559,22 +559,15 @@ static int write_spec(const char *path, const char *text, bool through, struct o
 static char *feature_names(const struct vendor *v, const char *list)
 {
 	_cleanup_free_ bool *sel = xcalloc(v->nfeatures ? v->nfeatures : 1, sizeof(*sel));
+	_cleanup_strv_ struct strv names = { 0 };
 	struct oerr e;
-	size_t len = 1;
-	char *out;
 
 	if (vendor_select_features(v, list, sel, &e) < 0)
 		return xstrdup("?");
 	for (size_t f = 0; f < v->nfeatures; f++)
-		len += sel[f] ? strlen(v->features[f].name) + 1 : 0;
-	out = xcalloc(1, len);
-	for (size_t f = 0; f < v->nfeatures; f++)
-		if (sel[f]) {
-			if (*out)
-				strcat(out, ",");
-			strcat(out, v->features[f].name);
-		}
-	return out;
+		if (sel[f])
+			strv_push(&names, v->features[f].name);
+	return strv_join(&names, ",");
 }
 
 /* The spec of each vendor of CFG NAMES names (N; none: all) to OUTPUT (a

@@ -927,18 +927,16 @@ static void check_containerd(struct checks *r, int root, int proc)
  * has, as --runtime names them, in the fix */
 static void check_registered(struct checks *r, int root)
 {
+	_cleanup_strv_ struct strv names = { 0 };
 	_cleanup_free_ char *list = NULL, *fix = NULL;
 
 	if (r->registered)
 		return;
 	for (int i = 0; i < ENGINE_COUNT; i++)
-		if (engine_installed(root, engine(i))) {
-			char *l = list ? xasprintf("%s,%s", list, engine(i)->name) : xstrdup(engine(i)->name);
-
-			free(list);
-			list = l;
-		}
-	fix = list ? xasprintf("ocidec install --runtime %s", list) : NULL;
+		if (engine_installed(root, engine(i)))
+			strv_push(&names, engine(i)->name);
+	list = strv_join(&names, ",");
+	fix = names.n ? xasprintf("ocidec install --runtime %s", list) : NULL;
 	say2(r, PROBLEM, "engines", fix, fix ? NULL : "install an engine (podman, CRI-O, Docker, containerd), "
 	     "then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
 	     "or CDI spec of ocidec's");

@@ -218,26 +218,19 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 static char *filter_features(const struct vendor *v, const char *value, const char *var)
 {
 	_cleanup_free_ char *copy = xstrdup(value);
-	size_t cap = strlen(value) + 2, len = 0;
-	char *res = xmalloc(cap), *save = NULL;
+	_cleanup_strv_ struct strv keep = { 0 };
+	char *save = NULL;
 
-	res[0] = '\0';
 	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		if (strcmp(tok, "all") == 0) {
-			free(res);
+		if (strcmp(tok, "all") == 0)
 			return xstrdup("all");
-		}
 		if (!vendor_feature(v, tok)) {
 			log_warn("%s: %s names unknown feature '%s'; ignored", v->name, var, tok);
 			continue;
 		}
-		len += (size_t)snprintf(res + len, cap - len, "%s%s", len ? "," : "", tok);
+		strv_push(&keep, tok);
 	}
-	if (!len) {
-		free(res);
-		return NULL;  /* nothing usable: the defaults */
-	}
-	return res;
+	return keep.n ? strv_join(&keep, ",") : NULL;  /* nothing usable: the defaults */
 }
 
 /* The device list a device plugin mounted: every mount destination
@@ -245,18 +238,16 @@ static char *filter_features(const struct vendor *v, const char *value, const ch
  * when there is none. */
 static char *mounted_devices(const struct vendor *v, const struct strv *mounts)
 {
-	size_t dl = strlen(v->device_list_dir), cap = 1, len = 0;
-	char *res = NULL;
+	size_t dl = strlen(v->device_list_dir);
+	_cleanup_strv_ struct strv ids = { 0 };
 
 	for (size_t i = 0; i < mounts->n; i++) {
 		const char *d = mounts->v[i], *id = d + dl + 1;
 		if (strncmp(d, v->device_list_dir, dl) != 0 || d[dl] != '/' || !*id || strchr(id, '/'))
 			continue;
-		cap += strlen(id) + 1;
-		res = xrealloc(res, cap);
-		len += (size_t)sprintf(res + len, "%s%s", len ? "," : "", id);
+		strv_push(&ids, id);
 	}
-	return res;
+	return ids.n ? strv_join(&ids, ",") : NULL;
 }
 
 /* The image's requirements on vendor V's driver (require.h) into OUT:
@@ -311,7 +302,6 @@ static char *allowed_features(const struct vendor *v, char *feat)
 	const struct strv *ok = &v->unprivileged_features;
 	struct strv keep = { 0 };
 	char *res, *save = NULL;
-	size_t len = 1;
 
 	if (!feat || !ok->n || strv_contains(ok, "all"))
 		return feat;
@@ -330,17 +320,7 @@ static char *allowed_features(const struct vendor *v, char *feat)
 		}
 	}
 	free(feat);
-	if (!keep.n)
-		return NULL;
-	for (size_t i = 0; i < keep.n; i++)
-		len += strlen(keep.v[i]) + 1;
-	res = xmalloc(len);
-	res[0] = '\0';
-	for (size_t i = 0; i < keep.n; i++) {
-		if (i)
-			strcat(res, ",");
-		strcat(res, keep.v[i]);
-	}
+	res = keep.n ? strv_join(&keep, ",") : NULL;
 	strv_free(&keep);
 	return res;
 }

@@ -178,15 +178,13 @@ void edits_line(struct strv *lines, const char *what, const char *a, const char 
 void edits_line_procview(struct strv *lines, const char *dir, const struct strv *entries)
 {
 	static char a[ESC_MAX];
-	char *line = xconcat("procview ", esc(dir, a));
+	_cleanup_strv_ struct strv words = { 0 };
 
-	for (size_t k = 0; k < entries->n; k++) {
-		char *more = xasprintf("%s %s", line, esc(entries->v[k], a));
-
-		free(line);
-		line = more;
-	}
-	strv_push_owned(lines, line);
+	strv_push(&words, "procview");
+	strv_push(&words, esc(dir, a));
+	for (size_t k = 0; k < entries->n; k++)
+		strv_push(&words, esc(entries->v[k], a));
+	strv_push_owned(lines, strv_join(&words, " "));
 }
 
 void edits_text_mounts(const struct edits *e, struct strv *lines)

@@ -59,41 +59,24 @@ long mig_cap_minor(const struct vendor *v, const char *cap)
 	return -1;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char *mig_instances(const struct vendor *v)
 {
 	_cleanup_free_ char *pat = xasprintf("%s/gpu*/mig/gi*/ci*/access", v->mig_caps);
-	size_t pl = strlen(v->mig_caps) + 1, len = 0, cap = 1;
-	char **names, *res;
-	struct strv g = { 0 };
+	size_t pl = strlen(v->mig_caps) + 1;
+	_cleanup_strv_ struct strv g = { 0 }, names = { 0 };
 
 	root_glob(HOST_ROOT, pat, &g, 65536);
 	if (!g.n)
 		return xstrdup("-");
-	names = xcalloc(g.n, sizeof(*names));
 	for (size_t i = 0; i < g.n; i++) {
 		const char *p = g.v[i] + pl, *m = strstr(p, "/mig/");
-
 		size_t l = strlen(p) - strlen("/access");
 
-		names[i] = m ? xasprintf("%.*s/%.*s", (int)(m - p), p, (int)(l - (size_t)(m + 5 - p)), m + 5)
-			     : xstrndup(p, l);
-		cap += strlen(names[i]) + 1;
+		strv_push_owned(&names, m ? xasprintf("%.*s/%.*s", (int)(m - p), p, (int)(l - (size_t)(m + 5 - p)), m + 5)
+					  : xstrndup(p, l));
 	}
-	qsort(names, g.n, sizeof(*names), cmp_str);
-	res = xmalloc(cap);
-	res[0] = '\0';
-	for (size_t i = 0; i < g.n; i++) {
-		len += (size_t)sprintf(res + len, "%s%s", i ? " " : "", names[i]);
-		free(names[i]);
-	}
-	free(names);
-	strv_free(&g);
-	return res;
+	strv_sort(&names);
+	return strv_join(&names, " ");
 }
 
 /* This boot's ID: a map from another boot is stale whatever /proc shows */
@@ -505,7 +488,6 @@ int mig_map_current(const struct vendor *v, const char *map, struct oerr *err)
 	_cleanup_free_ char *copy = xstrdup(map), *now = mig_instances(v);
 	struct strv got = { 0 };
 	char *save = NULL, *joined;
-	size_t len = 1;
 	int r = 0;
 
 	for (char *line = strtok_r(copy, "\n", &save); line && !r; line = strtok_r(NULL, "\n", &save)) {
@@ -523,15 +505,7 @@ int mig_map_current(const struct vendor *v, const char *map, struct oerr *err)
 			strv_push_owned(&got, xasprintf("gpu%ld/gi%u/ci%u", minor, gi, ci));
 	}
 	strv_sort(&got);
-	for (size_t i = 0; i < got.n; i++)
-		len += strlen(got.v[i]) + 1;
-	joined = xmalloc(len);
-	joined[0] = '\0';
-	for (size_t i = 0; i < got.n; i++) {
-		if (i)
-			strcat(joined, " ");
-		strcat(joined, got.v[i]);
-	}
+	joined = strv_join(&got, " ");
 	if (!r && strcmp(got.n ? joined : "-", now) != 0)
 		r = oerr_set(err, 0, "nvidia-smi's output gives the instances %.300s, the driver shows %.300s now: "
 			     "run nvidia-smi again (MIG was set up anew meanwhile?)", got.n ? joined : "none", now);
