@@ -850,6 +850,9 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 			return -1;
 		}
 	}
+	static unsigned serial;
+
+	v.serial = ++serial;
 	cfg->vendors = xreallocarray(cfg->vendors, cfg->n + 1, sizeof(*cfg->vendors));
 	cfg->vendors[cfg->n++] = v;
 	return 0;

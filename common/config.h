@@ -52,6 +52,8 @@ struct feature {
 };
 
 struct vendor {
+	unsigned serial;            /* this load's, unique in the run: what a snapshot
+				     * of its devices is kept by (devices.c) */
 	char *file;                 /* path of the INI file */
 	int line;                   /* line of [vendor] */
 	char *name;

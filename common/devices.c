@@ -96,7 +96,9 @@ static int cmp_pci(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out)
+/* Vendor V's pci_devices as the host has them now (vendor_pci_devices'
+ * answer, read) */
+static size_t read_pci_devices(const struct vendor *v, struct pci_dev **out)
 {
 	struct strv g = { 0 };
 	size_t n = 0;
@@ -134,7 +136,7 @@ size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out)
 	return n;
 }
 
-void pci_devs_free(struct pci_dev *d, size_t n)
+static void pci_devs_free(struct pci_dev *d, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(d[i].dir);
@@ -144,39 +146,44 @@ void pci_devs_free(struct pci_dev *d, size_t n)
 	free(d);
 }
 
-static int pci_each(const struct vendor *v,
-		    int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg), void *arg)
-{
-	struct pci_dev *d;
-	size_t n = vendor_pci_devices(v, &d);
-	int r = 0;
+/* ---- the snapshot: a vendor's devices, read once a run ---- */
 
-	for (size_t i = 0; i < n && r == 0; i++) {
-		_cleanup_free_ char *file = xasprintf("%s/uevent", d[i].dir);
-		r = fn(file, d[i].uuid, (int)i, (int)i, arg);
-	}
-	pci_devs_free(d, n);
-	return r;
+/* What vendor_uuid_each gives for one device */
+struct inv_dev {
+	char *file, *uuid;   /* uuid: NULL for a file without one */
+	int minor, index;
+};
+struct inventory {
+	unsigned serial;      /* the vendor's (config.h) */
+	struct pci_dev *pci;  /* pci_devices vendors: their devices */
+	size_t npci;
+	struct inv_dev *dev;
+	size_t ndev;
+};
+static struct inventory *inv;
+static size_t ninv;
+
+static void inv_add(struct inventory *in, const char *file, const char *uuid, int minor, int index)
+{
+	in->dev = xreallocarray(in->dev, in->ndev + 1, sizeof(*in->dev));
+	in->dev[in->ndev++] = (struct inv_dev){ xstrdup(file), uuid ? xstrdup(uuid) : NULL, minor, index };
 }
 
-int vendor_uuid_each(const struct vendor *v,
-		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
-		     void *arg)
+/* V's device_uuids files read into IN: each with its minor, in the glob's
+ * (PCI bus) order */
+static void read_uuid_files(const struct vendor *v, struct inventory *in)
 {
 	struct strv g = { 0 };
-	int r = 0, position = 0;
+	int position = 0;
 
-	if (v->pci_devices.n)
-		return pci_each(v, fn, arg);
-	if (!v->device_uuids)
-		return 0;
 	if (root_glob(HOST_ROOT, v->device_uuids, &g, MAX_GLOB) < 0) {
+		/* cut short: a partial list would give an index another device */
 		log_warn("%s: device_uuids %s: more than %d files, or the deadline passed: no device taken", v->name,
 			 v->device_uuids, MAX_GLOB);
 		strv_free(&g);
-		return 0;
+		return;
 	}
-	for (size_t i = 0; i < g.n && r == 0; i++) {
+	for (size_t i = 0; i < g.n; i++) {
 		_cleanup_close_ int fd = open(g.v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		_cleanup_free_ char *buf = NULL;
 		const char *uuid = NULL;
@@ -199,9 +206,69 @@ int vendor_uuid_each(const struct vendor *v,
 				uuid = val;
 		}
 		if (m >= 0)
-			r = fn(g.v[i], uuid, m, v->device_index_bus ? position++ : m, arg);
+			inv_add(in, g.v[i], uuid, m, v->device_index_bus ? position++ : m);
 	}
 	strv_free(&g);
+}
+
+/* V's devices: read the first time they are asked for in this run, the
+ * same answers after (a device that comes or goes meanwhile cannot shift
+ * an index between two questions of one container's plan) */
+static const struct inventory *inventory(const struct vendor *v)
+{
+	struct inventory *in;
+
+	for (size_t i = 0; i < ninv; i++)
+		if (inv[i].serial == v->serial)
+			return &inv[i];
+	inv = xreallocarray(inv, ninv + 1, sizeof(*inv));
+	in = &inv[ninv++];
+	*in = (struct inventory){ .serial = v->serial };
+	if (v->pci_devices.n) {
+		in->npci = read_pci_devices(v, &in->pci);
+		for (size_t i = 0; i < in->npci; i++) {
+			_cleanup_free_ char *file = xasprintf("%s/uevent", in->pci[i].dir);
+
+			inv_add(in, file, in->pci[i].uuid, (int)i, (int)i);
+		}
+	} else if (v->device_uuids) {
+		read_uuid_files(v, in);
+	}
+	return in;
+}
+
+void devices_forget(void)
+{
+	for (size_t i = 0; i < ninv; i++) {
+		pci_devs_free(inv[i].pci, inv[i].npci);
+		for (size_t k = 0; k < inv[i].ndev; k++) {
+			free(inv[i].dev[k].file);
+			free(inv[i].dev[k].uuid);
+		}
+		free(inv[i].dev);
+	}
+	free(inv);
+	inv = NULL;
+	ninv = 0;
+}
+
+size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out)
+{
+	const struct inventory *in = inventory(v);
+
+	*out = in->pci;
+	return in->npci;
+}
+
+int vendor_uuid_each(const struct vendor *v,
+		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
+		     void *arg)
+{
+	const struct inventory *in = inventory(v);
+	int r = 0;
+
+	for (size_t i = 0; i < in->ndev && r == 0; i++)
+		r = fn(in->dev[i].file, in->dev[i].uuid, in->dev[i].minor, in->dev[i].index, arg);
 	return r;
 }
 

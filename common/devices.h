@@ -7,6 +7,12 @@
  * It reads the host only; it knows nothing of containers. A selection (what
  * a container asks for) is made in activate.c from these answers; MIG
  * instances in mig.c. Nothing here calls either.
+ *
+ * One snapshot a run: a vendor's devices are read the first time they are
+ * asked for, and every answer after comes from that reading (one
+ * container's plan sees one picture of the host, whatever comes or goes
+ * meanwhile). A process that lives on (a plugin serving many containers)
+ * calls devices_forget() before each.
  */
 #ifndef OCIDEC_DEVICES_H
 #define OCIDEC_DEVICES_H
@@ -59,6 +65,8 @@ static inline bool mig_instance_eq(const struct mig_instance *a, const struct mi
 void selection_add_mig(struct selection *s, const struct mig_instance *m);
 void selection_free(struct selection *s);
 
+void devices_forget(void);
+
 /* A pci_devices vendor's device: its sysfs directory (its name the PCI
  * address), its UUID (pci_uuid's first line; NULL: none), its nodes
  * ("/dev/dri/renderD128": the DEVNAME of each of its devices of the
@@ -69,10 +77,9 @@ struct pci_dev {
 	struct strv nodes;   /* each "/dev/NAME\tMAJOR:MINOR" (uevent's numbers) */
 };
 /* Vendor V's pci_devices, in PCI order (each address once), those with at
- * least one node: the device with index I is (*OUT)[I]. Returns their
- * number; pci_devs_free(*OUT, n) when done. */
-size_t vendor_pci_devices(const struct vendor *v, struct pci_dev **out);
-void pci_devs_free(struct pci_dev *d, size_t n);
+ * least one node: the device with index I is (*OUT)[I] (the snapshot's:
+ * not to be freed). Returns their number. */
+size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out);
 
 /* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
  * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information), in

@@ -455,10 +455,9 @@ unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 
 	*n = 0;
 	if (v->pci_devices.n) {  /* every device found, by its index */
-		struct pci_dev *d;
+		const struct pci_dev *d;
 
 		*n = vendor_pci_devices(v, &d);
-		pci_devs_free(d, *n);
 		idx = xcalloc(*n ? *n : 1, sizeof(*idx));
 		for (size_t i = 0; i < *n; i++)
 			idx[i] = i;
@@ -515,7 +514,7 @@ static bool add_pci_node(struct vctx *c, const char *node)
  * (STRICT) */
 static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err)
 {
-	struct pci_dev *d;
+	const struct pci_dev *d;
 	size_t n = vendor_pci_devices(c->v, &d);
 	int r = 0;
 
@@ -541,7 +540,6 @@ static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool stric
 				  : oerr_set(err, 0, "%s: no device %lu: pci_devices finds %zu", c->v->name, i, n);
 	}
 out:
-	pci_devs_free(d, n);
 	return r;
 }
 

@@ -79,6 +79,19 @@ nodes() {
 	assert_output --partial "amd: device range '3-1' is backwards"
 }
 
+@test "one snapshot of the devices a run: a container asking by PCI address and unique ID reads each device's files once (issue 34)" {
+	local trace=$BATS_TEST_TMPDIR/trace
+	dry AMD_VISIBLE_DEVICES=0000:83:00.0,0x8a3c2f1e7d6b5a49 >/dev/null
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=open,openat -o "$trace" \
+		"$OCIDEC" hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\", \"pid\": $$}" >/dev/null
+	# each device's uevent and unique_id once, however many questions the
+	# selection and the plan ask of the inventory
+	run sh -c "grep -o '\"$HOST/sys/[^\"]*/\\(uevent\\|unique_id\\)\"' '$trace' | sort | uniq -c | awk '\$1 > 1'"
+	assert_output ""
+	run grep -c "$HOST/sys/.*/uevent\"" "$trace"
+	[ "$output" -ge 4 ]
+}
+
 @test "Intel and Habana: their own devices by index and PCI address; Intel's iGPU is its GPU 0 though AMD's took the higher DRM numbers" {
 	assert_equal "$(nodes OCI_INTEL=0)" "/dev/dri/card0 /dev/dri/renderD128"
 	assert_equal "$(nodes OCI_INTEL=0000:00:02.0)" "/dev/dri/card0 /dev/dri/renderD128"
