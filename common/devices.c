@@ -159,6 +159,8 @@ struct inventory {
 	size_t npci;
 	struct inv_dev *dev;
 	size_t ndev;
+	struct strv mig;      /* mig_caps vendors: each instance's access file */
+	bool mig_read;
 };
 static struct inventory *inv;
 static size_t ninv;
@@ -246,10 +248,24 @@ void devices_forget(void)
 			free(inv[i].dev[k].uuid);
 		}
 		free(inv[i].dev);
+		strv_free(&inv[i].mig);
 	}
 	free(inv);
 	inv = NULL;
 	ninv = 0;
+}
+
+const struct strv *vendor_mig_access(const struct vendor *v)
+{
+	struct inventory *in = (struct inventory *)inventory(v);
+
+	if (!in->mig_read && v->mig_caps) {
+		_cleanup_free_ char *pat = xasprintf("%s/gpu*/mig/gi*/ci*/access", v->mig_caps);
+
+		root_glob(HOST_ROOT, pat, &in->mig, 65536);
+	}
+	in->mig_read = true;
+	return &in->mig;
 }
 
 size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out)

@@ -103,6 +103,9 @@ void vendor_device_buses(const struct vendor *v, const struct selection *sel, st
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */
 long vendor_index_minor(const struct vendor *v, unsigned long index);
+/* The access files of V's MIG instances (mig_caps's
+ * gpuN/mig/giG/ciC/access), as the glob gives them; empty without MIG */
+const struct strv *vendor_mig_access(const struct vendor *v);
 /* The index of the device with UUID (or PCI address) UUID, or -1 */
 long vendor_uuid_index(const struct vendor *v, const char *uuid);
 

@@ -61,15 +61,15 @@ long mig_cap_minor(const struct vendor *v, const char *cap)
 
 char *mig_instances(const struct vendor *v)
 {
-	_cleanup_free_ char *pat = xasprintf("%s/gpu*/mig/gi*/ci*/access", v->mig_caps);
-	size_t pl = strlen(v->mig_caps) + 1;
-	_cleanup_strv_ struct strv g = { 0 }, names = { 0 };
+	const struct strv *g = vendor_mig_access(v);
+	_cleanup_strv_ struct strv names = { 0 };
+	size_t pl;
 
-	root_glob(HOST_ROOT, pat, &g, 65536);
-	if (!g.n)
+	if (!g->n)
 		return xstrdup("-");
-	for (size_t i = 0; i < g.n; i++) {
-		const char *p = g.v[i] + pl, *m = strstr(p, "/mig/");
+	pl = strlen(v->mig_caps) + 1;
+	for (size_t i = 0; i < g->n; i++) {
+		const char *p = g->v[i] + pl, *m = strstr(p, "/mig/");
 		size_t l = strlen(p) - strlen("/access");
 
 		strv_push_owned(&names, m ? xasprintf("%.*s/%.*s", (int)(m - p), p, (int)(l - (size_t)(m + 5 - p)), m + 5)
