@@ -97,7 +97,77 @@ struct state {
 	size_t conf_files, conf_bytes, includes;
 	bool conf_cut;            /* a bound was reached (warned once) */
 	bool late;                /* the deadline passed */
+	struct seen *seen;        /* the files read, by inode (seen_find) */
+	size_t nseen, capseen;    /* (capseen: a power of two, or 0) */
 };
+
+/* A library file read once: what process_file found in it. A directory
+ * lists a library twice (its SONAME link, the file), a tree often more
+ * (/lib and /usr/lib): glibc's ldconfig reads each once too. */
+struct seen {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int flag;
+	unsigned isa_level;
+	char *soname;             /* or NULL (process_file's) */
+};
+
+static size_t seen_slot(const struct state *st, const struct stat *sb)
+{
+	size_t h = ((size_t)sb->st_ino * 0x9e3779b97f4a7c15ULL) ^ (size_t)sb->st_dev, mask = st->capseen - 1;
+
+	for (h &= mask;; h = (h + 1) & mask) {
+		const struct seen *s = &st->seen[h];
+
+		if (!s->ino || (s->ino == sb->st_ino && s->dev == sb->st_dev))
+			return h;
+	}
+}
+
+/* What the file SB describes was found to be, when it was read already
+ * (unchanged since: same size and mtime) */
+static const struct seen *seen_find(const struct state *st, const struct stat *sb)
+{
+	const struct seen *s;
+
+	if (!st->capseen || !sb->st_ino)
+		return NULL;
+	s = &st->seen[seen_slot(st, sb)];
+	return s->ino && s->size == sb->st_size && s->mtime.tv_sec == sb->st_mtim.tv_sec &&
+	       s->mtime.tv_nsec == sb->st_mtim.tv_nsec ? s : NULL;
+}
+
+static void seen_add(struct state *st, const struct stat *sb, int flag, unsigned isa_level, const char *soname)
+{
+	struct seen *s;
+
+	if (!sb->st_ino)
+		return;
+	if (2 * (st->nseen + 1) > st->capseen) {  /* grown: at most half full */
+		struct seen *old = st->seen;
+		size_t oldcap = st->capseen;
+
+		st->capseen = oldcap ? 2 * oldcap : 256;
+		st->seen = xcalloc(st->capseen, sizeof(*st->seen));
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].ino) {
+				struct stat k = { .st_dev = old[i].dev, .st_ino = old[i].ino };
+
+				st->seen[seen_slot(st, &k)] = old[i];
+			}
+		free(old);
+	}
+	s = &st->seen[seen_slot(st, sb)];
+	if (s->ino) {  /* the same inode, changed meanwhile: the newer answer */
+		free(s->soname);
+		st->nseen--;
+	}
+	*s = (struct seen){ sb->st_dev, sb->st_ino, sb->st_size, sb->st_mtim, flag, isa_level,
+			    soname ? xstrdup(soname) : NULL };
+	st->nseen++;
+}
 
 /* Past a bound: say so once, and ignore the rest. */
 static bool conf_bound(struct state *st, bool over, const char *file, const char *what)
@@ -580,6 +650,7 @@ static int scan_entry(struct scan *sc, const char *name, unsigned char d_type, s
 	int pfd, fd, flag;
 	unsigned isa_level;
 	char file[PATH_MAX], *soname;
+	const struct seen *seen;
 
 	if (d_type != DT_UNKNOWN && d_type != DT_LNK && d_type != DT_REG && d_type != DT_DIR)
 		return 0;
@@ -629,24 +700,35 @@ static int scan_entry(struct scan *sc, const char *name, unsigned char d_type, s
 	}
 	if (!S_ISREG(lsb.st_mode) && !is_link)
 		return 0;
-	if (pfd < 0)
-		pfd = openat(sc->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	fd = pfd < 0 ? -1 : reopen_regular(o->rootfd, pfd, &sb);
-	if (pfd >= 0)
+	if (pfd < 0 && (pfd = openat(sc->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) >= 0 && fstat(pfd, &sb) < 0) {
 		close(pfd);
-	if (fd < 0) {
-		if (fd == -1 && !(is_link && errno == ENOENT && strstr(file, ".so")))
-			log_warn("cannot open %s: %s", file, strerror(errno));
-		else if (fd == -2 && !isdir)
-			log_warn("%s is not a regular file; skipped", file);
-		return 0;
+		pfd = -1;
 	}
-	flag = FLAG_ANY;
-	if (process_file(st, fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
+	if ((seen = pfd < 0 || !S_ISREG(sb.st_mode) ? NULL : seen_find(st, &sb))) {
+		close(pfd);
+		flag = seen->flag;
+		isa_level = seen->isa_level;
+		soname = seen->soname ? xstrdup(seen->soname) : NULL;
+	} else {
+		fd = pfd < 0 ? -1 : reopen_regular_stat(o->rootfd, pfd, &sb);
+		if (pfd >= 0)
+			close(pfd);
+		if (fd < 0) {
+			if (fd == -1 && !(is_link && errno == ENOENT && strstr(file, ".so")))
+				log_warn("cannot open %s: %s", file, strerror(errno));
+			else if (fd == -2 && !isdir)
+				log_warn("%s is not a regular file; skipped", file);
+			return 0;
+		}
+		flag = FLAG_ANY;
+		if (process_file(st, fd, &sb, file, name, &flag, &isa_level, &soname) < 0) {
+			close(fd);
+			return 0;
+		}
 		close(fd);
-		return 0;
+		if (flag != FLAG_LIBC4)  /* (a.out's SONAME is made from the name) */
+			seen_add(st, &sb, flag, isa_level, soname);
 	}
-	close(fd);
 	if (!soname)
 		soname = xstrdup(name);
 	if (!safe_name(soname)) {
@@ -777,6 +859,9 @@ static void state_free(struct state *st)
 		free(st->d[i].path);
 	free(st->d);
 	ldcache_builder_free(&st->b);
+	for (size_t i = 0; i < st->capseen; i++)
+		free(st->seen[i].soname);
+	free(st->seen);
 }
 
 static int check_dirs(const struct ldconfig *o, struct oerr *err)

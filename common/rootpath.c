@@ -525,10 +525,15 @@ int root_glob(int rootfd, const char *pattern, struct strv *out, size_t max)
 
 int reopen_regular(int rootfd, int pathfd, struct stat *st)
 {
-	char proc[64];
-
 	if (fstat(pathfd, st) < 0)
 		return -1;
+	return reopen_regular_stat(rootfd, pathfd, st);
+}
+
+int reopen_regular_stat(int rootfd, int pathfd, const struct stat *st)
+{
+	char proc[64];
+
 	if (!S_ISREG(st->st_mode))
 		return -2;
 	if (root_confined(rootfd)) {

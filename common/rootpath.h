@@ -108,6 +108,8 @@ bool path_has_glob(const char *s);
  * file's status. Returns the descriptor; -2 when it is not a regular file;
  * -1 with errno. */
 int reopen_regular(int rootfd, int pathfd, struct stat *st);
+/* The same with ST, PATHFD's status, already read (fstat) */
+int reopen_regular_stat(int rootfd, int pathfd, const struct stat *st);
 
 /* Open DIR inside ROOTFD as an O_PATH descriptor, making its missing
  * components (0755), each after BEFORE(its path, ARG, ERR) (if not

@@ -166,6 +166,22 @@ same_bytes() {
 	refute_output --partial libscript
 }
 
+@test "ldcache -r reads each library file once, however many names lead to it (its SONAME link, the development link, /lib and /usr/lib), and still writes ldconfig's cache (issue 34)" {
+	a=$(tree a) b=$(tree b)
+	# the links there first, so that each file has several names; the
+	# reference from a second pass as well
+	ldconfig -r "$a" 2>/dev/null && ldconfig -r "$a" 2>/dev/null
+	ldconfig -r "$b" 2>/dev/null
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -e trace=pread64 -o "$BATS_TEST_TMPDIR/trace" \
+		"$OCIDEC" ldcache -r "$b" 2>/dev/null
+	same_bytes "$a/etc/ld.so.cache" "$b/etc/ld.so.cache"
+	# an ELF header read at offset 0, per file: one per inode
+	reads=$(grep -c '"\\177ELF.*, 0) = ' "$BATS_TEST_TMPDIR/trace")
+	files=$(find -L "$b" -xdev -type f -name '*.so*' -exec sh -c 'head -c 4 "$1" | grep -q ELF && stat -L -c %i "$1"' sh {} \; |
+		sort -u | wc -l)
+	[ "$reads" -gt 5 ] && [ "$reads" -le "$files" ] || fail "$reads ELF headers read for $files library files"
+}
+
 @test "ldcache -r creates and removes the same SONAME links as ldconfig -r" {
 	a=$(tree a) b=$(tree b)
 	ldconfig -r "$a" 2>/dev/null
