@@ -135,7 +135,7 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 			for (char *save = NULL, *one = strtok_r(links, ",", &save); one; one = strtok_r(NULL, ",", &save)) {
 				const char *sep = strstr(one, "::");
 
-				if (!sep) {
+				if (!sep || strstr(sep + 2, "::")) {
 					log_warn("nvidia-cdi-hook create-symlinks --link %s: not TARGET::LINK; ignored", one);
 					continue;
 				}

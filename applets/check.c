@@ -994,19 +994,23 @@ APPLET_MAIN(check)
 	}
 	if (optind < argc)
 		return applet_usage_error("unexpected argument '%s'", argv[optind]);
+	report_init(&r.rep, json);
 	root = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0 || proc < 0) {  /* nothing checked: 3, neither ready nor a problem found */
 		oerr_set(err, errno, "%s", root < 0 ? host : "/proc");
 		err->code = EXIT_UNKNOWN;
-		return APPLET_FAILED;
+		status = applet_fail(err);  /* said, then the (empty) report */
+	} else {
+		check_all(&r, dir, host, root, proc);
+		status = EXIT_OK;
 	}
-	report_init(&r.rep, json);
-	check_all(&r, dir, host, root, proc);
-	status = report_finish(&r.rep, EXIT_OK, "ready", "not ready (each with its fix above)");
+	status = report_finish(&r.rep, status, "ready", "not ready (each with its fix above)");
 	strv_free(&r.kinds);
 	strv_free(&r.kind_vendors);
-	close(root);
-	close(proc);
+	if (root >= 0)
+		close(root);
+	if (proc >= 0)
+		close(proc);
 	return applet_finish_stdout(status);
 }

@@ -10,6 +10,20 @@
 
 static const char *const status_names[] = { "ok", "info", "problem" };
 
+void report_json_str(cJSON *o, const char *key, const char *value)
+{
+	char *esc = NULL;
+
+	if (value && !utf8_valid(value)) {  /* a name in no encoding: as the text shows it */
+		size_t n = 4 * strlen(value) + 1;
+
+		escape_bytes(value, esc = xmalloc(n), n);
+	}
+	if (!cJSON_AddStringToObject(o, key, esc ? esc : value))
+		oom();
+	free(esc);
+}
+
 void report_init(struct report *r, bool json)
 {
 	*r = (struct report){ .root = cJSON_CreateObject(), .checks = cJSON_CreateArray(), .json = json };
@@ -38,11 +52,11 @@ void report_vadd(struct report *r, enum report_status st, const char *check, con
 		oom();
 	cJSON_AddStringToObject(c, "check", check);
 	cJSON_AddStringToObject(c, "status", status_names[st]);
-	cJSON_AddStringToObject(c, "detail", detail);
+	report_json_str(c, "detail", detail);
 	if (fix)
-		cJSON_AddStringToObject(c, "fix", fix);
+		report_json_str(c, "fix", fix);
 	if (todo)
-		cJSON_AddStringToObject(c, "do", todo);
+		report_json_str(c, "do", todo);
 	cJSON_AddItemToArray(r->checks, c);
 	r->problems += st == REPORT_PROBLEM;
 	if (!r->json) {

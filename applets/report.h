@@ -13,7 +13,7 @@
  *
  * every value escaped (a name from a config, a spec or a driver root can
  * forge no line and no terminal escape). With --json, one object at the
- * end: the checker's own fields, then "ok", "problems" (how many) and
+ * end, valid JSON whatever the names hold (report_json_str): the checker's own fields, then "ok", "problems" (how many) and
  * "checks" ([{"check", "status", "detail", "fix" or "do"}]). The exit
  * status: 0 in order, 1 with a problem, 3 when a check could not be made
  * (neither ready nor a problem found).
@@ -36,6 +36,9 @@ struct report {
 };
 
 void report_init(struct report *r, bool json);
+/* VALUE as KEY of the JSON object O: as it is when it is UTF-8, else
+ * escaped as the text shows it (the output stays JSON) */
+void report_json_str(cJSON *o, const char *key, const char *value);
 void report_add(struct report *r, enum report_status st, const char *check, const char *fix, const char *todo,
 		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void report_vadd(struct report *r, enum report_status st, const char *check, const char *fix, const char *todo,

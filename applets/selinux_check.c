@@ -498,10 +498,10 @@ static void check_one(const struct vendor *v, const struct plan_item *it, bool l
 	if (!link && *cur && r->known)
 		a = kernel_allows(r->fs, cur, class, perms, missing, sizeof(missing));
 	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "path", path);
-	cJSON_AddStringToObject(o, "label", cur);
+	report_json_str(o, "path", path);
+	report_json_str(o, "label", cur);
 	if (want)
-		cJSON_AddStringToObject(o, "expected", want);
+		report_json_str(o, "expected", want);
 	else
 		cJSON_AddNullToObject(o, "expected");
 	if (a == -2) {

@@ -7,8 +7,11 @@
  * idle path. The static binary is therefore linked with
  * -Wl,--wrap=malloc,--wrap=free,--wrap=calloc,--wrap=realloc (Makefile,
  * OCIDEC_ARENA): an allocation of at most ARENA_OBJ_MAX bytes comes from
- * ARENA_SIZE bytes of .bss while they last (no system call; a fault only for
- * a page first written), anything else from musl's malloc.
+ * one mapping of ARENA_SIZE bytes while they last (one system call a run; a
+ * fault only for a page first written, once), anything else from musl's
+ * malloc. musl's own calloc (reached only when the arena cannot serve that
+ * size) may call malloc, which the wrap sends here again: the arena refuses
+ * the same size again, and musl's allocator answers, as its calloc expects.
  *
  * A bump allocator, on purpose: nothing in the arena is ever handed out
  * twice (free is a no-op there; only the newest block may grow in place),
@@ -28,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { ARENA_SIZE = 64 * 1024, ARENA_OBJ_MAX = 16 * 1024, ARENA_ALIGN = 16 };
 
@@ -40,15 +44,34 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 void __wrap_free(void *p);
 
-static alignas(ARENA_ALIGN) unsigned char arena[ARENA_SIZE];
+/* The arena: ARENA_SIZE bytes mapped at the first allocation, where the
+ * kernel's address randomization puts them (a static buffer would lie at
+ * one address in every run of this non-PIE binary), its bookkeeping here
+ * in .bss, away from it: no overrun of a block reaches it */
+static unsigned char *arena;
+static enum { ARENA_UNMAPPED, ARENA_MAPPED, ARENA_NONE } arena_state;
 static size_t arena_top;   /* the first free byte */
 static size_t arena_last;  /* the newest block's header */
+
+/* Is the arena there (mapped now if it is not yet)? */
+static bool arena_ready(void)
+{
+	if (arena_state == ARENA_UNMAPPED) {
+		void *p = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		arena_state = p == MAP_FAILED ? ARENA_NONE : ARENA_MAPPED;
+		arena = p == MAP_FAILED ? NULL : p;
+	}
+	if (arena_top > ARENA_SIZE)
+		abort();
+	return arena_state == ARENA_MAPPED;
+}
 
 static bool in_arena(const void *p)
 {
 	uintptr_t a = (uintptr_t)p, lo = (uintptr_t)arena;
 
-	return a >= lo && a < lo + sizeof(arena);
+	return arena && a >= lo && a < lo + ARENA_SIZE;
 }
 
 /* The usable size of block P (in the arena); a header this file did not
@@ -76,11 +99,11 @@ static void *arena_take(size_t n)
 	size_t sz, need;
 	unsigned char *p;
 
-	if (n > ARENA_OBJ_MAX)
+	if (n > ARENA_OBJ_MAX || !arena_ready())
 		return NULL;
 	sz = round_up(n ? n : 1);
 	need = sz + ARENA_ALIGN;
-	if (need > sizeof(arena) - arena_top)
+	if (need > ARENA_SIZE - arena_top)
 		return NULL;
 	p = arena + arena_top + ARENA_ALIGN;
 	memcpy(p - ARENA_ALIGN, &sz, sizeof(sz));
@@ -131,7 +154,7 @@ void *__wrap_realloc(void *p, size_t n)
 	/* the newest block grows in place (arena_top never goes back: what
 	 * lies past it was never handed out, and calloc relies on that) */
 	if (off == arena_last + ARENA_ALIGN && n <= ARENA_OBJ_MAX &&
-	    round_up(n) <= sizeof(arena) - off) {
+	    round_up(n) <= ARENA_SIZE - off) {
 		size_t sz = round_up(n);
 
 		memcpy(b - ARENA_ALIGN, &sz, sizeof(sz));

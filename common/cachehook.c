@@ -44,6 +44,14 @@ static const char *opt_name(int o)
 	return "?";
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 /* What is wrong with ARG for option O, or NULL */
 static const char *invalid(const struct cache_edits *c, int o, const char *arg)
 {
@@ -68,7 +76,8 @@ static const char *invalid(const struct cache_edits *c, int o, const char *arg)
 		if (!c->nviews)
 			return "without --proc-view before it";
 		if (o == CACHEHOOK_PROC_ENTRY)
-			return arg[0] != '/' && !strstr(arg, "..") ? NULL : "not a relative path";
+			return *arg && arg[0] != '/' && !has_dot_component(arg) && !has_control(arg) ? NULL :
+				"not a relative path";
 		return proc_set_valid(arg) ? NULL : "not FILE NAME: VALUE";
 	case CACHEHOOK_CHMOD_MODE: {
 		char *end;

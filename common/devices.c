@@ -136,16 +136,6 @@ static size_t read_pci_devices(const struct vendor *v, struct pci_dev **out)
 	return n;
 }
 
-static void pci_devs_free(struct pci_dev *d, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(d[i].dir);
-		free(d[i].uuid);
-		strv_free(&d[i].nodes);
-	}
-	free(d);
-}
-
 /* ---- the snapshot: a vendor's devices, read once a run ---- */
 
 /* What vendor_uuid_each gives for one device */
@@ -162,7 +152,7 @@ struct inventory {
 	struct strv mig;      /* mig_caps vendors: each instance's access file */
 	bool mig_read;
 };
-static struct inventory *inv;
+static struct inventory **inv;  /* (pointers: an answer stays where it is) */
 static size_t ninv;
 
 static void inv_add(struct inventory *in, const char *file, const char *uuid, int minor, int index)
@@ -221,11 +211,11 @@ static const struct inventory *inventory(const struct vendor *v)
 	struct inventory *in;
 
 	for (size_t i = 0; i < ninv; i++)
-		if (inv[i].serial == v->serial)
-			return &inv[i];
+		if (inv[i]->serial == v->serial)
+			return inv[i];
 	inv = xreallocarray(inv, ninv + 1, sizeof(*inv));
-	in = &inv[ninv++];
-	*in = (struct inventory){ .serial = v->serial };
+	in = inv[ninv++] = xcalloc(1, sizeof(*in));
+	in->serial = v->serial;
 	if (v->pci_devices.n) {
 		in->npci = read_pci_devices(v, &in->pci);
 		for (size_t i = 0; i < in->npci; i++) {
@@ -237,22 +227,6 @@ static const struct inventory *inventory(const struct vendor *v)
 		read_uuid_files(v, in);
 	}
 	return in;
-}
-
-void devices_forget(void)
-{
-	for (size_t i = 0; i < ninv; i++) {
-		pci_devs_free(inv[i].pci, inv[i].npci);
-		for (size_t k = 0; k < inv[i].ndev; k++) {
-			free(inv[i].dev[k].file);
-			free(inv[i].dev[k].uuid);
-		}
-		free(inv[i].dev);
-		strv_free(&inv[i].mig);
-	}
-	free(inv);
-	inv = NULL;
-	ninv = 0;
 }
 
 const struct strv *vendor_mig_access(const struct vendor *v)

@@ -75,7 +75,10 @@ void edits_build(const struct plan *p, struct edits *e)
 		for (size_t k = 0; k < e->nmounts; k++)
 			if (strcmp(e->mounts[k].destination, m->destination) == 0)
 				at = k;
-		if (it->link_dirfd >= 0) {
+		if (it->link_dirfd >= 0 && strstr(it->path, "::")) {
+			/* the cache hook's --symlink PATH::TEXT could not say it */
+			log_warn("%s: %s: a name with \"::\" in it: no link made there", it->vendor->name, it->path);
+		} else if (it->link_dirfd >= 0) {
 			char text[PATH_MAX];
 			ssize_t l = readlinkat(it->link_dirfd, it->link_name, text, sizeof(text) - 1);
 

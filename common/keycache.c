@@ -209,6 +209,7 @@ static ssize_t cache_read(const char *name, char *buf, size_t size)
 {
 	_cleanup_close_ int dirfd = cache_dirfd(false);
 	struct stat st;
+	long long now;
 	ssize_t n;
 	int fd;
 
@@ -219,7 +220,7 @@ static ssize_t cache_read(const char *name, char *buf, size_t size)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || (size_t)st.st_size > size ||
-	    st.st_mtim.tv_sec < wall_clock() - KEYCACHE_TTL) {
+	    (now = wall_clock()) < 0 || st.st_mtim.tv_sec < now - KEYCACHE_TTL) {
 		close(fd);
 		return -1;
 	}

@@ -704,7 +704,12 @@ static int scan_entry(struct scan *sc, const char *name, unsigned char d_type, s
 		close(pfd);
 		pfd = -1;
 	}
-	if ((seen = pfd < 0 || !S_ISREG(sb.st_mode) ? NULL : seen_find(st, &sb))) {
+	/* (a known inode on a mount the container's root may not read from:
+	 * reopen_regular_stat refuses it below, as for any file there) */
+	if ((seen = pfd < 0 || !S_ISREG(sb.st_mode) ? NULL : seen_find(st, &sb)) && root_confined(o->rootfd) &&
+	    root_check_mount(o->rootfd, pfd) < 0)
+		seen = NULL;
+	if (seen) {
 		close(pfd);
 		flag = seen->flag;
 		isa_level = seen->isa_level;

@@ -674,11 +674,46 @@ retry:
 	}
 }
 
+bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned c = *p, n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 :
+					      c >= 0xf0 && c <= 0xf4 ? 3 : 4;
+		unsigned lo = 0x80, hi = 0xbf;
+
+		if (n == 4)
+			return false;
+		/* the second byte's range: no overlong form, no surrogate, nothing past U+10FFFF */
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+		else if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+		p++;
+		for (unsigned i = 0; i < n; i++, p++, lo = 0x80, hi = 0xbf)
+			if (*p < lo || *p > hi)
+				return false;
+	}
+	return true;
+}
+
 long long wall_clock(void)
 {
 	struct timespec ts;
 
-	return syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) == 0 ? (long long)ts.tv_sec : 0;
+#if defined(SYS_clock_gettime) && __SIZEOF_LONG__ == 8  /* the kernel's timespec is ours */
+	if (syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) == 0)
+		return (long long)ts.tv_sec;
+#else  /* (32-bit musl: SYS_clock_gettime64, whose timespec differs) */
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		return (long long)ts.tv_sec;
+#endif
+	return -1;
 }
 
 void utc_time(long long t, struct tm *tm)

@@ -136,7 +136,8 @@ struct tm;
 void utc_time(long long t, struct tm *tm);
 /* The wall clock in seconds, by one system call: the vDSO's clock costs a
  * short run (the idle hook) more than it saves, two pages faulted in and
- * its symbols read, for the one reading such a run makes */
+ * its symbols read, for the one reading such a run makes. -1 when there
+ * is none. */
 long long wall_clock(void);
 
 /* Is the file of *ST root's and writable by no one else (what may be run,
@@ -148,6 +149,9 @@ bool root_owned(const struct stat *st);
  * as "\\": a value from a container can forge no line and no terminal
  * escape. Into OUT (size N), truncated; returns OUT. */
 const char *escape_bytes(const char *s, char *out, size_t n);
+/* Is S well-formed UTF-8 (no overlong form, no surrogate, nothing past
+ * U+10FFFF)? What a JSON string may hold as it is */
+bool utf8_valid(const char *s);
 
 
 /* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */

@@ -214,6 +214,23 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$BATS_TEST_TMPDIR/nonexistent"
 	assert_failure 3
 	assert_output --partial "nonexistent: No such file or directory"
+	assert_line "0 problems: not all checked (the error above)"
+	# --json: an object still, as selinux-check's (review of issue 34)
+	run --separate-stderr ocidec check --host-root "$BATS_TEST_TMPDIR/nonexistent" --json
+	assert_failure 3
+	run python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["ok"], j["problems"], j["checks"])' <<<"$output"
+	assert_output "False 0 []"
+}
+
+@test "check --json is JSON whatever a name holds: a driver root in no encoding is given as the text shows it (review of issue 34)" {
+	printf '[vendor]\nname = gone\nactivation_flag = OCI_GONE\ndriver_root = /non\377ex\n[feature.a]\nbinaries = /bin/x\n' \
+		>"$CFG/gone.ini"
+	ocidec check --host-root "$H" -c "$CFG" --json >"$BATS_TEST_TMPDIR/out" 2>/dev/null || true
+	run python3 -c 'import json, sys; j = json.loads(open(sys.argv[1], "rb").read().decode()); print(len(j["checks"]) > 0)' \
+		"$BATS_TEST_TMPDIR/out"
+	assert_output True
+	run grep -c '/non\\\\xffex' "$BATS_TEST_TMPDIR/out"
+	assert_output 1
 }
 
 @test "check: the dockerd it goes by is root's, in PID 1's namespace: a user's program named dockerd says nothing of Docker (review of issue 33)" {

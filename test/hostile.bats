@@ -718,6 +718,18 @@ procview_bed() {
 	assert_line --regexp '^mount .*/libdemo\.so\.9\\x0ashadow /opt/demo/lib/libdemo\.so\.9\\x0ashadow ro'
 }
 
+@test "a driver-root link whose name holds \"::\" is made by no path: the cache hook's --symlink PATH::TEXT could not say where (review of issue 34)" {
+	ln -s libdemo.so.1.0 "$DR/opt/demo/lib/libdemo.so::evil"
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all >/dev/null
+	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	refute_line --partial 'symlink /opt/demo/lib/libdemo.so::evil'
+	assert_line --partial 'libdemo.so::evil: a name with "::" in it: no link made there'
+	run ocidec cdi -c "$CFG" demo
+	assert_success
+	refute_output --partial 'libdemo.so::evil::'
+}
+
 @test "cdi -o - is standard output; -o onto a symlink or FIFO writes through it and never replaces it (issue 22, finding 7)" {
 	cd "$BATS_TEST_TMPDIR"
 	run cdi -c "$CFG" -o - demo

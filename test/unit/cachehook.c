@@ -92,7 +92,7 @@ static void test_round_trip(void)
 	CHECK(parse(&args, &out, &err) == 0, "what cachehook_args wrote reads back (%zu arguments)", args.n);
 	CHECK(same(&in, &out), "the same edits: libraries, links, compat, folders, chmod and its mode, two views");
 	CHECK(out.links.n == 4 && strcmp(out.links.v[2], "/odd/name") == 0 && strcmp(out.links.v[3], "a::b") == 0,
-	      "a link's text may hold \"::\" (the first one splits)");
+	      "a link's text may hold \"::\" (the first one splits; its path never does: edits.c makes no such link)");
 	cache_edits_free(&in);
 	cache_edits_free(&out);
 	strv_free(&args);
@@ -120,6 +120,14 @@ static void test_refused(void)
 		  "--proc-entry ../x: not a relative path" },
 		{ { "--proc-view", "/proc/driver/nvidia", "--proc-entry", "/gpus" },
 		  "--proc-entry /gpus: not a relative path" },
+		{ { "--proc-view", "/proc/driver/nvidia", "--proc-entry", "." },
+		  "--proc-entry .: not a relative path" },
+		{ { "--proc-view", "/proc/driver/nvidia", "--proc-entry", "gpus/." },
+		  "--proc-entry gpus/.: not a relative path" },
+		{ { "--proc-view", "/proc/driver/nvidia", "--proc-entry", "" },
+		  "--proc-entry : not a relative path" },
+		{ { "--proc-view", "/proc/driver/nvidia", "--proc-entry", "gpus/a\tb" },
+		  "--proc-entry gpus/a\tb: not a relative path" },
 		{ { "--proc-view", "/proc/driver/nvidia", "--proc-set", "params" },
 		  "--proc-set params: not FILE NAME: VALUE" },
 	};

@@ -2,7 +2,7 @@
  * where a mistake would open a path (common/util.c, common/ere.c,
  * common/keycache.c): glob_match (fnmatch's answers), ere_search
  * (regexec's), utc_time (gmtime_r's), path_clean_join, path_join_root,
- * has_dot_component, escape_bytes, keycache_walk. */
+ * has_dot_component, escape_bytes, keycache_walk, utf8_valid. */
 #include "common/ere.h"
 #include "common/keycache.h"
 #include "common/util.h"
@@ -219,8 +219,31 @@ static void test_keycache_walk(void)
 	}
 }
 
+static void test_utf8_valid(void)
+{
+	static const struct { const char *s; bool want; } t[] = {
+		{ "", true }, { "/usr/lib/libcuda.so.1", true },
+		{ "caf\xc3\xa9", true },                 /* U+00E9 */
+		{ "\xe2\x82\xac", true },               /* U+20AC */
+		{ "\xf0\x9f\x98\x80", true },           /* U+1F600 */
+		{ "\xf4\x8f\xbf\xbf", true },           /* U+10FFFF */
+		{ "/non\xff" "ex", false },
+		{ "\xc0\xaf", false },                   /* overlong '/' */
+		{ "\xe0\x80\xaf", false },               /* overlong */
+		{ "\xed\xa0\x80", false },               /* a surrogate */
+		{ "\xf4\x90\x80\x80", false },           /* past U+10FFFF */
+		{ "\xc3", false },                       /* cut short */
+		{ "\xe2\x82", false },
+		{ "\x80", false },                       /* a continuation alone */
+	};
+
+	for (size_t i = 0; i < N_CASES(t); i++)
+		CHECK(utf8_valid(t[i].s) == t[i].want, "utf8_valid case %zu: %s", i, t[i].want ? "valid" : "refused");
+}
+
 int main(void)
 {
+	test_utf8_valid();
 	test_glob_match();
 	test_ere_search();
 	test_ere_growth();
