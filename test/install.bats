@@ -839,7 +839,8 @@ host_mode() {
 	[ ! -d "$H/run/systemd/system" ]
 	# a stand-in dockerd: a process of that name, which SIGHUP ends
 	cp /bin/sleep "$BATS_TEST_TMPDIR/dockerd"
-	"$BATS_TEST_TMPDIR/dockerd" 120 &
+	# (SIGHUP's default action restored: a suite run under nohup passes it ignored)
+	env --default-signal=HUP "$BATS_TEST_TMPDIR/dockerd" 120 &
 	dpid=$!
 	echo "$dpid" >"$H/var/run/docker.pid"
 	run host_mode "$H" --runtime docker --set-as-default --restart
