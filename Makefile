@@ -18,6 +18,9 @@ BINDIR    ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
 SYSCONFDIR ?= /etc
 MANDIR    ?= $(PREFIX)/share/man
+# systemd's units (ocidec-cdi-refresh.service and .path: the CDI specs kept
+# true, see ocidec-cdi(1)); systemd reads /usr/local/lib/systemd/system too
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
 # podman (4 and 5) and CRI-O read oci-hooks(5) files from
 # /usr/share/containers/oci/hooks.d unless their configuration names other
 # directories, whatever PREFIX is (/etc/containers/oci/hooks.d only then)
@@ -188,12 +191,18 @@ install: $(B)/ocidec
 	chmod 0644 $(DESTDIR)$(HOOKSDIR)/ocidec.json
 	install -d $(DESTDIR)$(LIBEXECDIR)/ocidec
 	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/ocidec $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
+	install -d $(DESTDIR)$(UNITDIR)
+	for u in conf/systemd/*; do \
+		sed 's|/usr/bin/ocidec |$(BINDIR)/ocidec |; s|/etc/ocidec/|$(SYSCONFDIR)/ocidec/|' $$u >$(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; \
+	done
 
 # What install made, with the same variables; a config changed since is kept.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ocidec $(DESTDIR)$(MANDIR)/man1/ocidec.1 \
 		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json \
 		$(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
+	for u in conf/systemd/*; do rm -f $(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; done
 	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	@for f in conf/*.ini; do \
 		t=$(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/$${f#conf/}; \

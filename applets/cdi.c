@@ -37,6 +37,7 @@ const char cdi_usage[] =
 	"                  [--features LIST] [--hook-path PATH] [VENDOR...]\n"
 	"       ocidec cdi --claim NAME --devices SEL [-o DIR|FILE] [OPTIONS] VENDOR\n"
 	"       ocidec cdi --list [-c DIR] [VENDOR...]\n"
+	"       ocidec cdi --refresh [-o DIR] [OPTIONS] [VENDOR...]\n"
 	"\n"
 	"Print (or write) one CDI spec per vendor (default: all configured): devices\n"
 	"by index, by UUID where the vendor has them, and \"all\", for engines that\n"
@@ -61,19 +62,31 @@ const char cdi_usage[] =
 	"                        (indices, UUIDs, PCI addresses, MIG devices, all)\n"
 	"      --list            the specs' device names, KIND=NAME a line, as engines\n"
 	"                        take them (nvidia-ctk cdi list)\n"
+	"      --refresh         each vendor's spec and management spec in DIR (-o;\n"
+	"                        default /var/run/cdi) as they are now: written only\n"
+	"                        when they change, removed when the vendor has nothing\n"
+	"                        to give (its driver gone); another tool's untouched\n"
+	"      --management      the management spec (management.KIND=all: every\n"
+	"                        feature and device node) instead of the spec\n"
 	"\n"
 	"Example: ocidec cdi -o /etc/cdi nvidia && podman run --device nvidia.com/gpu=0 ...\n";
+
+/* Where specs that last until the next boot go (CDI's dynamic directory) */
+#define CDI_RUN_DIR "/var/run/cdi"
 
 static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", NULL };
 
 struct cdi_run {
 	const char *dir, *output, *format;  /* -c, -o (NULL: stdout), --format */
 	char self[PATH_MAX];          /* this binary: the specs' hook by default */
+	char cwd[PATH_MAX];           /* --refresh's relative -o, made absolute */
 	bool to_dir;                  /* -o names a directory */
 	const char *features;
 	const char *claim, *devices;  /* --claim NAME --devices SEL */
 	bool yaml;
 	bool list;                    /* --list: the device names, KIND=NAME */
+	bool refresh;                 /* --refresh: DIR's specs made true, written only on change */
+	bool management;              /* --management: the management spec (management.KIND=all) */
 	struct cdi_opts co;
 };
 
@@ -374,6 +387,32 @@ fail:
 	return NULL;
 }
 
+/* V's management spec: kind management.KIND, one device "all" with every
+ * feature and every device node (what a driver's management tools, a
+ * device plugin or a monitor run with, as NVIDIA's management spec) */
+static cJSON *management_spec(const struct vendor *v, const struct cdi_run *run, bool *empty, struct oerr *err)
+{
+	struct cdi_run all = *run;
+	cJSON *spec, *devices, *d, *next;
+	char *kind;
+
+	all.features = "all";
+	if (!(spec = vendor_spec(v, &all, empty, err)))
+		return NULL;
+	kind = xconcat("management.", v->cdi_kind);
+	cJSON_ReplaceItemInObject(spec, "kind", cJSON_CreateString(kind));
+	free(kind);
+	devices = cJSON_GetObjectItem(spec, "devices");
+	for (d = devices ? devices->child : NULL; d; d = next) {
+		next = d->next;
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(d, "name"));
+
+		if (!name || strcmp(name, "all") != 0)
+			cJSON_Delete(cJSON_DetachItemViaPointer(devices, d));
+	}
+	return spec;
+}
+
 /* YAML, block style, from the cJSON tree: strings are written as JSON
  * strings, which are YAML's double-quoted scalars. */
 static void yaml_scalar(FILE *f, const cJSON *v)
@@ -570,6 +609,72 @@ static char *feature_names(const struct vendor *v, const char *list)
 	return strv_join(&names, ",");
 }
 
+/* A spec's file name in a directory: KIND with '-' for '/', .json or .yaml */
+static char *spec_file(const char *kind, bool yaml)
+{
+	char *f = xasprintf("%s.%s", kind, yaml ? "yaml" : "json");
+
+	*strchr(f, '/') = '-';
+	return f;
+}
+
+/* --refresh: the spec TEXT (NULL: none, for V has nothing) at DIR/NAME,
+ * made true: written only when what is there differs, atomically; a spec
+ * of KIND there (one ocidec wrote) removed when there is none to give.
+ * Said, a line each. 0, or -1 (ERR) */
+static int refresh_one(const struct vendor *v, const char *dir, const char *name, const char *kind, const char *text,
+		       struct oerr *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name), *cur = NULL;
+	_cleanup_free_ char *json_kind = xasprintf("\"kind\":\t\"%s\"", kind);
+	_cleanup_free_ char *yaml_kind = xasprintf("\nkind: \"%s\"", kind);
+	struct oerr ignored;
+	size_t len;
+	int there;
+
+	if (root < 0)
+		return oerr_set(err, errno, "/");
+	there = root_read_file(root, path, 16 << 20, &cur, &len, NULL, &ignored);
+	if (text && there == 1 && strcmp(cur, text) == 0) {
+		out("%s: %s unchanged\n", v->name, path);
+		return 0;
+	}
+	if (text) {
+		if (root_write_atomic(root, path, text, strlen(text), 0644, true, err) < 0)
+			return -1;
+		out("%s: wrote %s\n", v->name, path);
+		return 0;
+	}
+	if (there != 1 || (!strstr(cur, json_kind) && !strstr(cur, yaml_kind)))
+		return 0;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return oerr_set(err, errno, "%s", path);
+	out("%s: removed %s: nothing under its driver_root %s to give\n", v->name, path, v->driver_root);
+	return 0;
+}
+
+/* --refresh for vendor V: its spec and its management spec in DIR as they
+ * are now. 0, or -1 (ERR) */
+static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, const char *dir, struct oerr *err)
+{
+	for (int m = 0; m < 2; m++) {
+		_cleanup_free_ char *kind = m ? xconcat("management.", v->cdi_kind) : xstrdup(v->cdi_kind);
+		_cleanup_free_ char *file = spec_file(kind, run->yaml), *text = NULL;
+		bool empty = false;
+		cJSON *spec = m ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
+
+		if (!spec && !empty)
+			return -1;
+		if (spec)
+			text = spec_text(spec, run->yaml);
+		cJSON_Delete(spec);
+		if (refresh_one(v, dir, file, kind, text, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The spec of each vendor of CFG NAMES names (N; none: all) to OUTPUT (a
  * directory when TO_DIR: one file for each; NULL: stdout); the number
  * written, or -1 (ERR) */
@@ -586,8 +691,15 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 
 		if (!vendor_named(v, names, n))
 			continue;
+		if (run->refresh) {
+			if (refresh_vendor(v, run, output, err) < 0)
+				return -1;
+			written++;
+			continue;
+		}
 		empty = false;
-		spec = run->claim ? claim_spec(v, run, run->claim, run->devices, err) : vendor_spec(v, run, &empty, err);
+		spec = run->claim ? claim_spec(v, run, run->claim, run->devices, err)
+		       : run->management ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
 		if (!spec && empty) {
 			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
 			continue;
@@ -615,10 +727,10 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 			path = xasprintf("%s/%.*s-claim_%s.%s", output, (int)strcspn(v->cdi_kind, "/"), v->cdi_kind,
 					 run->claim, run->yaml ? "yaml" : "json");
 		} else if (to_dir) {
-			char *kind = xstrdup(v->cdi_kind);
-			*strchr(kind, '/') = '-';
-			path = xasprintf("%s/%s.%s", output, kind, run->yaml ? "yaml" : "json");
-			free(kind);
+			_cleanup_free_ char *kind = run->management ? xconcat("management.", v->cdi_kind) : NULL;
+			_cleanup_free_ char *file = spec_file(kind ? kind : v->cdi_kind, run->yaml);
+
+			path = xasprintf("%s/%s", output, file);
 		}
 		if (write_spec(path ? path : output, text, !path, err) < 0)
 			return -1;
@@ -646,6 +758,8 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 		{ "claim", required_argument, NULL, 'C' },
 		{ "devices", required_argument, NULL, 'd' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "refresh", no_argument, NULL, 'U' },
+		{ "management", no_argument, NULL, 'M' },
 		{ 0 },
 	};
 	struct stat st;
@@ -672,6 +786,8 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 		case 'C': run->claim = optarg; break;
 		case 'd': run->devices = optarg; break;
 		case 'l': run->list = true; break;
+		case 'U': run->refresh = true; break;
+		case 'M': run->management = true; break;
 		case 'H':
 			if (optarg[0] != '/')
 				return applet_usage_error("--hook-path %s: not an absolute path", optarg);
@@ -687,7 +803,23 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));
 		run->co.hook_path = run->self;
 	}
+	if (run->refresh && (run->list || run->claim))
+		return applet_usage_error("--refresh writes every spec of the vendors: no --list or --claim");
+	if (run->management && run->claim)
+		return applet_usage_error("--management and --claim: one or the other");
+	if (run->refresh && !run->output)
+		run->output = CDI_RUN_DIR;
+	if (run->refresh && run->output[0] != '/') {  /* (its files are written in the root, by absolute path) */
+		if (!getcwd(run->cwd, sizeof(run->cwd)) || strlen(run->cwd) + strlen(run->output) + 2 > sizeof(run->cwd))
+			return applet_usage_error("--refresh -o %s: give an absolute path", run->output);
+		strcat(strcat(run->cwd, "/"), run->output);
+		run->output = run->cwd;
+	}
+	if (run->refresh && mkdir(run->output, 0755) < 0 && errno != EEXIST)  /* (a tmpfs after a boot) */
+		return applet_usage_error("--refresh -o %s: %s", run->output, strerror(errno));
 	run->to_dir = run->output && stat(run->output, &st) == 0 && S_ISDIR(st.st_mode);
+	if (run->refresh && !run->to_dir)
+		return applet_usage_error("--refresh -o %s: not a directory", run->output);
 	run->yaml = run->format ? strcmp(run->format, "yaml") == 0
 				: run->output && !run->to_dir &&
 					  (ends_with(run->output, ".yaml") || ends_with(run->output, ".yml"));

@@ -283,6 +283,51 @@ cdi_bundle() {
 	assert_output --partial "no vendor has anything to give"
 }
 
+@test "cdi --refresh: each vendor's spec and its management spec (management.KIND=all) written only when they change, atomically; they follow a driver upgrade; removed when the driver is gone; another tool's spec untouched (issue 35)" {
+	local out=$BATS_TEST_TMPDIR/run-cdi
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_success
+	assert_line "demo: wrote $out/ocidec.io-demo.json"
+	assert_line "demo: wrote $out/management.ocidec.io-demo.json"
+	check "$out/ocidec.io-demo.json" "$out/management.ocidec.io-demo.json"
+	assert_equal "$(q "$out/management.ocidec.io-demo.json" 's["kind"] + " " + ",".join(d["name"] for d in s["devices"])')" \
+		"management.ocidec.io/demo all"
+	# every feature and every device node in the management spec
+	grep -q '/dev/demo0' "$out/management.ocidec.io-demo.json"
+	grep -q '/dev/demo1' "$out/management.ocidec.io-demo.json"
+	# nothing changed: nothing written (the same inode, the same time)
+	before=$(stat -c '%i %.9Y' "$out/ocidec.io-demo.json" "$out/management.ocidec.io-demo.json")
+	echo '{"cdiVersion": "0.5.0", "kind": "other.io/x", "devices": []}' >"$out/other.io-x.json"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_success
+	assert_line "demo: $out/ocidec.io-demo.json unchanged"
+	assert_line "demo: $out/management.ocidec.io-demo.json unchanged"
+	assert_equal "$(stat -c '%i %.9Y' "$out/ocidec.io-demo.json" "$out/management.ocidec.io-demo.json")" "$before"
+	# a driver upgrade (its library's version): the specs follow, and a
+	# container given the device through the new spec runs
+	mv "$DR/opt/demo/lib/libdemo.so.1.0" "$DR/opt/demo/lib/libdemo.so.1.1"
+	ln -sf libdemo.so.1.1 "$DR/opt/demo/lib/libdemo.so.1"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_line "demo: wrote $out/ocidec.io-demo.json"
+	run grep -c 'libdemo.so.1.0' "$out/ocidec.io-demo.json"
+	assert_output 0
+	grep -q 'libdemo.so.1.1' "$out/ocidec.io-demo.json"
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" -- demo-tool >/dev/null
+	"$FIXTURES/cdi-apply.py" "$out/ocidec.io-demo.json" "$B/config.json" 0
+	run bash -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run ocidec-cdi-$$-refresh 2>&1"
+	runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "ocidec-cdi-$$-refresh" >/dev/null 2>&1 || true
+	assert_output --partial "demo-tool: the answer is 42"
+	# the driver gone: its specs go; another tool's stays
+	rm -rf "$DR" && mkdir "$DR"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_success
+	assert_line "demo: removed $out/ocidec.io-demo.json: nothing under its driver_root $DR to give"
+	assert_equal "$(ls -A "$out")" other.io-x.json
+	run cdi -c "$CFG" --refresh --list
+	assert_failure 2
+}
+
 @test "cdi_kind and bad input: one line, exit 2" {
 	sed -i '/^\[vendor\]/a cdi_kind = example.com/gpu' "$CFG/demo.ini"
 	run cdi -c "$CFG" demo
