@@ -172,6 +172,48 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	assert_line "systemd libpod-$id.scope DeviceAllow=/dev/char/10:237 rwm"
 }
 
+@test "the CDI specs stay true under systemd: ocidec-cdi-refresh.service (as installed) writes /var/run/cdi at boot; the .path unit makes them again when a driver upgrade runs depmod or a vendor config changes; podman's next container gets the new files; after a reboot (/run emptied) the spec is there again (issue 35)" {
+	local kver spec=/var/run/cdi/ocidec.io-demo.json lib=$SD/dr/opt/demo/lib
+	kver=$(uname -r)
+	run bed "$SD" systemctl cat ocidec-cdi-refresh.path
+	assert_success
+	bed "$SD" mkdir -p "/lib/modules/$kver"
+	bed "$SD" touch "/lib/modules/$kver/modules.dep"
+	bed "$SD" systemctl enable --now ocidec-cdi-refresh.path ocidec-cdi-refresh.service
+	run bed "$SD" sh -c "grep -c '\"kind\":' $spec /var/run/cdi/management.ocidec.io-demo.json"
+	assert_success
+	run bed "$SD" podman run --rm --runtime crun --device ocidec.io/demo=1 --rootfs "$SD/b/rootfs" \
+		sh -c 'demo-tool; head -c 0 /dev/democtl && echo opened'
+	assert_output $'demo-tool: the answer is 42\nopened'
+	# a driver upgrade: a new library version in the driver root, the link
+	# moved, depmod run; the path unit makes the spec again
+	cp "$lib/libdemo.so.1.0" "$lib/libdemo.so.1.1"
+	ln -sfn libdemo.so.1.1 "$lib/libdemo.so.1"
+	bed "$SD" touch "/lib/modules/$kver/modules.dep"
+	for _ in $(seq 100); do bed "$SD" grep -q libdemo.so.1.1 "$spec" && break; sleep 0.1; done
+	run bed "$SD" grep -c libdemo.so.1.1 "$spec"
+	assert_success
+	run bed "$SD" podman run --rm --runtime runc --device ocidec.io/demo=1 --rootfs "$SD/b/rootfs" \
+		sh -c 'readlink /opt/demo/lib/libdemo.so.1; demo-tool'
+	assert_output $'libdemo.so.1.1\ndemo-tool: the answer is 42'
+	# a vendor config changed: the service runs again
+	ran() { bed "$SD" systemctl show -p ExecMainStartTimestampMonotonic --value ocidec-cdi-refresh.service; }
+	before=$(ran)
+	bed "$SD" sh -c 'printf "\n" >>/etc/ocidec/ocidec.d/demo.ini'
+	for _ in $(seq 100); do [ "$(ran)" != "$before" ] && break; sleep 0.1; done
+	[ "$(ran)" != "$before" ] || fail "ocidec-cdi-refresh.service did not run after a vendor config changed"
+	# a reboot: /run emptied; the service enabled at boot writes the spec
+	"$FIXTURES/bed.sh" stop "$SD"
+	"$FIXTURES/bed.sh" start "$SD" systemd
+	run bed "$SD" sh -c "for i in \$(seq 100); do [ -s $spec ] && break; sleep 0.1; done; grep -c libdemo.so.1.1 $spec"
+	assert_success
+	# back as the other tests expect it
+	ln -sfn libdemo.so.1.0 "$lib/libdemo.so.1"
+	rm "$lib/libdemo.so.1.1"
+	bed "$SD" systemctl disable --now ocidec-cdi-refresh.path ocidec-cdi-refresh.service
+	bed "$SD" rm -f "$spec" /var/run/cdi/management.ocidec.io-demo.json
+}
+
 # rl_setup: a user rl (uid 1500, subordinate ids) in the v2 bed with the
 # test image loaded; rl CMD runs CMD as that user, rootless podman's way
 rl_setup() {
