@@ -22,6 +22,7 @@
 
 #include <cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -618,49 +619,73 @@ static char *spec_file(const char *kind, bool yaml)
 	return f;
 }
 
-/* --refresh: the spec TEXT (NULL: none, for V has nothing) at DIR/NAME,
- * made true: written only when what is there differs, atomically; a spec
- * of KIND there (one ocidec wrote) removed when there is none to give.
- * Said, a line each. 0, or -1 (ERR) */
-static int refresh_one(const struct vendor *v, const char *dir, const char *name, const char *kind, const char *text,
-		       struct oerr *err)
+/* Does TEXT (a spec, ours or another tool's, JSON or YAML) give KIND? */
+static bool spec_gives_kind(const char *text, const char *kind)
 {
-	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_free_ char *path = xasprintf("%s/%s", dir, name), *cur = NULL;
-	_cleanup_free_ char *json_kind = xasprintf("\"kind\":\t\"%s\"", kind);
-	_cleanup_free_ char *yaml_kind = xasprintf("\nkind: \"%s\"", kind);
-	struct oerr ignored;
-	size_t len;
-	int there;
+	/* how cJSON, our YAML and other tools write it: before and after KIND */
+	static const char *const forms[][2] = {
+		{ "\"kind\":\t\"", "\"" }, { "\"kind\": \"", "\"" }, { "\"kind\":\"", "\"" },
+		{ "\nkind: \"", "\"" }, { "\nkind: ", "\n" }, { "\nkind: '", "'" },
+	};
+	bool found = false;
 
-	if (root < 0)
-		return oerr_set(err, errno, "/");
-	there = root_read_file(root, path, 16 << 20, &cur, &len, NULL, &ignored);
-	if (text && there == 1 && strcmp(cur, text) == 0) {
-		out("%s: %s unchanged\n", v->name, path);
-		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(forms) && !found; i++) {
+		_cleanup_free_ char *f = xasprintf("%s%s%s", forms[i][0], kind, forms[i][1]);
+
+		found = strstr(text, f) != NULL || (f[0] == '\n' && strncmp(text, f + 1, strlen(f + 1)) == 0);
 	}
-	if (text) {
-		if (root_write_atomic(root, path, text, strlen(text), 0644, true, err) < 0)
-			return -1;
-		out("%s: wrote %s\n", v->name, path);
-		return 0;
+	return found;
+}
+
+/* --refresh: the spec TEXT (NULL: none, for V has nothing) as NAME in the
+ * directory DFD (DIR), made true: written only when what is there differs
+ * (or is not root's file, 0644), atomically; a spec of KIND there (ours:
+ * that name is what we write) removed when there is none to give, and in
+ * the other format (.json, .yaml) always (CDI refuses a device defined
+ * twice). Said, a line each. 0, or -1 (ERR) */
+static int refresh_one(const struct vendor *v, int dfd, const char *dir, const char *name, const char *other,
+		       const char *kind, const char *text, struct oerr *err)
+{
+	const char *files[2] = { name, other };
+
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *rel = xconcat("/", files[i]), *cur = NULL;
+		struct oerr ignored;
+		struct stat st;
+		size_t len;
+		int there = root_read_file(dfd, rel, 16 << 20, &cur, &len, &st, &ignored);
+
+		if (i == 0 && text && there == 1 && len == strlen(text) && memcmp(cur, text, len) == 0 &&
+		    st.st_uid == geteuid() && (st.st_mode & 07777) == 0644) {
+			out("%s: %s/%s unchanged\n", v->name, dir, name);
+			continue;
+		}
+		if (i == 0 && text) {
+			if (root_write_atomic(dfd, rel, text, strlen(text), 0644, true, err) < 0)
+				return oerr_prefix(err, "%s", dir);
+			out("%s: wrote %s/%s\n", v->name, dir, name);
+			continue;
+		}
+		if (there != 1 || !spec_gives_kind(cur, kind))
+			continue;
+		if (unlinkat(dfd, files[i], 0) < 0 && errno != ENOENT)
+			return oerr_set(err, errno, "%s/%s", dir, files[i]);
+		if (i == 0)
+			out("%s: removed %s/%s: nothing under its driver_root %s to give\n", v->name, dir, files[i],
+			    v->driver_root);
+		else
+			out("%s: removed %s/%s: the other format of %s\n", v->name, dir, files[i], name);
 	}
-	if (there != 1 || (!strstr(cur, json_kind) && !strstr(cur, yaml_kind)))
-		return 0;
-	if (unlink(path) < 0 && errno != ENOENT)
-		return oerr_set(err, errno, "%s", path);
-	out("%s: removed %s: nothing under its driver_root %s to give\n", v->name, path, v->driver_root);
 	return 0;
 }
 
-/* --refresh for vendor V: its spec and its management spec in DIR as they
- * are now. 0, or -1 (ERR) */
-static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, const char *dir, struct oerr *err)
+/* --refresh for vendor V: its spec and its management spec in the
+ * directory DFD (DIR) as they are now. 0, or -1 (ERR) */
+static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, int dfd, const char *dir, struct oerr *err)
 {
 	for (int m = 0; m < 2; m++) {
 		_cleanup_free_ char *kind = m ? xconcat("management.", v->cdi_kind) : xstrdup(v->cdi_kind);
-		_cleanup_free_ char *file = spec_file(kind, run->yaml), *text = NULL;
+		_cleanup_free_ char *file = spec_file(kind, run->yaml), *other = spec_file(kind, !run->yaml), *text = NULL;
 		bool empty = false;
 		cJSON *spec = m ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
 
@@ -669,10 +694,83 @@ static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, con
 		if (spec)
 			text = spec_text(spec, run->yaml);
 		cJSON_Delete(spec);
-		if (refresh_one(v, dir, file, kind, text, err) < 0)
+		if (refresh_one(v, dfd, dir, file, other, kind, text, err) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* Another tool's spec in DFD (DIR) that gives V's kind too: said (an
+ * engine refuses every device both define, NVIDIA's nvidia-cdi-refresh
+ * writing nvidia.yaml beside ours, say) */
+static void refresh_clashes(const struct vendor *v, const struct cdi_run *run, int dfd, const char *dir)
+{
+	_cleanup_free_ char *ours = spec_file(v->cdi_kind, run->yaml), *ours2 = spec_file(v->cdi_kind, !run->yaml);
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *rel = xconcat("/", e->d_name), *text = NULL;
+		struct oerr ignored;
+		size_t len;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, ours) == 0 || strcmp(e->d_name, ours2) == 0 ||
+		    (!ends_with(e->d_name, ".json") && !ends_with(e->d_name, ".yaml")))
+			continue;
+		if (root_read_file(dfd, rel, 1 << 20, &text, &len, NULL, &ignored) == 1 && spec_gives_kind(text, v->cdi_kind))
+			log_warn("%s: %s/%s gives kind %s too: an engine refuses a device two specs define (remove one: "
+				 "NVIDIA's refresh, nvidia-cdi-refresh, writes nvidia.yaml there)", v->name, dir, e->d_name,
+				 v->cdi_kind);
+	}
+	closedir(d);
+}
+
+/* --refresh: every vendor of run->dir that NAMES names (none: all), each
+ * config loaded on its own: one that does not load, or whose spec cannot
+ * be written, is said, and the others are refreshed all the same. DIR
+ * (run->output) must be the caller's and written by no one else. EXIT_OK,
+ * or EXIT_FAIL when something failed */
+static int refresh_all(const struct cdi_run *run, char *const *names, int n)
+{
+	_cleanup_config_ struct config cfg = { 0 };
+	_cleanup_close_ int dfd = open(run->output, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct oerr err;
+	struct stat st;
+	int status = EXIT_OK;
+
+	if (dfd < 0 || fstat(dfd, &st) < 0) {
+		oerr_set(&err, errno, "%s", run->output);
+		return applet_fail(&err);
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		oerr_set(&err, 0, "%s: not the caller's alone (owner %u, mode %04o): no spec written there", run->output,
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return applet_fail(&err);
+	}
+	root_dir_lock_sweep(dfd);  /* one refresh at a time (the .path unit and a hand's) */
+	config_load_each(&cfg, run->dir);
+	for (size_t i = 0; i < cfg.nbroken; i++)
+		status = applet_fail(&cfg.broken[i].err);
+	for (int i = 0; i < n; i++)
+		if (!config_vendor(&cfg, names[i]) && oerr_usage(&err, "no vendor '%s' in %s", names[i], run->dir) < 0)
+			status = applet_fail(&err);
+	for (size_t i = 0; i < cfg.n; i++) {
+		const struct vendor *v = &cfg.vendors[i];
+
+		if (!vendor_named(v, names, n))
+			continue;
+		vendor_log_level(v);
+		if (refresh_vendor(v, run, dfd, run->output, &err) < 0)
+			status = applet_fail(&err);
+		refresh_clashes(v, run, dfd, run->output);
+	}
+	return status ? EXIT_FAIL : EXIT_OK;
 }
 
 /* The spec of each vendor of CFG NAMES names (N; none: all) to OUTPUT (a
@@ -691,12 +789,6 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 
 		if (!vendor_named(v, names, n))
 			continue;
-		if (run->refresh) {
-			if (refresh_vendor(v, run, output, err) < 0)
-				return -1;
-			written++;
-			continue;
-		}
 		empty = false;
 		spec = run->claim ? claim_spec(v, run, run->claim, run->devices, err)
 		       : run->management ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
@@ -735,11 +827,11 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 		if (write_spec(path ? path : output, text, !path, err) < 0)
 			return -1;
 		if (path || own_descriptor(output) != 1) {  /* stdout is no spec: say what it holds */
-			_cleanup_free_ char *feats = feature_names(v, run->features);
+			_cleanup_free_ char *feats = feature_names(v, run->management ? "all" : run->features);
 
 			out("%s: wrote %s: features %s%s\n", v->name, path ? path : output, feats,
-			    run->features ? "" : " (its driver_feature, what the hook gives by default; --features all "
-						  "for every one)");
+			    run->features || run->management ? "" : " (its driver_feature, what the hook gives by default; "
+								     "--features all for every one)");
 		}
 	}
 	return written;
@@ -805,8 +897,8 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 	}
 	if (run->refresh && (run->list || run->claim))
 		return applet_usage_error("--refresh writes every spec of the vendors: no --list or --claim");
-	if (run->management && run->claim)
-		return applet_usage_error("--management and --claim: one or the other");
+	if (run->management && (run->claim || run->refresh))
+		return applet_usage_error("--management: not with --claim or --refresh (which writes it with the spec)");
 	if (run->refresh && !run->output)
 		run->output = CDI_RUN_DIR;
 	if (run->refresh && run->output[0] != '/') {  /* (its files are written in the root, by absolute path) */
@@ -842,6 +934,8 @@ APPLET_MAIN(cdi)
 	if ((status = cdi_options(argc, argv, &run)) != EXIT_OK)
 		return status;
 	named = argc - optind;
+	if (run.refresh)
+		return applet_finish_stdout(refresh_all(&run, argv + optind, named));
 	if (config_load_named(&cfg, run.dir, argv + optind, named, err) < 0)
 		return APPLET_FAILED;
 	if (run.output && !run.to_dir && (named > 1 || (named == 0 && cfg.n != 1)))

@@ -328,6 +328,38 @@ cdi_bundle() {
 	assert_failure 2
 }
 
+@test "cdi --refresh: a broken vendor config is said and the others are refreshed all the same (exit 1); a format switch leaves no twin of ours; another spec of the same kind is said; a directory others may write is refused (review of issue 35)" {
+	local out=$BATS_TEST_TMPDIR/run-cdi
+	mkdir -m 0755 "$out"
+	printf '[vendor]\nname = bad\nbogus = 1\n' >"$CFG/bad.ini"
+	run --separate-stderr cdi -c "$CFG" --refresh -o "$out"
+	assert_failure 1
+	assert_line "demo: wrote $out/ocidec.io-demo.json"
+	[[ $stderr == *"bad.ini:3: unknown key 'bogus' in [vendor]"* ]] || fail "not said: $stderr"
+	rm "$CFG/bad.ini"
+	# YAML now: the JSON twin goes (an engine refuses a device two specs define)
+	run cdi -c "$CFG" --refresh --format yaml -o "$out"
+	assert_success
+	assert_line "demo: removed $out/ocidec.io-demo.json: the other format of ocidec.io-demo.yaml"
+	assert_equal "$(ls -A "$out")" $'management.ocidec.io-demo.yaml\nocidec.io-demo.yaml'
+	# another tool's spec of our kind (NVIDIA's refresh writes nvidia.yaml): said, left
+	printf 'cdiVersion: "0.5.0"\nkind: ocidec.io/demo\ndevices: []\n' >"$out/other.yaml"
+	run --separate-stderr cdi -c "$CFG" --refresh --format yaml -o "$out"
+	assert_success
+	[[ $stderr == *"$out/other.yaml gives kind ocidec.io/demo too"* ]] || fail "not said: $stderr"
+	assert_exist "$out/other.yaml"
+	# a file of ours not root's, or not 0644: written again
+	chmod 0666 "$out/ocidec.io-demo.yaml"
+	run cdi -c "$CFG" --refresh --format yaml -o "$out"
+	assert_line "demo: wrote $out/ocidec.io-demo.yaml"
+	assert_equal "$(stat -c %a "$out/ocidec.io-demo.yaml")" 644
+	# a directory others may write: nothing written there
+	chmod 0777 "$out"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_failure 1
+	assert_output --partial "not the caller's alone"
+}
+
 @test "cdi_kind and bad input: one line, exit 2" {
 	sed -i '/^\[vendor\]/a cdi_kind = example.com/gpu' "$CFG/demo.ini"
 	run cdi -c "$CFG" demo
