@@ -388,6 +388,12 @@ fail:
 	return NULL;
 }
 
+/* V's management spec's kind: management.KIND (management.nvidia.com/gpu) */
+static char *management_kind(const struct vendor *v)
+{
+	return xconcat("management.", v->cdi_kind);
+}
+
 /* V's management spec: kind management.KIND, one device "all" with every
  * feature and every device node (what a driver's management tools, a
  * device plugin or a monitor run with, as NVIDIA's management spec) */
@@ -400,7 +406,7 @@ static cJSON *management_spec(const struct vendor *v, const struct cdi_run *run,
 	all.features = "all";
 	if (!(spec = vendor_spec(v, &all, empty, err)))
 		return NULL;
-	kind = xconcat("management.", v->cdi_kind);
+	kind = management_kind(v);
 	cJSON_ReplaceItemInObject(spec, "kind", cJSON_CreateString(kind));
 	free(kind);
 	devices = cJSON_GetObjectItem(spec, "devices");
@@ -684,7 +690,7 @@ static int refresh_one(const struct vendor *v, int dfd, const char *dir, const c
 static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, int dfd, const char *dir, struct oerr *err)
 {
 	for (int m = 0; m < 2; m++) {
-		_cleanup_free_ char *kind = m ? xconcat("management.", v->cdi_kind) : xstrdup(v->cdi_kind);
+		_cleanup_free_ char *kind = m ? management_kind(v) : xstrdup(v->cdi_kind);
 		_cleanup_free_ char *file = spec_file(kind, run->yaml), *other = spec_file(kind, !run->yaml), *text = NULL;
 		bool empty = false;
 		cJSON *spec = m ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
@@ -819,7 +825,7 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 			path = xasprintf("%s/%.*s-claim_%s.%s", output, (int)strcspn(v->cdi_kind, "/"), v->cdi_kind,
 					 run->claim, run->yaml ? "yaml" : "json");
 		} else if (to_dir) {
-			_cleanup_free_ char *kind = run->management ? xconcat("management.", v->cdi_kind) : NULL;
+			_cleanup_free_ char *kind = run->management ? management_kind(v) : NULL;
 			_cleanup_free_ char *file = spec_file(kind ? kind : v->cdi_kind, run->yaml);
 
 			path = xasprintf("%s/%s", output, file);

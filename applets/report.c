@@ -10,18 +10,21 @@
 
 static const char *const status_names[] = { "ok", "info", "problem" };
 
+/* S with escape_bytes' escapes, whole (freed by the caller) */
+static char *escaped(const char *s)
+{
+	size_t n = 4 * strlen(s) + 1;
+
+	return (char *)escape_bytes(s, xmalloc(n), n);
+}
+
 void report_json_str(cJSON *o, const char *key, const char *value)
 {
-	char *esc = NULL;
+	/* a name in no encoding: as the text shows it */
+	_cleanup_free_ char *esc = value && !utf8_valid(value) ? escaped(value) : NULL;
 
-	if (value && !utf8_valid(value)) {  /* a name in no encoding: as the text shows it */
-		size_t n = 4 * strlen(value) + 1;
-
-		escape_bytes(value, esc = xmalloc(n), n);
-	}
 	if (!cJSON_AddStringToObject(o, key, esc ? esc : value))
 		oom();
-	free(esc);
 }
 
 void report_init(struct report *r, bool json)
@@ -34,12 +37,9 @@ void report_init(struct report *r, bool json)
 /* "PREFIX" and S escaped, on a line of its own */
 static void line(const char *prefix, const char *s)
 {
-	size_t n = 4 * strlen(s) + 1;
-	char *esc = xmalloc(n);
+	_cleanup_free_ char *esc = escaped(s);
 
-	escape_bytes(s, esc, n);
 	out("%s%s\n", prefix, esc);
-	free(esc);
 }
 
 void report_vadd(struct report *r, enum report_status st, const char *check, const char *fix, const char *todo,
