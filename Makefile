@@ -41,7 +41,8 @@ INIFLAGS  := -DINI_HANDLER_LINENO=1 -DINI_CALL_HANDLER_ON_NEW_SECTION=1 \
              -DINI_ALLOW_NO_VALUE=0 -DINI_INLINE_COMMENT_PREFIXES='";\#"'
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
-CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih $(INIFLAGS)
+CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih \
+             -I$(DEPSRC)/protobuf-c $(INIFLAGS)
 CFLAGS    ?= -Os
 # (no unwind tables: C without exceptions, stripped: nothing reads them)
 STDFLAGS  := -std=c11 -fno-strict-aliasing -ffunction-sections -fdata-sections \
@@ -50,8 +51,12 @@ ASANFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefine
              -fno-sanitize-recover=undefined
 
 SRCS      := ocidec.c $(wildcard common/*.c) $(wildcard applets/*.c)
-DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c
-HDRS      := $(wildcard common/*.h) $(wildcard applets/*.h) applets/applets.def
+DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c \
+             $(DEPSRC)/nri/api.proto
+# The NRI plugin's messages as C (protoc-c): NRI's api.proto (build.sh
+# fetched it), and ttrpc's envelope (common/ttrpc.proto).
+PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c
+HDRS      := $(wildcard common/*.h) $(wildcard applets/*.h) applets/applets.def $(PB_SRCS:.c=.h)
 
 MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
 ASAN_OBJS := $(SRCS:%.c=$(B)/asan/%.o)
@@ -59,17 +64,32 @@ ASAN_OBJS := $(SRCS:%.c=$(B)/asan/%.o)
 all: $(B)/ocidec
 
 # Third-party code: built with the same compiler, without our -Werror.
-$(B)/deps/musl/libdeps.a: $(DEPS_SRCS)
+# (-std=c99: GNU C's `linux` macro would break protoc-c's field names.)
+PB_CSRCS := $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c $(PB_SRCS)
+$(B)/deps/musl/libdeps.a: $(DEPS_SRCS) $(PB_SRCS)
 	@mkdir -p $(@D)
 	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
 	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
-	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
+	@for f in $(PB_CSRCS); do $(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
+		-I$(DEPSRC)/protobuf-c -I$(B)/gen -c $$f -o $(@D)/$$(basename $$f .c).o || exit 1; done
+	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o $(addprefix $(@D)/,$(notdir $(PB_CSRCS:.c=.o)))
 
-$(B)/deps/asan/libdeps.a: $(DEPS_SRCS)
+$(B)/deps/asan/libdeps.a: $(DEPS_SRCS) $(PB_SRCS)
 	@mkdir -p $(@D)
 	@$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
 	@$(CC) -g -O1 -fsanitize=address,undefined $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
-	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o
+	@for f in $(PB_CSRCS); do $(CC) -g -O1 -std=c99 -fsanitize=address,undefined \
+		-I$(DEPSRC)/protobuf-c -I$(B)/gen -c $$f -o $(@D)/$$(basename $$f .c).o || exit 1; done
+	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o $(addprefix $(@D)/,$(notdir $(PB_CSRCS:.c=.o)))
+
+$(B)/gen/api.pb-c.h: $(B)/gen/api.pb-c.c
+$(B)/gen/api.pb-c.c: $(DEPSRC)/nri/api.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(@D) -I$(<D) $<
+$(B)/gen/ttrpc.pb-c.h: $(B)/gen/ttrpc.pb-c.c
+$(B)/gen/ttrpc.pb-c.c: common/ttrpc.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(@D) -I$(<D) $<
 
 # conf/hooks.d/ocidec.json is the one hooks.d file: make install writes it,
 # and ocidec install writes it with its own path (a C string of it)
@@ -147,7 +167,8 @@ FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus do
 # One rule for every target: its test/fuzz/fuzz_NAME.c linked with an
 # archive of all of common/ and the dependencies, built once with the
 # sanitizers; the linker takes from it only the objects the target needs.
-FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(wildcard common/*.c)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o
+FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(wildcard common/*.c)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o \
+               $(addprefix $(B)/fuzz/obj/,$(notdir $(PB_CSRCS:.c=.o)))
 $(B)/fuzz/obj/common/%.o: common/%.c $(HDRS)
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
@@ -157,6 +178,12 @@ $(B)/fuzz/obj/cJSON.o: $(DEPSRC)/cjson/cJSON.c
 $(B)/fuzz/obj/ini.o: $(DEPSRC)/inih/ini.c
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
+$(B)/fuzz/obj/%.pb-c.o: $(B)/gen/%.pb-c.c
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -std=c99 -c $< -o $@
+$(B)/fuzz/obj/protobuf-c.o: $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -std=c99 -c $< -o $@
 $(B)/fuzz/libcommon.a: $(FUZZ_OBJS)
 	@rm -f $@
 	@ar rcs $@ $^

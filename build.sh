@@ -22,10 +22,17 @@ top=$(pwd)
 # bookworm's libinih 55 orig tarball answered 404, hence trixie's deb-src too.
 CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
 INIH_VERSIONS="59-1"
+# The NRI plugin's wire format: protobuf-c's runtime (the version of the
+# system's protoc-c first), and NRI's api.proto from Debian 13's
+# golang-github-containerd-nri-dev (0.6.1: containerd 1.7's and 2.x's NRI
+# speak it; later versions only add fields).
+PROTOBUFC_VERSIONS="$(dpkg-query -W -f='${source:Version}' protobuf-c-compiler 2>/dev/null) 1.4.1-1 1.5.1-1"
+NRI_VERSIONS="0.6.1-2"
 
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
-# dependency sources; file: the size line.
-BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin"
+# dependency sources; file: the size line; protobuf-c-compiler: protoc-c,
+# the NRI plugin's messages (applets/nri.c) as C.
+BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin protobuf-c-compiler"
 # The demo: runc, a busybox-static + glibc rootfs, perl for its config.json.
 DEMO_PACKAGES="runc busybox-static perl"
 # The tests: bats; clang and its runtime: the libFuzzer targets in
@@ -127,6 +134,8 @@ write_private_sources() {
 	if [ -n "$mirror" ]; then
 		grep -q " $mirror trixie " "$APT_DIR/sources.list" ||
 			echo "deb-src$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
+		# and its binary packages: NRI's api.proto (fetch_deb)
+		echo "deb$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
 	fi
 	[ -s "$APT_DIR/sources.list" ] || die "no Debian or Ubuntu archive in the system's apt sources"
 }
@@ -160,6 +169,33 @@ fetch() {
 	echo "$pkg $chosen" >"$dest/.ocidec-source"
 }
 
+# fetch_deb PACKAGE DEST "VERSIONS" FILE...: FILEs of a binary package
+# (its usr/share/... paths) into DEST, flat; apt checks the .deb against the
+# signed Packages index. (The NRI source package's files answered 404 here.)
+fetch_deb() {
+	pkg=$1 dest=$2 versions=$3
+	shift 3
+	work=$APT_DIR/deb/$pkg
+	rm -rf "$work" && mkdir -p "$work"
+	offered=$(apt_private apt-cache madison "$pkg" 2>/dev/null | awk -F' *[|] *' '{ print $2 }')
+	chosen=
+	for v in $versions; do
+		if printf '%s\n' "$offered" | grep -qxF "$v"; then chosen=$v; break; fi
+	done
+	[ -n "$chosen" ] || chosen=$(printf '%s\n' "$offered" | sort -V | tail -n 1)
+	[ -n "$chosen" ] || die "the archive offers no package $pkg"
+	say "fetching $pkg $chosen"
+	(cd "$work" && apt_private apt-get -qq download "$pkg=$chosen" >/dev/null) ||
+		die "apt-get download $pkg=$chosen failed"
+	dpkg-deb -x "$work"/*.deb "$work/x" || die "dpkg-deb -x $pkg failed"
+	rm -rf "$dest" && mkdir -p "$dest"
+	for f in "$@"; do
+		cp "$work/x/$f" "$dest/" || die "$pkg has no $f"
+	done
+	echo "$pkg $chosen" >"$dest/.ocidec-source"
+	rm -rf "$work"
+}
+
 if [ "${1:-}" = sources ]; then
 	APT_DIR=$(mktemp -d)
 	trap 'rm -rf "$APT_DIR"' EXIT
@@ -171,17 +207,21 @@ fi
 install_packages
 
 DEPS=$top/build/deps
-if [ ! -f "$DEPS/src/cjson/.ocidec-source" ] || [ ! -f "$DEPS/src/inih/.ocidec-source" ]; then
+have() { [ -f "$DEPS/src/$1/.ocidec-source" ]; }
+if ! have cjson || ! have inih || ! have protobuf-c || ! have nri; then
 	write_private_sources
 	say "updating the private source index (build/apt)"
 	apt_private apt-get -qq update >/dev/null 2>"$APT_DIR/update.log" ||
 		die "apt-get update (private) failed: $(tail -n 3 "$APT_DIR/update.log")"
 	mkdir -p "$DEPS/src"
 	# cJSON with Debian's patches (they carry the security fixes).
-	fetch cjson "$DEPS/src/cjson" "$CJSON_VERSIONS"
+	have cjson || fetch cjson "$DEPS/src/cjson" "$CJSON_VERSIONS"
 	# inih as released upstream: Debian's runtime-options patch hard-wires
 	# the new-section callback off, which config.c needs to see empty sections.
-	fetch libinih "$DEPS/src/inih" "$INIH_VERSIONS" --skip-patches
+	have inih || fetch libinih "$DEPS/src/inih" "$INIH_VERSIONS" --skip-patches
+	have protobuf-c || fetch protobuf-c "$DEPS/src/protobuf-c" "$PROTOBUFC_VERSIONS"
+	have nri || fetch_deb golang-github-containerd-nri-dev "$DEPS/src/nri" "$NRI_VERSIONS" \
+		usr/share/gocode/src/github.com/containerd/nri/pkg/api/api.proto
 fi
 
 make -j"$(nproc)" "$@"

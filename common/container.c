@@ -26,9 +26,15 @@ int container_decide(const char *dir, const struct oci_state *st, const char *bu
 	proc_open();  /* (the hook's, first used from here on) */
 	if (st ? oci_container_config(st, text, len, &c->oc, err) < 0 : oci_config_parse(text, len, bundle, &c->oc, err) < 0)
 		return st ? -1 : oerr_prefix(err, "%s/config.json", bundle ? bundle : ".");
+	return container_decide_config(dir, ann, st && st->id && *st->id ? st->id : NULL, c, err);
+}
+
+int container_decide_config(const char *dir, const struct strv *ann, const char *id, struct container *c,
+			    struct oerr *err)
+{
 	c->nact = activation_decide(dir, &c->oc, ann, &c->cfg, &c->act, err);
-	if (c->nact < 0 && st && st->id && *st->id)  /* one line that names the container */
-		return oerr_prefix(err, "container %s", st->id);
+	if (c->nact < 0 && id)  /* one line that names the container */
+		return oerr_prefix(err, "container %s", id);
 	if (c->nact <= 0)
 		return c->nact < 0 ? -1 : CONTAINER_NONE;
 	return CONTAINER_ACTIVE;

@@ -44,6 +44,12 @@ struct container {
  * unless CONTAINER_IDLE. */
 int container_decide(const char *dir, const struct oci_state *st, const char *bundle, const char *text,
 		     size_t len, struct container *c, struct oerr *err);
+/* The decision for a container already read into C->oc (the NRI plugin's,
+ * from NRI's message; the rest of C zeroed), ANN its state annotations
+ * (none: an empty list), ID (NULL: none) naming it in an error: as
+ * container_decide, never CONTAINER_IDLE. */
+int container_decide_config(const char *dir, const struct strv *ann, const char *id, struct container *c,
+			    struct oerr *err);
 /* C's active vendors (act, nact: the decision's, or the inject applet's
  * command line) planned, their edits built: 0, or -1 (ERR, prefixed
  * "container ID" when ID is not NULL). */

@@ -1,0 +1,342 @@
+/* nri.c: ocidec nri, an NRI plugin (the Node Resource Interface of
+ * containerd 1.7 and 2.x and of CRI-O): at each CreateContainer the
+ * runtime asks, and the container gets its vendors' edits as NRI's
+ * adjustment, decided and planned on the path the hook and the shim share
+ * (container.h), turned into NRI's terms by nri.c. No engine config is
+ * edited, no engine restarted, no RuntimeClass needed.
+ *
+ * One process, one connection, one request at a time: the runtime's
+ * socket, NRI's multiplexer and ttrpc under it (ttrpc.c); protobuf-c for
+ * the messages. When the runtime goes (restarted, upgraded), the plugin
+ * connects again; while the plugin is gone, the runtime starts containers
+ * without it (NRI's rule), so a container that asks for nothing never
+ * waits on ocidec. */
+#include "applets/applet.h"
+
+#include "common/config.h"
+#include "common/container.h"
+#include "common/log.h"
+#include "common/nri.h"
+#include "common/ttrpc.h"
+#include "common/util.h"
+#include "ttrpc.pb-c.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+const char nri_usage[] =
+	"usage: ocidec nri [-c DIR] [--socket PATH] [--hook-path PATH] [--name NAME] [--index NN]\n"
+	"\n"
+	"An NRI plugin: connects to the runtime's NRI socket (containerd 2.x, containerd\n"
+	"1.7 with NRI enabled, CRI-O), registers, and gives each container that asks\n"
+	"for a vendor's devices its edits at creation (device nodes and their cgroup\n"
+	"rules, read-only mounts, the cache hook), as the hook and the shim would;\n"
+	"a refusal fails the container with ocidec's line in the runtime's error.\n"
+	"Runs until killed; connects again when the runtime restarts.\n"
+	"\n"
+	"  -c, --config-dir DIR  the vendor configs (default /etc/ocidec/ocidec.d)\n"
+	"  --socket PATH         the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
+	"  --hook-path PATH      the cache hook the runtime runs: the host's path of this\n"
+	"                        ocidec (default: this binary's own path)\n"
+	"  --name NAME, --index NN   the plugin's name and two-digit index (ocidec, 50):\n"
+	"                        plugins are called in index order\n";
+
+#define NRI_SOCKET "/var/run/nri/nri.sock"
+/* gRPC's status codes, as ttrpc carries them */
+enum { RPC_UNKNOWN = 2, RPC_INVALID_ARGUMENT = 3, RPC_UNIMPLEMENTED = 12 };
+
+struct plugin {
+	const char *dir, *socket, *hook, *name, *index;
+	int fd;
+	struct mux_in in;
+	struct bbuf out;
+	bool registered;
+};
+
+/* M packed as a ttrpc message of TYPE on connection CONN, queued */
+static void send_packed(struct plugin *p, uint32_t conn, uint32_t stream, uint8_t type, const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	_cleanup_free_ uint8_t *buf = xmalloc(len + 1);
+	struct bbuf t = { 0 };
+
+	protobuf_c_message_pack(m, buf);
+	ttrpc_put(&t, stream, type, buf, len);
+	mux_put(&p->out, conn, t.p, t.len);
+	bbuf_free(&t);
+}
+
+/* The answer to request STREAM: REPLY packed, or (REPLY NULL) the error
+ * CODE with MSG */
+static void respond(struct plugin *p, uint32_t stream, const ProtobufCMessage *reply, int code, const char *msg)
+{
+	Ttrpc__Response r = TTRPC__RESPONSE__INIT;
+	Ttrpc__Status st = TTRPC__STATUS__INIT;
+	_cleanup_free_ uint8_t *payload = NULL;
+
+	if (reply) {
+		r.payload.len = protobuf_c_message_get_packed_size(reply);
+		r.payload.data = payload = xmalloc(r.payload.len + 1);
+		protobuf_c_message_pack(reply, payload);
+	} else {
+		st.code = code;
+		st.message = (char *)msg;
+		r.status = &st;
+	}
+	send_packed(p, MUX_PLUGIN, stream, TTRPC_RESPONSE, &r.base);
+}
+
+/* "NAME in pod NAMESPACE/NAME", for the lines that name the container */
+static char *container_name(const Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req)
+{
+	const NriContainer *c = req->container;
+	const Nri__Pkg__Api__V1alpha1__PodSandbox *pod = req->pod;
+
+	if (pod && *pod->name)
+		return xasprintf("%s in pod %s/%s", *c->name ? c->name : c->id, pod->namespace_, pod->name);
+	return xstrdup(*c->name ? c->name : c->id);
+}
+
+/* CreateContainer: C's edits as the adjustment A, or nothing (A untouched)
+ * for a container that asks for nothing. 0, or -1 (ERR, naming C) */
+static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req,
+			    NriAdjustment *a, struct oerr *err)
+{
+	static const struct strv no_ann;
+	_cleanup_free_ char *what = container_name(req);
+	struct container c = { 0 };
+	int level = log_threshold, r;
+
+	if (nri_edited(req->container)) {
+		log_info("container %s: has ocidec's edits already (a CDI spec of ocidec's)", what);
+		return 0;
+	}
+	nri_container_config(req->container, &c.oc);
+	r = container_decide_config(p->dir, &no_ann, what, &c, err);
+	c.by_path = true;   /* the runtime mounts and makes the nodes later */
+	if (r == CONTAINER_ACTIVE) {
+		r = container_plan(&c, what, err);   /* (its errors: "container WHAT: ...") */
+		if (r == 0 && nri_adjustment(&c.edits, req->container, p->hook, a, err) < 0)
+			r = oerr_prefix(err, "container %s", what);
+		if (r == 0)
+			log_info("container %s: %zu device nodes, %zu mounts", what, a->linux ? a->linux->n_devices : 0,
+				 a->n_mounts);
+	}
+	container_free(&c);
+	log_threshold = level;   /* a vendor's log_level is for its container */
+	return r < 0 ? -1 : 0;
+}
+
+static void on_create(struct plugin *p, uint32_t stream, const ProtobufCBinaryData *payload)
+{
+	Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req =
+		nri__pkg__api__v1alpha1__create_container_request__unpack(NULL, payload->len, payload->data);
+	Nri__Pkg__Api__V1alpha1__CreateContainerResponse rsp = NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_RESPONSE__INIT;
+	NriAdjustment a = NRI__PKG__API__V1ALPHA1__CONTAINER_ADJUSTMENT__INIT;
+	struct oerr err = { 0 };
+
+	if (!req || !req->container) {
+		respond(p, stream, NULL, RPC_INVALID_ARGUMENT, "ocidec: CreateContainer: not NRI's message");
+	} else if (create_container(p, req, &a, &err) < 0) {
+		char *msg = xasprintf("ocidec: %s", err.msg);
+
+		applet_fail(&err);   /* the plugin's log, and the system log */
+		respond(p, stream, NULL, RPC_UNKNOWN, msg);
+		free(msg);
+	} else {
+		rsp.adjust = &a;
+		respond(p, stream, &rsp.base, 0, NULL);
+		nri_adjustment_free(&a);
+	}
+	if (req)
+		nri__pkg__api__v1alpha1__create_container_request__free_unpacked(req, NULL);
+}
+
+/* A request of the runtime's, answered */
+static void on_request(struct plugin *p, uint32_t stream, const Ttrpc__Request *rq)
+{
+	static const char plugin[] = NRI_API ".Plugin";
+	const char *m = rq->method;
+
+	if (strcmp(rq->service, plugin) != 0) {
+		respond(p, stream, NULL, RPC_UNIMPLEMENTED, "ocidec: no such service");
+	} else if (strcmp(m, "Configure") == 0) {
+		Nri__Pkg__Api__V1alpha1__ConfigureRequest *c =
+			nri__pkg__api__v1alpha1__configure_request__unpack(NULL, rq->payload.len, rq->payload.data);
+		Nri__Pkg__Api__V1alpha1__ConfigureResponse r = NRI__PKG__API__V1ALPHA1__CONFIGURE_RESPONSE__INIT;
+
+		r.events = NRI_EVENT_MASK(NRI__PKG__API__V1ALPHA1__EVENT__CREATE_CONTAINER);
+		log_info("registered with %s %s as %s-%s", c ? c->runtime_name : "?", c ? c->runtime_version : "?",
+			 p->index, p->name);
+		if (c)
+			nri__pkg__api__v1alpha1__configure_request__free_unpacked(c, NULL);
+		respond(p, stream, &r.base, 0, NULL);
+	} else if (strcmp(m, "CreateContainer") == 0) {
+		on_create(p, stream, &rq->payload);
+	} else if (strcmp(m, "Synchronize") == 0) {
+		Nri__Pkg__Api__V1alpha1__SynchronizeResponse r = NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_RESPONSE__INIT;
+		respond(p, stream, &r.base, 0, NULL);
+	} else if (strcmp(m, "UpdateContainer") == 0) {
+		Nri__Pkg__Api__V1alpha1__UpdateContainerResponse r = NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINER_RESPONSE__INIT;
+		respond(p, stream, &r.base, 0, NULL);
+	} else if (strcmp(m, "StopContainer") == 0) {
+		Nri__Pkg__Api__V1alpha1__StopContainerResponse r = NRI__PKG__API__V1ALPHA1__STOP_CONTAINER_RESPONSE__INIT;
+		respond(p, stream, &r.base, 0, NULL);
+	} else if (strcmp(m, "Shutdown") == 0 || strcmp(m, "StateChange") == 0) {
+		Nri__Pkg__Api__V1alpha1__Empty r = NRI__PKG__API__V1ALPHA1__EMPTY__INIT;
+		if (m[1] == 'h')
+			log_info("the runtime shuts the plugin down");
+		respond(p, stream, &r.base, 0, NULL);
+	} else {
+		respond(p, stream, NULL, RPC_UNIMPLEMENTED, "ocidec: no such method");
+	}
+}
+
+/* Each ttrpc message in: the runtime's requests answered, the answer to
+ * RegisterPlugin read. -1: the connection is to be closed. */
+static int on_message(uint32_t conn, const struct ttrpc_msg *m, void *arg)
+{
+	struct plugin *p = arg;
+
+	if (conn == MUX_PLUGIN && m->type == TTRPC_REQUEST) {
+		Ttrpc__Request *rq = ttrpc__request__unpack(NULL, m->len, m->data);
+
+		if (!rq) {
+			log_warn("%s: a request that is not ttrpc's: the connection closed", p->socket);
+			return -1;
+		}
+		on_request(p, m->stream, rq);
+		ttrpc__request__free_unpacked(rq, NULL);
+	} else if (conn == MUX_RUNTIME && m->type == TTRPC_RESPONSE) {
+		Ttrpc__Response *r = ttrpc__response__unpack(NULL, m->len, m->data);
+		int code = !r ? -1 : r->status ? r->status->code : 0;
+
+		if (code)
+			log_warn("%s: the runtime refused the plugin: %s", p->socket,
+				 r && r->status && *r->status->message ? r->status->message : "(no reason given)");
+		p->registered = code == 0;
+		if (r)
+			ttrpc__response__free_unpacked(r, NULL);
+		return code ? -1 : 0;
+	}
+	return 0;
+}
+
+static int plugin_connect(struct plugin *p, struct oerr *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	Nri__Pkg__Api__V1alpha1__RegisterPluginRequest reg = NRI__PKG__API__V1ALPHA1__REGISTER_PLUGIN_REQUEST__INIT;
+	Ttrpc__Request rq = TTRPC__REQUEST__INIT;
+	_cleanup_free_ uint8_t *payload = NULL;
+
+	if (strlen(p->socket) >= sizeof(sa.sun_path))
+		return oerr_usage(err, "--socket %s: too long for a unix socket", p->socket);
+	memcpy(sa.sun_path, p->socket, strlen(p->socket));
+	p->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (p->fd < 0 || connect(p->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		oerr_set(err, errno, "%s", p->socket);
+		if (p->fd >= 0)
+			close(p->fd);
+		return p->fd = -1;
+	}
+	reg.plugin_name = (char *)p->name;
+	reg.plugin_idx = (char *)p->index;
+	rq.service = (char *)NRI_API ".Runtime";
+	rq.method = (char *)"RegisterPlugin";
+	rq.payload.len = protobuf_c_message_get_packed_size(&reg.base);
+	rq.payload.data = payload = xmalloc(rq.payload.len + 1);
+	protobuf_c_message_pack(&reg.base, payload);
+	rq.timeout_nano = 5000000000LL;
+	send_packed(p, MUX_RUNTIME, 1, TTRPC_REQUEST, &rq.base);
+	return 0;
+}
+
+/* One connection, served until the runtime closes it (or breaks it) */
+static void serve(struct plugin *p)
+{
+	static uint8_t buf[65536];
+	ssize_t n;
+
+	for (;;) {
+		if (p->out.len > p->out.off) {
+			if (write_all(p->fd, p->out.p + p->out.off, p->out.len - p->out.off) < 0) {
+				log_warn("%s: %s", p->socket, strerror(errno));
+				return;
+			}
+			bbuf_drop(&p->out, p->out.len - p->out.off);
+		}
+		n = read(p->fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			log_info("%s: the runtime closed the connection", p->socket);
+			return;
+		}
+		if (mux_in_feed(&p->in, buf, (size_t)n, on_message, p) < 0)
+			return;
+	}
+}
+
+static int valid_index(const char *s)
+{
+	return strlen(s) == 2 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9';
+}
+
+APPLET_MAIN(nri)
+{
+	static const struct option opts[] = {
+		{ "config-dir", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 'S' },
+		{ "hook-path", required_argument, NULL, 'H' },  { "name", required_argument, NULL, 'N' },
+		{ "index", required_argument, NULL, 'I' },      { 0 },
+	};
+	struct plugin p = { .dir = config_dir_default(), .socket = NRI_SOCKET, .name = "ocidec", .index = "50", .fd = -1 };
+	char self[PATH_MAX];
+	int o;
+	bool said = false;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': p.dir = optarg; break;
+		case 'S': p.socket = optarg; break;
+		case 'H': p.hook = optarg; break;
+		case 'N': p.name = optarg; break;
+		case 'I': p.index = optarg; break;
+		default: return applet_bad_option(o, argc, argv);
+		}
+	}
+	if (optind < argc)
+		return applet_usage_error("no arguments: %s", argv[optind]);
+	if (!valid_index(p.index) || !*p.name)
+		return applet_usage_error("--index: two digits (00 to 99); --name: not empty");
+	if (!p.hook && self_exe(self, sizeof(self)) < 0)
+		return oerr_set(err, errno, "/proc/self/exe"), APPLET_FAILED;
+	p.hook = p.hook ? p.hook : self;
+	if (p.hook[0] != '/')
+		return applet_usage_error("--hook-path %s: an absolute path", p.hook);
+	log_threshold = log_threshold < LOG_INFO ? LOG_INFO : log_threshold;  /* a daemon says what it does */
+	for (;;) {
+		if (plugin_connect(&p, err) == 0) {
+			log_info("%s: connected; the cache hook is %s, the configs %s", p.socket, p.hook, p.dir);
+			said = false;
+			serve(&p);
+			close(p.fd);
+			mux_in_free(&p.in);
+			bbuf_free(&p.out);
+			p.registered = false;
+		} else if (err->code == EXIT_USAGE) {
+			return APPLET_FAILED;
+		} else if (!said) {
+			log_warn("%s; waiting for the runtime", err->msg);
+			said = true;
+		}
+		sleep(1);
+	}
+}
