@@ -55,12 +55,13 @@ static void put_be32(uint8_t *p, uint32_t v)
 
 int mux_next(const struct bbuf *in, struct mux_frame *f)
 {
-	const uint8_t *p = in->p + in->off;
 	size_t have = in->len - in->off;
+	const uint8_t *p;
 	uint32_t len;
 
 	if (have < MUX_HDR)
 		return 0;
+	p = in->p + in->off;
 	len = be32(p + 4);
 	if (len > MUX_MAX)
 		return -1;
@@ -89,12 +90,13 @@ void mux_put(struct bbuf *out, uint32_t id, const void *data, size_t n)
 
 int ttrpc_next(const struct bbuf *in, struct ttrpc_msg *m)
 {
-	const uint8_t *p = in->p + in->off;
 	size_t have = in->len - in->off;
+	const uint8_t *p;
 	uint32_t len;
 
 	if (have < TTRPC_HDR)
 		return 0;
+	p = in->p + in->off;
 	len = be32(p);
 	if (len > TTRPC_MAX)
 		return -1;

@@ -119,3 +119,17 @@ setup() {
 	assert_success
 	assert_line --regexp '^# globmatch: stat::number_of_executed_units: 300000$'
 }
+
+@test "the NRI plugin's inbound side (NRI's multiplexer, ttrpc's framing, the messages, the container's view) survives 300000 fuzzed inputs, in chunks as whole (issue 35)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 nrimux
+	assert_success
+	assert_line --regexp '^# nrimux: stat::number_of_executed_units: 300000$'
+	# seeded by a real session's bytes (test/fixtures/nri-trunk.py)
+	[ -s "$BATS_TEST_DIRNAME/../build/fuzz/seeds/nrimux/session" ]
+}
+
+@test "the NRI plugin's outbound framing reads back as written, in frames of 4096 bytes at most, for 300000 fuzzed messages (issue 35)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 ttrpc
+	assert_success
+	assert_line --regexp '^# ttrpc: stat::number_of_executed_units: 300000$'
+}

@@ -10,7 +10,7 @@
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -115,6 +115,12 @@ fi
 if [ ! -d "$seeds/keycache" ]; then
 	mkdir -p "$seeds/keycache"
 	printf 'ocidec activation keys 2 %s\nd 65024 11 4096 1764100000 5 1764100000 6\nf 65024 12 1206 1764000000 1 1764000000 2 amd.ini\nf 65024 13 7266 1764000000 3 1764000000 4 nvidia.ini\nk OCI_AMD\nk AMD_VISIBLE_DEVICES\nk NVIDIA_VISIBLE_DEVICES\nk /var/run/nvidia-container-devices\nend\n' "$(cat "$top/VERSION")" >"$seeds/keycache/index"
+fi
+if [ ! -d "$seeds/nrimux" ]; then
+	mkdir -p "$seeds/nrimux" "$seeds/ttrpc"
+	/usr/bin/python3 "$top/test/fixtures/nri-trunk.py" "$seeds/nrimux/session" || true
+	printf '\1\0\0\0\1hello' >"$seeds/ttrpc/small"
+	head -c 5000 "$seeds/nrimux/session" >"$seeds/ttrpc/large" 2>/dev/null || true
 fi
 if [ ! -d "$seeds/ere" ]; then
 	mkdir -p "$seeds/ere"
