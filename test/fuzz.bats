@@ -124,7 +124,7 @@ setup() {
 	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 nrimux
 	assert_success
 	assert_line --regexp '^# nrimux: stat::number_of_executed_units: 300000$'
-	# seeded by a real session's bytes (test/fixtures/nri-trunk.py)
+	# seeded by a session as a runtime sends it (test/fixtures/nri-trunk.py)
 	[ -s "$BATS_TEST_DIRNAME/../build/fuzz/seeds/nrimux/session" ]
 }
 

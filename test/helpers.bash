@@ -185,3 +185,74 @@ pivot_bed() {
 
 # inside CMD...: CMD in pivot_bed's "container"
 inside() { nsenter -t "$PID" -m -p -- "$@"; }
+
+# The Debian 13 bed's engines (test/fixtures/bed.sh): engines.bats, nri.bats.
+# bed DIR CMD...: CMD in the bed
+bed() {
+	local d=$1
+	shift
+	timeout 300 "$FIXTURES/bed.sh" exec "$d" "$@"
+}
+
+# pod DIR ARGS...: test/fixtures/cri.py run against the bed's containerd
+pod() {
+	local d=$1
+	shift
+	timeout 300 /usr/bin/python3 "$FIXTURES/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" "$@"
+}
+
+# containerd_start DIR: containerd 1.7 as a node runs it (/etc/containerd/config.toml)
+# containerd_config DIR: the bed's containerd's own settings, the CRI
+# plugin's table last (restrict_oom_score_adj: this machine has no
+# CAP_SYS_RESOURCE; disable_cgroup on cgroup2 only: the controllers are
+# this host's v1 hierarchies')
+containerd_config() {
+	local d=$1
+	mkdir -p "$d/ctrd" "$d/logs"
+	cat <<-EOF
+	version = 2
+	root = "$d/ctrd/root"
+	state = "$d/ctrd/state"
+	[grpc]
+	  address = "$d/ctrd/ctrd.sock"
+	[plugins."io.containerd.grpc.v1.cri"]
+	  sandbox_image = "docker.io/library/ocidec-test:1"
+	  restrict_oom_score_adj = true
+	  disable_cgroup = $([ "$d" = "${V2:-}" ] && echo true || echo false)
+	EOF
+}
+
+containerd_start() {
+	local d=$1
+	bed "$d" sh -c "exec containerd >$d/containerd.log 2>&1" &
+	wait_until -t 30 'bed "$d" ctr -a "$d/ctrd/ctrd.sock" version >/dev/null 2>&1' && return 0
+	echo "containerd did not come up: $(tail -n 5 "$d/containerd.log")" >&2
+	return 1
+}
+
+containerd_stop() {
+	local d=$1
+	bed "$d" sh -c 'pkill -x containerd || exit 0; for i in $(seq 100); do pgrep -x containerd >/dev/null || exit 0; sleep 0.1; done'
+	# its pods' shims go with the bed; the ones of this test are stopped by cri.py
+}
+
+# containerd 2.x (Debian unstable's, test/fixtures/containerd2.sh) in the
+# bed D's /usr/local/bin, where upstream's release goes (first on PATH, so
+# containerd, its shim and ctr are 2.x's); teardown takes it out again
+containerd2_in() {
+	local c2 rc=0
+	c2=$("$FIXTURES/containerd2.sh") || rc=$?
+	[ "$rc" -ne 3 ] || skip "Debian's unstable archive has no containerd 2.x"
+	[ "$rc" -eq 0 ]
+	C2_BED=$1
+	cp "$c2/usr/bin/containerd" "$c2/usr/bin/containerd-shim-runc-v2" "$c2/usr/bin/ctr" "$1/root/usr/local/bin/"
+}
+
+# containerd2_out: what containerd2_in put in the bed taken out (teardown)
+containerd2_out() {
+	[ -n "${C2_BED:-}" ] || return 0
+	containerd_stop "$C2_BED"
+	rm -f "$C2_BED/root/usr/local/bin/containerd" "$C2_BED/root/usr/local/bin/containerd-shim-runc-v2" \
+		"$C2_BED/root/usr/local/bin/ctr"
+	C2_BED=
+}

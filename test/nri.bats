@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# ocidec nri, the NRI plugin, against the runtimes that have NRI: Debian
+# 13's containerd 1.7 (NRI turned on in its config) and Debian unstable's
+# containerd 2.x (on by default), in the Debian 13 bed (test/fixtures/bed.sh,
+# the hybrid layout: containerd 2.x needs this host's cgroup v1
+# controllers), their CRI driven as kubelet drives it (test/fixtures/cri.py),
+# with what a device plugin's Allocate answer puts in CreateContainer: the
+# variable (envvar strategy), /dev/null mounts (volume-mounts), a CDI
+# annotation (cdi-annotations) and the CRI's CDI field (cdi-cri). No runtime
+# handler, no containerd config edit for ocidec. Once, in the static
+# build's pass (the bed runs the static binary).
+
+load helpers
+
+setup_file() {
+	is_static || return 0
+	export NB
+	NB=$(mktemp -d /tmp/ocidec-bedn.XXXXXX)
+	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
+	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$NB" hybrid "$OCIDEC"
+}
+
+teardown_file() {
+	[ -n "${NB:-}" ] || return 0
+	"$BATS_TEST_DIRNAME/fixtures/bed.sh" stop "$NB"
+	rm -rf "$NB"
+}
+
+setup() {
+	common_setup
+	is_static || skip "the engines run once, in the static build's pass"
+}
+
+teardown() {
+	[ -z "${NB:-}" ] || nri_stop "$NB"
+	containerd2_out
+	[ -z "${NB:-}" ] || containerd_stop "$NB"
+}
+
+SEE='ls /dev | grep demo; grep -c " /opt/demo/lib" /proc/mounts; demo-tool'
+
+# nri_start DIR [ARGS...]: ocidec nri in the bed, its pid (the bed's) in
+# DIR/nri.pid, its log DIR/nri.log; waits until a runtime took it
+nri_start() {
+	local d=$1
+	shift
+	rm -f "$d/nri.pid"
+	bed "$d" sh -c 'echo $$ >"$0/nri.pid"; exec ocidec nri "$@" >>"$0/nri.log" 2>&1' "$d" "$@" &
+	wait_until -t 10 '[ -s "$d/nri.pid" ]'
+}
+
+nri_stop() {
+	local d=$1
+	[ -s "$d/nri.pid" ] || return 0
+	bed "$d" sh -c 'kill "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done' sh "$(cat "$d/nri.pid")" || true
+	rm -f "$d/nri.pid"
+}
+
+# registered DIR N: the plugin's log says it registered N times
+registered() {
+	[ "$(grep -c '^ocidec nri: info: registered with containerd' "$1/nri.log")" -ge "$2" ]
+}
+
+# ctrd_nri DIR 1.7|2: containerd of that version as a node runs it, with
+# NRI (1.7: turned on, once per node; 2.x: its default) and CDI on
+ctrd_nri() {
+	local d=$1
+	if [ "$2" = 2 ]; then
+		containerd2_in "$d"
+		mkdir -p "$d/ctrd" "$d/logs"
+		cat >"$d/root/etc/containerd/config.toml" <<-EOF
+		version = 3
+		root = "$d/ctrd/root2"
+		state = "$d/ctrd/state2"
+		[grpc]
+		  address = "$d/ctrd/ctrd.sock"
+		[plugins."io.containerd.cri.v1.images".pinned_images]
+		  sandbox = "docker.io/library/ocidec-test:1"
+		[plugins."io.containerd.cri.v1.runtime"]
+		  restrict_oom_score_adj = true
+		EOF
+	else
+		{
+			containerd_config "$d"
+			printf '  enable_cdi = true\n[plugins."io.containerd.nri.v1.nri"]\n  disable = false\n'
+		} >"$d/root/etc/containerd/config.toml"
+	fi
+	containerd_start "$d"
+	bed "$d" ctr -a "$d/ctrd/ctrd.sock" -n k8s.io images import "$d/image.tar" >/dev/null
+}
+
+@test "ocidec nri on containerd 1.7 (NRI on) and 2.x (by default), through the CRI: the device plugin's envvar, cdi-annotations and cdi-cri answers give exactly their devices, once; a pod asking for nothing gets nothing; a refusal is ocidec's line in the CRI's error; containerd restarted under the plugin, the plugin killed and started again: nothing hangs, the behaviour holds (issue 35)" {
+	d=$NB
+	for v in 1.7 2; do
+		: >"$d/nri.log"
+		ctrd_nri "$d" "$v"
+		run bed "$d" containerd --version
+		echo "# $output" >&3
+		nri_start "$d"
+		wait_until -t 10 'registered "$d" 1'
+		# envvar: the variable the device plugin (or the pod) sets
+		run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_success
+		assert_output $'demo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+		# nothing asked: nothing there
+		run -127 pod "$d" docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_output $'0\nsh: demo-tool: not found'
+		# cdi-cri and cdi-annotations: containerd's CDI gives the spec's
+		# device and ocidec's hook; the plugin leaves it (no second mount)
+		run pod "$d" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_output $'demo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+		run pod "$d" --ann cdi.k8s.io/ocidec=ocidec.io/demo=0 docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_output $'demo0\ndemoctl\n1\ndemo-tool: the answer is 42'
+		grep -q "has ocidec's edits already" "$d/nri.log"
+		# a request that cannot be met: the pod's CreateContainer fails
+		# with ocidec's line, which kubectl describe shows as the event
+		run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+		assert_failure
+		assert_output --regexp "details = \"[^\"]*rpc error: code = Unknown desc = ocidec: container c in pod default/ocidec-[0-9a-f]+: demo: no device 7: $d/dr/dev/demo7 not found \(this host has 0, 1\)\""
+		echo "# containerd $v: the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+		# containerd restarted under the plugin: it connects again
+		containerd_stop "$d"
+		containerd_start "$d"
+		wait_until -t 15 'registered "$d" 2'
+		run pod "$d" --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_output $'demo0\ndemoctl\n1\ndemo-tool: the answer is 42'
+		# the plugin killed: a pod asking for nothing starts (NRI goes on
+		# without a plugin); one asking for devices starts without them
+		nri_stop "$d"
+		run pod "$d" docker.io/library/ocidec-test:1 echo started
+		assert_success
+		assert_output started
+		run pod "$d" --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+		assert_output 0
+		# and started again: its devices again
+		nri_start "$d"
+		wait_until -t 10 'registered "$d" 3'
+		run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_output $'demo0\ndemo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+		nri_stop "$d"
+		containerd2_out
+		containerd_stop "$d"
+	done
+}
+
+@test "ocidec nri under deploy/kubernetes' tenant policy (kubernetes), containerd 2.x: the device plugin's volume-mounts answer gives exactly its GPU, and the image's all does not widen it; a pod's own NVIDIA_VISIBLE_DEVICES gets nothing, said in the plugin's log (NRI passes no capabilities: every container is judged unprivileged) (issue 35)" {
+	d=$NB
+	: >"$d/nri.log"
+	mkdir -p "$d/nvk"
+	# NVIDIA's file as the DaemonSet installs it, the demo vendor standing
+	# in for the GPUs, with the shipped device-list dir and the policy
+	sed "/^activation_flag/a $(grep '^device_list_dir' "$BATS_TEST_DIRNAME/../conf/nvidia.ini")\nselection = mounts annotation env\nunprivileged_selection = mounts" \
+		"$d/nv/nvidia.ini" >"$d/nvk/nvidia.ini"
+	chmod 0644 "$d/nvk/nvidia.ini"
+	ctrd_nri "$d" 2
+	nri_start "$d" -c "$d/nvk"
+	wait_until -t 10 'registered "$d" 1'
+	see='ls /dev | grep demo; true'
+	run pod "$d" --env NVIDIA_VISIBLE_DEVICES=all docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_success
+	assert_output ''
+	grep -q "NVIDIA_VISIBLE_DEVICES=all ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN" "$d/nri.log"
+	run pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/1 \
+		--env NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_success
+	assert_output $'demo1\ndemoctl'
+	# even a privileged pod: NRI does not say it is one
+	run pod "$d" --cap-add SYS_ADMIN --env NVIDIA_VISIBLE_DEVICES=all docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_output ''
+}
