@@ -14,6 +14,7 @@
  * touched: a second install changes nothing.
  */
 #include "applets/applet.h"
+#include "applets/nri.h"
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/dockerjson.h"
@@ -83,6 +84,9 @@ const char install_usage[] =
 	"                                        from `containerd config dump` (the node's CRI\n"
 	"                                        settings kept, the default runtime's options\n"
 	"                                        inherited), imported by /etc/containerd/config.toml\n"
+	"                          nri           nothing registered: with --wait, the NRI plugin\n"
+	"                                        (ocidec-nri(1)) runs until SIGTERM, no engine\n"
+	"                                        restarted; on the host, ocidec-nri.service\n"
 	"  --runtime-name NAME   Docker's and containerd's name of the shim (default ocidec;\n"
 	"                        nvidia for scripts written for NVIDIA's toolkit)\n"
 	"  --set-as-default      the engine's default runtime: Docker's default-runtime,\n"
@@ -106,8 +110,9 @@ const char install_usage[] =
 	"                        own environment (selection, unprivileged_selection), and shares\n"
 	"                        no writable IPC directory (unprivileged_ipc_writable = false)\n"
 	"  --uninstall           remove what the record names, restore what was changed\n"
-	"  --wait                after installing, wait for SIGTERM or SIGINT, then uninstall\n"
-	"                        unless a newer install has taken over (a DaemonSet's container);\n"
+	"  --wait                after installing, wait for SIGTERM or SIGINT (with nri: as the\n"
+	"                        NRI plugin, named NAME), then uninstall unless a newer install\n"
+	"                        has taken over (a DaemonSet's container);\n"
 	"                        SIGTERM while waiting for the lock ends it, nothing done\n"
 	"  --lock-timeout S      wait at most S seconds for another install (default 120)\n";
 
@@ -155,7 +160,7 @@ struct inst {
 	int changes;
 };
 
-enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8 };
+enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8, RT_NRI = 16 };
 
 /* ---- small file helpers, every path inside the host root ---- */
 
@@ -940,7 +945,8 @@ static int parse_runtimes(const char *list, unsigned *rts)
 		else if (strcmp(t, "crio") == 0 || strcmp(t, "cri-o") == 0) *rts |= RT_CRIO;
 		else if (strcmp(t, "docker") == 0) *rts |= RT_DOCKER;
 		else if (strcmp(t, "containerd") == 0) *rts |= RT_CONTAINERD;
-		else return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd", t);
+		else if (strcmp(t, "nri") == 0) *rts |= RT_NRI;
+		else return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd, nri", t);
 	}
 	return 0;
 }
@@ -1281,8 +1287,10 @@ static int wait_prepare(struct inst *in, sigset_t *sigs, struct oerr *err)
 	sigemptyset(sigs);
 	sigaddset(sigs, SIGTERM);
 	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGCHLD);    /* the NRI plugin's child (--runtime nri) */
 	signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
 	signal(SIGINT, on_signal);
+	signal(SIGCHLD, on_signal);
 	sigprocmask(SIG_BLOCK, sigs, NULL);
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return oerr_set(err, errno, "getrandom");
@@ -1291,17 +1299,77 @@ static int wait_prepare(struct inst *in, sigset_t *sigs, struct oerr *err)
 	return 0;
 }
 
-/* --wait, installed: the lock let go, then at SIGTERM or SIGINT the install
- * undone, unless a newer one owns the prefix now */
-static int wait_uninstall(struct inst *in, const char *host, sigset_t *sigs, int *lockfd, struct oerr *err)
+/* --runtime nri without --wait: what runs the plugin (0) */
+static int nri_hint(void)
 {
-	int sig;
+	out("ocidec install: NRI: nothing to register; the plugin is `ocidec nri` (on the host: systemctl enable "
+	    "--now ocidec-nri.service), and containerd 1.7 needs NRI on (ocidec-nri(1))\n");
+	return 0;
+}
+
+/* --runtime nri --wait: the NRI plugin, in a child entered into the host
+ * root HOST (everything it reads and names is the node's): its pid, or -1
+ * (said) */
+static pid_t nri_child(const struct inst *in, const char *host)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct oerr e = { 0 };
+		char *dir = xasprintf("%s/etc/ocidec.d", in->prefix), *hook = xasprintf("%s/ocidec", in->bin);
+		struct nri_opts o = { .dir = dir, .socket = NRI_SOCKET, .hook = hook, .name = in->runtime_name,
+				      .index = "50" };
+		int r;
+
+		if (chroot(host) < 0 || chdir("/") < 0) {
+			log_warn("chroot %s: %s", host, strerror(errno));
+			_exit(EXIT_FAIL);
+		}
+		r = nri_plugin(&o, &e);
+		if (r < 0)
+			applet_fail(&e);
+		_exit(r < 0 ? EXIT_USAGE : r == 1 ? NRI_HANDED_OVER : EXIT_OK);
+	}
+	if (pid < 0)
+		log_warn("fork: %s: no NRI plugin", strerror(errno));
+	return pid;
+}
+
+/* --wait, installed: the lock let go, then at SIGTERM or SIGINT the install
+ * undone, unless a newer one owns the prefix now. With NRI the plugin runs
+ * meanwhile: started again when it fails, not when it handed its
+ * connection over to a newer pod's plugin. */
+static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t *sigs, int *lockfd, struct oerr *err)
+{
+	pid_t child;
+	int sig, st;
 
 	applet_finish_stdout(EXIT_OK);
 	close(*lockfd);
 	*lockfd = -1;
-	while (sigwait(sigs, &sig) != 0)
-		;
+	child = nri ? nri_child(in, host) : -1;
+	for (;;) {
+		while (sigwait(sigs, &sig) != 0)
+			;
+		if (sig != SIGCHLD)
+			break;
+		if (child <= 0 || waitpid(child, &st, WNOHANG) != child)
+			continue;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == NRI_HANDED_OVER) {
+			out("ocidec install: the NRI plugin handed its connection over to a newer one\n");
+			child = -1;
+		} else {
+			out("ocidec install: the NRI plugin ended (status %d): started again\n", st);
+			sleep(1);
+			child = nri_child(in, host);
+		}
+		applet_finish_stdout(EXIT_OK);
+	}
+	if (child > 0) {
+		kill(child, SIGTERM);
+		while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+			;
+	}
 	journal_free(&in->j);
 	if (host_lock(in->root, host, in->lock_timeout, NULL, NULL, lockfd, err) < 0)
 		return -1;
@@ -1489,7 +1557,8 @@ static int install_run(struct inst *in, struct install_args *a, struct oerr *err
 				   plan_configs(in, a->cdir, a->vendors.v, (int)a->vendors.n, a->driver_root, err) < 0)) ||
 	       plan_engines(in, a->rts ? a->rts : RT_PODMAN, a->hooks_dir, err) < 0 || install(in, err) < 0 ||
 	       (in->restart && restart_engines(in, err) < 0) ||
-	       (a->wait && wait_uninstall(in, a->host, &sigs, &lockfd, err) < 0) ? -1 : 0;
+	       ((a->rts & RT_NRI) && !a->wait && nri_hint()) ||
+	       (a->wait && wait_uninstall(in, a->host, a->rts & RT_NRI, &sigs, &lockfd, err) < 0) ? -1 : 0;
 }
 
 static void install_args_free(struct install_args *a)

@@ -16,13 +16,18 @@
 #include "common/config.h"
 #include "common/container.h"
 #include "common/log.h"
+#include "applets/nri.h"
 #include "common/nri.h"
+#include "common/nrictl.h"
 #include "common/ttrpc.h"
 #include "common/util.h"
 #include "ttrpc.pb-c.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,31 +38,41 @@
 
 const char nri_usage[] =
 	"usage: ocidec nri [-c DIR] [--socket PATH] [--hook-path PATH] [--name NAME] [--index NN]\n"
+	"                  [--host-root DIR]\n"
+	"       ocidec nri --status [--name NAME] [--host-root DIR]\n"
 	"\n"
 	"An NRI plugin: connects to the runtime's NRI socket (containerd 2.x, containerd\n"
 	"1.7 with NRI enabled, CRI-O), registers, and gives each container that asks\n"
 	"for a vendor's devices its edits at creation (device nodes and their cgroup\n"
 	"rules, read-only mounts, the cache hook), as the hook and the shim would;\n"
 	"a refusal fails the container with ocidec's line in the runtime's error.\n"
-	"Runs until killed; connects again when the runtime restarts.\n"
+	"Runs until SIGTERM; connects again when the runtime restarts. A newer plugin\n"
+	"of the same name takes the connection over from a running one (no container\n"
+	"is created between the two without a plugin).\n"
 	"\n"
 	"  -c, --config-dir DIR  the vendor configs (default /etc/ocidec/ocidec.d)\n"
-	"  --socket PATH         the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
+	"  --socket PATH         the runtime's NRI socket (default " NRI_SOCKET ")\n"
 	"  --hook-path PATH      the cache hook the runtime runs: the host's path of this\n"
 	"                        ocidec (default: this binary's own path)\n"
 	"  --name NAME, --index NN   the plugin's name and two-digit index (ocidec, 50):\n"
-	"                        plugins are called in index order\n";
+	"                        plugins are called in index order\n"
+	"  --host-root DIR       the node's root, where everything above is (a pod's\n"
+	"                        /host): entered first (chroot)\n"
+	"  --status              the running plugin's state, one line: exit 0 when a\n"
+	"                        runtime took it (a readiness probe), else 1\n";
 
-#define NRI_SOCKET "/var/run/nri/nri.sock"
 /* gRPC's status codes, as ttrpc carries them */
 enum { RPC_UNKNOWN = 2, RPC_INVALID_ARGUMENT = 3, RPC_UNIMPLEMENTED = 12 };
 
 struct plugin {
+	const struct nri_opts *o;
 	const char *dir, *socket, *hook, *name, *index;
-	int fd;
+	int fd;               /* the runtime's connection, or -1 */
+	int ctl;              /* the control socket (nrictl.h), or -1 */
 	struct mux_in in;
 	struct bbuf out;
-	bool registered;
+	bool registered;      /* the runtime answered RegisterPlugin */
+	char runtime[128];    /* "containerd 2.1.9", once configured */
 };
 
 /* M packed as a ttrpc message of TYPE on connection CONN, queued */
@@ -173,8 +188,8 @@ static void on_request(struct plugin *p, uint32_t stream, const Ttrpc__Request *
 		Nri__Pkg__Api__V1alpha1__ConfigureResponse r = NRI__PKG__API__V1ALPHA1__CONFIGURE_RESPONSE__INIT;
 
 		r.events = NRI_EVENT_MASK(NRI__PKG__API__V1ALPHA1__EVENT__CREATE_CONTAINER);
-		log_info("registered with %s %s as %s-%s", c ? c->runtime_name : "?", c ? c->runtime_version : "?",
-			 p->index, p->name);
+		snprintf(p->runtime, sizeof(p->runtime), "%s %s", c ? c->runtime_name : "?", c ? c->runtime_version : "?");
+		log_info("registered with %s as %s-%s", p->runtime, p->index, p->name);
 		if (c)
 			nri__pkg__api__v1alpha1__configure_request__free_unpacked(c, NULL);
 		respond(p, stream, &r.base, 0, NULL);
@@ -255,33 +270,142 @@ static int plugin_connect(struct plugin *p, struct oerr *err)
 	protobuf_c_message_pack(&reg.base, payload);
 	rq.timeout_nano = 5000000000LL;
 	send_packed(p, MUX_RUNTIME, 1, TTRPC_REQUEST, &rq.base);
+	log_info("%s: connected; the cache hook is %s, the configs %s", p->socket, p->hook, p->dir);
 	return 0;
 }
 
-/* One connection, served until the runtime closes it (or breaks it) */
-static void serve(struct plugin *p)
+static void plugin_disconnect(struct plugin *p)
 {
-	static uint8_t buf[65536];
-	ssize_t n;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	mux_in_free(&p->in);
+	bbuf_free(&p->out);
+	p->registered = false;
+	p->runtime[0] = '\0';
+}
 
-	for (;;) {
-		if (p->out.len > p->out.off) {
-			if (write_all(p->fd, p->out.p + p->out.off, p->out.len - p->out.off) < 0) {
-				log_warn("%s: %s", p->socket, strerror(errno));
-				return;
-			}
-			bbuf_drop(&p->out, p->out.len - p->out.off);
-		}
-		n = read(p->fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			log_info("%s: the runtime closed the connection", p->socket);
-			return;
-		}
-		if (mux_in_feed(&p->in, buf, (size_t)n, on_message, p) < 0)
-			return;
+/* The queued bytes to the runtime; -1 (said, disconnected) when it is gone */
+static int flush(struct plugin *p)
+{
+	if (p->fd < 0 || p->out.len == p->out.off)
+		return 0;
+	if (write_all(p->fd, p->out.p + p->out.off, p->out.len - p->out.off) < 0) {
+		log_warn("%s: %s", p->socket, strerror(errno));
+		plugin_disconnect(p);
+		return -1;
 	}
+	bbuf_drop(&p->out, p->out.len - p->out.off);
+	return 0;
+}
+
+/* A newer plugin's, or a probe's, question on the control socket: 1 when
+ * the connection went to a newer plugin (this one serves no more) */
+static int control(struct plugin *p)
+{
+	_cleanup_close_ int c = nrictl_accept(p->ctl);
+	char what = 0, line[300];
+
+	if (c < 0 || read(c, &what, 1) != 1)
+		return 0;
+	if (what == NRICTL_STATUS) {
+		if (p->registered && p->runtime[0])
+			snprintf(line, sizeof(line), "registered with %s as %s-%s\n", p->runtime, p->index, p->name);
+		else
+			snprintf(line, sizeof(line), "not registered: connecting to %s\n", p->socket);
+		(void)!write(c, line, strlen(line));
+		return 0;
+	}
+	if (what != NRICTL_HANDOFF)
+		return 0;
+	/* between two requests: everything answered is sent, the rest goes */
+	nrictl_unlink(p->name);
+	if (flush(p) == 0 && p->fd >= 0 && p->registered && nrictl_give(c, p->fd, &p->in, p->runtime) == 0)
+		log_info("%s: the connection handed over to a newer plugin", p->socket);
+	else
+		log_info("%s: a newer plugin connects itself", p->socket);
+	plugin_disconnect(p);
+	return 1;
+}
+
+/* The connection an older plugin of the same name hands over, if one runs */
+static bool take_over(struct plugin *p)
+{
+	_cleanup_close_ int c = nrictl_ask(p->name, NRICTL_HANDOFF);
+	struct nri_handoff h;
+
+	if (c < 0 || nrictl_take(c, &h) < 0)
+		return false;
+	p->fd = h.fd;
+	p->in = h.in;
+	p->registered = true;
+	memcpy(p->runtime, h.runtime, sizeof(p->runtime));
+	log_info("%s: took the connection to %s over from the plugin before", p->socket, p->runtime);
+	return true;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	stop = sig;
+}
+
+int nri_plugin(const struct nri_opts *o, struct oerr *err)
+{
+	struct plugin p = { .o = o, .dir = o->dir, .socket = o->socket, .hook = o->hook, .name = o->name,
+			    .index = o->index, .fd = -1, .ctl = -1 };
+	struct sigaction sa = { .sa_handler = on_stop };   /* no SA_RESTART: poll returns */
+	sigset_t sigs;
+	bool said = false;
+	int r = 0;
+
+	log_threshold = log_threshold < LOG_INFO ? LOG_INFO : log_threshold;  /* a daemon says what it does */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);   /* a runtime gone mid-answer is a write error */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
+	if (!take_over(&p) && plugin_connect(&p, err) < 0 && err->code == EXIT_USAGE)
+		return -1;
+	p.ctl = nrictl_listen(p.name);
+	while (!stop && r == 0) {
+		struct pollfd fds[2] = { { .fd = p.fd, .events = POLLIN }, { .fd = p.ctl, .events = POLLIN } };
+		static uint8_t buf[65536];
+
+		if (p.fd < 0 && plugin_connect(&p, err) < 0 && !said) {
+			log_warn("%s; waiting for the runtime", err->msg);
+			said = true;
+		}
+		said &= p.fd < 0;
+		if (flush(&p) < 0 || poll(fds, 2, p.fd < 0 ? 1000 : -1) <= 0)
+			continue;
+		if (fds[1].revents & POLLIN)
+			r = control(&p);
+		if (r == 0 && p.fd >= 0 && fds[0].revents) {
+			ssize_t n = read(p.fd, buf, sizeof(buf));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0 || mux_in_feed(&p.in, buf, (size_t)n, on_message, &p) < 0) {
+				log_info("%s: the runtime closed the connection", p.socket);
+				plugin_disconnect(&p);
+				if (!stop)
+					sleep(1);
+			}
+		}
+	}
+	flush(&p);
+	if (r == 0 && p.ctl >= 0)
+		nrictl_unlink(p.name);
+	if (p.ctl >= 0)
+		close(p.ctl);
+	plugin_disconnect(&p);
+	if (stop)
+		log_info("signal %d: the plugin stops", (int)stop);
+	return r;
 }
 
 static int valid_index(const char *s)
@@ -289,54 +413,61 @@ static int valid_index(const char *s)
 	return strlen(s) == 2 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9';
 }
 
+/* --status: the running plugin's line; 0 when a runtime took it */
+static int status(const char *name)
+{
+	_cleanup_close_ int c = nrictl_ask(name, NRICTL_STATUS);
+	char line[300];
+	ssize_t n = c < 0 ? -1 : read(c, line, sizeof(line) - 1);
+
+	if (n <= 0) {
+		out("no ocidec nri plugin %s runs here\n", name);
+		return applet_finish_stdout(EXIT_FAIL);
+	}
+	line[n] = '\0';
+	out("%s", line);
+	return applet_finish_stdout(strncmp(line, "registered ", 11) == 0 ? EXIT_OK : EXIT_FAIL);
+}
+
 APPLET_MAIN(nri)
 {
 	static const struct option opts[] = {
 		{ "config-dir", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 'S' },
 		{ "hook-path", required_argument, NULL, 'H' },  { "name", required_argument, NULL, 'N' },
-		{ "index", required_argument, NULL, 'I' },      { 0 },
+		{ "index", required_argument, NULL, 'I' },      { "host-root", required_argument, NULL, 'R' },
+		{ "status", no_argument, NULL, 's' },           { 0 },
 	};
-	struct plugin p = { .dir = config_dir_default(), .socket = NRI_SOCKET, .name = "ocidec", .index = "50", .fd = -1 };
+	struct nri_opts o = { .dir = config_dir_default(), .socket = NRI_SOCKET, .name = "ocidec", .index = "50" };
 	char self[PATH_MAX];
-	int o;
-	bool said = false;
+	bool ask = false;
+	int c;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
-		switch (o) {
-		case 'c': p.dir = optarg; break;
-		case 'S': p.socket = optarg; break;
-		case 'H': p.hook = optarg; break;
-		case 'N': p.name = optarg; break;
-		case 'I': p.index = optarg; break;
-		default: return applet_bad_option(o, argc, argv);
+	while ((c = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o.dir = optarg; break;
+		case 'S': o.socket = optarg; break;
+		case 'H': o.hook = optarg; break;
+		case 'N': o.name = optarg; break;
+		case 'I': o.index = optarg; break;
+		case 'R': o.host_root = optarg; break;
+		case 's': ask = true; break;
+		default: return applet_bad_option(c, argc, argv);
 		}
 	}
 	if (optind < argc)
 		return applet_usage_error("no arguments: %s", argv[optind]);
-	if (!valid_index(p.index) || !*p.name)
-		return applet_usage_error("--index: two digits (00 to 99); --name: not empty");
-	if (!p.hook && self_exe(self, sizeof(self)) < 0)
+	if (!valid_index(o.index) || !*o.name || strchr(o.name, '/'))
+		return applet_usage_error("--index: two digits (00 to 99); --name: not empty, no '/'");
+	if (!o.hook && self_exe(self, sizeof(self)) < 0)
 		return oerr_set(err, errno, "/proc/self/exe"), APPLET_FAILED;
-	p.hook = p.hook ? p.hook : self;
-	if (p.hook[0] != '/')
-		return applet_usage_error("--hook-path %s: an absolute path", p.hook);
-	log_threshold = log_threshold < LOG_INFO ? LOG_INFO : log_threshold;  /* a daemon says what it does */
-	for (;;) {
-		if (plugin_connect(&p, err) == 0) {
-			log_info("%s: connected; the cache hook is %s, the configs %s", p.socket, p.hook, p.dir);
-			said = false;
-			serve(&p);
-			close(p.fd);
-			mux_in_free(&p.in);
-			bbuf_free(&p.out);
-			p.registered = false;
-		} else if (err->code == EXIT_USAGE) {
-			return APPLET_FAILED;
-		} else if (!said) {
-			log_warn("%s; waiting for the runtime", err->msg);
-			said = true;
-		}
-		sleep(1);
-	}
+	o.hook = o.hook ? o.hook : self;
+	if (o.hook[0] != '/')
+		return applet_usage_error("--hook-path %s: an absolute path", o.hook);
+	/* a DaemonSet's pod: the node's root is its own from here on */
+	if (o.host_root && (chroot(o.host_root) < 0 || chdir("/") < 0))
+		return oerr_set(err, errno, "--host-root %s", o.host_root), APPLET_FAILED;
+	if (ask)
+		return status(o.name);
+	return nri_plugin(&o, err) < 0 ? APPLET_FAILED : EXIT_OK;
 }

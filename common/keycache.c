@@ -147,8 +147,7 @@ static char *put_u(char *p, unsigned long long v)
 	return p;
 }
 
-/* KEYCACHE_DIR, open, when it is the caller's and no one else may write it */
-static int cache_dirfd(bool create)
+int run_dirfd(bool create)
 {
 	struct stat st;
 	int fd;
@@ -185,7 +184,7 @@ static void sweep_one(const char *name, void *arg)
  * one); the stale ones swept first. Failures leave no index. */
 static void cache_write(const char *name, const char *text, size_t len)
 {
-	_cleanup_close_ int dirfd = cache_dirfd(true);
+	_cleanup_close_ int dirfd = run_dirfd(true);
 	char tmp[96];
 	struct sweep s;
 	int fd;
@@ -207,7 +206,7 @@ static void cache_write(const char *name, const char *text, size_t len)
  * is younger than KEYCACHE_TTL; else -1 */
 static ssize_t cache_read(const char *name, char *buf, size_t size)
 {
-	_cleanup_close_ int dirfd = cache_dirfd(false);
+	_cleanup_close_ int dirfd = run_dirfd(false);
 	struct stat st;
 	long long now;
 	ssize_t n;

@@ -26,6 +26,11 @@
 #include "common/util.h"
 
 #define KEYCACHE_DIR "/run/ocidec"
+/* KEYCACHE_DIR (ocidec's run directory: the indexes, the MIG map, the NRI
+ * plugin's control socket), open (O_DIRECTORY, never through a link), when
+ * it is the caller's and no one else may write it (CREATE: made 0755 when
+ * missing); else -1 */
+int run_dirfd(bool create);
 /* The first line of an index: the format, and the version that wrote it */
 #define KEYCACHE_MAGIC "ocidec activation keys 2 " OCIDEC_VERSION "\n"
 enum { KEYCACHE_SETTLE = 2, KEYCACHE_TTL = 60, KEYCACHE_SWEEP = 3600, KEYCACHE_MAX = 4096 };

@@ -168,3 +168,64 @@ ctrd_nri() {
 	run pod "$d" --cap-add SYS_ADMIN --env NVIDIA_VISIBLE_DEVICES=all docker.io/library/ocidec-test:1 sh -c "$see"
 	assert_output ''
 }
+
+# toolkit DIR NAME ARGS...: the DaemonSet's container as deploy/kubernetes
+# runs it (ocidec install --runtime nri --wait, the node's root its /host:
+# here the bed's /), in the background; its pid in DIR/NAME.pid, its output
+# DIR/NAME.log
+toolkit() {
+	local d=$1 name=$2
+	shift 2
+	bed "$d" sh -c 'n=$1; shift; echo $$ >"$0/$n.pid"; exec ocidec install "$@" >"$0/$n.log" 2>&1' "$d" "$name" \
+		--host-root=/ -c "$d/nvk" --vendor=nvidia --tenant-policy=kubernetes --runtime=nri --wait "$@" &
+	wait_until -t 10 '[ -s "$d/$name.pid" ]'
+}
+
+@test "the DaemonSet's rollout under NRI (install --runtime nri --wait, containerd 2.x): a newer pod's plugin takes the connection over from the old one, the runtime sees one plugin throughout, the old pod's SIGTERM leaves the newer install; GPU pods created back to back all the while get exactly their GPU, none lost; the last pod's SIGTERM leaves the node as it was (issue 35)" {
+	d=$NB
+	mkdir -p "$d/nvk" "$d/roll"
+	sed "/^activation_flag/a $(grep '^device_list_dir' "$BATS_TEST_DIRNAME/../conf/nvidia.ini")" \
+		"$d/nv/nvidia.ini" >"$d/nvk/nvidia.ini"
+	chmod 0644 "$d/nvk/nvidia.ini"
+	ctrd_nri "$d" 2
+	toolkit "$d" old
+	wait_until -t 20 'bed "$d" ocidec nri --status >/dev/null'
+	run bed "$d" ocidec nri --status
+	assert_output --regexp '^registered with containerd 2\.[^ ]+ as 50-ocidec$'
+	[ -x "$d/root/usr/local/ocidec/bin/ocidec" ]
+	# GPU pods, one after another, through the rollout
+	(
+		for i in $(seq 1 12); do
+			pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/1 docker.io/library/ocidec-test:1 \
+				sh -c 'ls /dev | grep demo' >"$d/roll/$i.out" 2>&1
+			echo $? >>"$d/roll/$i.out"
+		done
+	) &
+	roll=$!
+	wait_until -t 60 '[ -s "$d/roll/3.out" ]'
+	# the surge pod: installs over the old one's, takes the plugin's place
+	toolkit "$d" new
+	wait_until -t 20 'grep -q "took the connection to containerd" "$d/new.log"'
+	wait_until -t 20 'grep -q "handed its connection over" "$d/old.log"'
+	# then the old pod is deleted: it leaves the newer install in place
+	bed "$d" kill "$(cat "$d/old.pid")"
+	wait_until -t 30 'grep -q "a newer install owns /usr/local/ocidec: left in place" "$d/old.log"'
+	run bed "$d" ocidec nri --status
+	assert_success
+	wait "$roll"
+	for i in $(seq 1 12); do
+		run cat "$d/roll/$i.out"
+		assert_output $'demo1\ndemoctl\n0'
+	done
+	# one registration in containerd's log, for the whole rollout
+	[ "$(grep -c 'registered as \\"50-ocidec\\"' "$d/containerd.log")" = 1 ]
+	# kubectl delete: the last pod's SIGTERM takes everything off the node
+	bed "$d" kill "$(cat "$d/new.pid")"
+	wait_until -t 30 'grep -q "ocidec install: uninstalled from /usr/local/ocidec" "$d/new.log"'
+	[ ! -e "$d/root/usr/local/ocidec" ]
+	run bed "$d" ocidec nri --status
+	assert_failure
+	run pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/1 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
+	assert_output 0
+	cat "$d/old.log" "$d/new.log" | sed 's/^/# /' >&3
+}

@@ -1,0 +1,26 @@
+/* nri.h: the NRI plugin (applets/nri.c), for ocidec nri and for ocidec
+ * install --runtime nri --wait (a DaemonSet's main process). */
+#ifndef OCIDEC_APPLETS_NRI_H
+#define OCIDEC_APPLETS_NRI_H
+
+#include "common/util.h"
+
+#define NRI_SOCKET "/var/run/nri/nri.sock"
+/* ocidec install --runtime nri --wait: its plugin child's exit status once
+ * a newer plugin took the connection over */
+#define NRI_HANDED_OVER 3
+
+struct nri_opts {
+	const char *dir;        /* the vendor configs */
+	const char *socket;     /* the runtime's NRI socket */
+	const char *hook;       /* the host's path of ocidec (the cache hook) */
+	const char *name, *index;
+	const char *host_root;  /* (the applet's --host-root: chroot first) */
+};
+
+/* The plugin, in this process's root: until SIGTERM or SIGINT (0), or
+ * until a newer plugin of the same name took the connection over (1);
+ * -1 (ERR) on bad usage. It connects again whenever the runtime goes. */
+int nri_plugin(const struct nri_opts *o, struct oerr *err);
+
+#endif

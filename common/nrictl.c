@@ -1,0 +1,179 @@
+/* nrictl.c: see nrictl.h. */
+#include "common/nrictl.h"
+
+#include "common/keycache.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define HANDOFF_MAGIC 0x6f6e7269u  /* "onri" */
+
+struct handoff_hdr {
+	uint32_t magic;
+	uint32_t len[3];  /* the trunk's unused bytes, then each connection's */
+	char runtime[128];
+};
+
+static int ctl_addr(const char *name, struct sockaddr_un *sa)
+{
+	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	return snprintf(sa->sun_path, sizeof(sa->sun_path), KEYCACHE_DIR "/nri-%s.sock", name) <
+			       (int)sizeof(sa->sun_path)
+		       ? 0
+		       : -1;
+}
+
+int nrictl_listen(const char *name)
+{
+	struct sockaddr_un sa;
+	int dfd = run_dirfd(true), fd;
+
+	if (dfd < 0 || ctl_addr(name, &sa) < 0) {
+		log_warn(KEYCACHE_DIR ": not root's alone, or not there: no control socket (no status, no handoff)");
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	close(dfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unlink(sa.sun_path);  /* an older plugin's, gone or handing over */
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    listen(fd, 4) < 0) {
+		log_warn("%s: %s: no control socket", sa.sun_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void nrictl_unlink(const char *name)
+{
+	struct sockaddr_un sa;
+
+	if (ctl_addr(name, &sa) == 0)
+		unlink(sa.sun_path);
+}
+
+static bool peer_ours(int fd)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == geteuid();
+}
+
+int nrictl_accept(int lfd)
+{
+	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (c >= 0 && !peer_ours(c)) {
+		close(c);
+		return -1;
+	}
+	return c;
+}
+
+int nrictl_ask(const char *name, char what)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd;
+
+	if (ctl_addr(name, &sa) < 0 || lstat(sa.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+	    st.st_uid != geteuid())
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !peer_ours(fd) ||
+	    write_all(fd, &what, 1) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const struct bbuf *part(const struct mux_in *in, int i)
+{
+	return i == 0 ? &in->trunk : &in->conn[i - 1];
+}
+
+int nrictl_give(int c, int nrifd, const struct mux_in *in, const char *runtime)
+{
+	struct handoff_hdr h = { .magic = HANDOFF_MAGIC };
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	for (int i = 0; i < 3; i++)
+		h.len[i] = (uint32_t)(part(in, i)->len - part(in, i)->off);
+	snprintf(h.runtime, sizeof(h.runtime), "%s", runtime);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &nrifd, sizeof(int));
+	if (sendmsg(c, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(h))
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (h.len[i] && write_all(c, part(in, i)->p + part(in, i)->off, h.len[i]) < 0)
+			return -1;
+	return 0;
+}
+
+int nrictl_take(int c, struct nri_handoff *h)
+{
+	struct handoff_hdr hd;
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &hd, .iov_len = sizeof(hd) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = -1;
+	do
+		n = recvmsg(c, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	cm = n == (ssize_t)sizeof(hd) ? CMSG_FIRSTHDR(&m) : NULL;
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	memcpy(&h->fd, CMSG_DATA(cm), sizeof(int));
+	if (hd.magic != HANDOFF_MAGIC || hd.len[0] > MUX_HDR + MUX_MAX || hd.len[1] > TTRPC_HDR + TTRPC_MAX ||
+	    hd.len[2] > TTRPC_HDR + TTRPC_MAX)
+		goto bad;
+	for (int i = 0; i < 3; i++) {
+		struct bbuf *b = i == 0 ? &h->in.trunk : &h->in.conn[i - 1];
+		uint8_t *tmp = hd.len[i] ? xmalloc(hd.len[i]) : NULL;
+		size_t got = 0;
+
+		while (got < hd.len[i]) {
+			ssize_t k = read(c, tmp + got, hd.len[i] - got);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				free(tmp);
+				goto bad;
+			}
+			got += (size_t)k;
+		}
+		bbuf_add(b, tmp, hd.len[i]);
+		free(tmp);
+	}
+	hd.runtime[sizeof(hd.runtime) - 1] = '\0';
+	memcpy(h->runtime, hd.runtime, sizeof(h->runtime));
+	return 0;
+bad:
+	close(h->fd);
+	h->fd = -1;
+	mux_in_free(&h->in);
+	return -1;
+}
