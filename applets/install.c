@@ -101,9 +101,11 @@ const char install_usage[] =
 	"  --host-root DIR       the host's root directory, from a container: copy, then register\n"
 	"  --prefix P            (--host-root) where on the host (default /usr/local/ocidec)\n"
 	"  --driver-root PATH    (--host-root) driver_root of every installed config (a host\n"
-	"                        path, /run/nvidia/driver for a driver container)\n"
+	"                        path, /run/nvidia/driver for a driver container; empty:\n"
+	"                        the configs' own)\n"
 	"  -c, --config-dir DIR  (--host-root) the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
-	"  --vendor NAME         (--host-root) install this vendor only (repeatable; default all)\n"
+	"  --vendor NAMES        (--host-root) install these vendors only (comma-separated,\n"
+	"                        repeatable; default all)\n"
 	"  --tenant-policy P     (--host-root) open (default): the configs as they are;\n"
 	"                        kubernetes: a container without CAP_SYS_ADMIN selects devices\n"
 	"                        only through a device plugin's mounts or annotation, never its\n"
@@ -1430,6 +1432,16 @@ struct install_args {
 	unsigned rts;
 };
 
+/* --vendor's NAMES, comma-separated (a ConfigMap's one value), to V */
+static void vendor_list(struct strv *v, const char *names)
+{
+	_cleanup_free_ char *copy = xstrdup(names);
+	char *save = NULL;
+
+	for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+		strv_push(v, t);
+}
+
 /* The command line into IN and A: EXIT_OK, or a usage error's status
  * (said) */
 static int install_options(int argc, char **argv, struct inst *in, struct install_args *a)
@@ -1459,10 +1471,13 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 		switch (o) {
 		case 'R': a->host = optarg; break;
 		case 'P': in->prefix = optarg, a->toolkit_opt = "--prefix"; break;
-		case 'D': a->driver_root = optarg, a->toolkit_opt = "--driver-root"; break;
+		case 'D':  /* empty: the configs' own (a ConfigMap's unset value) */
+			if (*optarg)
+				a->driver_root = optarg, a->toolkit_opt = "--driver-root";
+			break;
 		case 'H': a->hooks_dir = optarg; break;
 		case 'c': a->cdir = optarg, a->toolkit_opt = "-c"; break;
-		case 'v': strv_push(&a->vendors, optarg), a->toolkit_opt = "--vendor"; break;
+		case 'v': vendor_list(&a->vendors, optarg), a->toolkit_opt = "--vendor"; break;
 		case 'd': in->set_default = true; break;
 		case 'C': in->enable_cdi = true; break;
 		case 'X': in->restart = true; break;

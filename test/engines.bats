@@ -533,7 +533,7 @@ teardown() {
 	done
 }
 
-@test "deploy/kubernetes as written, through containerd's CRI: a pod that sets NVIDIA_VISIBLE_DEVICES itself gets nothing; the device plugin's mounts give exactly their GPU; its own privileged pod keeps the environment (issue 22, finding 3)" {
+@test "deploy/kubernetes with OCIDEC_RUNTIME=containerd (the shim), through containerd's CRI: a pod that sets NVIDIA_VISIBLE_DEVICES itself gets nothing; the device plugin's mounts give exactly their GPU; its own privileged pod keeps the environment (issue 22, finding 3)" {
 	d=$V2
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
 	mkdir -p "$d/nvk"
@@ -545,11 +545,8 @@ teardown() {
 	chmod 0644 "$d/nvk/nvidia.ini"
 	# the DaemonSet's args, its /host being the bed's /, the driver
 	# container's root at /run/nvidia/driver
-	mapfile -t args < <(/usr/bin/python3 -c 'import sys, yaml
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d["kind"] == "DaemonSet":
-        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$K/ocidec-toolkit.yaml")
-	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/runtimeclass.yaml")
+	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml" OCIDEC_RUNTIME=containerd)
+	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/shim/runtimeclass.yaml")
 	inst=()
 	for a in "${args[@]}"; do
 		case $a in

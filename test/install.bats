@@ -632,42 +632,57 @@ teardown() {
 
 @test "deploy/kubernetes: the manifests pass the API's types (python3-kubernetes); a misspelt field does not" {
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
-	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/runtimeclass.yaml"
+	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/shim/runtimeclass.yaml"
 	assert_success
-	assert_output $'Namespace/ocidec\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
+	assert_output $'Namespace/ocidec\nConfigMap/ocidec-toolkit\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
+	# admitted where Pod Security is enforced: its namespace says privileged
+	run /usr/bin/python3 -c 'import sys, yaml
+ns = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == "Namespace")
+print(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])' "$K/ocidec-toolkit.yaml"
+	assert_output privileged
 	sed 's/mountPropagation:/mountPropogation:/' "$K/ocidec-toolkit.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
 	run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/bad.yaml"
 	assert_failure 1
 	assert_output --partial "unknown field 'mountPropogation' in V1VolumeMount"
-	grep -v '^handler:' "$K/runtimeclass.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
+	grep -v '^handler:' "$K/shim/runtimeclass.yaml" >"$BATS_TEST_TMPDIR/bad.yaml"
 	run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/bad.yaml"
 	assert_failure 1
 	assert_output --partial "handler"
 }
 
-@test "deploy/kubernetes: the DaemonSet's args install NVIDIA's config and the containerd runtime the RuntimeClass names" {
+@test "deploy/kubernetes: the DaemonSet's args (the ConfigMap's values, as the kubelet expands them) install NVIDIA's config; with OCIDEC_RUNTIME=containerd, the runtime the RuntimeClass names; an empty OCIDEC_DRIVER_ROOT keeps the config's" {
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
-	mapfile -t args < <(/usr/bin/python3 -c 'import sys, yaml
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d["kind"] == "DaemonSet":
-        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["args"]))' "$K/ocidec-toolkit.yaml")
+	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml")
 	[[ " ${args[*]} " == *" --wait "* ]]
+	[[ " ${args[*]} " == *" --runtime=nri "* ]]
 	# as the image runs them (its configs are the shipped ones), but with
-	# $H for /host and without --wait (the --wait test is above)
-	inst=()
-	for a in "${args[@]}"; do
-		case $a in
-		--wait) ;;
-		--host-root=/host) inst+=("--host-root=$H") ;;
-		*) inst+=("$a") ;;
-		esac
-	done
+	# $H for /host and without --wait (the --wait test is above; NRI's,
+	# test/nri.bats)
+	toolkit_args() {
+		inst=()
+		for a in "$@"; do
+			case $a in
+			--wait) ;;
+			--host-root=/host) inst+=("--host-root=$H") ;;
+			*) inst+=("$a") ;;
+			esac
+		done
+	}
+	toolkit_args "${args[@]}"
 	run ocidec install -c "$CONF" "${inst[@]}"
 	assert_success
+	assert_line --partial "NRI: nothing to register"
 	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
 	assert_output "driver_root = /run/nvidia/driver"
 	assert_file_not_exists "$H$P/etc/ocidec.d/solarflare.ini"
-	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/runtimeclass.yaml")
+	assert_file_not_exists "$H/etc/containerd/conf.d/ocidec.toml"
+	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml" OCIDEC_RUNTIME=containerd OCIDEC_DRIVER_ROOT=)
+	toolkit_args "${args[@]}"
+	run ocidec install -c "$CONF" "${inst[@]}"
+	assert_success
+	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
+	assert_output "$(grep '^driver_root' "$CONF/nvidia.ini")"
+	handler=$(/usr/bin/python3 -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["handler"])' "$K/shim/runtimeclass.yaml")
 	run grep -c "^\[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.$handler\]$" "$H/etc/containerd/conf.d/ocidec.toml"
 	assert_output 1
 }

@@ -169,16 +169,31 @@ ctrd_nri() {
 	assert_output ''
 }
 
-# toolkit DIR NAME ARGS...: the DaemonSet's container as deploy/kubernetes
-# runs it (ocidec install --runtime nri --wait, the node's root its /host:
-# here the bed's /), in the background; its pid in DIR/NAME.pid, its output
-# DIR/NAME.log
+# toolkit DIR NAME: the DaemonSet's container as deploy/kubernetes runs it
+# (its args as the kubelet expands them from the ConfigMap: ocidec install
+# --runtime=nri --wait ...), the node's root its /host: here the bed's /,
+# the demo vendor standing in for NVIDIA's configs (DIR/nvk); in the
+# background, its pid in DIR/NAME.pid, its output DIR/NAME.log
 toolkit() {
-	local d=$1 name=$2
-	shift 2
+	local d=$1 name=$2 a args=()
+	while read -r a; do
+		[ "$a" = --host-root=/host ] && a=--host-root=/
+		args+=("$a")
+	done < <("$FIXTURES/k8s-args.py" "$BATS_TEST_DIRNAME/../deploy/kubernetes/ocidec-toolkit.yaml")
 	bed "$d" sh -c 'n=$1; shift; echo $$ >"$0/$n.pid"; exec ocidec install "$@" >"$0/$n.log" 2>&1' "$d" "$name" \
-		--host-root=/ -c "$d/nvk" --vendor=nvidia --tenant-policy=kubernetes --runtime=nri --wait "$@" &
+		-c "$d/nvk" "${args[@]}" &
 	wait_until -t 10 '[ -s "$d/$name.pid" ]'
+}
+
+# ready DIR: the DaemonSet's readiness probe, as written (its /host the bed's /)
+ready() {
+	local cmd
+	mapfile -t cmd < <(/usr/bin/python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d["kind"] == "DaemonSet":
+        print("\n".join(d["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["exec"]["command"]))' \
+		"$BATS_TEST_DIRNAME/../deploy/kubernetes/ocidec-toolkit.yaml")
+	bed "$1" "${cmd[@]/#--host-root=\/host/--host-root=/}"
 }
 
 @test "the DaemonSet's rollout under NRI (install --runtime nri --wait, containerd 2.x): a newer pod's plugin takes the connection over from the old one, the runtime sees one plugin throughout, the old pod's SIGTERM leaves the newer install; GPU pods created back to back all the while get exactly their GPU, none lost; the last pod's SIGTERM leaves the node as it was (issue 35)" {
@@ -188,9 +203,13 @@ toolkit() {
 		"$d/nv/nvidia.ini" >"$d/nvk/nvidia.ini"
 	chmod 0644 "$d/nvk/nvidia.ini"
 	ctrd_nri "$d" 2
+	# the driver container's root, where the ConfigMap says
+	bed "$d" sh -c 'mkdir -p /run/nvidia/driver && mount --bind "$1/dr" /run/nvidia/driver' sh "$d"
+	run ready "$d"
+	assert_failure
 	toolkit "$d" old
-	wait_until -t 20 'bed "$d" ocidec nri --status >/dev/null'
-	run bed "$d" ocidec nri --status
+	wait_until -t 20 'ready "$d" >/dev/null'
+	run ready "$d"
 	assert_output --regexp '^registered with containerd 2\.[^ ]+ as 50-ocidec$'
 	[ -x "$d/root/usr/local/ocidec/bin/ocidec" ]
 	# GPU pods, one after another, through the rollout
@@ -210,7 +229,7 @@ toolkit() {
 	# then the old pod is deleted: it leaves the newer install in place
 	bed "$d" kill "$(cat "$d/old.pid")"
 	wait_until -t 30 'grep -q "a newer install owns /usr/local/ocidec: left in place" "$d/old.log"'
-	run bed "$d" ocidec nri --status
+	run ready "$d"
 	assert_success
 	wait "$roll"
 	for i in $(seq 1 12); do
@@ -223,9 +242,10 @@ toolkit() {
 	bed "$d" kill "$(cat "$d/new.pid")"
 	wait_until -t 30 'grep -q "ocidec install: uninstalled from /usr/local/ocidec" "$d/new.log"'
 	[ ! -e "$d/root/usr/local/ocidec" ]
-	run bed "$d" ocidec nri --status
+	run ready "$d"
 	assert_failure
 	run pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/1 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
 	assert_output 0
-	cat "$d/old.log" "$d/new.log" | sed 's/^/# /' >&3
+	bed "$d" umount /run/nvidia/driver
+	grep -v ': info: \(nvidia\|container\)' "$d/old.log" "$d/new.log" | sed 's/^/# /' >&3
 }
