@@ -44,7 +44,7 @@ payload() {
 	assert_file_exists "$RPMSE"
 	assert_file_exists "$TOP/build/rpm/SRPMS/ocidec-$VERSION-1.src.rpm"
 	run rpm -qp --qf '%{VERSION} %{LICENSE}\n' "$RPM"
-	assert_output "$VERSION Apache-2.0 AND MIT AND BSD-3-Clause"
+	assert_output "$VERSION Apache-2.0 AND MIT AND BSD-3-Clause AND BSD-2-Clause"
 	run sh -c 'rpm -qcp "$1" | LC_ALL=C sort' sh "$RPM"
 	assert_output "$(ls "$TOP"/conf/*.ini | sed 's|.*/|/etc/ocidec/ocidec.d/|' | LC_ALL=C sort)"
 	run rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$RPM"
