@@ -10,6 +10,7 @@
  * (0.5.0 by default; additionalGids from 0.7.0).
  */
 #include "applets/applet.h"
+#include "applets/cdi.h"
 #include "common/activate.h"
 #include "common/devices.h"
 #include "common/config.h"
@@ -649,6 +650,9 @@ static bool spec_gives_kind(const char *text, const char *kind)
  * that name is what we write) removed when there is none to give, and in
  * the other format (.json, .yaml) always (CDI refuses a device defined
  * twice). Said, a line each. 0, or -1 (ERR) */
+/* cdi_refresh's: an unchanged spec goes unsaid (a refresh every few seconds) */
+static bool refresh_quiet;
+
 static int refresh_one(const struct vendor *v, int dfd, const char *dir, const char *name, const char *other,
 		       const char *kind, const char *text, struct oerr *err)
 {
@@ -663,7 +667,8 @@ static int refresh_one(const struct vendor *v, int dfd, const char *dir, const c
 
 		if (i == 0 && text && there == 1 && len == strlen(text) && memcmp(cur, text, len) == 0 &&
 		    st.st_uid == geteuid() && (st.st_mode & 07777) == 0644) {
-			out("%s: %s/%s unchanged\n", v->name, dir, name);
+			if (!refresh_quiet)
+				out("%s: %s/%s unchanged\n", v->name, dir, name);
 			continue;
 		}
 		if (i == 0 && text) {
@@ -927,6 +932,49 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 		return applet_usage_error("--claim and --devices go together");
 	if (run->claim && argc - optind != 1)
 		return applet_usage_error("--claim: name one VENDOR");
+	return EXIT_OK;
+}
+
+int cdi_refresh(const char *config_dir, const char *out_dir, const char *hook_path)
+{
+	struct cdi_run run = { .dir = config_dir, .output = out_dir, .refresh = true,
+			       .co = { .version = "0.5.0", .host_paths = true, .hook_path = hook_path } };
+	int level = log_threshold, r;
+
+	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST) {
+		log_warn("%s: %s: no CDI spec refreshed", out_dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	refresh_quiet = true;
+	r = refresh_all(&run, NULL, 0);
+	refresh_quiet = false;
+	fflush(stdout);
+	log_threshold = level;   /* (a vendor's log_level) */
+	return r;
+}
+
+int cdi_unrefresh(const char *config_dir, const char *out_dir)
+{
+	_cleanup_config_ struct config cfg = { 0 };
+	_cleanup_close_ int dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0)
+		return EXIT_OK;
+	root_dir_lock_sweep(dfd);
+	config_load_each(&cfg, config_dir);
+	for (size_t i = 0; i < cfg.n; i++)
+		for (int m = 0; m < 4; m++) {
+			_cleanup_free_ char *kind = m / 2 ? management_kind(&cfg.vendors[i]) : xstrdup(cfg.vendors[i].cdi_kind);
+			_cleanup_free_ char *file = spec_file(kind, m % 2), *rel = xconcat("/", file), *text = NULL;
+			struct oerr ignored;
+			struct stat st;
+			size_t len;
+
+			if (root_read_file(dfd, rel, 16 << 20, &text, &len, &st, &ignored) == 1 &&
+			    spec_gives_kind(text, kind) && strstr(text, "ocidec-hook") && unlinkat(dfd, file, 0) == 0)
+				out("%s: removed %s/%s\n", cfg.vendors[i].name, out_dir, file);
+		}
+	fflush(stdout);
 	return EXIT_OK;
 }
 

@@ -14,6 +14,7 @@
  * touched: a second install changes nothing.
  */
 #include "applets/applet.h"
+#include "applets/cdi.h"
 #include "applets/nri.h"
 #include "common/config.h"
 #include "common/ctrd.h"
@@ -1314,13 +1315,15 @@ static int nri_hint(void)
  * (said) */
 static pid_t nri_child(const struct inst *in, const char *host)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
+	fflush(stdout);   /* (not twice) */
+	pid = fork();
 	if (pid == 0) {
 		struct oerr e = { 0 };
 		char *dir = xasprintf("%s/etc/ocidec.d", in->prefix), *hook = xasprintf("%s/ocidec", in->bin);
 		struct nri_opts o = { .dir = dir, .socket = NRI_SOCKET, .hook = hook, .name = in->runtime_name,
-				      .index = "50" };
+				      .index = "50", .cdi_dir = "/var/run/cdi" };
 		int r;
 
 		if (chroot(host) < 0 || chdir("/") < 0) {
@@ -1335,6 +1338,25 @@ static pid_t nri_child(const struct inst *in, const char *host)
 	if (pid < 0)
 		log_warn("fork: %s: no NRI plugin", strerror(errno));
 	return pid;
+}
+
+/* The CDI specs the plugin wrote, removed in the host root HOST (a child
+ * entered there: the node's /var/run is a link) */
+static void nri_cdi_off(const struct inst *in, const char *host)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);   /* (not twice) */
+	pid = fork();
+	if (pid == 0) {
+		_cleanup_free_ char *dir = xasprintf("%s/etc/ocidec.d", in->prefix);
+
+		_exit(chroot(host) == 0 && chdir("/") == 0 ? cdi_unrefresh(dir, "/var/run/cdi") : EXIT_FAIL);
+	}
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	fflush(stdout);
 }
 
 /* --wait, installed: the lock let go, then at SIGTERM or SIGINT the install
@@ -1380,6 +1402,8 @@ static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t 
 		return 0;
 	}
 	out("ocidec install: signal %d: uninstalling\n", sig);
+	if (nri)   /* the specs its plugin kept true go with it */
+		nri_cdi_off(in, host);
 	return uninstall(in, err);
 }
 

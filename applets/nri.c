@@ -16,6 +16,7 @@
 #include "common/config.h"
 #include "common/container.h"
 #include "common/log.h"
+#include "applets/cdi.h"
 #include "applets/nri.h"
 #include "common/nri.h"
 #include "common/nrictl.h"
@@ -358,6 +359,7 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 	struct sigaction sa = { .sa_handler = on_stop };   /* no SA_RESTART: poll returns */
 	sigset_t sigs;
 	bool said = false;
+	long long refreshed = wall_clock();
 	int r = 0;
 
 	log_threshold = log_threshold < LOG_INFO ? LOG_INFO : log_threshold;  /* a daemon says what it does */
@@ -371,8 +373,10 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 	if (!take_over(&p) && plugin_connect(&p, err) < 0 && err->code == EXIT_USAGE)
 		return -1;
 	p.ctl = nrictl_listen(p.name);
+	if (o->cdi_dir)
+		cdi_refresh(o->dir, o->cdi_dir, o->hook);
 	while (!stop && r == 0) {
-		struct pollfd fds[2] = { { .fd = p.fd, .events = POLLIN }, { .fd = p.ctl, .events = POLLIN } };
+		struct pollfd fds[2];
 		static uint8_t buf[65536];
 
 		if (p.fd < 0 && plugin_connect(&p, err) < 0 && !said) {
@@ -380,7 +384,13 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 			said = true;
 		}
 		said &= p.fd < 0;
-		if (flush(&p) < 0 || poll(fds, 2, p.fd < 0 ? 1000 : -1) <= 0)
+		if (o->cdi_dir && wall_clock() - refreshed >= NRI_CDI_TICK) {  /* a driver upgrade, a config */
+			cdi_refresh(o->dir, o->cdi_dir, o->hook);
+			refreshed = wall_clock();
+		}
+		fds[0] = (struct pollfd){ .fd = p.fd, .events = POLLIN };   /* (connected just now, maybe) */
+		fds[1] = (struct pollfd){ .fd = p.ctl, .events = POLLIN };
+		if (flush(&p) < 0 || poll(fds, 2, p.fd < 0 ? 1000 : o->cdi_dir ? NRI_CDI_TICK * 1000 : -1) <= 0)
 			continue;
 		if (fds[1].revents & POLLIN)
 			r = control(&p);

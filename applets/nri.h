@@ -9,6 +9,7 @@
 /* ocidec install --runtime nri --wait: its plugin child's exit status once
  * a newer plugin took the connection over */
 #define NRI_HANDED_OVER 3
+#define NRI_CDI_TICK 5
 
 struct nri_opts {
 	const char *dir;        /* the vendor configs */
@@ -16,6 +17,8 @@ struct nri_opts {
 	const char *hook;       /* the host's path of ocidec (the cache hook) */
 	const char *name, *index;
 	const char *host_root;  /* (the applet's --host-root: chroot first) */
+	const char *cdi_dir;    /* the CDI specs kept true there (cdi --refresh,
+				 * every NRI_CDI_TICK s), or NULL */
 };
 
 /* The plugin, in this process's root: until SIGTERM or SIGINT (0), or

@@ -196,7 +196,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	bed "$1" "${cmd[@]/#--host-root=\/host/--host-root=/}"
 }
 
-@test "the DaemonSet's rollout under NRI (install --runtime nri --wait, containerd 2.x): a newer pod's plugin takes the connection over from the old one, the runtime sees one plugin throughout, the old pod's SIGTERM leaves the newer install; GPU pods created back to back all the while get exactly their GPU, none lost; the last pod's SIGTERM leaves the node as it was (issue 35)" {
+@test "the DaemonSet's rollout under NRI (deploy/kubernetes' args and readiness probe, containerd 2.x): a newer pod's plugin takes the connection over from the old one, the runtime sees one plugin throughout, the old pod's SIGTERM leaves the newer install; GPU pods created back to back all the while get exactly their GPU, none lost; the node's CDI specs kept true by the pod through a driver upgrade (cdi-cri); the last pod's SIGTERM leaves the node as it was, specs included (issue 35)" {
 	d=$NB
 	mkdir -p "$d/nvk" "$d/roll"
 	sed "/^activation_flag/a $(grep '^device_list_dir' "$BATS_TEST_DIRNAME/../conf/nvidia.ini")" \
@@ -212,6 +212,11 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	run ready "$d"
 	assert_output --regexp '^registered with containerd 2\.[^ ]+ as 50-ocidec$'
 	[ -x "$d/root/usr/local/ocidec/bin/ocidec" ]
+	# the node's CDI specs, kept true by the pod: the cdi-cri strategy
+	kind=$(bed "$d" ocidec cdi --list -c "$d/nvk" | head -n 1 | cut -d= -f1)
+	wait_until -t 10 'bed "$d" test -s "/var/run/cdi/${kind/\//-}.json"'
+	run pod "$d" --cdi "$kind=0" docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep demo'
+	assert_output $'demo0\ndemoctl'
 	# GPU pods, one after another, through the rollout
 	(
 		for i in $(seq 1 12); do
@@ -236,12 +241,28 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 		run cat "$d/roll/$i.out"
 		assert_output $'demo1\ndemoctl\n0'
 	done
+	# a driver upgrade under the running pod: a new library version, the
+	# link moved; no command run: the next pods get it, through the
+	# plugin and through the spec it keeps true
+	lib=$d/dr/opt/demo/lib
+	cp "$lib/libdemo.so.1.0" "$lib/libdemo.so.1.1"
+	ln -sfn libdemo.so.1.1 "$lib/libdemo.so.1"
+	run pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/1 docker.io/library/ocidec-test:1 \
+		sh -c 'readlink /opt/demo/lib/libdemo.so.1; demo-tool'
+	assert_output $'libdemo.so.1.1\ndemo-tool: the answer is 42'
+	wait_until -t 15 'bed "$d" grep -q libdemo.so.1.1 "/var/run/cdi/${kind/\//-}.json"'
+	run pod "$d" --cdi "$kind=1" docker.io/library/ocidec-test:1 sh -c 'readlink /opt/demo/lib/libdemo.so.1; demo-tool'
+	assert_output $'libdemo.so.1.1\ndemo-tool: the answer is 42'
+	ln -sfn libdemo.so.1.0 "$lib/libdemo.so.1"
+	rm "$lib/libdemo.so.1.1"
 	# one registration in containerd's log, for the whole rollout
 	[ "$(grep -c 'registered as \\"50-ocidec\\"' "$d/containerd.log")" = 1 ]
 	# kubectl delete: the last pod's SIGTERM takes everything off the node
 	bed "$d" kill "$(cat "$d/new.pid")"
 	wait_until -t 30 'grep -q "ocidec install: uninstalled from /usr/local/ocidec" "$d/new.log"'
 	[ ! -e "$d/root/usr/local/ocidec" ]
+	run bed "$d" ls /var/run/cdi
+	refute_output --partial "${kind/\//-}"
 	run ready "$d"
 	assert_failure
 	run pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/1 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo'
