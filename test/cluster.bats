@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# deploy/kubernetes on a real single-node Kubernetes: kube-apiserver,
+# kube-controller-manager, kube-scheduler and kubelet built from
+# Kubernetes' source (test/fixtures/k8s-build.sh; Debian ships none of
+# them), etcd and kubectl from Debian 13, containerd 1.7 (NRI on) and 2.x as
+# the node's runtime, in a Debian 13 root of its own
+# (test/fixtures/k8s-cluster.sh). A device plugin on the kubelet's API
+# (test/fixtures/device-plugin.py) hands out the demo vendor's two devices as
+# nvidia.com/gpu by each of NVIDIA's strategies. These tests run where that
+# build is (build/k8s, or $OCIDEC_K8S) and skip, saying so, elsewhere: CI on
+# a fresh machine cannot have it (test/nri.bats covers the same through the
+# CRI there). Once, in the static build's pass.
+
+load helpers
+
+setup_file() {
+	is_static || return 0
+	K8S_DIR=${OCIDEC_K8S:-$BATS_TEST_DIRNAME/../build/k8s}
+	[ -x "$K8S_DIR/bin/kubelet" ] || return 0
+	export KB PROTO
+	PROTO=$K8S_DIR/src/kubernetes/staging/src/k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto
+	KB=$(mktemp -d /tmp/ocidec-k8s.XXXXXX)
+	"$BATS_TEST_DIRNAME/fixtures/k8s-cluster.sh" start "$KB" 1.7 >"$KB/start.log" 2>&1 ||
+		{ cat "$KB/start.log" >&2; return 1; }
+	# the manifests as a user has them, where the node's kubectl sees them
+	mkdir -p "$KB/deploy"
+	cp -r "$BATS_TEST_DIRNAME/../deploy/kubernetes" "$KB/deploy/"
+}
+
+teardown_file() {
+	[ -n "${KB:-}" ] || return 0
+	dp_stop
+	"$BATS_TEST_DIRNAME/fixtures/k8s-cluster.sh" stop "$KB"
+	rm -rf "$KB"
+}
+
+setup() {
+	common_setup
+	is_static || skip "the cluster runs once, in the static build's pass"
+	[ -n "${KB:-}" ] || skip "no Kubernetes build here (build/k8s or OCIDEC_K8S, made by test/fixtures/k8s-build.sh): kubelet and the API server are not in Debian; test/nri.bats checks the same through the CRI"
+}
+
+kc() { timeout 150 "$FIXTURES/k8s-cluster.sh" kubectl "$KB" "$@"; }
+node() { timeout 60 "$FIXTURES/k8s-cluster.sh" exec "$KB" "$@"; }
+
+# dp_start STRATEGY: the device plugin, from this host (its socket in the
+# node's kubelet directory), until it has listed its devices
+dp_start() {
+	dp_stop
+	/usr/bin/python3 "$FIXTURES/device-plugin.py" --proto "$PROTO" --resource nvidia.com/gpu --devices 0,1 \
+		--strategy "$1" --plugin-dir "$KB/root/var/lib/kubelet/device-plugins" >"$KB/dp.log" 2>&1 &
+	echo $! >"$KB/dp.pid"
+	wait_until -t 30 'grep -q "^listed 0,1" "$KB/dp.log"'
+}
+
+dp_stop() {
+	[ -s "$KB/dp.pid" ] || return 0
+	kill "$(cat "$KB/dp.pid")" 2>/dev/null || true
+	while kill -0 "$(cat "$KB/dp.pid")" 2>/dev/null; do sleep 0.1; done
+	rm -f "$KB/dp.pid"
+}
+
+# gpu_pod NAME GPUS [ENV]: a pod asking for GPUS of the device plugin's
+# nvidia.com/gpu (0: none), ENV (NAME=VALUE) in its own spec; it lists the
+# demo nodes it has and runs the driver's tool. Waits until it has run;
+# prints its log. The pod is deleted.
+gpu_pod() {
+	local name=$1 n=$2 env=${3:-} res='' envs=''
+	[ "$n" = 0 ] || res="resources: {limits: {nvidia.com/gpu: $n}}"
+	[ -z "$env" ] || envs="env: [{name: ${env%%=*}, value: \"${env#*=}\"}]"
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: $name}
+	spec:
+	  restartPolicy: Never
+	  containers:
+	  - name: cuda
+	    image: docker.io/library/ocidec-test:1
+	    imagePullPolicy: Never
+	    command: ["sh", "-c", "ls /dev | grep demo; demo-tool 2>/dev/null; true"]
+	    $res
+	    $envs
+	EOF
+	kc wait --for=jsonpath='{.status.phase}'=Succeeded "pod/$name" --timeout=90s >/dev/null ||
+		kc describe pod "$name" >&2
+	kc logs "$name"
+	kc delete pod "$name" --wait=false >/dev/null
+}
+
+# last_id: the device id of the device plugin's last Allocate (one device)
+last_id() {
+	grep '^allocate ' "$KB/dp.log" | tail -n 1 | grep -oE '(devices/|gpu=|DEVICES=)[01]' | grep -o '[01]$' | head -n 1
+}
+
+# the node's files ocidec could touch, listed with their contents' sums
+node_state() {
+	node sh -c 'for d in /usr/local /etc/containerd /etc/cdi /var/run/cdi /run/ocidec; do
+		[ -d "$d" ] && find "$d" -xdev \( -type f -o -type l \) -exec sh -c "for f; do printf \"%s \" \"\$f\"; [ -L \"\$f\" ] && readlink \"\$f\" || md5sum <\"\$f\"; done" sh {} +
+	done | LC_ALL=C sort'
+}
+
+@test "kubectl apply -f deploy/kubernetes/ on a fresh node (containerd 1.7, NRI on; selected by NFD's PCI label): the DaemonSet becomes ready once the node's runtime took its plugin; pods asking for the device plugin's nvidia.com/gpu get exactly their devices by volume-mounts, cdi-annotations and cdi-cri, no RuntimeClass; envvar's and a pod's own NVIDIA_VISIBLE_DEVICES get nothing under the kubernetes policy; a pod asking for nothing is untouched (issue 35)" {
+	node_state >"$KB/before"
+	run kc label node k8s-bed feature.node.kubernetes.io/pci-10de.present=true
+	assert_success
+	run kc apply -f "$KB/deploy/kubernetes/"
+	assert_success
+	assert_line "namespace/ocidec created"
+	assert_line "daemonset.apps/ocidec-toolkit created"
+	run kc rollout status -n ocidec daemonset/ocidec-toolkit --timeout=120s
+	assert_success
+	run kc get pods -n ocidec -o 'jsonpath={.items[0].status.containerStatuses[0].ready}'
+	assert_output true
+	# the node's runtime has the plugin
+	run node /usr/local/ocidec/bin/ocidec nri --status
+	assert_output --regexp '^registered with containerd 1\.7\.[^ ]+ as 50-ocidec$'
+	i=0
+	for strategy in volume-mounts cdi-annotations cdi-cri; do
+		dp_start "$strategy"
+		i=$((i + 1))
+		run gpu_pod "gpu-$i" 1
+		assert_success
+		id=$(last_id)
+		assert_output "demo$id"$'\ndemoctl\ndemo-tool: the answer is 42'
+		echo "# $strategy: $(grep '^allocate ' "$KB/dp.log" | tail -n 1) -> $(head -n 1 <<<"$output")" >&3
+		run gpu_pod "gpu-$i-both" 2
+		assert_output $'demo0\ndemo1\ndemoctl\ndemo-tool: the answer is 42'
+	done
+	# the envvar strategy: a variable the tenant policy cannot tell from
+	# the pod's own; said in the plugin's log
+	dp_start envvar
+	run gpu_pod gpu-env 1
+	assert_output ''
+	run kc logs -n ocidec daemonset/ocidec-toolkit
+	assert_output --partial "nvidia: NVIDIA_VISIBLE_DEVICES=0 ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN"
+	# a pod of its own: the variable, no resource; a pod asking for nothing
+	run gpu_pod tenant 0 NVIDIA_VISIBLE_DEVICES=all
+	assert_output ''
+	run gpu_pod idle 0
+	assert_output ''
+}
+
+@test "the ConfigMap's tenant policy open, then kubectl rollout restart: the envvar strategy gives its device; the policy back to kubernetes (issue 35)" {
+	run kc patch configmap -n ocidec ocidec-toolkit --type merge -p '{"data": {"OCIDEC_TENANT_POLICY": "open"}}'
+	assert_success
+	kc rollout restart -n ocidec daemonset/ocidec-toolkit
+	run kc rollout status -n ocidec daemonset/ocidec-toolkit --timeout=120s
+	assert_success
+	dp_start envvar
+	run gpu_pod gpu-env-open 1
+	id=$(last_id)
+	assert_output "demo$id"$'\ndemoctl\ndemo-tool: the answer is 42'
+	kc patch configmap -n ocidec ocidec-toolkit --type merge -p '{"data": {"OCIDEC_TENANT_POLICY": "kubernetes"}}'
+	kc rollout restart -n ocidec daemonset/ocidec-toolkit
+	run kc rollout status -n ocidec daemonset/ocidec-toolkit --timeout=120s
+	assert_success
+	run gpu_pod gpu-env-closed 1
+	assert_output ''
+}
+
+@test "kubectl rollout restart of the DaemonSet while a GPU pod is created every second: none lost, each with exactly its device; the plugin handed over, not registered twice (issue 35)" {
+	dp_start volume-mounts
+	regs=$(grep -c 'registered as \\"50-ocidec\\"' "$KB/log/containerd.log")
+	(
+		for n in $(seq 1 20); do
+			kc apply -f - >/dev/null <<-EOF
+			apiVersion: v1
+			kind: Pod
+			metadata: {name: roll-$n}
+			spec:
+			  restartPolicy: Never
+			  containers:
+			  - name: cuda
+			    image: docker.io/library/ocidec-test:1
+			    imagePullPolicy: Never
+			    command: ["sh", "-c", "ls /dev | grep demo"]
+			    resources: {limits: {nvidia.com/gpu: 1}}
+			EOF
+			sleep 1
+		done
+	) &
+	maker=$!
+	sleep 4
+	kc rollout restart -n ocidec daemonset/ocidec-toolkit
+	run kc rollout status -n ocidec daemonset/ocidec-toolkit --timeout=120s
+	assert_success
+	wait "$maker"
+	for n in $(seq 1 20); do
+		kc wait --for=jsonpath='{.status.phase}'=Succeeded "pod/roll-$n" --timeout=120s >/dev/null
+		run kc logs "roll-$n"
+		assert_output --regexp $'^demo[01]\ndemoctl$'
+	done
+	kc delete pod $(printf 'roll-%s ' $(seq 1 20)) --wait=false >/dev/null
+	run kc logs -n ocidec daemonset/ocidec-toolkit
+	assert_output --partial "took the connection to containerd"
+	# containerd saw no second registration: one plugin throughout
+	[ "$(grep -c 'registered as \\"50-ocidec\\"' "$KB/log/containerd.log")" = "$regs" ]
+	echo "# $(grep -c '^allocate ' "$KB/dp.log") allocations during the rollout, every pod its device" >&3
+}
+
+@test "kubectl delete -f deploy/kubernetes/: the last pod's SIGTERM leaves the node as it was (no /usr/local/ocidec, no CDI spec, no plugin); pods go on starting (issue 35)" {
+	run kc delete -f "$KB/deploy/kubernetes/" --timeout=120s
+	assert_success
+	wait_until -t 90 '[ -z "$(kc get pods -n ocidec -o name 2>/dev/null)" ]'
+	node_state >"$KB/after"
+	run diff "$KB/before" "$KB/after"
+	assert_success
+	run node sh -c 'ls /run/ocidec 2>/dev/null; true'
+	refute_output --partial nri-
+	run gpu_pod after 0
+	assert_success
+	dp_stop
+}
+
+@test "containerd 2.x as the node's runtime (NRI as it comes): kubectl apply -f deploy/kubernetes/, ready, the device plugin's volume-mounts and cdi-cri answers give exactly their devices; kubectl delete leaves the node as it was (issue 35)" {
+	dp_stop
+	"$FIXTURES/k8s-cluster.sh" stop "$KB"
+	"$FIXTURES/k8s-cluster.sh" start "$KB" 2 >"$KB/start2.log" 2>&1 || { cat "$KB/start2.log"; false; }
+	run kc get node k8s-bed -o 'jsonpath={.status.nodeInfo.containerRuntimeVersion}'
+	assert_output --regexp '^containerd://2\.'
+	echo "# $output" >&3
+	node_state >"$KB/before2"
+	kc label node k8s-bed ocidec.io/accelerator=true >/dev/null
+	run kc apply -f "$KB/deploy/kubernetes/"
+	assert_success
+	run kc rollout status -n ocidec daemonset/ocidec-toolkit --timeout=120s
+	assert_success
+	for strategy in volume-mounts cdi-cri; do
+		dp_start "$strategy"
+		run gpu_pod "gpu2-$strategy" 1
+		id=$(last_id)
+		assert_output "demo$id"$'\ndemoctl\ndemo-tool: the answer is 42'
+	done
+	dp_stop
+	run kc delete -f "$KB/deploy/kubernetes/" --timeout=120s
+	assert_success
+	wait_until -t 90 '[ -z "$(kc get pods -n ocidec -o name 2>/dev/null)" ]'
+	node_state >"$KB/after2"
+	run diff "$KB/before2" "$KB/after2"
+	assert_success
+}
