@@ -21,6 +21,7 @@
 #include "common/dockerjson.h"
 #include "common/engines.h"
 #include "common/journal.h"
+#include "common/keycache.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
@@ -893,6 +894,23 @@ static void apply_hints(struct inst *in, const char *what)
 	}
 }
 
+/* The idle path's index of the installed configs (the hook's and the
+ * shim's, in the host's /run/ocidec: common/keycache.h), which goes with
+ * them */
+static void forget_index(const struct inst *in)
+{
+	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d", in->prefix);
+	_cleanup_close_ int dfd = in->host_mode ? -1 : root_open(in->root, cdir, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int run = dfd < 0 ? -1 : root_open(in->root, KEYCACHE_DIR, O_PATH | O_DIRECTORY);
+	struct stat st;
+	char name[64];
+
+	if (run < 0 || fstat(dfd, &st) < 0)
+		return;
+	keycache_name(&st, name);
+	unlinkat(run, name, 0);
+}
+
 static int uninstall(struct inst *in, struct oerr *err)
 {
 	int have = journal_load(&in->j, in->root, in->state_path, err), n;
@@ -909,6 +927,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 	strv_free(&files);
 	if (have < 0)
 		return -1;
+	forget_index(in);
 	/* CDI turned off again: Docker reads features when it starts */
 	in->docker_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_cdi"));
 	n = cJSON_GetArraySize(in->j.files);

@@ -352,12 +352,23 @@ static int scan(int dirfd, const struct keycache_stamp *dir, const char *name, s
 	return r;
 }
 
+void keycache_name(const struct stat *dir, char name[64])
+{
+	struct keycache_stamp ds;
+	char *p;
+
+	stamp_of(dir, &ds);
+	p = put_u((char *)memcpy(name, "keys-", 5) + 5, ds.dev);  /* "keys-DEV-INO" */
+	*p++ = '-';
+	*put_u(p, ds.ino) = '\0';
+}
+
 int keycache_keys(const char *dir, struct keyset *keys)
 {
 	_cleanup_close_ int dirfd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct keycache_stamp ds;
 	struct stat st;
-	char name[64], *p;
+	char name[64];
 	_cleanup_free_ char *buf = NULL;
 	ssize_t n;
 
@@ -367,9 +378,7 @@ int keycache_keys(const char *dir, struct keyset *keys)
 	if (fstat(dirfd, &st) < 0)
 		return -1;
 	stamp_of(&st, &ds);
-	p = put_u((char *)memcpy(name, "keys-", 5) + 5, ds.dev);  /* "keys-DEV-INO" */
-	*p++ = '-';
-	*put_u(p, ds.ino) = '\0';
+	keycache_name(&st, name);
 	buf = xmalloc(KEYCACHE_MAX);  /* (not on the stack: one page fewer to fault in) */
 	if ((n = cache_read(name, buf, KEYCACHE_MAX)) > 0 && cache_use(buf, (size_t)n, dirfd, &ds, keys))
 		return 0;

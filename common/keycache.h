@@ -31,6 +31,9 @@
  * it is the caller's and no one else may write it (CREATE: made 0755 when
  * missing); else -1 */
 int run_dirfd(bool create);
+struct stat;
+/* The index's name for the config directory DIR ("keys-DEV-INO"), in NAME */
+void keycache_name(const struct stat *dir, char name[64]);
 /* The first line of an index: the format, and the version that wrote it */
 #define KEYCACHE_MAGIC "ocidec activation keys 2 " OCIDEC_VERSION "\n"
 enum { KEYCACHE_SETTLE = 2, KEYCACHE_TTL = 60, KEYCACHE_SWEEP = 3600, KEYCACHE_MAX = 4096 };

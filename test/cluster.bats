@@ -240,3 +240,53 @@ node_state() {
 	run diff "$KB/before2" "$KB/after2"
 	assert_success
 }
+
+@test "the shim's mode (OCIDEC_RUNTIME=containerd, containerd 1.7): the DaemonSet installs and registers the runtime, ready by ocidec check; containerd restarted by hand, as the README says; a pod with runtimeClassName ocidec gets exactly the device plugin's device; kubectl delete gives config.toml back and leaves the node as it was (issue 35)" {
+	dp_stop
+	"$FIXTURES/k8s-cluster.sh" stop "$KB"
+	"$FIXTURES/k8s-cluster.sh" start "$KB" 1.7 >"$KB/start3.log" 2>&1 || { cat "$KB/start3.log"; false; }
+	node_state >"$KB/before3"
+	# the manifests as the README says to change them for the shim
+	mkdir -p "$KB/shim"
+	sed 's/^  OCIDEC_RUNTIME: nri$/  OCIDEC_RUNTIME: containerd/
+		s|command: \["/usr/bin/ocidec", "nri", "--status", "--host-root=/host"\]|command: ["/usr/bin/ocidec", "check", "--host-root=/host", "-c", "/host/usr/local/ocidec/etc/ocidec.d"]|' \
+		"$KB/deploy/kubernetes/ocidec-toolkit.yaml" >"$KB/shim/ocidec-toolkit.yaml"
+	grep -q '"check"' "$KB/shim/ocidec-toolkit.yaml"
+	cp "$KB/deploy/kubernetes/shim/runtimeclass.yaml" "$KB/shim/"
+	kc label node k8s-bed ocidec.io/accelerator=true >/dev/null
+	run kc apply -f "$KB/shim/"
+	assert_success
+	assert_line "runtimeclass.node.k8s.io/ocidec created"
+	run kc rollout status -n ocidec daemonset/ocidec-toolkit --timeout=120s
+	assert_success
+	run kc logs -n ocidec daemonset/ocidec-toolkit
+	assert_output --partial 'containerd runs runtime "ocidec" once it restarts'
+	"$FIXTURES/k8s-cluster.sh" restart-containerd "$KB"
+	kc wait --for=condition=Ready node/k8s-bed --timeout=60s >/dev/null
+	dp_start volume-mounts
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: shim-gpu}
+	spec:
+	  runtimeClassName: ocidec
+	  restartPolicy: Never
+	  containers:
+	  - name: cuda
+	    image: docker.io/library/ocidec-test:1
+	    imagePullPolicy: Never
+	    command: ["sh", "-c", "ls /dev | grep demo; demo-tool"]
+	    resources: {limits: {nvidia.com/gpu: 1}}
+	EOF
+	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/shim-gpu --timeout=90s >/dev/null
+	run kc logs shim-gpu
+	assert_output "demo$(last_id)"$'\ndemoctl\ndemo-tool: the answer is 42'
+	kc delete pod shim-gpu --wait=false >/dev/null
+	dp_stop
+	run kc delete -f "$KB/shim/" --timeout=120s
+	assert_success
+	wait_until -t 90 '[ -z "$(kc get pods -n ocidec -o name 2>/dev/null)" ]'
+	node_state >"$KB/after3"
+	run diff "$KB/before3" "$KB/after3"
+	assert_success
+}
