@@ -521,3 +521,32 @@ nvidia_ctk_spec() {
 	assert_line "cudaver: cuDriverGetVersion 0, 12040"
 	assert_line /usr/local/cuda/compat
 }
+
+@test "CDI specs that stay true across a driver upgrade: Debian's 535 replaced by 550 in the same driver root, ocidec cdi --refresh (what the units and the DaemonSet run) names 550's files only, the management spec too; both valid CDI; a second refresh writes nothing (issue 35)" {
+	dr=$BATS_TEST_TMPDIR/driver out=$BATS_TEST_TMPDIR/run-cdi
+	cp -a "$NVR/bookworm" "$dr"
+	sed "s|^driver_root = /$|driver_root = $dr|" "$BATS_TEST_DIRNAME/../conf/nvidia.ini" | write_ini nvidia
+	run "$OCIDEC" cdi --refresh -c "$CFG" -o "$out"
+	assert_line "nvidia: wrote $out/nvidia.com-gpu.json"
+	assert_line "nvidia: wrote $out/management.nvidia.com-gpu.json"
+	v535=$(basename "$dr"/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.5*.*)
+	grep -q "$v535" "$out/nvidia.com-gpu.json"
+	# the upgrade: the package manager replaces the files in place
+	rm -rf "$dr" && cp -a "$NVR/trixie" "$dr"
+	v550=$(basename "$dr"/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.5*.*)
+	[ "$v535" != "$v550" ]
+	run "$OCIDEC" cdi --refresh -c "$CFG" -o "$out"
+	assert_line "nvidia: wrote $out/nvidia.com-gpu.json"
+	assert_line "nvidia: wrote $out/management.nvidia.com-gpu.json"
+	for f in "$out"/nvidia.com-gpu.json "$out"/management.nvidia.com-gpu.json; do
+		grep -q "$v550" "$f"
+		run grep -c "$v535" "$f"
+		assert_output 0
+	done
+	echo "# $v535 -> $v550" >&3
+	"$FIXTURES/cdi-check.py" "$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")" \
+		"$out/nvidia.com-gpu.json" "$out/management.nvidia.com-gpu.json"
+	run "$OCIDEC" cdi --refresh -c "$CFG" -o "$out"
+	assert_line "nvidia: $out/nvidia.com-gpu.json unchanged"
+	refute_line --partial wrote
+}
