@@ -370,3 +370,26 @@ for d in s["devices"]: print(d["name"], " ".join(n["path"] for n in d["container
 	assert_failure
 	assert_output --partial "MIG's config cap only for a container with CAP_SYS_ADMIN"
 }
+
+@test "a MIG change reaches the CDI specs at the next refresh (the .path unit watches the map; the DaemonSet's plugin refreshes every 5 s): MIG devices by UUID and G:M once mapped; MIG set up anew, they leave the spec, said, until mig-map runs again (issue 35)" {
+	out=$BATS_TEST_TMPDIR/run-cdi
+	run "$OCIDEC" cdi --refresh -c "$CFG" -o "$out"
+	assert_line "nvidia: wrote $out/nvidia.com-gpu.json"
+	for name in "$UUID0" "$UUID2" '"0:1"'; do grep -q "$name" "$out/nvidia.com-gpu.json"; done
+	# a new instance (nvidia-smi mig -cgi ...): the map is stale, the
+	# spec gives no MIG device a stale name would misplace
+	mkdir -p "$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0"
+	printf 'DeviceFileMinor: 220\n' >"$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9/ci0/access"
+	run "$OCIDEC" cdi --refresh -c "$CFG" -o "$out"
+	assert_line "nvidia: wrote $out/nvidia.com-gpu.json"
+	assert_line --partial "no MIG devices in the spec: the MIG map $MDR/mig.map is stale"
+	run grep -c "MIG-" "$out/nvidia.com-gpu.json"
+	assert_output 0
+	grep -q "$GPU0" "$out/nvidia.com-gpu.json"
+	# the instance gone again and the map made: the MIG devices are back
+	rm -rf "$MDR/proc/driver/nvidia/capabilities/gpu1/mig/gi9"
+	cat "$MDR/smi-L.txt" "$MDR/smi-q.txt" | "$OCIDEC" mig-map -c "$CFG"
+	run "$OCIDEC" cdi --refresh -c "$CFG" -o "$out"
+	assert_line "nvidia: wrote $out/nvidia.com-gpu.json"
+	grep -q "$UUID1" "$out/nvidia.com-gpu.json"
+}
