@@ -764,7 +764,7 @@ static int refresh_all(const struct cdi_run *run, char *const *names, int n)
 			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		return applet_fail(&err);
 	}
-	root_dir_lock_sweep(dfd);  /* one refresh at a time (the .path unit and a hand's) */
+	root_dir_hold(dfd);  /* one refresh at a time (the .path unit and a hand's) */
 	config_load_each(&cfg, run->dir);
 	for (size_t i = 0; i < cfg.nbroken; i++)
 		status = applet_fail(&cfg.broken[i].err);
@@ -781,6 +781,7 @@ static int refresh_all(const struct cdi_run *run, char *const *names, int n)
 			status = applet_fail(&err);
 		refresh_clashes(v, run, dfd, run->output);
 	}
+	root_dir_release();
 	return status ? EXIT_FAIL : EXIT_OK;
 }
 
@@ -960,7 +961,7 @@ int cdi_unrefresh(const char *config_dir, const char *out_dir)
 
 	if (dfd < 0)
 		return EXIT_OK;
-	root_dir_lock_sweep(dfd);
+	root_dir_hold(dfd);
 	config_load_each(&cfg, config_dir);
 	for (size_t i = 0; i < cfg.n; i++)
 		for (int m = 0; m < 4; m++) {
@@ -974,6 +975,7 @@ int cdi_unrefresh(const char *config_dir, const char *out_dir)
 			    spec_gives_kind(text, kind) && strstr(text, "ocidec-hook") && unlinkat(dfd, file, 0) == 0)
 				out("%s: removed %s/%s\n", cfg.vendors[i].name, out_dir, file);
 		}
+	root_dir_release();
 	fflush(stdout);
 	return EXIT_OK;
 }

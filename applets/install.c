@@ -22,6 +22,7 @@
 #include "common/engines.h"
 #include "common/journal.h"
 #include "common/keycache.h"
+#include "common/nrictl.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
@@ -1359,6 +1360,26 @@ static pid_t nri_child(const struct inst *in, const char *host)
 	return pid;
 }
 
+/* No NRI plugin of IN's name answers in the host root HOST (a child
+ * entered there asks its control socket)? */
+static bool nri_none(const struct inst *in, const char *host)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int c = chroot(host) == 0 && chdir("/") == 0 ? nrictl_ask(in->runtime_name, NRICTL_STATUS, NULL, NULL) : -1;
+		char b;
+
+		_exit(c >= 0 && read(c, &b, 1) == 1 ? 0 : 1);
+	}
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
 /* The CDI specs the plugin wrote, removed in the host root HOST (a child
  * entered there: the node's /var/run is a link) */
 static void nri_cdi_off(const struct inst *in, const char *host)
@@ -1392,8 +1413,18 @@ static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t 
 	*lockfd = -1;
 	child = nri ? nri_child(in, host) : -1;
 	for (;;) {
-		while (sigwait(sigs, &sig) != 0)
-			;
+		struct timespec tick = { .tv_sec = NRI_CDI_TICK };
+		siginfo_t si;
+
+		sig = sigtimedwait(sigs, &si, nri && child < 0 ? &tick : NULL);
+		if (sig < 0 && errno == EAGAIN && nri_none(in, host)) {
+			/* handed over, and the newer plugin is gone (its pod
+			 * deleted before it was ready): this one serves again */
+			out("ocidec install: no NRI plugin serves any more: started again\n");
+			child = nri_child(in, host);
+		}
+		if (sig < 0)
+			continue;
 		if (sig != SIGCHLD)
 			break;
 		if (child <= 0 || waitpid(child, &st, WNOHANG) != child)
@@ -1402,7 +1433,8 @@ static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t 
 			out("ocidec install: the NRI plugin handed its connection over to a newer one\n");
 			child = -1;
 		} else {
-			out("ocidec install: the NRI plugin ended (status %d): started again\n", st);
+			out("ocidec install: the NRI plugin ended (%s %d): started again\n",
+			    WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 			sleep(1);
 			child = nri_child(in, host);
 		}

@@ -33,14 +33,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 const char nri_usage[] =
 	"usage: ocidec nri [-c DIR] [--socket PATH] [--hook-path PATH] [--name NAME] [--index NN]\n"
 	"                  [--host-root DIR]\n"
-	"       ocidec nri --status [--name NAME] [--host-root DIR]\n"
+	"       ocidec nri --status [--any] [--name NAME] [--host-root DIR]\n"
 	"\n"
 	"An NRI plugin: connects to the runtime's NRI socket (containerd 2.x, containerd\n"
 	"1.7 with NRI enabled, CRI-O), registers, and gives each container that asks\n"
@@ -48,19 +50,23 @@ const char nri_usage[] =
 	"rules, read-only mounts, the cache hook), as the hook and the shim would;\n"
 	"a refusal fails the container with ocidec's line in the runtime's error.\n"
 	"Runs until SIGTERM; connects again when the runtime restarts. A newer plugin\n"
-	"of the same name takes the connection over from a running one (no container\n"
-	"is created between the two without a plugin).\n"
+	"of the same name and configs takes the connection over from a running one\n"
+	"(no container is created between the two without a plugin); exit 3 then.\n"
 	"\n"
 	"  -c, --config-dir DIR  the vendor configs (default /etc/ocidec/ocidec.d)\n"
 	"  --socket PATH         the runtime's NRI socket (default " NRI_SOCKET ")\n"
 	"  --hook-path PATH      the cache hook the runtime runs: the host's path of this\n"
-	"                        ocidec (default: this binary's own path)\n"
+	"                        ocidec (default: this binary's own path; required with\n"
+	"                        --host-root)\n"
 	"  --name NAME, --index NN   the plugin's name and two-digit index (ocidec, 50):\n"
 	"                        plugins are called in index order\n"
 	"  --host-root DIR       the node's root, where everything above is (a pod's\n"
 	"                        /host): entered first (chroot)\n"
 	"  --status              the running plugin's state, one line: exit 0 when a\n"
-	"                        runtime took it (a readiness probe), else 1\n";
+	"                        runtime took it and it runs in this PID namespace (a\n"
+	"                        readiness probe), else 1\n"
+	"  --any                 (--status) a plugin of another PID namespace counts too (an\n"
+	"                        init container waiting for the DaemonSet's)\n";
 
 /* gRPC's status codes, as ttrpc carries them */
 enum { RPC_UNKNOWN = 2, RPC_INVALID_ARGUMENT = 3, RPC_UNIMPLEMENTED = 12 };
@@ -76,6 +82,8 @@ struct plugin {
 	char runtime[128];    /* "containerd 2.1.9", once configured */
 };
 
+static int flush(struct plugin *p);
+
 /* M packed as a ttrpc message of TYPE on connection CONN, queued */
 static void send_packed(struct plugin *p, uint32_t conn, uint32_t stream, uint8_t type, const ProtobufCMessage *m)
 {
@@ -87,6 +95,8 @@ static void send_packed(struct plugin *p, uint32_t conn, uint32_t stream, uint8_
 	ttrpc_put(&t, stream, type, buf, len);
 	mux_put(&p->out, conn, t.p, t.len);
 	bbuf_free(&t);
+	if (p->out.len - p->out.off > (1u << 20))   /* many answers to one read: not all kept */
+		flush(p);
 }
 
 /* The answer to request STREAM: REPLY packed, or (REPLY NULL) the error
@@ -135,6 +145,10 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 		return 0;
 	}
 	nri_container_config(req->container, &c.oc);
+	/* the runtime waits 2 s, then creates the container without the
+	 * plugin and drops it: a driver root that takes longer fails this
+	 * container, said, and the next ones are answered */
+	deadline_arm_sec(1);
 	r = container_decide_config(p->dir, &no_ann, what, &c, err);
 	c.by_path = true;   /* the runtime mounts and makes the nodes later */
 	if (r == CONTAINER_ACTIVE) {
@@ -145,6 +159,10 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 			log_info("container %s: %zu device nodes, %zu mounts", what, a->linux ? a->linux->n_devices : 0,
 				 a->n_mounts);
 	}
+	if (r >= 0 && deadline_passed())
+		r = oerr_set(err, 0, "container %s: not planned within the runtime's time (1 s): the driver root "
+			     "too large or too slow to read", what);
+	deadline_arm_sec(0);
 	container_free(&c);
 	log_threshold = level;   /* a vendor's log_level is for its container */
 	return r < 0 ? -1 : 0;
@@ -234,9 +252,12 @@ static int on_message(uint32_t conn, const struct ttrpc_msg *m, void *arg)
 		Ttrpc__Response *r = ttrpc__response__unpack(NULL, m->len, m->data);
 		int code = !r ? -1 : r->status ? r->status->code : 0;
 
-		if (code)
-			log_warn("%s: the runtime refused the plugin: %s", p->socket,
+		static bool said;   /* once, until it registers */
+
+		if (code && !said)
+			log_warn("%s: the runtime refused the plugin: %s (trying again every second)", p->socket,
 				 r && r->status && *r->status->message ? r->status->message : "(no reason given)");
+		said = code != 0;
 		p->registered = code == 0;
 		if (r)
 			ttrpc__response__free_unpacked(r, NULL);
@@ -305,6 +326,7 @@ static int flush(struct plugin *p)
 static int control(struct plugin *p)
 {
 	_cleanup_close_ int c = nrictl_accept(p->ctl);
+	struct nri_ident mine, theirs;
 	char what = 0, line[300];
 
 	if (c < 0 || read(c, &what, 1) != 1)
@@ -317,8 +339,20 @@ static int control(struct plugin *p)
 		(void)!write(c, line, strlen(line));
 		return 0;
 	}
-	if (what != NRICTL_HANDOFF)
+	if (what != NRICTL_HANDOFF || nrictl_read_ident(c, &theirs) < 0)
 		return 0;
+	/* only to the same plugin, newer: another one's configs or socket (a
+	 * host's service beside a DaemonSet's pod) would change what every
+	 * container gets, unseen */
+	nrictl_ident(&mine, p->socket, p->dir, p->hook);
+	if (strcmp(mine.socket, theirs.socket) != 0 || strcmp(mine.dir, theirs.dir) != 0 ||
+	    strcmp(mine.hook, theirs.hook) != 0) {
+		snprintf(line, sizeof(line), "it serves %s with the configs %s and the hook %s", p->socket, p->dir, p->hook);
+		nrictl_refuse(c, line);
+		log_warn("a plugin named %s for %s with %s asked for the connection: refused (one plugin of a name "
+			 "per runtime)", p->name, theirs.socket, theirs.dir);
+		return 0;
+	}
 	/* between two requests: everything answered is sent, the rest goes */
 	nrictl_unlink(p->name);
 	if (flush(p) == 0 && p->fd >= 0 && p->registered && nrictl_give(c, p->fd, &p->in, p->runtime) == 0)
@@ -329,20 +363,34 @@ static int control(struct plugin *p)
 	return 1;
 }
 
-/* The connection an older plugin of the same name hands over, if one runs */
-static bool take_over(struct plugin *p)
+/* The connection an older plugin of the same name hands over: 1 (taken),
+ * 0 (none runs), -1 (one runs with other configs: refused, said once) */
+static int take_over(struct plugin *p, bool *said)
 {
-	_cleanup_close_ int c = nrictl_ask(p->name, NRICTL_HANDOFF);
+	struct nri_ident id;
+	_cleanup_close_ int c = -1;
 	struct nri_handoff h;
+	int r;
 
-	if (c < 0 || nrictl_take(c, &h) < 0)
-		return false;
+	nrictl_ident(&id, p->socket, p->dir, p->hook);
+	c = nrictl_ask(p->name, NRICTL_HANDOFF, &id, NULL);
+	r = c < 0 ? -1 : nrictl_take(c, &h);
+	if (r == -2) {
+		if (!*said)
+			log_warn("another ocidec nri plugin named %s runs here, and %s: this one waits until it is "
+				 "gone (one of them is enough: stop the other, or name this one apart with --name)",
+				 p->name, h.runtime);
+		*said = true;
+		return -1;
+	}
+	if (r < 0)
+		return 0;
 	p->fd = h.fd;
 	p->in = h.in;
 	p->registered = true;
 	memcpy(p->runtime, h.runtime, sizeof(p->runtime));
 	log_info("%s: took the connection to %s over from the plugin before", p->socket, p->runtime);
-	return true;
+	return 1;
 }
 
 static volatile sig_atomic_t stop;
@@ -352,45 +400,75 @@ static void on_stop(int sig)
 	stop = sig;
 }
 
+/* The CDI refresh, in a child of its own (the plugin goes on answering):
+ * started when none runs and NRI_CDI_TICK s passed since the last */
+static void refresh_tick(const struct nri_opts *o, pid_t *child, long long *last)
+{
+	if (*child > 0 && waitpid(*child, NULL, WNOHANG) == *child)
+		*child = 0;
+	if (!o->cdi_dir || *child > 0 || wall_clock() - *last < NRI_CDI_TICK)
+		return;
+	*last = wall_clock();
+	fflush(stdout);
+	fflush(stderr);
+	*child = fork();
+	if (*child == 0) {
+		signal(SIGTERM, SIG_DFL);
+		_exit(cdi_refresh(o->dir, o->cdi_dir, o->hook));
+	}
+}
+
 int nri_plugin(const struct nri_opts *o, struct oerr *err)
 {
 	struct plugin p = { .o = o, .dir = o->dir, .socket = o->socket, .hook = o->hook, .name = o->name,
 			    .index = o->index, .fd = -1, .ctl = -1 };
-	struct sigaction sa = { .sa_handler = on_stop };   /* no SA_RESTART: poll returns */
-	sigset_t sigs;
-	bool said = false;
-	long long refreshed = wall_clock();
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigset_t sigs, none;
+	bool said = false, other = false, waiting = true;
+	long long refreshed = 0, retry = 0;
+	pid_t refresher = 0;
 	int r = 0;
 
 	log_threshold = log_threshold < LOG_INFO ? LOG_INFO : log_threshold;  /* a daemon says what it does */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);   /* a runtime gone mid-answer is a write error */
+	/* TERM and INT blocked but in ppoll: one arriving between the check
+	 * of STOP and the wait is not lost */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
-	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
-	if (!take_over(&p) && plugin_connect(&p, err) < 0 && err->code == EXIT_USAGE)
-		return -1;
-	p.ctl = nrictl_listen(p.name);
-	if (o->cdi_dir)
-		cdi_refresh(o->dir, o->cdi_dir, o->hook);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sigemptyset(&none);
 	while (!stop && r == 0) {
 		struct pollfd fds[2];
+		struct timespec tick = { .tv_sec = 1 };
 		static uint8_t buf[65536];
 
-		if (p.fd < 0 && plugin_connect(&p, err) < 0 && !said) {
-			log_warn("%s; waiting for the runtime", err->msg);
-			said = true;
+		if (waiting && wall_clock() >= retry) {  /* not serving yet: an older plugin's, or our own */
+			int t = take_over(&p, &other);
+
+			retry = wall_clock() + NRI_CDI_TICK;
+			if (t >= 0) {
+				waiting = false;
+				if (other)
+					log_info("the other plugin named %s is gone: this one serves", p.name);
+				p.ctl = nrictl_listen(p.name);
+			}
 		}
-		said &= p.fd < 0;
-		if (o->cdi_dir && wall_clock() - refreshed >= NRI_CDI_TICK) {  /* a driver upgrade, a config */
-			cdi_refresh(o->dir, o->cdi_dir, o->hook);
-			refreshed = wall_clock();
+		if (!waiting && p.fd < 0 && wall_clock() >= retry) {
+			retry = wall_clock() + 1;
+			if (plugin_connect(&p, err) < 0 && err->code == EXIT_USAGE)
+				return -1;
+			if (p.fd < 0 && !said)
+				log_warn("%s; waiting for the runtime", err->msg);
+			said = p.fd < 0;
 		}
-		fds[0] = (struct pollfd){ .fd = p.fd, .events = POLLIN };   /* (connected just now, maybe) */
+		if (!waiting)
+			refresh_tick(o, &refresher, &refreshed);
+		fds[0] = (struct pollfd){ .fd = p.fd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = p.ctl, .events = POLLIN };
-		if (flush(&p) < 0 || poll(fds, 2, p.fd < 0 ? 1000 : o->cdi_dir ? NRI_CDI_TICK * 1000 : -1) <= 0)
+		if (flush(&p) < 0 || ppoll(fds, 2, &tick, &none) <= 0)
 			continue;
 		if (fds[1].revents & POLLIN)
 			r = control(&p);
@@ -402,9 +480,9 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 			if (n <= 0 || mux_in_feed(&p.in, buf, (size_t)n, on_message, &p) < 0) {
 				log_info("%s: the runtime closed the connection", p.socket);
 				plugin_disconnect(&p);
-				if (!stop)
-					sleep(1);
+				retry = wall_clock() + 1;
 			}
+			bbuf_shrink(&p.in.trunk);
 		}
 	}
 	flush(&p);
@@ -413,6 +491,8 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 	if (p.ctl >= 0)
 		close(p.ctl);
 	plugin_disconnect(&p);
+	if (refresher > 0)
+		waitpid(refresher, NULL, 0);
 	if (stop)
 		log_info("signal %d: the plugin stops", (int)stop);
 	return r;
@@ -423,10 +503,26 @@ static int valid_index(const char *s)
 	return strlen(s) == 2 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9';
 }
 
-/* --status: the running plugin's line; 0 when a runtime took it */
-static int status(const char *name)
+/* The hook the runtime runs as root: a file of root's no one else may write */
+static int hook_ok(const char *hook, struct oerr *err)
 {
-	_cleanup_close_ int c = nrictl_ask(name, NRICTL_STATUS);
+	struct stat st;
+
+	if (stat(hook, &st) < 0)
+		return oerr_usage(err, "--hook-path %s: %s", hook, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return oerr_usage(err, "--hook-path %s: not a file of root's that only root may write: the "
+				  "runtime would run it as root", hook);
+	return 0;
+}
+
+/* --status: the running plugin's line; 0 when a runtime took it and the
+ * plugin is of this PID namespace (a pod's own, not another pod's: during
+ * a DaemonSet's surge the new pod is ready when its own plugin is) */
+static int status(const char *name, bool any)
+{
+	int pid = 0;
+	_cleanup_close_ int c = nrictl_ask(name, NRICTL_STATUS, NULL, &pid);
 	char line[300];
 	ssize_t n = c < 0 ? -1 : read(c, line, sizeof(line) - 1);
 
@@ -436,6 +532,10 @@ static int status(const char *name)
 	}
 	line[n] = '\0';
 	out("%s", line);
+	if (pid == 0 && !any) {
+		out("(the plugin of another PID namespace: another pod's; --any takes it)\n");
+		return applet_finish_stdout(EXIT_FAIL);
+	}
 	return applet_finish_stdout(strncmp(line, "registered ", 11) == 0 ? EXIT_OK : EXIT_FAIL);
 }
 
@@ -445,11 +545,12 @@ APPLET_MAIN(nri)
 		{ "config-dir", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 'S' },
 		{ "hook-path", required_argument, NULL, 'H' },  { "name", required_argument, NULL, 'N' },
 		{ "index", required_argument, NULL, 'I' },      { "host-root", required_argument, NULL, 'R' },
-		{ "status", no_argument, NULL, 's' },           { 0 },
+		{ "status", no_argument, NULL, 's' },           { "any", no_argument, NULL, 'A' },
+		{ 0 },
 	};
 	struct nri_opts o = { .dir = config_dir_default(), .socket = NRI_SOCKET, .name = "ocidec", .index = "50" };
 	char self[PATH_MAX];
-	bool ask = false;
+	bool ask = false, any = false;
 	int c;
 
 	opterr = 0;
@@ -462,6 +563,7 @@ APPLET_MAIN(nri)
 		case 'I': o.index = optarg; break;
 		case 'R': o.host_root = optarg; break;
 		case 's': ask = true; break;
+		case 'A': any = true; break;
 		default: return applet_bad_option(c, argc, argv);
 		}
 	}
@@ -469,6 +571,9 @@ APPLET_MAIN(nri)
 		return applet_usage_error("no arguments: %s", argv[optind]);
 	if (!valid_index(o.index) || !*o.name || strchr(o.name, '/'))
 		return applet_usage_error("--index: two digits (00 to 99); --name: not empty, no '/'");
+	if (o.host_root && !o.hook && !ask)
+		return applet_usage_error("--host-root: give --hook-path, the node's path of ocidec (this binary's "
+					  "is not the node's)");
 	if (!o.hook && self_exe(self, sizeof(self)) < 0)
 		return oerr_set(err, errno, "/proc/self/exe"), APPLET_FAILED;
 	o.hook = o.hook ? o.hook : self;
@@ -478,6 +583,9 @@ APPLET_MAIN(nri)
 	if (o.host_root && (chroot(o.host_root) < 0 || chdir("/") < 0))
 		return oerr_set(err, errno, "--host-root %s", o.host_root), APPLET_FAILED;
 	if (ask)
-		return status(o.name);
-	return nri_plugin(&o, err) < 0 ? APPLET_FAILED : EXIT_OK;
+		return status(o.name, any);
+	if (hook_ok(o.hook, err) < 0)
+		return APPLET_FAILED;
+	c = nri_plugin(&o, err);
+	return c < 0 ? APPLET_FAILED : c == 1 ? NRI_HANDED_OVER : EXIT_OK;
 }

@@ -92,16 +92,29 @@ static char *dup(const char *s)
 	return *s ? xstrdup(s) : (char *)protobuf_c_empty_string;
 }
 
+/* Has the JSON array DEVS a node of TYPE MAJOR:MINOR? */
+static bool has_node(const cJSON *devs, const char *type, long long major, long long minor)
+{
+	const cJSON *d;
+
+	cJSON_ArrayForEach(d, devs)
+		if (strcmp(str(d, "type"), type) == 0 && num(d, "major") == major && num(d, "minor") == minor)
+			return true;
+	return false;
+}
+
 static void devices(const cJSON *config, API(ContainerAdjustment) *a)
 {
-	const cJSON *devs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(config, "linux"), "devices");
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(config, "linux");
+	const cJSON *devs = cJSON_GetObjectItemCaseSensitive(l, "devices");
+	const cJSON *rules = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(l, "resources"), "devices");
 	const cJSON *d;
-	API(LinuxContainerAdjustment) *l;
+	API(LinuxContainerAdjustment) *la;
 
-	if (!cJSON_GetArraySize(devs))
+	if (!cJSON_GetArraySize(devs) && !cJSON_GetArraySize(rules))
 		return;
-	a->linux = l = NEW(API(LinuxContainerAdjustment), DESC(linux_container_adjustment));
-	l->devices = xcalloc((size_t)cJSON_GetArraySize(devs), sizeof(*l->devices));
+	a->linux = la = NEW(API(LinuxContainerAdjustment), DESC(linux_container_adjustment));
+	la->devices = xcalloc((size_t)cJSON_GetArraySize(devs) + 1, sizeof(*la->devices));
 	/* NRI adds each node's cgroup rule itself (its access from the mode) */
 	cJSON_ArrayForEach(d, devs) {
 		API(LinuxDevice) *n = NEW(API(LinuxDevice), DESC(linux_device));
@@ -116,7 +129,29 @@ static void devices(const cJSON *config, API(ContainerAdjustment) *a)
 		n->uid->value = (uint32_t)num(d, "uid");
 		n->gid = NEW(API(OptionalUInt32), DESC(optional_uint32));
 		n->gid->value = (uint32_t)num(d, "gid");
-		l->devices[l->n_devices++] = n;
+		la->devices[la->n_devices++] = n;
+	}
+	/* the rules of nodes that come as bind mounts (a user namespace of the
+	 * container's own, a driver root other than /): NRI's resources (which
+	 * NRI 0.6 leaves out, later versions apply) */
+	cJSON_ArrayForEach(d, rules) {
+		API(LinuxDeviceCgroup) *g;
+
+		if (has_node(devs, str(d, "type"), num(d, "major"), num(d, "minor")))
+			continue;
+		if (!la->resources) {
+			la->resources = NEW(API(LinuxResources), DESC(linux_resources));
+			la->resources->devices = xcalloc((size_t)cJSON_GetArraySize(rules), sizeof(*la->resources->devices));
+		}
+		g = NEW(API(LinuxDeviceCgroup), DESC(linux_device_cgroup));
+		g->allow = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "allow"));
+		g->type = dup(str(d, "type"));
+		g->major = NEW(API(OptionalInt64), DESC(optional_int64));
+		g->major->value = num(d, "major");
+		g->minor = NEW(API(OptionalInt64), DESC(optional_int64));
+		g->minor->value = num(d, "minor");
+		g->access = dup(str(d, "access"));
+		la->resources->devices[la->resources->n_devices++] = g;
 	}
 }
 
@@ -228,6 +263,19 @@ void nri_adjustment_free(NriAdjustment *a)
 			free(d);
 		}
 		free(a->linux->devices);
+		if (a->linux->resources) {
+			for (size_t i = 0; i < a->linux->resources->n_devices; i++) {
+				API(LinuxDeviceCgroup) *g = a->linux->resources->devices[i];
+
+				free_str(g->type);
+				free_str(g->access);
+				free(g->major);
+				free(g->minor);
+				free(g);
+			}
+			free(a->linux->resources->devices);
+			free(a->linux->resources);
+		}
 		free(a->linux);
 	}
 	for (size_t i = 0; i < a->n_mounts; i++) {

@@ -11,10 +11,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #define HANDOFF_MAGIC 0x6f6e7269u  /* "onri" */
+#define REFUSED_MAGIC 0x6f6e726eu  /* "onrn": no handoff, the reason in runtime[] */
 
 struct handoff_hdr {
 	uint32_t magic;
@@ -63,26 +65,51 @@ void nrictl_unlink(const char *name)
 		unlink(sa.sun_path);
 }
 
-static bool peer_ours(int fd)
+void nrictl_ident(struct nri_ident *id, const char *socket, const char *dir, const char *hook)
+{
+	memset(id, 0, sizeof(*id));
+	snprintf(id->socket, sizeof(id->socket), "%s", socket);
+	snprintf(id->dir, sizeof(id->dir), "%s", dir);
+	snprintf(id->hook, sizeof(id->hook), "%s", hook);
+}
+
+/* FD's peer, when of our own user (its pid as our namespace sees it, 0 for
+ * another's, to *PID) */
+static bool peer_ours(int fd, int *pid)
 {
 	struct ucred cr;
 	socklen_t n = sizeof(cr);
 
-	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == geteuid();
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 || cr.uid != geteuid())
+		return false;
+	if (pid)
+		*pid = cr.pid;
+	return true;
+}
+
+/* Reads and writes on FD give up after NRICTL_WAIT_MS */
+static void patient(int fd)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = NRICTL_WAIT_MS * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 int nrictl_accept(int lfd)
 {
 	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
-	if (c >= 0 && !peer_ours(c)) {
+	if (c >= 0 && !peer_ours(c, NULL)) {
 		close(c);
 		return -1;
 	}
+	if (c >= 0)
+		patient(c);
 	return c;
 }
 
-int nrictl_ask(const char *name, char what)
+int nrictl_ask(const char *name, char what, const struct nri_ident *id, int *pid)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -92,13 +119,47 @@ int nrictl_ask(const char *name, char what)
 	    st.st_uid != geteuid())
 		return -1;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !peer_ours(fd) ||
-	    write_all(fd, &what, 1) < 0) {
+	if (fd >= 0)
+		patient(fd);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !peer_ours(fd, pid) ||
+	    write_all(fd, &what, 1) < 0 || (id && write_all(fd, id, sizeof(*id)) < 0)) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/* N bytes from C into BUF, within the socket's timeout: 0, or -1 */
+static int read_exact(int c, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(c, (char *)buf + got, n - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+int nrictl_read_ident(int c, struct nri_ident *id)
+{
+	if (read_exact(c, id, sizeof(*id)) < 0)
+		return -1;
+	id->socket[sizeof(id->socket) - 1] = id->dir[sizeof(id->dir) - 1] = id->hook[sizeof(id->hook) - 1] = '\0';
+	return 0;
+}
+
+void nrictl_refuse(int c, const char *reason)
+{
+	struct handoff_hdr h = { .magic = REFUSED_MAGIC };
+
+	snprintf(h.runtime, sizeof(h.runtime), "%s", reason);
+	(void)!write(c, &h, sizeof(h));
 }
 
 static const struct bbuf *part(const struct mux_in *in, int i)
@@ -138,11 +199,19 @@ int nrictl_take(int c, struct nri_handoff *h)
 	struct cmsghdr *cm;
 	ssize_t n;
 
+	struct timeval tv = { .tv_sec = 5 };   /* the plugin answers between two requests */
+
 	memset(h, 0, sizeof(*h));
 	h->fd = -1;
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	do
 		n = recvmsg(c, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(hd) && hd.magic == REFUSED_MAGIC) {
+		hd.runtime[sizeof(hd.runtime) - 1] = '\0';
+		memcpy(h->runtime, hd.runtime, sizeof(h->runtime));
+		return -2;
+	}
 	cm = n == (ssize_t)sizeof(hd) ? CMSG_FIRSTHDR(&m) : NULL;
 	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
 		return -1;
@@ -153,17 +222,10 @@ int nrictl_take(int c, struct nri_handoff *h)
 	for (int i = 0; i < 3; i++) {
 		struct bbuf *b = i == 0 ? &h->in.trunk : &h->in.conn[i - 1];
 		uint8_t *tmp = hd.len[i] ? xmalloc(hd.len[i]) : NULL;
-		size_t got = 0;
 
-		while (got < hd.len[i]) {
-			ssize_t k = read(c, tmp + got, hd.len[i] - got);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				free(tmp);
-				goto bad;
-			}
-			got += (size_t)k;
+		if (hd.len[i] && read_exact(c, tmp, hd.len[i]) < 0) {
+			free(tmp);
+			goto bad;
 		}
 		bbuf_add(b, tmp, hd.len[i]);
 		free(tmp);

@@ -33,13 +33,38 @@ static bool is_temp_name(const char *name)
 	return name[0] == '.' && m && strlen(m + 8) == 16 && strspn(m + 8, "0123456789abcdef") == 16;
 }
 
+/* The directory root_dir_hold locked for this process (its writes there
+ * take no lock of their own: a second open of it would wait on ours) */
+static struct { dev_t dev; ino_t ino; bool held; } held;
+
+static bool is_held(int dfd)
+{
+	struct stat st;
+
+	return held.held && fstat(dfd, &st) == 0 && st.st_dev == held.dev && st.st_ino == held.ino;
+}
+
+void root_dir_hold(int dfd)
+{
+	struct stat st;
+
+	root_dir_lock_sweep(dfd);
+	if (fstat(dfd, &st) == 0)
+		held.dev = st.st_dev, held.ino = st.st_ino, held.held = true;
+}
+
+void root_dir_release(void)
+{
+	held.held = false;
+}
+
 void root_dir_lock_sweep(int dfd)
 {
 	struct dirent *de;
 	DIR *d;
 	int fd, tries = 0;
 
-	while (flock(dfd, LOCK_EX | LOCK_NB) < 0) {
+	while (!is_held(dfd) && flock(dfd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK || ++tries > 40 || deadline_passed())
 			return;
 		usleep(5000);

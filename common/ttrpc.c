@@ -40,6 +40,12 @@ void bbuf_free(struct bbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+void bbuf_shrink(struct bbuf *b)
+{
+	if (b->off == b->len && b->cap > (1u << 20))
+		bbuf_free(b);
+}
+
 static uint32_t be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];

@@ -19,15 +19,17 @@
 #include <stdint.h>
 
 #define MUX_HDR 8
-#define MUX_MAX (1u << 24)     /* NRI's largest frame */
+#define TTRPC_HDR 10
+#define TTRPC_MAX (4u << 20)   /* ttrpc's largest message */
+/* The largest frame taken: a whole ttrpc message (NRI's Go side writes no
+ * larger; its own reader allows 16 MiB, which nothing needs) */
+#define MUX_MAX (TTRPC_HDR + TTRPC_MAX)
 /* The most we put in one frame: NRI's Go reader hands a frame whole to
  * ttrpc's 4096-byte bufio.Reader, and a larger one fails there (ENOMEM) */
 #define MUX_CHUNK 4096u
 #define MUX_PLUGIN 1u          /* the plugin's service: the runtime calls us */
 #define MUX_RUNTIME 2u         /* the runtime's service: we call it */
 
-#define TTRPC_HDR 10
-#define TTRPC_MAX (4u << 20)   /* ttrpc's largest message */
 enum { TTRPC_REQUEST = 1, TTRPC_RESPONSE = 2, TTRPC_DATA = 3 };
 
 /* A byte buffer: LEN bytes at P, OFF of them consumed. */
@@ -39,6 +41,9 @@ void bbuf_add(struct bbuf *b, const void *data, size_t n);
 /* N bytes of B's head consumed (the rest moved down once half is spent) */
 void bbuf_drop(struct bbuf *b, size_t n);
 void bbuf_free(struct bbuf *b);
+/* B's memory given back when B is empty and holds more than 1 MiB (after
+ * a large message) */
+void bbuf_shrink(struct bbuf *b);
 
 struct mux_frame {
 	uint32_t id;

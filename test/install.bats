@@ -634,7 +634,7 @@ teardown() {
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
 	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/shim/runtimeclass.yaml"
 	assert_success
-	assert_output $'Namespace/ocidec\nConfigMap/ocidec-toolkit\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
+	assert_output $'Namespace/ocidec\nResourceQuota/ocidec-critical-pods\nConfigMap/ocidec-toolkit\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
 	# admitted where Pod Security is enforced: its namespace says privileged
 	run /usr/bin/python3 -c 'import sys, yaml
 ns = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == "Namespace")

@@ -143,7 +143,7 @@ ctrd_nri() {
 	done
 }
 
-@test "ocidec nri under deploy/kubernetes' tenant policy (kubernetes), containerd 2.x: the device plugin's volume-mounts answer gives exactly its GPU, and the image's all does not widen it; a pod's own NVIDIA_VISIBLE_DEVICES gets nothing, said in the plugin's log (NRI passes no capabilities: every container is judged unprivileged) (issue 35)" {
+@test "ocidec nri under deploy/kubernetes' tenant policy (kubernetes), containerd 2.x: the device plugin's volume-mounts answer gives exactly its GPU, and the image's all does not widen it; a pod's own NVIDIA_VISIBLE_DEVICES gets nothing, said in the plugin's log (NRI passes no capabilities: every container is judged unprivileged); another plugin of the name with other configs is refused the connection and waits; a silent control-socket client holds nothing up; --status counts only this PID namespace's plugin (review of issue 35)" {
 	d=$NB
 	: >"$d/nri.log"
 	mkdir -p "$d/nvk"
@@ -167,6 +167,33 @@ ctrd_nri() {
 	# even a privileged pod: NRI does not say it is one
 	run pod "$d" --cap-add SYS_ADMIN --env NVIDIA_VISIBLE_DEVICES=all docker.io/library/ocidec-test:1 sh -c "$see"
 	assert_output ''
+	# another plugin of the name with other configs (a host's service
+	# beside the DaemonSet's): refused the connection, it waits, said;
+	# the serving one goes on with its own
+	bed "$d" sh -c 'exec timeout 8 ocidec nri >"$0/other.log" 2>&1' "$d" &
+	other=$!
+	wait_until -t 10 'grep -q "another ocidec nri plugin named ocidec runs here" "$d/other.log"'
+	run pod "$d" --env NVIDIA_VISIBLE_DEVICES=all docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_output ''
+	grep -q "asked for the connection: refused" "$d/nri.log"
+	wait "$other" || true
+	# a client of the control socket that says nothing holds nothing up
+	# (from this host: the bed has no python; its /run through its init's root)
+	/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+time.sleep(6)' "/proc/$(cat "$d/anchor.pid")/root/run/ocidec/nri-ocidec.sock" &
+	silent=$!
+	sleep 0.5
+	run pod "$d" --mount /dev/null:/var/run/nvidia-container-devices/0 docker.io/library/ocidec-test:1 sh -c "$see"
+	assert_output $'demo0\ndemoctl'
+	kill "$silent" 2>/dev/null || true
+	# the status of another PID namespace's plugin: not this pod's
+	run bed "$d" unshare -p -f --mount-proc ocidec nri --status
+	assert_failure 1
+	assert_line "(the plugin of another PID namespace: another pod's; --any takes it)"
+	run bed "$d" unshare -p -f --mount-proc ocidec nri --status --any
+	assert_success
 }
 
 # toolkit DIR NAME: the DaemonSet's container as deploy/kubernetes runs it
