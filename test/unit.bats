@@ -42,6 +42,10 @@ unit() {
 	unit cachehook
 }
 
+@test "unit: nri (the NRI plugin's framing read back whole however the bytes come, frames of 4096 bytes at most, lengths over the limits refused; NRI's container as config.json's view; ocidec's cache hook recognised) (issue 35)" {
+	unit nri
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)

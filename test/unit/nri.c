@@ -1,0 +1,171 @@
+/* Unit tests: the NRI plugin's pure parts. The framing (common/ttrpc.c):
+ * what mux_put and ttrpc_put write, mux_in_feed reads back, in frames of
+ * MUX_CHUNK bytes at most, whatever the chunks the bytes come in; lengths
+ * over the limits refused. NRI's container as the decision reads a
+ * config.json (common/nri.c): env, annotations, a device plugin's /dev/null
+ * bind mounts and nothing else, the cgroups path; ocidec's cache hook
+ * recognised. */
+#include "common/nri.h"
+#include "common/ttrpc.h"
+#include "test/unit/tap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct got {
+	size_t n;
+	uint32_t conn, stream;
+	size_t len;
+	unsigned char first, last;
+};
+
+static int take(uint32_t conn, const struct ttrpc_msg *m, void *arg)
+{
+	struct got *g = arg;
+
+	g->n++;
+	g->conn = conn;
+	g->stream = m->stream;
+	g->len = m->len;
+	g->first = m->len ? m->data[0] : 0;
+	g->last = m->len ? m->data[m->len - 1] : 0;
+	return 0;
+}
+
+static void framing(void)
+{
+	static const size_t sizes[] = { 0, 1, MUX_CHUNK - TTRPC_HDR, MUX_CHUNK - TTRPC_HDR + 1, 10000, 1u << 20 };
+	static const size_t chunks[] = { 1, 7, 4096, 1u << 22 };
+
+	for (size_t i = 0; i < N_CASES(sizes); i++) {
+		unsigned char *body = malloc(sizes[i] + 1);
+		struct bbuf msg = { 0 }, out = { 0 }, walk;
+		struct mux_frame f;
+		size_t frames = 0, biggest = 0;
+
+		for (size_t k = 0; k < sizes[i]; k++)
+			body[k] = (unsigned char)(k * 7 + 3);
+		ttrpc_put(&msg, 77, TTRPC_RESPONSE, body, sizes[i]);
+		mux_put(&out, MUX_PLUGIN, msg.p, msg.len);
+		walk = out;
+		while (mux_next(&walk, &f) > 0) {
+			frames++;
+			biggest = f.len > biggest ? f.len : biggest;
+			walk.off += MUX_HDR + f.len;
+		}
+		CHECK(walk.off == walk.len && biggest <= MUX_CHUNK &&
+			      frames == (TTRPC_HDR + sizes[i] + MUX_CHUNK - 1) / MUX_CHUNK,
+		      "a %zu-byte message: %zu frames of %zu bytes at most", sizes[i], frames, biggest);
+		for (size_t c = 0; c < N_CASES(chunks); c++) {
+			struct mux_in in = { 0 };
+			struct got g = { 0 };
+			int r = 0;
+
+			for (size_t off = 0; off < out.len && r == 0; off += chunks[c])
+				r = mux_in_feed(&in, out.p + off, out.len - off < chunks[c] ? out.len - off : chunks[c],
+						take, &g);
+			CHECK(r == 0 && g.n == 1 && g.conn == MUX_PLUGIN && g.stream == 77 && g.len == sizes[i] &&
+				      (!sizes[i] || (g.first == body[0] && g.last == body[sizes[i] - 1])),
+			      "a %zu-byte message fed %zu bytes at a time: read back whole", sizes[i], chunks[c]);
+			mux_in_free(&in);
+		}
+		bbuf_free(&msg);
+		bbuf_free(&out);
+		free(body);
+	}
+	{
+		/* a frame, then a message, over the limits; another connection's frame dropped */
+		unsigned char big[] = { 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff };
+		unsigned char msg[] = { 0, 0, 0, 2, 0, 0, 0, 10, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1, 1, 0 };
+		unsigned char other[] = { 0, 0, 0, 9, 0, 0, 0, 2, 'h', 'i' };
+		struct mux_in in = { 0 };
+		struct got g = { 0 };
+
+		CHECK(mux_in_feed(&in, big, sizeof(big), take, &g) < 0, "a frame over MUX_MAX breaks the trunk");
+		mux_in_free(&in);
+		CHECK(mux_in_feed(&in, msg, sizeof(msg), take, &g) < 0 && g.n == 0,
+		      "a message over TTRPC_MAX breaks the connection");
+		mux_in_free(&in);
+		CHECK(mux_in_feed(&in, other, sizeof(other), take, &g) == 0 && g.n == 0 && in.trunk.len == in.trunk.off,
+		      "a frame for connection 9: dropped, as NRI's own mux drops it");
+		mux_in_free(&in);
+	}
+}
+
+static Nri__Pkg__Api__V1alpha1__Mount *mount(const char *dst, const char *type, const char *src, char **opts,
+					     size_t nopts)
+{
+	Nri__Pkg__Api__V1alpha1__Mount *m = calloc(1, sizeof(*m));
+
+	nri__pkg__api__v1alpha1__mount__init(m);
+	m->destination = (char *)dst;
+	m->type = (char *)type;
+	m->source = (char *)src;
+	m->options = opts;
+	m->n_options = nopts;
+	return m;
+}
+
+static void container(void)
+{
+	char *env[] = { "PATH=/bin", "NVIDIA_VISIBLE_DEVICES=0,1" };
+	char *rbind[] = { "rbind", "ro" }, *none[] = { "ro" };
+	Nri__Pkg__Api__V1alpha1__Container__AnnotationsEntry a1, *anns[] = { &a1 };
+	Nri__Pkg__Api__V1alpha1__Mount *mounts[] = {
+		mount("/var/run/nvidia-container-devices/GPU-1", "bind", "/dev/null", none, 1),
+		mount("/var/run/nvidia-container-devices/2", "", "/dev/null", rbind, 2),
+		mount("/var/run/nvidia-container-devices/3", "tmpfs", "/dev/null", none, 1),
+		mount("/var/run/nvidia-container-devices/4", "bind", "/etc/hostname", none, 1),
+	};
+	Nri__Pkg__Api__V1alpha1__LinuxContainer lc;
+	Nri__Pkg__Api__V1alpha1__Hook hk, *hks[] = { &hk };
+	Nri__Pkg__Api__V1alpha1__Hooks hooks;
+	char *hargs[] = { "ocidec-hook", "--cdi", "--library", "/usr/lib/libx.so" };
+	NriContainer c;
+	struct oci_config oc;
+
+	nri__pkg__api__v1alpha1__container__init(&c);
+	nri__pkg__api__v1alpha1__container__annotations_entry__init(&a1);
+	nri__pkg__api__v1alpha1__linux_container__init(&lc);
+	a1.key = "ocidec.io/nvidia";
+	a1.value = "all";
+	c.env = env;
+	c.n_env = 2;
+	c.annotations = anns;
+	c.n_annotations = 1;
+	c.mounts = mounts;
+	c.n_mounts = 4;
+	lc.cgroups_path = "/kubepods/p1/c1";
+	c.linux = &lc;
+	nri_container_config(&c, &oc);
+	CHECK(oc.env.n == 2 && strcmp(oci_env(&oc.env, "NVIDIA_VISIBLE_DEVICES"), "0,1") == 0, "the env, as process.env");
+	CHECK(oc.ann.n == 2 && strcmp(oci_annotation(&oc.ann, "ocidec.io/nvidia"), "all") == 0, "the annotations");
+	CHECK(oc.mounts.n == 2 && strcmp(oc.mounts.v[0], "/var/run/nvidia-container-devices/GPU-1") == 0 &&
+		      strcmp(oc.mounts.v[1], "/var/run/nvidia-container-devices/2") == 0,
+	      "the device plugin's list: bind mounts of /dev/null (type bind, or rbind among the options), not a "
+	      "tmpfs named so, not another file");
+	CHECK(oc.cgroups_path && strcmp(oc.cgroups_path, "/kubepods/p1/c1") == 0, "the cgroups path");
+	CHECK(!oc.cap_sys_admin && !oc.root, "never privileged, no root: NRI says neither");
+	oci_config_free(&oc);
+	CHECK(!nri_edited(&c), "no hooks: not edited");
+	nri__pkg__api__v1alpha1__hooks__init(&hooks);
+	nri__pkg__api__v1alpha1__hook__init(&hk);
+	hk.path = "/usr/local/ocidec/bin/ocidec";
+	hk.args = hargs;
+	hk.n_args = 4;
+	hooks.create_container = hks;
+	hooks.n_create_container = 1;
+	c.hooks = &hooks;
+	CHECK(nri_edited(&c), "ocidec's cache hook (a CDI spec of ocidec's): edited");
+	hk.path = "/usr/bin/other";
+	CHECK(!nri_edited(&c), "another program's hook with --cdi: not ocidec's");
+	for (size_t i = 0; i < N_CASES(mounts); i++)
+		free(mounts[i]);
+}
+
+int main(void)
+{
+	framing();
+	container();
+	return done();
+}
