@@ -135,7 +135,7 @@ write_private_sources() {
 		grep -q " $mirror trixie " "$APT_DIR/sources.list" ||
 			echo "deb-src$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
 		# and its binary packages: NRI's api.proto (fetch_deb)
-		echo "deb$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
+		echo "deb$keyring $mirror trixie main" >"$APT_DIR/sources.list.d/trixie-binary.list"
 	fi
 	[ -s "$APT_DIR/sources.list" ] || die "no Debian or Ubuntu archive in the system's apt sources"
 }
