@@ -133,7 +133,7 @@ node_state() {
 	run gpu_pod gpu-env 1
 	assert_output ''
 	run kc logs -n ocidec daemonset/ocidec-toolkit
-	assert_output --partial "nvidia: NVIDIA_VISIBLE_DEVICES=0 ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN"
+	assert_output --partial "nvidia: NVIDIA_VISIBLE_DEVICES=$(last_id) ignored: the vendor takes no device selection from 'env' for a container without CAP_SYS_ADMIN"
 	# a pod of its own: the variable, no resource; a pod asking for nothing
 	run gpu_pod tenant 0 NVIDIA_VISIBLE_DEVICES=all
 	assert_output ''
