@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,6 +80,7 @@ struct plugin {
 	struct mux_in in;
 	struct bbuf out;
 	bool registered;      /* the runtime answered RegisterPlugin */
+	bool broken;          /* a write failed: disconnected once the input is let go */
 	char runtime[128];    /* "containerd 2.1.9", once configured */
 };
 
@@ -239,6 +241,8 @@ static int on_message(uint32_t conn, const struct ttrpc_msg *m, void *arg)
 {
 	struct plugin *p = arg;
 
+	if (p->broken)
+		return -1;
 	if (conn == MUX_PLUGIN && m->type == TTRPC_REQUEST) {
 		Ttrpc__Request *rq = ttrpc__request__unpack(NULL, m->len, m->data);
 
@@ -304,20 +308,23 @@ static void plugin_disconnect(struct plugin *p)
 	mux_in_free(&p->in);
 	bbuf_free(&p->out);
 	p->registered = false;
+	p->broken = false;
 	p->runtime[0] = '\0';
 }
 
-/* The queued bytes to the runtime; -1 (said, disconnected) when it is gone */
+/* The queued bytes to the runtime; -1 (said, P broken: the caller
+ * disconnects, never while the input is being read) when it is gone */
 static int flush(struct plugin *p)
 {
-	if (p->fd < 0 || p->out.len == p->out.off)
-		return 0;
+	if (p->fd < 0 || p->broken || p->out.len == p->out.off)
+		return p->broken ? -1 : 0;
 	if (write_all(p->fd, p->out.p + p->out.off, p->out.len - p->out.off) < 0) {
 		log_warn("%s: %s", p->socket, strerror(errno));
-		plugin_disconnect(p);
+		p->broken = true;
 		return -1;
 	}
 	bbuf_drop(&p->out, p->out.len - p->out.off);
+	bbuf_shrink(&p->out);
 	return 0;
 }
 
@@ -348,23 +355,34 @@ static int control(struct plugin *p)
 	if (strcmp(mine.socket, theirs.socket) != 0 || strcmp(mine.dir, theirs.dir) != 0 ||
 	    strcmp(mine.hook, theirs.hook) != 0) {
 		snprintf(line, sizeof(line), "it serves %s with the configs %s and the hook %s", p->socket, p->dir, p->hook);
+		static char last[sizeof(theirs.dir)];
+
 		nrictl_refuse(c, line);
-		log_warn("a plugin named %s for %s with %s asked for the connection: refused (one plugin of a name "
-			 "per runtime)", p->name, theirs.socket, theirs.dir);
+		if (strcmp(last, theirs.dir) != 0)   /* (it asks again every few seconds) */
+			log_warn("a plugin named %s for %s with %s asked for the connection: refused (one plugin of "
+				 "a name per runtime)", p->name, theirs.socket, theirs.dir);
+		memcpy(last, theirs.dir, sizeof(last));
 		return 0;
 	}
-	/* between two requests: everything answered is sent, the rest goes */
-	nrictl_unlink(p->name);
-	if (flush(p) == 0 && p->fd >= 0 && p->registered && nrictl_give(c, p->fd, &p->in, p->runtime) == 0)
+	/* between two requests: everything answered is sent, the rest goes
+	 * (the path stays: the newer plugin binds it anew) */
+	if (flush(p) == 0 && p->fd >= 0 && p->registered) {
+		if (nrictl_give(c, p->fd, &p->in, p->runtime) < 0) {
+			log_warn("%s: the handoff to a newer plugin failed: this one serves on", p->socket);
+			return 0;
+		}
 		log_info("%s: the connection handed over to a newer plugin", p->socket);
-	else
+	} else {
+		nrictl_unlink(p->name);
 		log_info("%s: a newer plugin connects itself", p->socket);
+	}
 	plugin_disconnect(p);
 	return 1;
 }
 
 /* The connection an older plugin of the same name hands over: 1 (taken),
- * 0 (none runs), -1 (one runs with other configs: refused, said once) */
+ * 0 (none runs), -1 (one runs with other configs: refused, said once), -2
+ * (one runs and did not answer in time: busy, ask again) */
 static int take_over(struct plugin *p, bool *said)
 {
 	struct nri_ident id;
@@ -374,7 +392,9 @@ static int take_over(struct plugin *p, bool *said)
 
 	nrictl_ident(&id, p->socket, p->dir, p->hook);
 	c = nrictl_ask(p->name, NRICTL_HANDOFF, &id, NULL);
-	r = c < 0 ? -1 : nrictl_take(c, &h);
+	if (c < 0)
+		return errno == ENOENT || errno == ECONNREFUSED ? 0 : -2;
+	r = nrictl_take(c, &h);
 	if (r == -2) {
 		if (!*said)
 			log_warn("another ocidec nri plugin named %s runs here, and %s: this one waits until it is "
@@ -384,7 +404,7 @@ static int take_over(struct plugin *p, bool *said)
 		return -1;
 	}
 	if (r < 0)
-		return 0;
+		return -2;
 	p->fd = h.fd;
 	p->in = h.in;
 	p->registered = true;
@@ -402,7 +422,7 @@ static void on_stop(int sig)
 
 /* The CDI refresh, in a child of its own (the plugin goes on answering):
  * started when none runs and NRI_CDI_TICK s passed since the last */
-static void refresh_tick(const struct nri_opts *o, pid_t *child, long long *last)
+static void refresh_tick(const struct nri_opts *o, const struct plugin *p, pid_t *child, long long *last)
 {
 	if (*child > 0 && waitpid(*child, NULL, WNOHANG) == *child)
 		*child = 0;
@@ -413,7 +433,16 @@ static void refresh_tick(const struct nri_opts *o, pid_t *child, long long *last
 	fflush(stderr);
 	*child = fork();
 	if (*child == 0) {
+		sigset_t all;
+
+		sigfillset(&all);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, &all, NULL);
+		if (p->fd >= 0)
+			close(p->fd);
+		if (p->ctl >= 0)
+			close(p->ctl);
 		_exit(cdi_refresh(o->dir, o->cdi_dir, o->hook));
 	}
 }
@@ -448,8 +477,9 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 		if (waiting && wall_clock() >= retry) {  /* not serving yet: an older plugin's, or our own */
 			int t = take_over(&p, &other);
 
-			retry = wall_clock() + NRI_CDI_TICK;
+			retry = wall_clock() + (t == -1 ? NRI_CDI_TICK : 1);
 			if (t >= 0) {
+				retry = 0;
 				waiting = false;
 				if (other)
 					log_info("the other plugin named %s is gone: this one serves", p.name);
@@ -465,10 +495,15 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 			said = p.fd < 0;
 		}
 		if (!waiting)
-			refresh_tick(o, &refresher, &refreshed);
+			refresh_tick(o, &p, &refresher, &refreshed);
 		fds[0] = (struct pollfd){ .fd = p.fd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = p.ctl, .events = POLLIN };
-		if (flush(&p) < 0 || ppoll(fds, 2, &tick, &none) <= 0)
+		if (flush(&p) < 0) {
+			plugin_disconnect(&p);
+			retry = wall_clock() + 1;
+			continue;
+		}
+		if (ppoll(fds, 2, &tick, &none) <= 0)
 			continue;
 		if (fds[1].revents & POLLIN)
 			r = control(&p);
@@ -477,12 +512,15 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0 || mux_in_feed(&p.in, buf, (size_t)n, on_message, &p) < 0) {
+			if (n <= 0 || mux_in_feed(&p.in, buf, (size_t)n, on_message, &p) < 0 || p.broken) {
 				log_info("%s: the runtime closed the connection", p.socket);
 				plugin_disconnect(&p);
 				retry = wall_clock() + 1;
+			} else {
+				bbuf_shrink(&p.in.trunk);
+				bbuf_shrink(&p.in.conn[0]);
+				bbuf_shrink(&p.in.conn[1]);
 			}
-			bbuf_shrink(&p.in.trunk);
 		}
 	}
 	flush(&p);
@@ -513,6 +551,16 @@ static int hook_ok(const char *hook, struct oerr *err)
 	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return oerr_usage(err, "--hook-path %s: not a file of root's that only root may write: the "
 				  "runtime would run it as root", hook);
+	/* nor a directory above it (where another could put its own) */
+	for (_cleanup_free_ char *d = path_dir(hook); strcmp(d, "/") != 0;) {
+		char *up;
+
+		if (stat(d, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+			return oerr_usage(err, "--hook-path %s: its directory %s is not root's alone", hook, d);
+		up = path_dir(d);
+		free(d);
+		d = up;
+	}
 	return 0;
 }
 
@@ -523,11 +571,16 @@ static int status(const char *name, bool any)
 {
 	int pid = 0;
 	_cleanup_close_ int c = nrictl_ask(name, NRICTL_STATUS, NULL, &pid);
+	struct timeval tv = { .tv_sec = 2 };   /* it answers between two requests */
 	char line[300];
-	ssize_t n = c < 0 ? -1 : read(c, line, sizeof(line) - 1);
+	ssize_t n;
 
+	if (c >= 0)
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = c < 0 ? -1 : read(c, line, sizeof(line) - 1);
 	if (n <= 0) {
-		out("no ocidec nri plugin %s runs here\n", name);
+		out(c < 0 ? "no ocidec nri plugin %s runs here\n" : "the ocidec nri plugin %s did not answer within 2 s\n",
+		    name);
 		return applet_finish_stdout(EXIT_FAIL);
 	}
 	line[n] = '\0';

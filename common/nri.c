@@ -132,14 +132,21 @@ static void devices(const cJSON *config, API(ContainerAdjustment) *a)
 		la->devices[la->n_devices++] = n;
 	}
 	/* the rules of nodes that come as bind mounts (a user namespace of the
-	 * container's own, a driver root other than /): NRI's resources (which
-	 * NRI 0.6 leaves out, later versions apply) */
+	 * container's own, a driver root other than /): NRI's resources,
+	 * which NRI applies from 0.10 on and earlier versions drop (said) */
 	cJSON_ArrayForEach(d, rules) {
 		API(LinuxDeviceCgroup) *g;
 
 		if (has_node(devs, str(d, "type"), num(d, "major"), num(d, "minor")))
 			continue;
 		if (!la->resources) {
+			static bool said;
+
+			if (!said)
+				log_warn("a user-namespaced container's device nodes come as bind mounts: their cgroup "
+					 "rules go as NRI resources, which runtimes with NRI before 0.10 (containerd "
+					 "1.7) drop: the container may not open them there (the shim or CDI gives them)");
+			said = true;
 			la->resources = NEW(API(LinuxResources), DESC(linux_resources));
 			la->resources->devices = xcalloc((size_t)cJSON_GetArraySize(rules), sizeof(*la->resources->devices));
 		}

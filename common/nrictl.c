@@ -115,16 +115,22 @@ int nrictl_ask(const char *name, char what, const struct nri_ident *id, int *pid
 	struct stat st;
 	int fd;
 
-	if (ctl_addr(name, &sa) < 0 || lstat(sa.sun_path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-	    st.st_uid != geteuid())
+	if (ctl_addr(name, &sa) < 0 || lstat(sa.sun_path, &st) < 0)
+		return -1;   /* (ENOENT: none runs) */
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+		errno = EPERM;
 		return -1;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0)
 		patient(fd);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || !peer_ours(fd, pid) ||
 	    write_all(fd, &what, 1) < 0 || (id && write_all(fd, id, sizeof(*id)) < 0)) {
+		int e = errno;   /* (ECONNREFUSED: none runs; a stale path) */
+
 		if (fd >= 0)
 			close(fd);
+		errno = e;
 		return -1;
 	}
 	return fd;

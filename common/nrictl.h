@@ -36,7 +36,8 @@ void nrictl_unlink(const char *name);
 /* A client of the listening LFD, when it is of our own user; else -1 */
 int nrictl_accept(int lfd);
 /* Plugin NAME's control socket asked WHAT (with ID for a handoff): the
- * connection, or -1 (no such plugin, or not ours); *PID the plugin's pid as
+ * connection, or -1 (errno ENOENT or ECONNREFUSED: no such plugin; other:
+ * not ours, or not answering); *PID the plugin's pid as
  * this process's PID namespace sees it (0: another namespace's, another
  * pod's), when PID is not NULL */
 int nrictl_ask(const char *name, char what, const struct nri_ident *id, int *pid);

@@ -48,8 +48,7 @@ void root_dir_hold(int dfd)
 {
 	struct stat st;
 
-	root_dir_lock_sweep(dfd);
-	if (fstat(dfd, &st) == 0)
+	if (root_dir_lock_sweep(dfd) && fstat(dfd, &st) == 0)
 		held.dev = st.st_dev, held.ino = st.st_ino, held.held = true;
 }
 
@@ -58,7 +57,7 @@ void root_dir_release(void)
 	held.held = false;
 }
 
-void root_dir_lock_sweep(int dfd)
+bool root_dir_lock_sweep(int dfd)
 {
 	struct dirent *de;
 	DIR *d;
@@ -66,7 +65,7 @@ void root_dir_lock_sweep(int dfd)
 
 	while (!is_held(dfd) && flock(dfd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK || ++tries > 40 || deadline_passed())
-			return;
+			return false;
 		usleep(5000);
 	}
 	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -74,7 +73,7 @@ void root_dir_lock_sweep(int dfd)
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return true;
 	}
 	while ((de = readdir(d))) {
 		struct stat sb;
@@ -83,6 +82,7 @@ void root_dir_lock_sweep(int dfd)
 			unlinkat(dfd, de->d_name, 0);
 	}
 	closedir(d);
+	return true;
 }
 
 int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,

@@ -36,9 +36,9 @@ char *root_temp_name(const char *base);
  * of ours still there while we hold the lock was left by a writer that was
  * killed, so it goes. A lock held by someone else for ~200 ms (a container
  * keeping it) means no sweep this time. */
-void root_dir_lock_sweep(int dfd);
+bool root_dir_lock_sweep(int dfd);   /* (true: locked) */
 /* root_dir_lock_sweep for a run of writes (root_write_atomic) there: the
- * lock held by DFD until root_dir_release, which the caller calls before it
+ * lock (when it was had) held by DFD until root_dir_release, which the caller calls before it
  * closes DFD; the writes in that directory meanwhile take it as theirs */
 void root_dir_hold(int dfd);
 void root_dir_release(void);
