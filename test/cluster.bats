@@ -50,7 +50,7 @@ dp_start() {
 	/usr/bin/python3 "$FIXTURES/device-plugin.py" --proto "$PROTO" --resource nvidia.com/gpu --devices 0,1 \
 		--strategy "$1" --plugin-dir "$KB/root/var/lib/kubelet/device-plugins" >"$KB/dp.log" 2>&1 &
 	echo $! >"$KB/dp.pid"
-	wait_until -t 30 'grep -q "^listed 0,1" "$KB/dp.log"'
+	wait_until -t 60 'grep -q "^listed 0,1" "$KB/dp.log"' || { cat "$KB/dp.log" >&2; return 1; }
 }
 
 dp_stop() {
@@ -88,6 +88,33 @@ gpu_pod() {
 	kc delete pod "$name" --wait=false >/dev/null
 }
 
+# gate: the init container deploy/kubernetes/README.md gives a device
+# plugin's pod (ocidec nri --status --any in the toolkit image), run once
+# as a pod: its exit status
+gate() {
+	kc delete pod gate --ignore-not-found --wait=true >/dev/null
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: gate}
+	spec:
+	  restartPolicy: Never
+	  containers:
+	  - name: wait-for-ocidec
+	    image: registry.invalid/ocidec-toolkit:0.1.0
+	    imagePullPolicy: Never
+	    command: ["/usr/bin/ocidec", "nri", "--status", "--any", "--host-root=/host"]
+	    securityContext: {privileged: true}
+	    volumeMounts: [{name: host, mountPath: /host}]
+	  volumes:
+	  - {name: host, hostPath: {path: /, type: Directory}}
+	EOF
+	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/gate --timeout=30s >/dev/null 2>&1 ||
+		kc wait --for=jsonpath='{.status.phase}'=Failed pod/gate --timeout=30s >/dev/null
+	kc logs gate
+	[ "$(kc get pod gate -o 'jsonpath={.status.phase}')" = Succeeded ]
+}
+
 # last_id: the device id of the device plugin's last Allocate (one device)
 last_id() {
 	grep '^allocate ' "$KB/dp.log" | tail -n 1 | grep -oE '(devices/|gpu=|DEVICES=)[01]' | grep -o '[01]$' | head -n 1
@@ -113,8 +140,13 @@ node_state() {
 	run kc get pods -n ocidec -o 'jsonpath={.items[0].status.containerStatuses[0].ready}'
 	assert_output true
 	# the node's runtime has the plugin
-	run node /usr/local/ocidec/bin/ocidec nri --status
+	run node /usr/local/ocidec/bin/ocidec nri --status --any
 	assert_output --regexp '^registered with containerd 1\.7\.[^ ]+ as 50-ocidec$'
+	# the device plugin's gate (README) opens
+	run gate
+	assert_success
+	assert_output --regexp '^registered with containerd 1\.7\.'
+
 	i=0
 	for strategy in volume-mounts cdi-annotations cdi-cri; do
 		dp_start "$strategy"
@@ -211,6 +243,11 @@ node_state() {
 	run gpu_pod after 0
 	assert_success
 	dp_stop
+	# and the device plugin's gate is shut again
+	run gate
+	assert_failure
+	assert_output "no ocidec nri plugin ocidec runs here"
+	kc delete pod gate --wait=false >/dev/null
 }
 
 @test "containerd 2.x as the node's runtime (NRI as it comes): kubectl apply -f deploy/kubernetes/, ready, the device plugin's volume-mounts and cdi-cri answers give exactly their devices; kubectl delete leaves the node as it was (issue 35)" {
