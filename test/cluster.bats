@@ -60,28 +60,36 @@ dp_stop() {
 	rm -f "$KB/dp.pid"
 }
 
-# gpu_pod NAME GPUS [ENV]: a pod asking for GPUS of the device plugin's
-# nvidia.com/gpu (0: none), ENV (NAME=VALUE) in its own spec; it lists the
-# demo nodes it has and runs the driver's tool. Waits until it has run;
-# prints its log. The pod is deleted.
-gpu_pod() {
-	local name=$1 n=$2 env=${3:-} res='' envs=''
+# pod_yaml NAME GPUS CMD [ENV [RUNTIMECLASS]]: a pod of the test image
+# running CMD, asking for GPUS of the device plugin's nvidia.com/gpu (0:
+# none), ENV (NAME=VALUE) in its own spec, in RUNTIMECLASS
+pod_yaml() {
+	local name=$1 n=$2 cmd=$3 env=${4:-} rc=${5:-} res='' envs=''
 	[ "$n" = 0 ] || res="resources: {limits: {nvidia.com/gpu: $n}}"
 	[ -z "$env" ] || envs="env: [{name: ${env%%=*}, value: \"${env#*=}\"}]"
-	kc apply -f - >/dev/null <<-EOF
+	cat <<-EOF
 	apiVersion: v1
 	kind: Pod
 	metadata: {name: $name}
 	spec:
+	  ${rc:+runtimeClassName: $rc}
 	  restartPolicy: Never
 	  containers:
 	  - name: cuda
 	    image: docker.io/library/ocidec-test:1
 	    imagePullPolicy: Never
-	    command: ["sh", "-c", "ls /dev | grep demo; demo-tool 2>/dev/null; true"]
+	    command: ["sh", "-c", "$cmd"]
 	    $res
 	    $envs
 	EOF
+}
+
+# gpu_pod NAME GPUS [ENV [RUNTIMECLASS]]: pod_yaml's pod listing the demo
+# nodes it has and running the driver's tool; waits until it has run;
+# prints its log. The pod is deleted.
+gpu_pod() {
+	local name=$1
+	pod_yaml "$name" "$2" "ls /dev | grep demo; demo-tool 2>/dev/null; true" "${3:-}" "${4:-}" | kc apply -f - >/dev/null
 	kc wait --for=jsonpath='{.status.phase}'=Succeeded "pod/$name" --timeout=90s >/dev/null ||
 		kc describe pod "$name" >&2
 	kc logs "$name"
@@ -196,19 +204,7 @@ node_state() {
 	regs=$(grep -c 'registered as \\"50-ocidec\\"' "$KB/log/containerd.log")
 	(
 		for n in $(seq 1 20); do
-			kc apply -f - >/dev/null <<-EOF
-			apiVersion: v1
-			kind: Pod
-			metadata: {name: roll-$n}
-			spec:
-			  restartPolicy: Never
-			  containers:
-			  - name: cuda
-			    image: docker.io/library/ocidec-test:1
-			    imagePullPolicy: Never
-			    command: ["sh", "-c", "ls /dev | grep demo"]
-			    resources: {limits: {nvidia.com/gpu: 1}}
-			EOF
+			pod_yaml "roll-$n" 1 "ls /dev | grep demo" | kc apply -f - >/dev/null
 			sleep 1
 		done
 	) &
@@ -301,24 +297,8 @@ node_state() {
 	"$FIXTURES/k8s-cluster.sh" restart-containerd "$KB"
 	kc wait --for=condition=Ready node/k8s-bed --timeout=60s >/dev/null
 	dp_start volume-mounts
-	kc apply -f - >/dev/null <<-EOF
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: shim-gpu}
-	spec:
-	  runtimeClassName: ocidec
-	  restartPolicy: Never
-	  containers:
-	  - name: cuda
-	    image: docker.io/library/ocidec-test:1
-	    imagePullPolicy: Never
-	    command: ["sh", "-c", "ls /dev | grep demo; demo-tool"]
-	    resources: {limits: {nvidia.com/gpu: 1}}
-	EOF
-	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/shim-gpu --timeout=90s >/dev/null
-	run kc logs shim-gpu
+	run gpu_pod shim-gpu 1 "" ocidec
 	assert_output "demo$(last_id)"$'\ndemoctl\ndemo-tool: the answer is 42'
-	kc delete pod shim-gpu --wait=false >/dev/null
 	dp_stop
 	run kc delete -f "$KB/shim/" --timeout=120s
 	assert_success

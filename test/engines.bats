@@ -492,19 +492,10 @@ teardown() {
 	mkdir -p "$d/ctrd" "$d/logs"
 	for version in 3 2; do
 		if [ "$version" = 3 ]; then
-			cat >"$d/root/etc/containerd/config.toml" <<-EOF
-			version = 3
-			root = "$d/ctrd/root"
-			state = "$d/ctrd/state"
-			[grpc]
-			  address = "$d/ctrd/ctrd.sock"
-			[plugins."io.containerd.cri.v1.images".pinned_images]
-			  sandbox = "docker.io/library/ocidec-test:1"
-			[plugins."io.containerd.cri.v1.runtime"]
-			  restrict_oom_score_adj = true
-			[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-			  NoNewKeyring = true
-			EOF
+			{
+				containerd3_config "$d"
+				printf '[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]\n  NoNewKeyring = true\n'
+			} >"$d/root/etc/containerd/config.toml"
 		else
 			# 1.7's configuration (containerd 2.x has no disable_cgroup)
 			{

@@ -67,18 +67,7 @@ ctrd_nri() {
 	local d=$1
 	if [ "$2" = 2 ]; then
 		containerd2_in "$d"
-		mkdir -p "$d/ctrd" "$d/logs"
-		cat >"$d/root/etc/containerd/config.toml" <<-EOF
-		version = 3
-		root = "$d/ctrd/root2"
-		state = "$d/ctrd/state2"
-		[grpc]
-		  address = "$d/ctrd/ctrd.sock"
-		[plugins."io.containerd.cri.v1.images".pinned_images]
-		  sandbox = "docker.io/library/ocidec-test:1"
-		[plugins."io.containerd.cri.v1.runtime"]
-		  restrict_oom_score_adj = true
-		EOF
+		containerd3_config "$d" 2 >"$d/root/etc/containerd/config.toml"
 	else
 		{
 			containerd_config "$d"
