@@ -8,12 +8,18 @@
 #    through a private apt configuration under build/apt (derived from the
 #    system's own sources, which stay untouched); apt checks every file against
 #    the signed index and the .dsc;
-# 3. runs make: build/ocidec (static musl, stripped) and the libraries it links.
+# 3. fetches Debian's musl for the other architecture (arm64 on amd64, amd64
+#    on arm64) as binary packages, unpacked under build/deps/ARCH/sysroot,
+#    never installed; with Debian's cross gcc it builds build/ARCH/ocidec;
+# 4. runs make: build/ocidec (static musl, stripped) and the libraries it
+#    links, and build/ARCH/ocidec (the same for the other architecture).
 #
 # A second run works offline: nothing is fetched while build/deps/src is there.
 # Usage: ./build.sh [make arguments...]
-#        ./build.sh sources   print the deb-src lines it derives from the
-#                             system's apt sources (APT_CONFIG honoured), nothing else
+#        ./build.sh sources   print the lines of its private apt setup, derived
+#                             from the system's apt sources (APT_CONFIG
+#                             honoured): deb-src, then the binary ones (NRI's
+#                             api.proto, the other architecture's musl); nothing else
 set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
@@ -31,8 +37,19 @@ NRI_VERSIONS="0.6.1-2"
 
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
 # dependency sources; file: the size line; protobuf-c-compiler: protoc-c,
-# the NRI plugin's messages (applets/nri.c) as C.
-BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin protobuf-c-compiler"
+# the NRI plugin's messages (applets/nri.c) as C; the cross gcc for the
+# other architecture (its musl comes from the archive, unpacked, step 3).
+# (gcc-N-multilib, not gcc-multilib, for the 32-bit tests below: Debian's
+# gcc-multilib conflicts with every cross gcc, gcc-N-multilib does not.)
+case $(dpkg --print-architecture 2>/dev/null) in
+amd64) CROSS_ARCH=arm64 CROSS_GCC=gcc-aarch64-linux-gnu ;;
+arm64) CROSS_ARCH=amd64 CROSS_GCC=gcc-x86-64-linux-gnu ;;
+*) CROSS_ARCH= CROSS_GCC= ;;
+esac
+# the system gcc's major version (from the archive: gcc may not be here yet)
+GCC_MAJOR=$(apt-cache show --no-all-versions gcc 2>/dev/null |
+	sed -n 's/^Version: \([0-9]*:\)\{0,1\}\([0-9]*\).*/\2/p' | head -n 1)
+BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin protobuf-c-compiler $CROSS_GCC"
 # The demo: runc, a busybox-static + glibc rootfs, perl for its config.json.
 DEMO_PACKAGES="runc busybox-static perl"
 # The tests: bats; clang and its runtime: the libFuzzer targets in
@@ -46,7 +63,8 @@ DEMO_PACKAGES="runc busybox-static perl"
 # debhelper, lintian, debootstrap, git: the packages (test/package.bats);
 # python3-kubernetes: the manifests' check (test/install.bats);
 # python3-grpcio, python3-grpc-tools: the CRI client (test/engines.bats);
-# gcc-multilib: the 32-bit API probe (compat32, test/vendors.bats);
+# gcc-N-multilib: the 32-bit API probe (compat32, test/vendors.bats);
+# qemu-user-static: the other architecture's binary run (test/arm64.bats);
 # qemu-system-x86, e2fsprogs (mkfs.ext4 -d, debugfs): the VM booted SELinux
 # enforcing (test/selinux-vm.bats, its disk made with debootstrap).
 TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
@@ -55,7 +73,8 @@ TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
 	semodule-utils checkpolicy zstd attr bpftool strace uidmap python3
 	python3-jsonschema python3-yaml docker.io containerd
 	rpm rpmlint debhelper lintian debootstrap git python3-kubernetes
-	python3-grpcio python3-grpc-tools gcc-multilib qemu-system-x86 e2fsprogs"
+	python3-grpcio python3-grpc-tools gcc-${GCC_MAJOR:-12}-multilib
+	qemu-user-static qemu-system-x86 e2fsprogs"
 PACKAGES=$BUILD_PACKAGES
 for a in "$@"; do
 	case $a in
@@ -108,6 +127,8 @@ apt_private() {
 		-o Dir::Cache="$APT_DIR/cache" \
 		-o APT::Sandbox::User=root \
 		-o Debug::NoLocking=1 \
+		-o APT::Architectures::="$(dpkg --print-architecture)" \
+		${CROSS_ARCH:+-o APT::Architectures::="$CROSS_ARCH"} \
 		"$@"
 }
 
@@ -116,9 +137,11 @@ write_private_sources() {
 		"$APT_DIR/state" "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
 	: >"$APT_DIR/state/status"
 	: >"$APT_DIR/preferences"
-	keyring=
-	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] &&
-		keyring=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	keyring= signed=
+	if [ -r /usr/share/keyrings/debian-archive-keyring.gpg ]; then
+		signed=" signed-by=/usr/share/keyrings/debian-archive-keyring.gpg"
+		keyring=" [${signed# }]"
+	fi
 	# Every Debian or Ubuntu archive the system uses, as deb-src. The
 	# origin comes last: it may have spaces ("Debian Backports").
 	apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ORIGIN)' |
@@ -135,7 +158,24 @@ write_private_sources() {
 		grep -q " $mirror trixie " "$APT_DIR/sources.list" ||
 			echo "deb-src$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
 		# and its binary packages: NRI's api.proto (fetch_deb)
-		echo "deb$keyring $mirror trixie main" >"$APT_DIR/sources.list.d/trixie-binary.list"
+		native=$(dpkg --print-architecture)
+		echo "deb [arch=$native$signed] $mirror trixie main" >"$APT_DIR/sources.list.d/trixie-binary.list"
+	fi
+	# the system's own release, binary, for the other architecture: its musl
+	# (fetch_sysroot)
+	rm -f "$APT_DIR/sources.list.d/cross.list"
+	if [ -n "$CROSS_ARCH" ]; then
+		apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT) $(ORIGIN)' |
+			sort -u | while read -r uri suite comp origin; do
+			case $origin in
+			Debian | "Debian Backports") echo "deb [arch=$CROSS_ARCH$signed] $uri $suite $comp" ;;
+			# Ubuntu keeps arm64 (and the other ports) on a mirror of its own
+			Ubuntu) case $uri in
+				*ubuntu-ports*) echo "deb [arch=$CROSS_ARCH] http://archive.ubuntu.com/ubuntu/ $suite $comp" ;;
+				*) echo "deb [arch=$CROSS_ARCH] http://ports.ubuntu.com/ubuntu-ports/ $suite $comp" ;;
+				esac ;;
+			esac
+		done >"$APT_DIR/sources.list.d/cross.list"
 	fi
 	[ -s "$APT_DIR/sources.list" ] || die "no Debian or Ubuntu archive in the system's apt sources"
 }
@@ -196,11 +236,31 @@ fetch_deb() {
 	rm -rf "$work"
 }
 
+# fetch_sysroot ARCH VERSION: Debian's musl and musl-dev for ARCH (the
+# system's version: the same C library on both architectures), unpacked into
+# build/deps/ARCH/sysroot; apt checks each .deb against the signed index.
+# Nothing is installed: the Makefile points the cross gcc at it.
+fetch_sysroot() {
+	arch=$1 version=$2
+	work=$APT_DIR/deb/musl-$arch dest=$DEPS/$arch/sysroot
+	rm -rf "$work" && mkdir -p "$work"
+	say "fetching musl-dev:$arch $version"
+	(cd "$work" && apt_private apt-get -qq download "musl:$arch=$version" "musl-dev:$arch=$version" >/dev/null) ||
+		die "apt-get download musl-dev:$arch=$version failed (is $arch in the archive the system uses?)"
+	rm -rf "$dest" && mkdir -p "$dest"
+	for d in "$work"/*.deb; do
+		dpkg-deb -x "$d" "$dest" || die "dpkg-deb -x $d failed"
+	done
+	ls "$dest"/usr/lib/*-linux-musl/musl-gcc.specs >/dev/null 2>&1 || die "musl-dev:$arch has no musl-gcc.specs"
+	echo "musl $version $arch" >"$dest/.ocidec-source"
+	rm -rf "$work"
+}
+
 if [ "${1:-}" = sources ]; then
 	APT_DIR=$(mktemp -d)
 	trap 'rm -rf "$APT_DIR"' EXIT
 	write_private_sources
-	cat "$APT_DIR/sources.list"
+	cat "$APT_DIR/sources.list" "$APT_DIR"/sources.list.d/*.list
 	exit 0
 fi
 
@@ -208,7 +268,12 @@ install_packages
 
 DEPS=$top/build/deps
 have() { [ -f "$DEPS/src/$1/.ocidec-source" ]; }
-if ! have cjson || ! have inih || ! have protobuf-c || ! have nri; then
+MUSL_VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
+have_sysroot() {
+	[ -z "$CROSS_ARCH" ] ||
+		grep -qxF "musl $MUSL_VERSION $CROSS_ARCH" "$DEPS/$CROSS_ARCH/sysroot/.ocidec-source" 2>/dev/null
+}
+if ! have cjson || ! have inih || ! have protobuf-c || ! have nri || ! have_sysroot; then
 	write_private_sources
 	say "updating the private source index (build/apt)"
 	apt_private apt-get -qq update >/dev/null 2>"$APT_DIR/update.log" ||
@@ -222,6 +287,7 @@ if ! have cjson || ! have inih || ! have protobuf-c || ! have nri; then
 	have protobuf-c || fetch protobuf-c "$DEPS/src/protobuf-c" "$PROTOBUFC_VERSIONS"
 	have nri || fetch_deb golang-github-containerd-nri-dev "$DEPS/src/nri" "$NRI_VERSIONS" \
 		usr/share/gocode/src/github.com/containerd/nri/pkg/api/api.proto
+	have_sysroot || fetch_sysroot "$CROSS_ARCH" "$MUSL_VERSION"
 fi
 
 make -j"$(nproc)" "$@"

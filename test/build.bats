@@ -25,7 +25,8 @@ fake_apt() {
 	echo "$a/apt.conf"
 }
 
-@test "build.sh sources: bookworm-backports (origin 'Debian Backports') is a Debian archive; other origins are left out" {
+@test "build.sh sources: bookworm-backports (origin 'Debian Backports') is a Debian archive; other origins are left out; the other architecture's musl from the same archives (issue 36)" {
+	[ "$(dpkg --print-architecture)" = amd64 ] || skip "the expected lines are an amd64 machine's"
 	conf=$(fake_apt "Debian|http://deb.debian.org/debian/|bookworm" \
 		"Debian Backports|http://deb.debian.org/debian/|bookworm-backports" \
 		"Debian|http://deb.debian.org/debian-security/|bookworm-security" \
@@ -37,7 +38,23 @@ fake_apt() {
 	assert_output "deb-src$k http://deb.debian.org/debian-security/ bookworm-security main
 deb-src$k http://deb.debian.org/debian/ bookworm main
 deb-src$k http://deb.debian.org/debian/ bookworm-backports main
-deb-src$k http://deb.debian.org/debian/ trixie main"
+deb-src$k http://deb.debian.org/debian/ trixie main
+deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian-security/ bookworm-security main
+deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ bookworm main
+deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ bookworm-backports main
+deb [arch=amd64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ trixie main"
+}
+
+@test "build.sh sources: on Ubuntu the other architecture's musl comes from Ubuntu's ports mirror (issue 36)" {
+	[ "$(dpkg --print-architecture)" = amd64 ] || skip "the expected lines are an amd64 machine's"
+	conf=$(fake_apt "Ubuntu|http://archive.ubuntu.com/ubuntu/|noble" \
+		"Ubuntu|http://security.ubuntu.com/ubuntu/|noble-security")
+	run env APT_CONFIG="$conf" "$BATS_TEST_DIRNAME/../build.sh" sources
+	assert_success
+	assert_output "deb-src http://archive.ubuntu.com/ubuntu/ noble main
+deb-src http://security.ubuntu.com/ubuntu/ noble-security main
+deb [arch=arm64] http://ports.ubuntu.com/ubuntu-ports/ noble main
+deb [arch=arm64] http://ports.ubuntu.com/ubuntu-ports/ noble-security main"
 }
 
 @test "build.sh sources: no Debian or Ubuntu archive is a clear error" {
