@@ -14,6 +14,11 @@
 #   make dist       build/dist: the source tarball and the dependency sources
 #   make rpm        build/rpm: ocidec and ocidec-selinux rpms (rpm/ocidec.spec)
 #   make deb        build/deb: the ocidec .deb (deb/, dpkg-buildpackage)
+#                   (ARCH=arm64 on amd64, ARCH=amd64 on arm64: that
+#                   architecture's, with the cross gcc and its musl)
+#   make image      the toolkit image for amd64 and arm64 (Containerfile,
+#                   podman): one OCI index, IMAGE in podman's storage and
+#                   build/image/ocidec-toolkit-VERSION (an OCI layout)
 #   make clean
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 PREFIX    ?= /usr
@@ -162,6 +167,8 @@ LDFLAGS_arm64 := -Wl,-z,norelro
 $(B)/ocidec: $(MUSL_OBJS) $(B)/deps/musl/libdeps.a Makefile
 	$(MUSLCC) -static -s -Wl,--gc-sections -Wl,--build-id $(ARENA_WRAP) $(LDFLAGS_$(ARCH)) -o $@ $(filter $(B)/%,$^)
 	@printf 'ocidec: %s bytes, %s\n' "$$(stat -c %s $@)" "$$(file -b $@ | cut -d, -f1-5)"
+	@# build/ARCH/ocidec for every architecture (the Containerfile's path)
+	@if [ "$(ARCH)" = "$(NATIVE)" ]; then mkdir -p build/$(NATIVE) && ln -f $@ build/$(NATIVE)/ocidec; fi
 
 $(B)/ocidec-asan: $(ASAN_OBJS) $(B)/deps/asan/libdeps.a
 	$(CC) -fsanitize=address,undefined -o $@ $^
@@ -294,11 +301,14 @@ dist: $(DEPS_SRCS)
 	@rm -rf $(DIST) && mkdir -p $(DIST)/$(DISTNAME)
 	git ls-files -z | xargs -0 cp --parents -t $(DIST)/$(DISTNAME)
 	tar -C $(DIST) --owner=0 --group=0 --sort=name -czf $(DIST)/$(DISTNAME).tar.gz $(DISTNAME)
-	tar -C . --owner=0 --group=0 --sort=name --exclude=.git -czf $(DIST)/ocidec-deps-$(VERSION).tar.gz $(DEPSRC)
+	tar -C . --owner=0 --group=0 --sort=name --exclude=.git -czf $(DIST)/ocidec-deps-$(VERSION).tar.gz $(DEPSRC) \
+		$(if $(SYSROOT),build/deps/$(ARCH))
 	@rm -rf $(DIST)/$(DISTNAME)
 	@ls -l $(DIST)
 
 RPMTOP    := $(abspath $(B)/rpm)
+RPMARCH_amd64 := x86_64
+RPMARCH_arm64 := aarch64
 # --nodeps: a Debian build host's rpm database is empty (the spec's
 # BuildRequires are Fedora's names, musl-gcc and selinux-policy-devel)
 rpm: dist
@@ -306,7 +316,7 @@ rpm: dist
 	cp $(DIST)/*.tar.gz $(RPMTOP)/SOURCES/
 	sed 's/@VERSION@/$(VERSION)/' rpm/ocidec.spec >$(RPMTOP)/SPECS/ocidec.spec
 	rpmbuild --define '_topdir $(RPMTOP)' --define 'packager ocidec developers' \
-		--nodeps -ba $(RPMTOP)/SPECS/ocidec.spec
+		$(if $(SYSROOT),--target $(RPMARCH_$(ARCH))) --nodeps -ba $(RPMTOP)/SPECS/ocidec.spec
 	@find $(RPMTOP)/RPMS $(RPMTOP)/SRPMS -name '*.rpm' -printf '%s bytes  %p\n'
 	rpmlint -r rpm/ocidec.rpmlintrc $(RPMTOP)/SPECS/ocidec.spec $(RPMTOP)/RPMS/*/*.rpm $(RPMTOP)/SRPMS/*.rpm
 
@@ -317,14 +327,35 @@ deb: dist
 	tar -C $(DEBTOP)/$(DISTNAME) -xzf $(DIST)/ocidec-deps-$(VERSION).tar.gz
 	cp -r deb $(DEBTOP)/$(DISTNAME)/debian
 	sed -i '1s/@VERSION@/$(VERSION)/' $(DEBTOP)/$(DISTNAME)/debian/changelog
-	cd $(DEBTOP)/$(DISTNAME) && dpkg-buildpackage -us -uc -b
+	@# (another architecture: its build dependencies are this machine's
+	@# cross gcc and the musl build.sh unpacked, which dpkg cannot see: -d)
+	cd $(DEBTOP)/$(DISTNAME) && dpkg-buildpackage -us -uc -b $(if $(SYSROOT),-a$(ARCH) -d)
 	@find $(DEBTOP) -maxdepth 1 -name '*.deb' -printf '%s bytes  %p\n'
+
+# The toolkit image, one per architecture built here, in one OCI index:
+# FROM scratch, so no architecture's program runs to build it. Push it with
+# podman manifest push --all IMAGE docker://REGISTRY/ocidec-toolkit:VERSION.
+IMAGE     ?= localhost/ocidec-toolkit:$(VERSION)
+PLATFORMS := $(foreach a,$(NATIVE) $(CROSS),linux/$(a))
+# (the tests build it from a context of their own: IMAGE_CONTEXT,
+# IMAGE_LAYOUT; an OCI layout directory, not an oci-archive: podman 4.3's
+# oci-archive ignores --arch when pulled)
+IMAGE_CONTEXT ?= .
+IMAGE_LAYOUT  ?= $(B)/image/ocidec-toolkit-$(VERSION)
+image: $(if $(filter .,$(IMAGE_CONTEXT)),all)
+	-@podman manifest rm $(IMAGE) >/dev/null 2>&1
+	podman build --network none -q --platform $(subst $(eval) ,$(comma),$(PLATFORMS)) --manifest $(IMAGE) $(IMAGE_CONTEXT)
+	@rm -rf $(IMAGE_LAYOUT) && mkdir -p $(dir $(IMAGE_LAYOUT))
+	podman manifest push -q --all --format oci $(IMAGE) oci:$(IMAGE_LAYOUT)
+	@printf 'image: %s (%s), %s\n' "$(IMAGE)" "$(PLATFORMS)" "$(IMAGE_LAYOUT)"
+comma     := ,
 
 clean:
 	rm -rf $(B)/musl $(B)/asan $(B)/deps/musl $(B)/deps/asan $(B)/ocidec $(B)/ocidec-asan \
-		$(foreach a,amd64 arm64,build/$(a)/musl build/$(a)/deps build/$(a)/gen build/$(a)/ocidec build/$(a)/musl-gcc.specs)
+		$(foreach a,amd64 arm64,build/$(a)/musl build/$(a)/deps build/$(a)/gen build/$(a)/ocidec build/$(a)/musl-gcc.specs) \
+		$(B)/image
 
 distclean:
 	rm -rf $(B)
 
-.PHONY: all asan FORCE test test-asan check unit unit-build fuzz fuzz-targets demo install uninstall dist rpm deb clean distclean
+.PHONY: all asan image FORCE test test-asan check unit unit-build fuzz fuzz-targets demo install uninstall dist rpm deb clean distclean

@@ -570,15 +570,21 @@ podman_setup() {
 	podman_conf
 	IMAGE=localhost/ocidec-toolkit-test:$$
 	# the build context: the repository's Containerfile with this binary
+	# (and the other architecture's build, where ./build.sh made it)
 	CTX=$BATS_TEST_TMPDIR/ctx
-	mkdir -p "$CTX/build" "$CTX/conf"
+	NATIVE=$(dpkg --print-architecture)
+	mkdir -p "$CTX/build/$NATIVE" "$CTX/conf"
 	cp "$BATS_TEST_DIRNAME/../Containerfile" "$BATS_TEST_DIRNAME/../.containerignore" "$CTX/"
-	cp "$OCIDEC" "$CTX/build/ocidec"
+	cp "$OCIDEC" "$CTX/build/$NATIVE/ocidec"
 	cp "$CONF"/*.ini "$CTX/conf/"
 }
 
 teardown() {
+	[ -z "${IMAGE:-}" ] || podman manifest rm "$IMAGE" >/dev/null 2>&1 || true
 	[ -z "${IMAGE:-}" ] || podman rmi -f "$IMAGE" >/dev/null 2>&1 || true
+	rm -rf "/tmp/ocidec-image-$$-oci"
+	[ ! -d "$BATS_TEST_TMPDIR/store" ] || podman --root "$BATS_TEST_TMPDIR/store/root" --runroot "$BATS_TEST_TMPDIR/store/run" \
+		--storage-driver vfs system reset -f >/dev/null 2>&1 || true
 	# a --wait of a test that failed half-way
 	for j in $(jobs -p); do kill -TERM "$j" 2>/dev/null || true; done
 }
@@ -608,6 +614,56 @@ teardown() {
 	podman rm -f "$id" >/dev/null
 	snapshot >"$BATS_TEST_TMPDIR/after"
 	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "toolkit image: make image gives one OCI index of linux/amd64 and linux/arm64 (podman's storage and an OCI layout); each platform's image runs its ocidec --version, the other architecture's under qemu-user (issue 36)" {
+	podman_setup
+	for a in amd64 arm64; do
+		[ "$a" = "$NATIVE" ] && continue
+		x=$BATS_TEST_DIRNAME/../build/$a/ocidec
+		[ -x "$x" ] || skip "no $x (./build.sh builds it)"
+		mkdir -p "$CTX/build/$a" && cp "$x" "$CTX/build/$a/ocidec"
+	done
+	# (lower case: podman names an image pulled from a layout by its path)
+	A=/tmp/ocidec-image-$$-oci
+	run timeout 300 make -s -C "$BATS_TEST_DIRNAME/.." image IMAGE="$IMAGE" IMAGE_CONTEXT="$CTX" IMAGE_LAYOUT="$A"
+	assert_success
+	assert_line "image: $IMAGE (linux/$NATIVE linux/$([ "$NATIVE" = amd64 ] && echo arm64 || echo amd64)), $A"
+	# the layout's index is an OCI image index of both
+	run python3 -c 'import json, sys, os
+d = sys.argv[1]
+blob = lambda dg: json.load(open(os.path.join(d, "blobs", *dg.split(":"))))
+top = json.load(open(os.path.join(d, "index.json")))
+idx = blob(top["manifests"][0]["digest"]) if top["manifests"][0]["mediaType"].endswith("index.v1+json") else top
+print(idx["mediaType"])
+for m in sorted(idx["manifests"], key=lambda m: m["platform"]["architecture"]):
+    print(m["mediaType"], m["platform"]["os"] + "/" + m["platform"]["architecture"])' "$A"
+	assert_success
+	assert_output $'application/vnd.oci.image.index.v1+json\napplication/vnd.oci.image.manifest.v1+json linux/amd64\napplication/vnd.oci.image.manifest.v1+json linux/arm64'
+	# the index in podman's storage too (what podman manifest push sends)
+	run podman manifest inspect "$IMAGE"
+	assert_output --partial '"architecture": "arm64"'
+	assert_output --partial '"architecture": "amd64"'
+	# each platform pulled from the layout, as a node of that architecture
+	# pulls it (a store of the test's own): its own binary, which runs
+	S=$BATS_TEST_TMPDIR/store
+	p="podman --root $S/root --runroot $S/run --storage-driver vfs"
+	for a in amd64 arm64; do
+		id=$($p pull -q --arch "$a" "oci:$A")
+		assert_equal "$($p image inspect --format '{{.Os}}/{{.Architecture}}' "$id")" "linux/$a"
+		if [ "$a" = "$NATIVE" ]; then
+			run timeout 120 $p run --rm --network none --entrypoint /usr/bin/ocidec "$id" --version
+		else
+			# not this machine's: exec format error, and under qemu-user it runs
+			run timeout 120 $p run --rm --network none --entrypoint /usr/bin/ocidec "$id" --version
+			assert_failure
+			assert_output --partial "exec format error"
+			run timeout 120 "$FIXTURES/qemu-user.sh" "$a" $p run --rm --network none --entrypoint /usr/bin/ocidec "$id" --version
+			[ "$status" != 77 ] || skip "$output"
+		fi
+		assert_success
+		assert_line "$("$OCIDEC" --version)"
+	done
 }
 
 @test "toolkit image: a podman container on this host gets the demo vendor through what it installed" {

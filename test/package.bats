@@ -9,6 +9,11 @@ load helpers
 
 TOP=$BATS_TEST_DIRNAME/..
 
+# other_arch: the architecture ./build.sh cross-builds here (Debian's names)
+other_arch() {
+	case $(dpkg --print-architecture) in amd64) echo arm64 ;; arm64) echo amd64 ;; esac
+}
+
 setup_file() {
 	is_static || return 0
 	export VERSION RPMLOG DEBLOG
@@ -16,7 +21,14 @@ setup_file() {
 	RPMLOG=$BATS_FILE_TMPDIR/rpm.log DEBLOG=$BATS_FILE_TMPDIR/deb.log
 	make -C "$TOP" rpm >"$RPMLOG" 2>&1 || echo "make rpm failed" >>"$RPMLOG"
 	make -C "$TOP" deb >"$DEBLOG" 2>&1 || echo "make deb failed" >>"$DEBLOG"
-	for f in "$TOP"/build/rpm/RPMS/*/*.rpm "$TOP"/build/rpm/SRPMS/*.rpm "$TOP"/build/deb/*.deb; do
+	# the other architecture's, where ./build.sh fetched its musl
+	export XRPMLOG=$BATS_FILE_TMPDIR/xrpm.log XDEBLOG=$BATS_FILE_TMPDIR/xdeb.log
+	if [ -d "$TOP/build/deps/$(other_arch)/sysroot" ]; then
+		make -C "$TOP" rpm ARCH="$(other_arch)" >"$XRPMLOG" 2>&1 || echo "make rpm failed" >>"$XRPMLOG"
+		make -C "$TOP" deb ARCH="$(other_arch)" >"$XDEBLOG" 2>&1 || echo "make deb failed" >>"$XDEBLOG"
+	fi
+	for f in "$TOP"/build/rpm/RPMS/*/*.rpm "$TOP"/build/rpm/SRPMS/*.rpm "$TOP"/build/deb/*.deb \
+		"$TOP"/build/*/rpm/RPMS/*/*.rpm "$TOP"/build/*/deb/*.deb; do
 		if [ -e "$f" ]; then echo "# $(stat -c %s "$f") bytes  ${f#"$TOP"/}" >&3; fi
 	done
 }
@@ -124,4 +136,55 @@ payload() {
 	rm "$C/tmp/$(basename "$DEB")"
 	files >"$BATS_TEST_TMPDIR/after"
 	diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+}
+
+@test "make rpm ARCH=arm64 and make deb ARCH=arm64 on this amd64 machine (the cross gcc and Debian's arm64 musl): rpmlint 0 errors, lintian clean, the packages' architecture, the same files as this architecture's, build/arm64/ocidec in them; the deb installs with apt into Debian 12 arm64 (under qemu-user), runs there and purges to nothing (issue 36)" {
+	A=$(other_arch)
+	[ -d "$TOP/build/deps/$A/sysroot" ] || skip "no musl for $A under build/deps ($A is not built here)"
+	RA=$([ "$A" = arm64 ] && echo aarch64 || echo x86_64)
+	XRPM=$TOP/build/$A/rpm/RPMS/$RA/ocidec-$VERSION-1.$RA.rpm
+	XDEB=$TOP/build/$A/deb/ocidec_${VERSION}_$A.deb
+	run grep -c "make rpm failed\|make deb failed" "$XRPMLOG" "$XDEBLOG"
+	assert_output "$XRPMLOG:0
+$XDEBLOG:0"
+	run grep 'specfiles checked' "$XRPMLOG"
+	assert_output --regexp '^ 3 packages and 1 specfiles checked; 0 errors, [0-9]+ warnings'
+	run lintian --fail-on error,warning "$TOP/build/$A/deb/ocidec_${VERSION}_$A.changes"
+	assert_success
+	refute_output --regexp '^[EW]: '
+	assert_equal "$(rpm -qp --qf '%{ARCH}' "$XRPM")" "$RA"
+	assert_equal "$(dpkg-deb -f "$XDEB" Architecture)" "$A"
+	# the same files as this architecture's packages
+	diff <(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$RPM" | awk '!/^d/ { print $2 }' | payload) \
+		<(rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$XRPM" | awk '!/^d/ { print $2 }' | payload)
+	diff <(dpkg-deb -c "$DEB" | awk '!/^d/ { print substr($6, 2) }' | payload) \
+		<(dpkg-deb -c "$XDEB" | awk '!/^d/ { print substr($6, 2) }' | payload)
+	# their binary: the rpm's is the one make builds for that architecture;
+	# the deb's the same sources with dpkg-buildflags' CFLAGS (hardening)
+	mkdir "$BATS_TEST_TMPDIR/r" "$BATS_TEST_TMPDIR/d"
+	(cd "$BATS_TEST_TMPDIR/r" && rpm2cpio "$XRPM" | cpio -id --quiet ./usr/bin/ocidec)
+	dpkg-deb -x "$XDEB" "$BATS_TEST_TMPDIR/d"
+	cmp "$BATS_TEST_TMPDIR/r/usr/bin/ocidec" "$TOP/build/$A/ocidec"
+	file -b "$BATS_TEST_TMPDIR/d/usr/bin/ocidec" | grep -q "$([ "$A" = arm64 ] && echo "ARM aarch64" || echo x86-64), .*statically linked"
+	# the deb in Debian 12 of that architecture, its own apt and dpkg
+	# emulated (the root test/arm64.bats uses)
+	C=$BATS_TEST_TMPDIR/root
+	rc=0
+	ARCH=$A "$FIXTURES/debian-nvidia.sh" "$C" 2>"$BATS_TEST_TMPDIR/why" || rc=$?
+	[ "$rc" != 77 ] || skip "$(cat "$BATS_TEST_TMPDIR/why")"
+	[ "$rc" = 0 ]
+	cp "$XDEB" "$C/tmp/"
+	in_root() {
+		"$FIXTURES/qemu-user.sh" "$A" unshare -m sh -c 'mount --rbind /proc "$1/proc" && chroot "$1" sh -c "$2"' sh "$C" "$1"
+	}
+	run in_root "{ apt-get install -y -q /tmp/$(basename "$XDEB") >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }; } && ocidec --version && uname -m && readlink -f /usr/libexec/oci/hooks.d/ocidec-hook && ocidec list -c /etc/ocidec/ocidec.d | grep -c libcuda"
+	assert_success
+	assert_output "ocidec $VERSION
+$RA
+/usr/bin/ocidec
+3"
+	run in_root 'apt-get purge -y -q ocidec >/dev/null 2>&1; dpkg-query -W ocidec; ls /etc/ocidec /usr/bin/ocidec'
+	assert_line --partial "no packages found matching ocidec"
+	assert_line --partial "cannot access '/etc/ocidec'"
+	assert_line --partial "cannot access '/usr/bin/ocidec'"
 }
