@@ -801,6 +801,10 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 
 		if (!vendor_named(v, names, n))
 			continue;
+		if (!vendor_here(v)) {
+			log_debug("%s: not this platform's (only_where, not_where): no spec", v->name);
+			continue;
+		}
 		empty = false;
 		spec = run->claim ? claim_spec(v, run, run->claim, run->devices, err)
 		       : run->management ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);

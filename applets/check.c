@@ -391,6 +391,12 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 			}
 			continue;
 		}
+		if (!vendor_here(v)) {
+			say(r, INFO, v->name, NULL, "not this platform's (%s%s%s in %s): another vendor file serves it",
+			    v->only_where.n ? "only_where" : "", v->only_where.n && v->not_where.n ? ", " : "",
+			    v->not_where.n ? "not_where" : "", v->file);
+			continue;
+		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {
 			advise(r, PROBLEM, v->name, "correct the vendor file or its driver root", "%s", err.msg);
 			plan_free(&plan);

@@ -393,6 +393,10 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		bool asked = false;
 		unsigned src = 0;
 
+		/* another vendor file serves this platform (WSL2, a Jetson):
+		 * this one asks nothing of the container, nor refuses it */
+		if (!vendor_here(v))
+			continue;
 		/* the device plugin's mounts, then the annotation, then env */
 		if (mounted) {
 			what = xasprintf("the device list mounted in %s", v->device_list_dir);

@@ -502,6 +502,8 @@ static const struct key_def schema[] = {
 	V("cuda_compat_dir", 0, ST_STR, cuda_compat_dir, c_abs_path),
 	VL("driver_feature", 0, ST_STRV, driver_feature, driver_feature_line, NULL),
 	V("driver_root", KEY_DIR, ST_STR, driver_root, c_driver_root),
+	V("only_where", 0, ST_STRV, only_where, NULL),
+	V("not_where", 0, ST_STRV, not_where, NULL),
 	V("per_device_nodes", 0, ST_STRV, per_device_nodes, NULL),
 	VL("device_index", 0, ST_OWN, device_index_bus, device_index_line, c_device_index),
 	V("device_uuids", KEY_GLOB, ST_STR, device_uuids, c_abs_path),
@@ -532,6 +534,7 @@ static const struct key_def schema[] = {
 	F("ipc_writable", ST_STRV, items[KIND_IPC_WRITABLE]),
 	FL("include", ST_STRV, include, include_line),
 	FL("bus_devices", ST_STRV, bus_devices, bus_devices_line),
+	F("csv_files", ST_STRV, csv_files),
 	F("libraries32", ST_BOOL, libraries32),
 };
 #undef ROW
@@ -1328,4 +1331,45 @@ char *config_set_vendor_key(char *text, const char *key, const char *value)
 	outp[n] = '\0';
 	free(text);
 	return outp;
+}
+
+/* one of the globs LIST in the driver root ROOTFD (its first match's
+ * pattern, or NULL) */
+static const char *any_there(int rootfd, const struct strv *list)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		struct strv found = { 0 };
+		bool there;
+
+		root_glob(rootfd, list->v[i], &found, 1);
+		there = found.n > 0;
+		strv_free(&found);
+		if (there)
+			return list->v[i];
+	}
+	return NULL;
+}
+
+bool vendor_here(const struct vendor *v)
+{
+	int rootfd;
+	const char *not = NULL;
+	bool here = true;
+
+	if (!v->only_where.n && !v->not_where.n)
+		return true;
+	rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return true;
+	if (v->only_where.n && !any_there(rootfd, &v->only_where)) {
+		log_debug("%s: not this platform's: none of only_where (%s ...) under driver_root %s", v->name,
+			  v->only_where.v[0], v->driver_root);
+		here = false;
+	} else if ((not = any_there(rootfd, &v->not_where))) {
+		log_debug("%s: not this platform's: %s (not_where) is under driver_root %s", v->name, not,
+			  v->driver_root);
+		here = false;
+	}
+	close(rootfd);
+	return here;
 }

@@ -45,6 +45,10 @@ struct feature {
 	int include_line;
 	bool libraries32;           /* selected: every selected feature's bare library
 				     * names give their 32-bit entries too (compat32) */
+	struct strv csv_files;      /* globs of NVIDIA's CSV lists of host files (the .csv
+				     * files of Jetson's host-files-for-container.d), read in the
+				     * driver root when planned: their items join this
+				     * feature's (hostfiles.h) */
 	struct strv bus_devices;    /* device paths with "%s" for each selected device's
 				     * PCI address (the directory of its device_uuids
 				     * file): /dev/dri/by-path/pci-%s-render */
@@ -64,6 +68,10 @@ struct vendor {
 	struct strv driver_feature; /* empty: every feature */
 	int driver_feature_line;
 	char *driver_root;          /* "/" unless set; no trailing slash except "/" */
+	struct strv only_where;     /* the vendor is this platform's only where one of
+				     * these paths is in the driver root (WSL2's /dev/dxg) */
+	struct strv not_where;      /* ... and none of these (nvidia.ini steps aside
+				     * on WSL2 and on a Jetson in CSV mode) */
 	int log_level;
 	struct strv per_device_nodes; /* patterns with one %u, e.g. "nvidia%u" */
 	struct strv activation_aliases; /* more env vars that activate, after activation_flag */
@@ -183,6 +191,10 @@ int config_runtime(const char *dir, char **path, struct oerr *err);
 /* KIND is a CDI kind, VENDOR/CLASS (nvidia.com/gpu, ocidec.io/demo). */
 bool cdi_kind_valid(const char *kind);
 struct feature *vendor_feature(const struct vendor *v, const char *name);
+/* Is V this platform's: one of its only_where paths (globs) in its driver
+ * root, if it has any, and none of its not_where? A vendor without either,
+ * or whose driver root is not there (plan_vendor says why), is. */
+bool vendor_here(const struct vendor *v);
 
 /* Mark the features LIST names ("all", or names separated by commas or
  * spaces; NULL: the vendor's driver_feature) and what they include, in

@@ -8,6 +8,8 @@
 #include "common/log.h"
 #include "common/mig.h"
 #include "common/rootpath.h"
+#include "common/rootfile.h"
+#include "common/hostfiles.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -821,6 +823,71 @@ static int check_requirements(struct vctx *c, const struct strv *reqs, struct oe
 	return 0;
 }
 
+/* NVIDIA's CSV lists of host files (csv_files): bounds on what they may
+ * make a hook read and mount */
+#define CSV_MAX_FILES 64
+#define CSV_MAX_SIZE (1024 * 1024)
+#define CSV_MAX_ITEMS 16384
+
+struct csv_read {
+	const struct vendor *v;
+	const char *file;
+	struct strv *items;    /* [KIND_COUNT] */
+};
+
+static void csv_item(void *arg, int line, enum item_kind kind, const char *path)
+{
+	struct csv_read *r = arg;
+
+	(void)line;
+	if (kind == KIND_DEVICES && path[0] != '/')
+		strv_push_owned(&r->items[kind], xasprintf("/dev/%s", path));
+	else
+		strv_push(&r->items[kind], path);
+}
+
+static void csv_bad(void *arg, int line, const char *why)
+{
+	struct csv_read *r = arg;
+
+	log_warn("%s: %s%s:%d: %s: line skipped", r->v->name, strcmp(r->v->driver_root, "/") ? r->v->driver_root : "",
+		 r->file, line, why);
+}
+
+/* The items of the CSV lists the selected features name, read in the
+ * driver root, by kind into ITEMS[KIND_COUNT]: literal paths (no glob) */
+static void read_csv_files(struct vctx *c, const bool *selected, struct strv *items)
+{
+	const struct vendor *v = c->v;
+	size_t total = 0;
+	struct strv files = { 0 };
+
+	for (size_t f = 0; f < v->nfeatures; f++)
+		for (size_t i = 0; selected[f] && i < v->features[f].csv_files.n; i++)
+			root_glob(c->rootfd, v->features[f].csv_files.v[i], &files, CSV_MAX_FILES);
+	strv_sort(&files);
+	for (size_t i = 0; i < files.n && i < CSV_MAX_FILES && total < CSV_MAX_ITEMS; i++) {
+		struct csv_read r = { .v = v, .file = files.v[i], .items = items };
+		_cleanup_free_ char *buf = NULL;
+		size_t len;
+		struct oerr e;
+
+		if (i && strcmp(files.v[i], files.v[i - 1]) == 0)
+			continue;
+		int got = root_read_file(c->rootfd, files.v[i], CSV_MAX_SIZE, &buf, &len, NULL, &e);
+
+		if (got < 0)
+			log_warn("%s: csv_files: %s: %s", v->name, files.v[i], e.msg);
+		if (got <= 0)
+			continue;
+		total += hostfiles_parse(buf, len, CSV_MAX_ITEMS - total, csv_item, csv_bad, &r);
+	}
+	if (files.n > CSV_MAX_FILES || total >= CSV_MAX_ITEMS)
+		log_warn("%s: csv_files: more than %d files or %d entries; the rest ignored", v->name,
+			 CSV_MAX_FILES, CSV_MAX_ITEMS);
+	strv_free(&files);
+}
+
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
@@ -828,10 +895,17 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 			  .by_path = sel->by_path };
 	size_t before = p->n;
 	bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
+	struct strv csv[KIND_COUNT] = { 0 };
 	int r = -1;
 
 	if (vendor_select_features(v, sel->features, selected, err) < 0)
 		goto out;
+	/* another vendor file serves this platform (WSL2, a Jetson): nothing,
+	 * not even a failure for a container that asks */
+	if (!vendor_here(v)) {
+		r = 0;
+		goto out;
+	}
 	for (size_t f = 0; f < v->nfeatures; f++)
 		c.arch32 |= selected[f] && v->features[f].libraries32;
 	if (sel->container && v->proc_view) {
@@ -867,6 +941,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 	c.version = read_version(v);
 	if (sel->requires && sel->requires->n && check_requirements(&c, sel->requires, err) < 0)
 		goto out;
+	if (!sel->nodes_only)
+		read_csv_files(&c, selected, csv);
 	if (v->cuda_compat_dir && c.version && !sel->nodes_only && !p->compat_dir) {
 		p->compat_dir = v->cuda_compat_dir;
 		p->compat_host = xstrdup(c.version);
@@ -879,6 +955,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 			for (size_t i = 0; !sel->nodes_only && i < v->features[f].items[k].n; i++)
 				add_item(&c, (enum item_kind)k, v->features[f].items[k].v[i]);
 		}
+		for (size_t i = 0; i < csv[k].n; i++)
+			add_existing(&c, (enum item_kind)k, csv[k].v[i]);
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
 			goto out;
 		if (k == KIND_DEVICES && v->mig_minors &&
@@ -907,6 +985,8 @@ out:
 		ldcache_free(&c.cache);
 	free(c.version);
 	free(selected);
+	for (int k = 0; k < KIND_COUNT; k++)
+		strv_free(&csv[k]);
 	return r;
 }
 

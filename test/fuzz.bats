@@ -133,3 +133,9 @@ setup() {
 	assert_success
 	assert_line --regexp '^# ttrpc: stat::number_of_executed_units: 300000$'
 }
+
+@test "NVIDIA's CSV lists of host files (a Jetson's, read by the hook from the driver root): 300000 fuzzed files, each line's answer the same alone as within the file, every item an absolute path or a bare device name (issue 36)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 hostfiles
+	assert_success
+	assert_line --regexp '^# hostfiles: stat::number_of_executed_units: 300000$'
+}

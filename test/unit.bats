@@ -46,6 +46,10 @@ unit() {
 	unit nri
 }
 
+@test "unit: hostfiles (NVIDIA's CSV lists of host files: each line as NVIDIA's parser takes or refuses it, L4T's forms, line numbers) (issue 36)" {
+	unit hostfiles
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)

@@ -122,6 +122,15 @@ if [ ! -d "$seeds/nrimux" ]; then
 	printf '\1\0\0\0\1hello' >"$seeds/ttrpc/small"
 	head -c 5000 "$seeds/nrimux/session" >"$seeds/ttrpc/large" 2>/dev/null || true
 fi
+if [ ! -d "$seeds/hostfiles" ]; then
+	# L4T's lists as test/fixtures/l4t-root.sh lays them out
+	mkdir -p "$seeds/hostfiles"
+	t=$(mktemp -d)
+	"$top/test/fixtures/l4t-root.sh" "$t" >/dev/null 2>&1 || true
+	cat "$t"/etc/nvidia-container-runtime/host-files-for-container.d/*.csv >"$seeds/hostfiles/l4t" 2>/dev/null ||
+		printf 'dev, /dev/nvmap\nlib, /usr/lib/x.so\n' >"$seeds/hostfiles/l4t"
+	rm -rf "$t"
+fi
 if [ ! -d "$seeds/ere" ]; then
 	mkdir -p "$seeds/ere"
 	printf '\005\001\003\002\000\007\001\002abc/./' >"$seeds/ere/one"
