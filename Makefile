@@ -48,7 +48,8 @@ TRIPLET_amd64 := x86_64-linux-gnu
 TRIPLET_arm64 := aarch64-linux-gnu
 MUSL_amd64    := x86_64-linux-musl
 MUSL_arm64    := aarch64-linux-musl
-CROSS     ?= $(filter-out $(NATIVE),amd64 arm64)
+# (the other one where build.sh unpacked its musl: plain make works without)
+CROSS     ?= $(foreach a,$(filter-out $(NATIVE),amd64 arm64),$(if $(wildcard build/deps/$(a)/sysroot/.ocidec-source),$(a)))
 ifeq ($(ARCH),$(NATIVE))
 B         := build
 MUSLCC    ?= musl-gcc
@@ -159,6 +160,9 @@ $(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
 # it. (-z noseparate-code would save a loadable segment, some microseconds
 # an exec, and make the read-only data executable: not taken.)
 ARENA_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+# arm64: binutils' default there is -z noseparate-code (the read-only data
+# in the executable segment): -z separate-code would pad each segment to
+# 64 KiB (467 kB to 576 kB), so the toolchain's default is kept on arm64.
 # arm64: binutils ends PT_GNU_RELRO on a 64 KiB boundary (the largest page
 # an arm64 kernel has), which pads the file by up to 64 KiB of zeros; musl's
 # static start-up never applies RELRO (the pages stay writable, checked

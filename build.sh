@@ -65,6 +65,7 @@ DEMO_PACKAGES="runc busybox-static perl"
 # python3-grpcio, python3-grpc-tools: the CRI client (test/engines.bats);
 # gcc-N-multilib: the 32-bit API probe (compat32, test/vendors.bats);
 # qemu-user-static: the other architecture's binary run (test/arm64.bats);
+# qemu-system-arm: the arm64 VM (qemu-system-aarch64, test/arm64-vm.bats);
 # qemu-system-x86, e2fsprogs (mkfs.ext4 -d, debugfs): the VM booted SELinux
 # enforcing (test/selinux-vm.bats, its disk made with debootstrap).
 TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
@@ -74,7 +75,7 @@ TEST_PACKAGES="perl bc bats bats-assert bats-support bats-file
 	python3-jsonschema python3-yaml docker.io containerd
 	rpm rpmlint debhelper lintian debootstrap git python3-kubernetes
 	python3-grpcio python3-grpc-tools gcc-${GCC_MAJOR:-12}-multilib
-	qemu-user-static qemu-system-x86 e2fsprogs"
+	qemu-user-static qemu-system-arm qemu-system-x86 e2fsprogs"
 PACKAGES=$BUILD_PACKAGES
 for a in "$@"; do
 	case $a in

@@ -392,9 +392,23 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 			continue;
 		}
 		if (!vendor_here(v)) {
-			say(r, INFO, v->name, NULL, "not this platform's (%s%s%s in %s): another vendor file serves it",
-			    v->only_where.n ? "only_where" : "", v->only_where.n && v->not_where.n ? ", " : "",
-			    v->not_where.n ? "not_where" : "", v->file);
+			const struct vendor *w = NULL;
+
+			/* another platform's file: fine when a vendor of the same
+			 * kind serves this one; else what asks for it gets nothing */
+			for (size_t k = 0; !w && v->cdi_kind && k < cfg.n; k++)
+				if (&cfg.vendors[k] != v && cfg.vendors[k].cdi_kind &&
+				    strcmp(cfg.vendors[k].cdi_kind, v->cdi_kind) == 0 && vendor_here(&cfg.vendors[k]))
+					w = &cfg.vendors[k];
+			if (w || !v->not_where.n)
+				say(r, INFO, v->name, NULL, "not this platform's (%s%s%s in %s)%s%s", v->only_where.n ? "only_where" : "",
+				    v->only_where.n && v->not_where.n ? ", " : "", v->not_where.n ? "not_where" : "", v->file,
+				    w ? ": served here by " : "", w ? w->name : "");
+			else
+				advise(r, PROBLEM, v->name, "install the vendor file of this platform beside it (the shipped "
+				       "nvidia-tegra.ini, nvidia-wsl.ini: ocidec install --vendor nvidia brings them)",
+				       "not this platform's (not_where in %s), and no vendor file here serves %s: a container "
+				       "asking for it gets nothing", v->file, v->cdi_kind ? v->cdi_kind : v->activation_flag);
 			continue;
 		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {

@@ -108,7 +108,9 @@ const char install_usage[] =
 	"                        the configs' own)\n"
 	"  -c, --config-dir DIR  (--host-root) the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
 	"  --vendor NAMES        (--host-root) install these vendors only (comma-separated,\n"
-	"                        repeatable; default all)\n"
+	"                        repeatable; default all), with their other platforms'\n"
+	"                        files (nvidia: nvidia-tegra.ini and nvidia-wsl.ini, inert\n"
+	"                        where their platform is not)\n"
 	"  --tenant-policy P     (--host-root) open (default): the configs as they are;\n"
 	"                        kubernetes: a container without CAP_SYS_ADMIN selects devices\n"
 	"                        only through a device plugin's mounts or annotation, never its\n"
@@ -320,6 +322,29 @@ static bool clean_path(const char *p)
 	       !(strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0);
 }
 
+/* Does V answer NVIDIA's variable (Docker's --gpus sets it)? */
+static bool answers_nvidia(const struct vendor *v)
+{
+	return strcmp(v->activation_flag, "NVIDIA_VISIBLE_DEVICES") == 0 ||
+	       strv_contains(&v->activation_aliases, "NVIDIA_VISIBLE_DEVICES");
+}
+
+/* Is V named, or another platform's file of a named vendor (its
+ * only_where, the same CDI kind: --vendor nvidia brings nvidia-tegra.ini
+ * and nvidia-wsl.ini, inert where their platform is not)? */
+static bool named_or_sibling(const struct config *cfg, const struct vendor *v, char *const *names, int nnames)
+{
+	if (vendor_named(v, names, nnames))
+		return true;
+	for (size_t i = 0; v->only_where.n && v->cdi_kind && i < cfg->n; i++) {
+		const struct vendor *w = &cfg->vendors[i];
+
+		if (w != v && vendor_named(w, names, nnames) && w->cdi_kind && strcmp(w->cdi_kind, v->cdi_kind) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int plan_configs(struct inst *in, const char *cdir, char *const *names, int nnames,
 			const char *driver_root, struct oerr *err)
 {
@@ -334,7 +359,7 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 		char *text = NULL;
 		size_t len;
 
-		if (!vendor_named(v, names, nnames))
+		if (!named_or_sibling(&cfg, v, names, nnames))
 			continue;
 		if (fd < 0 || read_fd_all(fd, MAX_FILE, &text, &len, err) < 0) {
 			r = fd < 0 ? oerr_set(err, errno, "%s", v->file) : oerr_prefix(err, "%s", v->file);
@@ -354,7 +379,7 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 		len = strlen(text);
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
 			   0644, JOURNAL_WHOLE);
-		in->has_nvidia |= strcmp(v->name, "nvidia") == 0;
+		in->has_nvidia |= answers_nvidia(v);
 	}
 	if (r == 0 && cfg.n == 0)
 		r = oerr_usage(err, "%s: no vendor config to install", cdir);
@@ -1488,14 +1513,15 @@ static int host_binary(struct inst *in, struct oerr *err)
 	return 0;
 }
 
-/* Host mode: does the config dir hold NVIDIA's vendor (Docker's --gpus
+/* Host mode: does the config dir hold a vendor of NVIDIA's (Docker's --gpus
  * hook name then)? */
 static void host_configs(struct inst *in)
 {
 	struct config cfg;
 
 	config_load_each(&cfg, in->cdir);
-	in->has_nvidia = config_vendor(&cfg, "nvidia") != NULL;
+	for (size_t i = 0; i < cfg.n; i++)
+		in->has_nvidia |= answers_nvidia(&cfg.vendors[i]);
 	config_free(&cfg);
 }
 

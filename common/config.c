@@ -1333,17 +1333,26 @@ char *config_set_vendor_key(char *text, const char *key, const char *value)
 	return outp;
 }
 
-/* one of the globs LIST in the driver root ROOTFD (its first match's
- * pattern, or NULL) */
+/* one of the paths LIST (globs) in the driver root ROOTFD: its pattern,
+ * or NULL. A literal path is looked up as is (a symlink counts); a glob
+ * walks up to 64 * 64 directory entries (/dev has a few hundred). */
 static const char *any_there(int rootfd, const struct strv *list)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		struct strv found = { 0 };
 		bool there;
 
-		root_glob(rootfd, list->v[i], &found, 1);
-		there = found.n > 0;
-		strv_free(&found);
+		if (!path_has_glob(list->v[i])) {
+			int fd = root_open(rootfd, list->v[i], O_PATH | O_NOFOLLOW);
+
+			there = fd >= 0;
+			if (fd >= 0)
+				close(fd);
+		} else {
+			root_glob(rootfd, list->v[i], &found, 64);
+			there = found.n > 0;
+			strv_free(&found);
+		}
 		if (there)
 			return list->v[i];
 	}
@@ -1359,8 +1368,13 @@ bool vendor_here(const struct vendor *v)
 	if (!v->only_where.n && !v->not_where.n)
 		return true;
 	rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return true;
+	if (rootfd < 0) {
+		/* no driver root: a platform's own file (only_where) is not
+		 * this one's; the general one fails as missing (plan_vendor) */
+		if (v->only_where.n)
+			log_debug("%s: not this platform's: no driver_root %s", v->name, v->driver_root);
+		return !v->only_where.n;
+	}
 	if (v->only_where.n && !any_there(rootfd, &v->only_where)) {
 		log_debug("%s: not this platform's: none of only_where (%s ...) under driver_root %s", v->name,
 			  v->only_where.v[0], v->driver_root);

@@ -192,8 +192,9 @@ int config_runtime(const char *dir, char **path, struct oerr *err);
 bool cdi_kind_valid(const char *kind);
 struct feature *vendor_feature(const struct vendor *v, const char *name);
 /* Is V this platform's: one of its only_where paths (globs) in its driver
- * root, if it has any, and none of its not_where? A vendor without either,
- * or whose driver root is not there (plan_vendor says why), is. */
+ * root, if it has any, and none of its not_where? A vendor without either
+ * is; one whose driver root is not there is when it has no only_where
+ * (plan_vendor then says the driver is missing). */
 bool vendor_here(const struct vendor *v);
 
 /* Mark the features LIST names ("all", or names separated by commas or

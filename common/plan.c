@@ -824,15 +824,18 @@ static int check_requirements(struct vctx *c, const struct strv *reqs, struct oe
 }
 
 /* NVIDIA's CSV lists of host files (csv_files): bounds on what they may
- * make a hook read and mount */
+ * make a hook read and mount (L4T's biggest lists have some hundreds of
+ * lines; a plan's items are checked for doubles one by one) */
 #define CSV_MAX_FILES 64
 #define CSV_MAX_SIZE (1024 * 1024)
-#define CSV_MAX_ITEMS 16384
+#define CSV_MAX_ITEMS 4096
+#define CSV_MAX_WARNINGS 5     /* bad lines said per file */
 
 struct csv_read {
 	const struct vendor *v;
 	const char *file;
 	struct strv *items;    /* [KIND_COUNT] */
+	int bad;
 };
 
 static void csv_item(void *arg, int line, enum item_kind kind, const char *path)
@@ -850,42 +853,62 @@ static void csv_bad(void *arg, int line, const char *why)
 {
 	struct csv_read *r = arg;
 
-	log_warn("%s: %s%s:%d: %s: line skipped", r->v->name, strcmp(r->v->driver_root, "/") ? r->v->driver_root : "",
-		 r->file, line, why);
+	if (++r->bad <= CSV_MAX_WARNINGS)
+		log_warn("%s: %s%s:%d: %s: line skipped", r->v->name,
+			 strcmp(r->v->driver_root, "/") ? r->v->driver_root : "", r->file, line, why);
 }
 
 /* The items of the CSV lists the selected features name, read in the
- * driver root, by kind into ITEMS[KIND_COUNT]: literal paths (no glob) */
+ * driver root (a list that is a symlink followed inside it), by kind into
+ * ITEMS[KIND_COUNT]: literal paths (no glob) */
 static void read_csv_files(struct vctx *c, const bool *selected, struct strv *items)
 {
 	const struct vendor *v = c->v;
-	size_t total = 0;
+	size_t total = 0, nfiles = 0;
 	struct strv files = { 0 };
 
 	for (size_t f = 0; f < v->nfeatures; f++)
 		for (size_t i = 0; selected[f] && i < v->features[f].csv_files.n; i++)
-			root_glob(c->rootfd, v->features[f].csv_files.v[i], &files, CSV_MAX_FILES);
+			root_glob(c->rootfd, v->features[f].csv_files.v[i], &files, CSV_MAX_FILES + 1);
 	strv_sort(&files);
-	for (size_t i = 0; i < files.n && i < CSV_MAX_FILES && total < CSV_MAX_ITEMS; i++) {
+	for (size_t i = 0; i < files.n && nfiles < CSV_MAX_FILES && total < CSV_MAX_ITEMS; i++) {
 		struct csv_read r = { .v = v, .file = files.v[i], .items = items };
-		_cleanup_free_ char *buf = NULL;
+		_cleanup_free_ char *buf = NULL, *real = NULL;
 		size_t len;
 		struct oerr e;
+		int got;
 
 		if (i && strcmp(files.v[i], files.v[i - 1]) == 0)
 			continue;
-		int got = root_read_file(c->rootfd, files.v[i], CSV_MAX_SIZE, &buf, &len, NULL, &e);
-
+		nfiles++;
+		got = root_realpath(c->rootfd, files.v[i], &real) < 0 ? 0
+		      : root_read_file(c->rootfd, real, CSV_MAX_SIZE, &buf, &len, NULL, &e);
 		if (got < 0)
-			log_warn("%s: csv_files: %s: %s", v->name, files.v[i], e.msg);
+			log_warn("%s: csv_files: %s", v->name, e.msg);
 		if (got <= 0)
 			continue;
 		total += hostfiles_parse(buf, len, CSV_MAX_ITEMS - total, csv_item, csv_bad, &r);
+		if (r.bad > CSV_MAX_WARNINGS)
+			log_warn("%s: %s: %d more lines skipped", v->name, files.v[i], r.bad - CSV_MAX_WARNINGS);
 	}
 	if (files.n > CSV_MAX_FILES || total >= CSV_MAX_ITEMS)
 		log_warn("%s: csv_files: more than %d files or %d entries; the rest ignored", v->name,
 			 CSV_MAX_FILES, CSV_MAX_ITEMS);
 	strv_free(&files);
+}
+
+/* A CSV item's kind as the driver root has it: a "lib" or "sym" line
+ * whose path leads to a directory (JetPack's "sym, /usr/local/cuda") is
+ * one; else as the line says */
+static enum item_kind csv_kind(struct vctx *c, enum item_kind kind, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (kind != KIND_LIBRARIES && kind != KIND_MISC)
+		return kind;
+	fd = root_open(c->rootfd, path, O_PATH);
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? KIND_DIRECTORIES : kind;
 }
 
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
@@ -956,7 +979,7 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 				add_item(&c, (enum item_kind)k, v->features[f].items[k].v[i]);
 		}
 		for (size_t i = 0; i < csv[k].n; i++)
-			add_existing(&c, (enum item_kind)k, csv[k].v[i]);
+			add_existing(&c, csv_kind(&c, (enum item_kind)k, csv[k].v[i]), csv[k].v[i]);
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
 			goto out;
 		if (k == KIND_DEVICES && v->mig_minors &&

@@ -41,6 +41,10 @@ setup() {
 	[ -x "$X" ] || skip "no $X (./build.sh builds it)"
 	QEMU=/usr/bin/qemu-$Q-static
 	R=$ROOTS/other
+}
+
+# need_root: the tests on Debian's NVIDIA root of the other architecture
+need_root() {
 	[ -d "$R/usr" ] || skip "no $OTHER root: $(cat "$ROOTS/why")"
 }
 
@@ -73,6 +77,7 @@ x() {
 }
 
 @test "ldcache under qemu on Debian 12's $OTHER NVIDIA 535 root: the cache glibc's own ldconfig (the root's, $OTHER) writes, byte for byte but the generator's name; -p as ldconfig -p; the driver's libraries in it (issue 36)" {
+	need_root
 	"$QEMU" "$R/sbin/ldconfig" -r "$R" -C /etc/glibc.cache
 	x ldcache -r "$R" -C /etc/ocidec.cache
 	g=$R/etc/glibc.cache o=$R/etc/ocidec.cache
@@ -100,6 +105,7 @@ x() {
 }
 
 @test "list, cdi and hook --dry-run under qemu on the $OTHER NVIDIA root: the files the native build finds in Debian's $NATIVE 535 root, at their $OTHER paths, each there in a chroot of the root and of its architecture; the spec valid CDI (issue 36)" {
+	need_root
 	sed "s|^driver_root = /$|driver_root = $R|" "$CONF/nvidia.ini" | write_ini nvidia
 	# the reference: the same packages for this machine, the native build
 	N=$ROOTS/native NCFG=$BATS_TEST_TMPDIR/native.d

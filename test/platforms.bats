@@ -55,8 +55,9 @@ L=/usr/lib/aarch64-linux-gnu
 for f in $L/tegra/libcuda.so.1.1 $L/tegra/libnvrm_gpu.so $L/tegra/libnvrm_mem.so $L/tegra/libnvos.so \
 	$L/tegra/libnvidia-ptxjitcompiler.so.35.4.1 $L/tegra/nvidia_icd.json $L/tegra-egl/libEGL_nvidia.so.0 \
 	/usr/src/jetson_multimedia_api/include/NvBuffer.h; do [ -f $f ] && echo "file $f"; done
-for l in $L/tegra/libcuda.so.1 $L/tegra/libcuda.so $L/libcuda.so $L/tegra/libnvidia-ptxjitcompiler.so.1; do
+for l in $L/tegra/libcuda.so.1 $L/tegra/libcuda.so $L/libcuda.so $L/tegra/libnvidia-ptxjitcompiler.so.1 /usr/local/cuda; do
 	echo "link $l -> $(readlink $l)"; done
+/usr/local/cuda/bin/nvcc
 grep -c " /usr/lib/aarch64-linux-gnu/tegra/libnvargus.so " /proc/self/mountinfo; true'
 
 tegra_seen() {
@@ -67,6 +68,9 @@ tegra_seen() {
 	assert_line "link /usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1 -> libcuda.so.1.1"
 	assert_line "link /usr/lib/aarch64-linux-gnu/libcuda.so -> /usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1"
 	assert_line "link /usr/lib/aarch64-linux-gnu/tegra/libnvidia-ptxjitcompiler.so.1 -> libnvidia-ptxjitcompiler.so.35.4.1"
+	# JetPack's CUDA: "sym, /usr/local/cuda", a link to a directory
+	assert_line "link /usr/local/cuda -> cuda-11.4"
+	assert_line "Cuda compilation tools, release 11.4, V11.4.315"
 	# what L4T's list names and this board lacks is not there, and no error
 	assert_line 0
 }
@@ -85,9 +89,22 @@ tegra_seen() {
 	assert_line "$DR/usr/src/jetson_multimedia_api/include/NvBuffer.h"
 	refute_output --partial nvidia-smi
 	run ocidec check -c "$CFG"
-	assert_line --regexp "^info +nvidia: not this platform's \(not_where in $CFG/nvidia.ini\): another vendor file serves it$"
-	assert_line --regexp "^info +nvidia-wsl: not this platform's \(only_where in $CFG/nvidia-wsl.ini\)"
+	assert_line --regexp "^info +nvidia: not this platform's \(not_where in $CFG/nvidia.ini\): served here by nvidia-tegra$"
+	assert_line --regexp "^info +nvidia-wsl: not this platform's \(only_where in $CFG/nvidia-wsl.ini\): served here by nvidia-tegra$"
 	assert_line --regexp "^ok +nvidia-tegra: driver_root $DR: 8 device nodes"
+	# nvidia.ini alone (installed without its siblings) serves nothing
+	# here: check says so, with the fix
+	mkdir "$BATS_TEST_TMPDIR/alone" && cp "$CFG/nvidia.ini" "$BATS_TEST_TMPDIR/alone/"
+	run ocidec check -c "$BATS_TEST_TMPDIR/alone"
+	assert_line --regexp "^PROBLEM +nvidia: not this platform's \(not_where in $BATS_TEST_TMPDIR/alone/nvidia.ini\), and no vendor file here serves nvidia.com/gpu: a container asking for it gets nothing$"
+	assert_line --regexp "do: install the vendor file of this platform beside it .*ocidec install --vendor nvidia brings them"
+	# which ocidec install --vendor nvidia does (inert where not theirs)
+	H=$BATS_TEST_TMPDIR/host
+	mkdir "$H"
+	ocidec install --host-root "$H" -c "$CONF" --vendor nvidia --runtime podman >/dev/null
+	run ls "$H/usr/local/ocidec/etc/ocidec.d"
+	assert_output $'nvidia-tegra.ini\nnvidia-wsl.ini\nnvidia.ini'
+	ocidec install --host-root "$H" --uninstall >/dev/null
 	# CDI: one spec of NVIDIA's kind, device "all", valid; a container
 	# given it by a CDI engine sees the same
 	cdi -c "$CFG" >"$SPEC"
@@ -121,9 +138,21 @@ tegra_seen() {
 	assert_line "ocidec list: warn: nvidia-tegra: $csv/zz-broken.csv:2: the type is none of dev, lib, sym, dir: line skipped"
 	assert_line "ocidec list: warn: nvidia-tegra: $csv/zz-broken.csv:3: no path after the comma: line skipped"
 	rm "$csv/zz-broken.csv"
-	# a shared node: the kubernetes policy
-	printf 'selection = mounts annotation env\nunprivileged_selection = mounts annotation\n' >"$BATS_TEST_TMPDIR/policy"
-	sed -i "/^\[vendor\]/r $BATS_TEST_TMPDIR/policy" "$CFG/nvidia-tegra.ini"
+	# a list that is a symlink (inside the driver root) is read through it
+	mv "$csv/devices.csv" "$DR/etc/devices.csv.real" && ln -s ../../devices.csv.real "$csv/devices.csv"
+	run ocidec list -c "$CFG"
+	assert_line "$DR/dev/nvmap"
+	# one that leads out of the driver root is read inside it: nothing there
+	echo "dev, /dev/nvhost-gpu" >"$BATS_TEST_TMPDIR/outside.csv"
+	ln -sf "$BATS_TEST_TMPDIR/outside.csv" "$csv/devices.csv"
+	run ocidec list -c "$CFG"
+	refute_line "$DR/dev/nvhost-gpu"
+	ln -sf ../../devices.csv.real "$csv/devices.csv"
+	# a shared node: the configs as ocidec install --tenant-policy kubernetes writes them
+	H=$BATS_TEST_TMPDIR/host
+	mkdir "$H"
+	ocidec install --host-root "$H" -c "$CFG" --tenant-policy kubernetes --runtime podman >/dev/null
+	OPEN=$CFG CFG=$H/usr/local/ocidec/etc/ocidec.d
 	run_container 'ls /dev/nvmap 2>&1; echo started' NVIDIA_VISIBLE_DEVICES=all
 	assert_success
 	assert_line started
@@ -139,7 +168,8 @@ tegra_seen() {
 	# the arm64 build (under qemu) plans what this machine's does
 	X=$BATS_TEST_DIRNAME/../build/arm64/ocidec
 	[ "$(dpkg --print-architecture)" = amd64 ] && [ -x "$X" ] || skip "no arm64 build here"
-	sed -i '/^selection\|^unprivileged_selection/d' "$CFG/nvidia-tegra.ini"
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	CFG=$OPEN
 	mkdir -p "$BATS_TEST_TMPDIR/b/rootfs"
 	printf '{"ociVersion": "1.0.2", "process": {"env": ["NVIDIA_VISIBLE_DEVICES=all"], "args": ["sh"], "cwd": "/"}, "root": {"path": "rootfs"}, "linux": {}}' \
 		>"$BATS_TEST_TMPDIR/b/config.json"
@@ -183,8 +213,13 @@ ls $S/nvlddmkm.sys /usr/lib/wsl/lib/libnvcuvid.so.1 2>&1 | sed "s/.*: //"
 	assert_line /usr/lib/wsl/lib/libnvidia-ml.so.1
 	assert_line --partial "libcuda.so.1.1: No such file or directory"
 	run ocidec check -c "$CFG"
-	assert_line --regexp "^info +nvidia: not this platform's \(not_where in $CFG/nvidia.ini\)"
+	assert_line --regexp "^info +nvidia: not this platform's \(not_where in $CFG/nvidia.ini\): served here by nvidia-wsl$"
 	assert_line --regexp "^ok +nvidia-wsl: driver_root $DR: 1 device node,"
+	# a CUDA image's requirement is not refused (the Windows driver's CUDA
+	# version is not in its Linux files)
+	run_container 'ls /dev/dxg' NVIDIA_VISIBLE_DEVICES=all NVIDIA_REQUIRE_CUDA="cuda>=12.2"
+	assert_success
+	assert_line /dev/dxg
 	# CDI: NVIDIA's kind, device "all", valid, and what a CDI engine does with it
 	cdi -c "$CFG" >"$SPEC"
 	run "$FIXTURES/cdi-check.py" "$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")" "$SPEC"
@@ -193,6 +228,14 @@ ls $S/nvlddmkm.sys /usr/lib/wsl/lib/libnvcuvid.so.1 2>&1 | sed "s/.*: //"
 	assert_success
 	assert_line "dev dxg"
 	[ "$(grep -c '^file ' <<<"$output")" = 17 ]
+	# WSL2 on an Intel or AMD GPU: /dev/dxg, no NVIDIA driver store; a CUDA
+	# image gets nothing (neither NVIDIA file serves there), and starts
+	rm -rf "$DR"/usr/lib/wsl/drivers/nv_* "$DR"/usr/lib/wsl/lib/libcuda* "$DR"/usr/lib/wsl/lib/libnvidia* "$DR"/usr/lib/wsl/lib/nvidia-smi
+	run_container 'ls /dev/dxg /usr/lib/wsl/lib/libdxcore.so 2>&1; echo started' NVIDIA_VISIBLE_DEVICES=all
+	assert_success
+	assert_line started
+	refute_line /dev/dxg
+	refute_line /usr/lib/wsl/lib/libdxcore.so
 }
 
 @test "neither platform here (no /dev/dxg, no L4T lists): nvidia-tegra.ini and nvidia-wsl.ini are inert (no refusal, no spec, check says why) and nvidia.ini serves as before (issue 36)" {
@@ -214,8 +257,8 @@ ls $S/nvlddmkm.sys /usr/lib/wsl/lib/libnvcuvid.so.1 2>&1 | sed "s/.*: //"
 	refute_output --partial "nvidia-wsl"
 	refute_output --partial "nvidia-tegra"
 	run ocidec check -c "$CFG"
-	assert_line --regexp "^info +nvidia-tegra: not this platform's \(only_where in $CFG/nvidia-tegra.ini\): another vendor file serves it$"
-	assert_line --regexp "^info +nvidia-wsl: not this platform's \(only_where in $CFG/nvidia-wsl.ini\): another vendor file serves it$"
+	assert_line --regexp "^info +nvidia-tegra: not this platform's \(only_where in $CFG/nvidia-tegra.ini\): served here by nvidia$"
+	assert_line --regexp "^info +nvidia-wsl: not this platform's \(only_where in $CFG/nvidia-wsl.ini\): served here by nvidia$"
 	mkdir "$BATS_TEST_TMPDIR/cdi"
 	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/cdi"
 	assert_success
