@@ -347,6 +347,7 @@ PLATFORMS := $(foreach a,$(NATIVE) $(CROSS),linux/$(a))
 IMAGE_CONTEXT ?= .
 IMAGE_LAYOUT  ?= $(B)/image/ocidec-toolkit-$(VERSION)
 image: $(if $(filter .,$(IMAGE_CONTEXT)),all)
+	$(if $(CROSS),,@echo "image: $(NATIVE) only: no musl for the other architecture under build/deps (./build.sh fetches it)" >&2)
 	-@podman manifest rm $(IMAGE) >/dev/null 2>&1
 	podman build --network none -q --platform $(subst $(eval) ,$(comma),$(PLATFORMS)) --manifest $(IMAGE) $(IMAGE_CONTEXT)
 	@rm -rf $(IMAGE_LAYOUT) && mkdir -p $(dir $(IMAGE_LAYOUT))

@@ -776,6 +776,13 @@ static int refresh_all(const struct cdi_run *run, char *const *names, int n)
 
 		if (!vendor_named(v, names, n))
 			continue;
+		/* another platform's file: the spec of its kind is the file's
+		 * that serves this one (its siblings share the file name); one
+		 * that none serves goes (the plan is empty) */
+		if (!vendor_here(v) && config_kind_here(&cfg, v, NULL)) {
+			log_debug("%s: not this platform's: its kind's spec is another vendor file's", v->name);
+			continue;
+		}
 		vendor_log_level(v);
 		if (refresh_vendor(v, run, dfd, run->output, &err) < 0)
 			status = applet_fail(&err);

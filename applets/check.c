@@ -356,7 +356,7 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		const struct vendor *v = &cfg.vendors[i];
 		struct plan plan = { 0 };
 
-		r->nvidia |= strcmp(v->name, "nvidia") == 0;
+		r->nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
 		struct oerr err;
 		struct stat st;
 		size_t devs = 0;
@@ -372,6 +372,25 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 			    "(unprivileged_selection has env): on this Kubernetes node any pod gets any device by "
 			    "setting the variable");
 
+		/* another platform's file (only_where, not_where): fine where a
+		 * vendor of the same kind serves this one; a problem where it is
+		 * the only one of its kind */
+		if (at_slash && !vendor_here(v)) {
+			bool siblings;
+			const struct vendor *w = config_kind_here(&cfg, v, &siblings);
+
+			if (w || siblings)
+				say(r, INFO, v->name, NULL, "not this platform's (%s%s%s in %s): %s%s", v->only_where.n ? "only_where" : "",
+				    v->only_where.n && v->not_where.n ? ", " : "", v->not_where.n ? "not_where" : "", v->file,
+				    w ? "served here by " : "nor is any other vendor file of ", w ? w->name : v->cdi_kind);
+			else
+				advise(r, PROBLEM, v->name, "install the vendor file of this platform beside it (NVIDIA's: the "
+				       "shipped nvidia-tegra.ini, nvidia-wsl.ini, which ocidec install --vendor nvidia brings)",
+				       "not this platform's (%s in %s), and no other vendor file serves %s: a container "
+				       "asking for it gets nothing", v->only_where.n ? "only_where" : "not_where", v->file,
+				       v->cdi_kind);
+			continue;
+		}
 		{
 			bool there = host_stat(root, v->driver_root, &st, true);
 			const char *why = !there ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : NULL;
@@ -391,26 +410,7 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 			}
 			continue;
 		}
-		if (!vendor_here(v)) {
-			const struct vendor *w = NULL;
 
-			/* another platform's file: fine when a vendor of the same
-			 * kind serves this one; else what asks for it gets nothing */
-			for (size_t k = 0; !w && v->cdi_kind && k < cfg.n; k++)
-				if (&cfg.vendors[k] != v && cfg.vendors[k].cdi_kind &&
-				    strcmp(cfg.vendors[k].cdi_kind, v->cdi_kind) == 0 && vendor_here(&cfg.vendors[k]))
-					w = &cfg.vendors[k];
-			if (w || !v->not_where.n)
-				say(r, INFO, v->name, NULL, "not this platform's (%s%s%s in %s)%s%s", v->only_where.n ? "only_where" : "",
-				    v->only_where.n && v->not_where.n ? ", " : "", v->not_where.n ? "not_where" : "", v->file,
-				    w ? ": served here by " : "", w ? w->name : "");
-			else
-				advise(r, PROBLEM, v->name, "install the vendor file of this platform beside it (the shipped "
-				       "nvidia-tegra.ini, nvidia-wsl.ini: ocidec install --vendor nvidia brings them)",
-				       "not this platform's (not_where in %s), and no vendor file here serves %s: a container "
-				       "asking for it gets nothing", v->file, v->cdi_kind ? v->cdi_kind : v->activation_flag);
-			continue;
-		}
 		if (plan_vendor(&plan, v, &sel, &err) < 0) {
 			advise(r, PROBLEM, v->name, "correct the vendor file or its driver root", "%s", err.msg);
 			plan_free(&plan);

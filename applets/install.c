@@ -322,13 +322,6 @@ static bool clean_path(const char *p)
 	       !(strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0);
 }
 
-/* Does V answer NVIDIA's variable (Docker's --gpus sets it)? */
-static bool answers_nvidia(const struct vendor *v)
-{
-	return strcmp(v->activation_flag, "NVIDIA_VISIBLE_DEVICES") == 0 ||
-	       strv_contains(&v->activation_aliases, "NVIDIA_VISIBLE_DEVICES");
-}
-
 /* Is V named, or another platform's file of a named vendor (its
  * only_where, the same CDI kind: --vendor nvidia brings nvidia-tegra.ini
  * and nvidia-wsl.ini, inert where their platform is not)? */
@@ -336,10 +329,10 @@ static bool named_or_sibling(const struct config *cfg, const struct vendor *v, c
 {
 	if (vendor_named(v, names, nnames))
 		return true;
-	for (size_t i = 0; v->only_where.n && v->cdi_kind && i < cfg->n; i++) {
+	for (size_t i = 0; v->only_where.n && i < cfg->n; i++) {
 		const struct vendor *w = &cfg->vendors[i];
 
-		if (w != v && vendor_named(w, names, nnames) && w->cdi_kind && strcmp(w->cdi_kind, v->cdi_kind) == 0)
+		if (w != v && vendor_named(w, names, nnames) && strcmp(w->cdi_kind, v->cdi_kind) == 0)
 			return true;
 	}
 	return false;
@@ -379,7 +372,7 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 		len = strlen(text);
 		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
 			   0644, JOURNAL_WHOLE);
-		in->has_nvidia |= answers_nvidia(v);
+		in->has_nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
 	}
 	if (r == 0 && cfg.n == 0)
 		r = oerr_usage(err, "%s: no vendor config to install", cdir);
@@ -1521,7 +1514,7 @@ static void host_configs(struct inst *in)
 
 	config_load_each(&cfg, in->cdir);
 	for (size_t i = 0; i < cfg.n; i++)
-		in->has_nvidia |= answers_nvidia(&cfg.vendors[i]);
+		in->has_nvidia |= vendor_answers(&cfg.vendors[i], "NVIDIA_VISIBLE_DEVICES");
 	config_free(&cfg);
 }
 

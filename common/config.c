@@ -1387,3 +1387,27 @@ bool vendor_here(const struct vendor *v)
 	close(rootfd);
 	return here;
 }
+
+const struct vendor *config_kind_here(const struct config *cfg, const struct vendor *v, bool *siblings)
+{
+	const struct vendor *here = NULL;
+
+	if (siblings)
+		*siblings = false;
+	for (size_t i = 0; i < cfg->n && !here; i++) {
+		const struct vendor *w = &cfg->vendors[i];
+
+		if (w == v || strcmp(w->cdi_kind, v->cdi_kind) != 0)
+			continue;
+		if (siblings)
+			*siblings = true;
+		if (vendor_here(w))
+			here = w;
+	}
+	return here;
+}
+
+bool vendor_answers(const struct vendor *v, const char *name)
+{
+	return strcmp(v->activation_flag, name) == 0 || strv_contains(&v->activation_aliases, name);
+}

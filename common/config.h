@@ -196,6 +196,13 @@ struct feature *vendor_feature(const struct vendor *v, const char *name);
  * is; one whose driver root is not there is when it has no only_where
  * (plan_vendor then says the driver is missing). */
 bool vendor_here(const struct vendor *v);
+/* Another vendor of CFG than V with V's CDI kind that is this platform's
+ * (vendor_here), or NULL; *SIBLINGS (when not NULL): whether there is any
+ * other of that kind, here or not */
+const struct vendor *config_kind_here(const struct config *cfg, const struct vendor *v, bool *siblings);
+/* Does V answer the environment variable NAME (its activation_flag or an
+ * alias)? */
+bool vendor_answers(const struct vendor *v, const char *name);
 
 /* Mark the features LIST names ("all", or names separated by commas or
  * spaces; NULL: the vendor's driver_feature) and what they include, in

@@ -881,17 +881,25 @@ static void read_csv_files(struct vctx *c, const bool *selected, struct strv *it
 		if (i && strcmp(files.v[i], files.v[i - 1]) == 0)
 			continue;
 		nfiles++;
-		got = root_realpath(c->rootfd, files.v[i], &real) < 0 ? 0
-		      : root_read_file(c->rootfd, real, CSV_MAX_SIZE, &buf, &len, NULL, &e);
+		if (root_realpath(c->rootfd, files.v[i], &real) < 0) {
+			if (errno != ENOENT)   /* (a link loop, no permission: said) */
+				log_warn("%s: csv_files: %s: %s", v->name, files.v[i], strerror(errno));
+			continue;
+		}
+		got = root_read_file(c->rootfd, real, CSV_MAX_SIZE, &buf, &len, NULL, &e);
 		if (got < 0)
-			log_warn("%s: csv_files: %s", v->name, e.msg);
+			log_warn("%s: csv_files: %s (%s)", v->name, files.v[i], e.msg);
 		if (got <= 0)
 			continue;
 		total += hostfiles_parse(buf, len, CSV_MAX_ITEMS - total, csv_item, csv_bad, &r);
 		if (r.bad > CSV_MAX_WARNINGS)
-			log_warn("%s: %s: %d more lines skipped", v->name, files.v[i], r.bad - CSV_MAX_WARNINGS);
+			log_warn("%s: %s%s: %d more lines skipped", v->name, strcmp(v->driver_root, "/") ? v->driver_root : "",
+				 files.v[i], r.bad - CSV_MAX_WARNINGS);
 	}
-	if (files.n > CSV_MAX_FILES || total >= CSV_MAX_ITEMS)
+	nfiles = 0;   /* the distinct files, for the bound */
+	for (size_t i = 0; i < files.n; i++)
+		nfiles += !i || strcmp(files.v[i], files.v[i - 1]) != 0;
+	if (nfiles > CSV_MAX_FILES || total >= CSV_MAX_ITEMS)
 		log_warn("%s: csv_files: more than %d files or %d entries; the rest ignored", v->name,
 			 CSV_MAX_FILES, CSV_MAX_ITEMS);
 	strv_free(&files);

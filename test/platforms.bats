@@ -96,8 +96,8 @@ tegra_seen() {
 	# here: check says so, with the fix
 	mkdir "$BATS_TEST_TMPDIR/alone" && cp "$CFG/nvidia.ini" "$BATS_TEST_TMPDIR/alone/"
 	run ocidec check -c "$BATS_TEST_TMPDIR/alone"
-	assert_line --regexp "^PROBLEM +nvidia: not this platform's \(not_where in $BATS_TEST_TMPDIR/alone/nvidia.ini\), and no vendor file here serves nvidia.com/gpu: a container asking for it gets nothing$"
-	assert_line --regexp "do: install the vendor file of this platform beside it .*ocidec install --vendor nvidia brings them"
+	assert_line --regexp "^PROBLEM +nvidia: not this platform's \(not_where in $BATS_TEST_TMPDIR/alone/nvidia.ini\), and no other vendor file serves nvidia.com/gpu: a container asking for it gets nothing$"
+	assert_line --regexp "do: install the vendor file of this platform beside it .*which ocidec install --vendor nvidia brings\)"
 	# which ocidec install --vendor nvidia does (inert where not theirs)
 	H=$BATS_TEST_TMPDIR/host
 	mkdir "$H"
@@ -115,6 +115,15 @@ tegra_seen() {
 	cdi_container "$SPEC" "$TEGRA_SEE"
 	assert_success
 	tegra_seen
+	# the refresh the units and the DaemonSet run keeps it (the inert files
+	# of the same kind remove nothing)
+	mkdir -m 0755 "$BATS_TEST_TMPDIR/cdi"
+	run cdi --refresh -c "$CFG" -o "$BATS_TEST_TMPDIR/cdi"
+	assert_success
+	assert_line "nvidia-tegra: wrote $BATS_TEST_TMPDIR/cdi/nvidia.com-gpu.json"
+	refute_output --partial removed
+	run ls "$BATS_TEST_TMPDIR/cdi"
+	assert_output $'management.nvidia.com-gpu.json\nnvidia.com-gpu.json'
 	# void: nothing, and the container starts
 	run_container 'ls /dev/nvmap 2>&1; echo started' NVIDIA_VISIBLE_DEVICES=void
 	assert_success
@@ -236,6 +245,10 @@ ls $S/nvlddmkm.sys /usr/lib/wsl/lib/libnvcuvid.so.1 2>&1 | sed "s/.*: //"
 	assert_line started
 	refute_line /dev/dxg
 	refute_line /usr/lib/wsl/lib/libdxcore.so
+	# and check says no NVIDIA platform is here, no problem
+	run ocidec check -c "$CFG"
+	assert_line --regexp "^info +nvidia: not this platform's \(not_where in $CFG/nvidia.ini\): nor is any other vendor file of nvidia.com/gpu$"
+	refute_line --regexp "^PROBLEM +nvidia"
 }
 
 @test "neither platform here (no /dev/dxg, no L4T lists): nvidia-tegra.ini and nvidia-wsl.ini are inert (no refusal, no spec, check says why) and nvidia.ini serves as before (issue 36)" {
