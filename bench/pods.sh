@@ -27,18 +27,7 @@ trap '"$fx/bed.sh" stop "$d"; rm -rf "$work" "$d"' EXIT
 in_bed() { "$fx/bed.sh" exec "$d" "$@"; }
 c2=$("$fx/containerd2.sh")
 cp "$c2/usr/bin/containerd" "$c2/usr/bin/containerd-shim-runc-v2" "$c2/usr/bin/ctr" "$d/root/usr/local/bin/"
-mkdir -p "$d/ctrd" "$d/logs"
-cat >"$d/root/etc/containerd/config.toml" <<EOF
-version = 3
-root = "$d/ctrd/root"
-state = "$d/ctrd/state"
-[grpc]
-  address = "$d/ctrd/ctrd.sock"
-[plugins."io.containerd.cri.v1.images".pinned_images]
-  sandbox = "docker.io/library/ocidec-test:1"
-[plugins."io.containerd.cri.v1.runtime"]
-  restrict_oom_score_adj = true
-EOF
+"$fx/containerd3-config.sh" "$d" >"$d/root/etc/containerd/config.toml"
 ctrd_start() {
 	(in_bed sh -c "exec containerd >>$d/containerd.log 2>&1" &)
 	for _ in $(seq 300); do in_bed ctr -a "$d/ctrd/ctrd.sock" version >/dev/null 2>&1 && return 0; sleep 0.1; done

@@ -379,6 +379,27 @@ static bool refused(const struct vendor *v, unsigned allowed, unsigned s, const 
 	return true;
 }
 
+static bool names_vendor(const struct strv *keys, const struct oci_config *oc, const struct strv *state_ann);
+
+/* Does the container name V at all (names_vendor: one of its variables,
+ * its annotation, its device plugin's list)? Only then is V's platform
+ * looked at (vendor_here opens the driver root), not for every container
+ * that names another vendor. */
+static bool names_this_vendor(const struct vendor *v, const struct oci_config *oc, const struct strv *state_ann)
+{
+	struct strv keys = { 0 };
+	bool named;
+
+	strv_push(&keys, v->activation_flag);
+	for (size_t k = 0; k < v->activation_aliases.n; k++)
+		strv_push(&keys, v->activation_aliases.v[k]);
+	strv_push(&keys, v->annotation);
+	strv_push(&keys, v->device_list_dir);
+	named = names_vendor(&keys, oc, state_ann);
+	strv_free(&keys);
+	return named;
+}
+
 int activate(const struct config *cfg, const struct oci_config *oc, const struct strv *state_ann,
 	     struct activation *act, struct oerr *err)
 {
@@ -395,7 +416,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 
 		/* another vendor file serves this platform (WSL2, a Jetson):
 		 * this one asks nothing of the container, nor refuses it */
-		if (!vendor_here(v))
+		if ((v->only_where.n || v->not_where.n) && names_this_vendor(v, oc, state_ann) && !vendor_here(v))
 			continue;
 		/* the device plugin's mounts, then the annotation, then env */
 		if (mounted) {

@@ -226,19 +226,7 @@ containerd_config() {
 # version 3; its state in DIR/ctrd/rootSUFFIX, stateSUFFIX: apart from 1.7's
 # in a bed that runs both)
 containerd3_config() {
-	local d=$1 s=${2:-}
-	mkdir -p "$d/ctrd" "$d/logs"
-	cat <<-EOF
-	version = 3
-	root = "$d/ctrd/root$s"
-	state = "$d/ctrd/state$s"
-	[grpc]
-	  address = "$d/ctrd/ctrd.sock"
-	[plugins."io.containerd.cri.v1.images".pinned_images]
-	  sandbox = "docker.io/library/ocidec-test:1"
-	[plugins."io.containerd.cri.v1.runtime"]
-	  restrict_oom_score_adj = true
-	EOF
+	"$FIXTURES/containerd3-config.sh" "$@"
 }
 
 containerd_start() {
