@@ -3,6 +3,11 @@
  * See: ocidec-inject(1). HPC engines (Sarus and the like) call it with the
  * devices the workload manager granted: `ocidec inject --pid PID VENDOR...`.
  * Without --rootfs the rootfs is "/" of the process's mount namespace.
+ * With --environ FILE the vendors are the ones the environment in FILE
+ * activates, decided as the hook decides from config.json's env (Enroot's
+ * hook, 98-ocidec.sh: the container's environment); without --pid the
+ * caller is in the container's mount namespace already and --rootfs is a
+ * path here, before pivot_root (a runtime's hook such as Enroot's).
  */
 #include "applets/applet.h"
 #include "applets/dryrun.h"
@@ -20,16 +25,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char inject_usage[] =
 	"usage: ocidec inject [-c DIR] --pid PID [--rootfs DIR] [--devices SEL]\n"
 	"                     [--features LIST] [--dry-run] VENDOR...\n"
+	"       ocidec inject [-c DIR] [--pid PID] --rootfs DIR --environ FILE [--no-cgroups]\n"
 	"\n"
-	"Inject VENDORs into the mount namespace of process PID, as the hook does.\n"
+	"Inject VENDORs into the mount namespace of process PID, as the hook does;\n"
+	"or the vendors the environment in FILE activates, as the hook decides them.\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
-	"  -p, --pid PID         the container's process\n"
+	"  -p, --pid PID         the container's process (with --environ, default: the\n"
+	"                        caller's namespaces, --rootfs a path here, before\n"
+	"                        pivot_root, as a runtime's hook such as Enroot's)\n"
 	"  -r, --rootfs DIR      its rootfs, as seen in its mount namespace (default /)\n"
+	"  -e, --environ FILE    the container's environment, NAME=VALUE lines (- for\n"
+	"                        stdin; the first of a name counts)\n"
+	"      --no-cgroups      leave the device cgroup alone\n"
 	"  -d, --devices SEL     all (default), none, or indices such as 0,2\n"
 	"  -f, --features LIST   features, comma separated, or all (default: each\n"
 	"                        vendor's driver_feature)\n"
@@ -39,7 +52,7 @@ const char inject_usage[] =
 
 /* What inject's command line asks */
 struct inject_args {
-	const char *dir, *devices, *features;
+	const char *dir, *devices, *features, *environ;
 	long pid;
 	bool dry_run, json;
 };
@@ -57,13 +70,15 @@ static int inject_options(int argc, char **argv, struct inject_args *a, struct i
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'F' },
+		{ "environ", required_argument, NULL, 'e' },
+		{ "no-cgroups", no_argument, NULL, 'G' },
 		{ 0 },
 	};
 	char *end;
 	int o;
 
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:nt:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":c:p:r:d:f:nt:e:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': a->dir = optarg; break;
 		case 'p':
@@ -73,6 +88,8 @@ static int inject_options(int argc, char **argv, struct inject_args *a, struct i
 				return applet_usage_error("--pid %s: not a process id", optarg);
 			break;
 		case 'r': io->rootfs = optarg; break;
+		case 'e': a->environ = optarg; break;
+		case 'G': io->no_cgroups = true; break;
 		case 'd': a->devices = optarg; break;
 		case 'f': a->features = optarg; break;
 		case 'n': a->dry_run = true; break;
@@ -87,8 +104,18 @@ static int inject_options(int argc, char **argv, struct inject_args *a, struct i
 		default: return applet_bad_option(o, argc, argv);
 		}
 	}
-	if (!a->pid)
-		return applet_usage_error("--pid is required");
+	if (!a->pid && !a->environ)
+		return applet_usage_error("--pid is required (or --environ, for the caller's namespaces)");
+	if (a->environ && (a->devices || a->features))
+		return applet_usage_error("--environ decides the devices and features: no --devices or --features");
+	if (!a->pid) {
+		/* Enroot's hook: in the container's namespaces, before pivot_root */
+		if (io->rootfs[0] != '/' || strcmp(io->rootfs, "/") == 0)
+			return applet_usage_error("--rootfs %s: the container's root, an absolute path (not /)",
+						  io->rootfs);
+		a->pid = getpid();
+		io->standalone = true;
+	}
 	io->pid = (int)a->pid;
 	return EXIT_OK;
 }
@@ -113,9 +140,50 @@ static int inject_vendors(struct container *c, const struct inject_args *a, char
 	return 0;
 }
 
+/* The environment in FILE (- : stdin), NAME=VALUE lines, into ENV: 0, or
+ * -1 (ERR). At most 1 MiB; lines of no such form skipped. */
+static int read_environ(const char *file, struct strv *env, struct oerr *err)
+{
+	_cleanup_close_ int fd = strcmp(file, "-") == 0 ? dup(STDIN_FILENO) :
+				 open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_free_ char *buf = NULL;
+	char *save = NULL;
+	size_t len;
+
+	if (fd < 0)
+		return oerr_set(err, errno, "--environ %s", file);
+	if (read_fd_all(fd, 1024 * 1024, &buf, &len, err) < 0)
+		return oerr_prefix(err, "--environ %s", file);
+	if (memchr(buf, '\0', len))
+		return oerr_usage(err, "--environ %s: a NUL byte: not NAME=VALUE lines", file);
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t name = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+		bool seen = false;
+
+		for (size_t i = 0; i < env->n && name && !seen; i++)
+			seen = strncmp(env->v[i], line, name + 1) == 0;
+		if (name && line[name] == '=' && !seen)
+			strv_push(env, line);
+	}
+	return 0;
+}
+
+/* The vendors the environment in A's file activates, into C as the hook's
+ * decision has them: CONTAINER_ACTIVE, CONTAINER_NONE, or -1 (ERR) */
+static int environ_vendors(struct container *c, const struct inject_args *a, struct oerr *err)
+{
+	_cleanup_strv_ struct strv ann = { 0 };
+
+	if (read_environ(a->environ, &c->oc.env, err) < 0)
+		return -1;
+	c->oc.cap_sys_admin = true;  /* the runtime's own call */
+	return container_decide_config(a->dir, &ann, NULL, c, err);
+}
+
 APPLET_MAIN(inject)
 {
-	struct inject_args a = { .dir = config_dir_default(), .devices = "all" };
+	struct inject_args a = { .dir = config_dir_default() };
 	struct inject_opts io = { .rootfs = "/" };
 	__attribute__((cleanup(container_free))) struct container c = { 0 };
 	int status;
@@ -125,9 +193,21 @@ APPLET_MAIN(inject)
 		return status;
 	if (kill((pid_t)a.pid, 0) < 0 && errno == ESRCH)
 		return oerr_set(err, 0, "--pid %ld: no such process", a.pid);
-	if (optind == argc)
+	if (a.environ) {
+		if (optind != argc)
+			return applet_usage_error("--environ decides the vendors: name none");
+		if ((status = environ_vendors(&c, &a, err)) < 0)
+			return APPLET_FAILED;
+		if (status == CONTAINER_NONE) {
+			log_debug("no vendor asked for: nothing to do");
+			return EXIT_OK;
+		}
+	} else if (optind == argc)
 		return applet_usage_error("name at least one VENDOR");
-	if (inject_vendors(&c, &a, argv + optind, argc - optind, err) < 0 || container_plan(&c, NULL, err) < 0 ||
+	if (!a.devices)
+		a.devices = "all";
+	if ((!a.environ && inject_vendors(&c, &a, argv + optind, argc - optind, err) < 0) ||
+	    container_plan(&c, NULL, err) < 0 ||
 	    (a.dry_run ? dry_run_print(&c.edits, &io, a.json, err) : inject(&c.edits, &io, err)) < 0)
 		return APPLET_FAILED;
 	return a.dry_run ? applet_finish_stdout(EXIT_OK) : EXIT_OK;

@@ -754,6 +754,10 @@ static int vendor_check(struct parse *p)
 				    "pci_devices (what gives the devices' PCI addresses)");
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
+	if (config_root_override.root && vendor_answers(v, config_root_override.var)) {
+		free(v->driver_root);
+		v->driver_root = xstrdup(config_root_override.root);
+	}
 	/* the tenant policy: by default every source, for everyone (a device
 	 * plugin's /dev/null mounts need a hostPath: no pod makes them) */
 	v->selection = v->selection_line ? sources_of(&v->selection_list) : SRC_MOUNTS | SRC_ANNOTATION | SRC_ENV;
@@ -1406,6 +1410,8 @@ const struct vendor *config_kind_here(const struct config *cfg, const struct ven
 	}
 	return here;
 }
+
+struct config_root_override config_root_override;
 
 bool vendor_answers(const struct vendor *v, const char *name)
 {

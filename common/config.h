@@ -203,6 +203,11 @@ const struct vendor *config_kind_here(const struct config *cfg, const struct ven
 /* Does V answer the environment variable NAME (its activation_flag or an
  * alias)? */
 bool vendor_answers(const struct vendor *v, const char *name);
+/* (nvidia-container-cli --root) the driver root of every vendor loaded
+ * after it is set that answers VAR (vendor_answers), whatever its file says */
+extern struct config_root_override {
+	const char *var, *root;
+} config_root_override;
 
 /* Mark the features LIST names ("all", or names separated by commas or
  * spaces; NULL: the vendor's driver_feature) and what they include, in

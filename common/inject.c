@@ -114,6 +114,9 @@ static int make_target(int rootfd, const char *cpath, bool dir, struct oerr *err
 		}
 		if (errno != ENOENT)
 			return oerr_set(err, errno, "%s", cpath);
+		if (root_check_mount(rootfd, pfd) < 0)
+			return oerr_set(err, 0, "%s: not made: %s is a mount from outside the container's image "
+					"(a volume, the host's /dev), where nothing is created", cpath, parent);
 		if (dir) {
 			if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
 				return oerr_set(err, errno, "%s: mkdir", cpath);
@@ -183,7 +186,7 @@ static void jobs_free(struct job *jobs, size_t n)
 
 struct shared_check {
 	uint64_t ids[2];
-	bool found[2], shared[2];
+	bool found[2], shared[2], tmpfs[2];
 };
 
 static int note_shared(const struct mountinfo_line *l, void *arg)
@@ -194,6 +197,7 @@ static int note_shared(const struct mountinfo_line *l, void *arg)
 		if (l->id == c->ids[i] && !c->found[i]) {
 			c->found[i] = true;
 			c->shared[i] = strstr(l->optional, "shared:") != NULL;
+			c->tmpfs[i] = strcmp(l->fstype, "tmpfs") == 0;
 		}
 	}
 	return 0;
@@ -217,6 +221,9 @@ static int confine_rootfs(int rootfd, const char *rootfs, struct oerr *err)
 		  fstatfs(dev, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC_;
 	if (proc_fd < 0 || mountinfo_each(proc_fd, note_shared, &c) < 0)
 		return oerr_set(err, errno, "%s: the mount table of the container's namespace", rootfs);
+	/* the host's devtmpfs bound there (Enroot's, podman -v /dev:/dev) has
+	 * tmpfs's magic too: the mount table names it */
+	own_dev = own_dev && (!c.found[1] || c.tmpfs[1]);
 	if (!c.found[0] || c.shared[0])
 		return oerr_set(err, 0, "%s: the container's root is a shared mount: mounts made in it would "
 				"propagate to other mount namespaces; refused", rootfs);
@@ -355,7 +362,9 @@ static int jobs_attach(struct job *jobs, size_t n, const struct edits *e, int ro
 				return -1;
 		/* Already there (a second run)? Then leave it. */
 		cur = root_open_any(rootfd, j->m->destination, O_PATH | O_NOFOLLOW);
-		if (cur >= 0 && fstat(cur, &st) == 0 && st.st_dev == j->m->it->st.st_dev && st.st_ino == j->m->it->st.st_ino) {
+		if (cur >= 0 && fstat(cur, &st) == 0 && ((st.st_dev == j->m->it->st.st_dev && st.st_ino == j->m->it->st.st_ino) ||
+		    /* the same device node (the host's /dev bound there: Enroot) */
+		    (S_ISCHR(st.st_mode) && S_ISCHR(j->m->it->st.st_mode) && st.st_rdev == j->m->it->st.st_rdev))) {
 			uint64_t id;
 			if (fd_mnt_id(cur, &id) == 0)
 				root_confine_allow(rootfd, id);
@@ -623,19 +632,22 @@ static void close_rootfs(int rootfd)
 	}
 }
 
+static int open_rootfs(const struct inject_opts *o, struct oerr *err);
+
 int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
 {
 	struct job *jobs = xcalloc(e->nmounts ? e->nmounts : 1, sizeof(*jobs));
 	int rootfd = -1, r = -1;
 
-	if (o->in_container) {
+	if (o->in_container && !o->standalone) {
 		oerr_set(err, 0, "the hook runs in the container's namespaces (a createContainer hook): "
 			 "the vendor hook runs at prestart or createRuntime; refused");
 		goto out;
 	}
-	/* On the host: sources, detached mounts, cgroup. Then in the container. */
-	if (jobs_prepare(e, jobs, err) < 0 || cgroup_allow(e, o, err) < 0 ||
-	    (rootfd = enter_container(o, err)) < 0)
+	/* On the host: sources, detached mounts, cgroup. Then in the container
+	 * (standalone: the caller's namespace is the container's already). */
+	if (jobs_prepare(e, jobs, err) < 0 || (!o->no_cgroups && cgroup_allow(e, o, err) < 0) ||
+	    (rootfd = open_rootfs(o, err)) < 0)
 		goto out;
 	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e->nmounts, e, rootfd, err) < 0)
 		goto out;
@@ -658,7 +670,7 @@ static int open_rootfs(const struct inject_opts *o, struct oerr *err)
 {
 	int rootfd;
 
-	if (!o->in_container)
+	if (!o->in_container && !o->standalone)
 		return enter_container(o, err);
 	log_syslog_connect();
 	rootfd = open(o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);

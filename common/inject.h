@@ -30,6 +30,11 @@ struct inject_opts {
 	bool in_container;   /* the process is in the container's namespaces
 			      * already (a createContainer hook): ROOTFS is
 			      * its path here, before pivot_root */
+	bool standalone;     /* (nvidia-container-cli, inject without --pid) the
+			      * caller is in the container's mount namespace
+			      * already, ROOTFS its path here, before pivot_root:
+			      * as in_container, but asked for, so done */
+	bool no_cgroups;     /* leave the device cgroup alone (--no-cgroups) */
 	const char *cgroups_path; /* config.json's linux.cgroupsPath, or NULL */
 };
 

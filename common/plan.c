@@ -798,6 +798,18 @@ static char *cuda_version(struct vctx *c)
 	return version;
 }
 
+void plan_driver_versions(const struct vendor *v, char **driver, char **cuda)
+{
+	struct vctx c = { .v = v, .rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC) };
+
+	*driver = read_version(v);
+	*cuda = c.rootfd >= 0 ? cuda_version(&c) : NULL;
+	if (c.rootfd >= 0)
+		close(c.rootfd);
+	if (c.cache_state > 0)
+		ldcache_free(&c.cache);
+}
+
 /* Each of the image's requirements holds, or the plan fails (ERR: which,
  * what the driver is, how to skip the check) */
 static int check_requirements(struct vctx *c, const struct strv *reqs, struct oerr *err)

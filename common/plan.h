@@ -97,6 +97,10 @@ int plan_label_walk(const struct config *cfg, char *const *names, int n, bool ev
 ssize_t plan_getxattr(const struct plan_item *it, bool link, const char *name, char *buf, size_t n);
 int plan_setxattr(const struct plan_item *it, bool link, const char *name, const char *value, size_t n);
 
+/* Vendor V's driver version (version_file, "535.261.03") and CUDA version
+ * (from cuda_version_library's text, read, never run) into *DRIVER and
+ * *CUDA, each NULL when unknown (free them). */
+void plan_driver_versions(const struct vendor *v, char **driver, char **cuda);
 /* Directories searched for bare binary names, in order. */
 extern const char *const plan_binary_dirs[];
 

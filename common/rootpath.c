@@ -659,6 +659,16 @@ int root_mkdirs(int rootfd, const char *dir, unsigned flags, int (*before)(const
 				free(path);
 				return -1;
 			}
+			if (parent >= 0 && root_check_mount(rootfd, parent) < 0) {
+				/* a mount the container was given (a volume, the
+				 * host's /dev): what is made there is made outside */
+				oerr_set(err, 0, "%s: not made: %.*s is a mount from outside the container's image "
+					 "(a volume, the host's /dev), where nothing is created", path,
+					 slash > path ? (int)(slash - path) : 1, slash > path ? path : "/");
+				close(parent);
+				free(path);
+				return -1;
+			}
 			if (parent < 0 || (mkdirat(parent, slash + 1, 0755) < 0 && errno != EEXIST)) {
 				oerr_set(err, errno, "%s: mkdir", path);
 				if (parent >= 0)
