@@ -274,6 +274,10 @@ install: $(B)/ocidec
 	chmod 0644 $(DESTDIR)$(HOOKSDIR)/ocidec.json
 	install -d $(DESTDIR)$(LIBEXECDIR)/ocidec
 	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/ocidec $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
+	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/ocidec $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-container-cli
+	install -d $(DESTDIR)$(LIBEXECDIR)/ocidec/enroot
+	sed 's|/usr/bin/ocidec |$(BINDIR)/ocidec |' conf/enroot/98-ocidec.sh >$(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh
 	install -d $(DESTDIR)$(UNITDIR)
 	for u in conf/systemd/*; do \
 		sed 's|/usr/bin/ocidec |$(BINDIR)/ocidec |; s|/etc/ocidec/|$(SYSCONFDIR)/ocidec/|' $$u >$(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; \
@@ -284,7 +288,8 @@ install: $(B)/ocidec
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ocidec $(DESTDIR)$(MANDIR)/man1/ocidec.1 \
 		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json \
-		$(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
+		$(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-container-cli \
+		$(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh
 	for u in conf/systemd/*; do rm -f $(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; done
 	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	@for f in conf/*.ini; do \
@@ -293,7 +298,8 @@ uninstall:
 		if [ -e "$$t" ] && ! cmp -s "$$f" "$$t"; then echo "$$t: changed here, kept"; else rm -f "$$t"; fi; \
 	done
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d $(DESTDIR)$(SYSCONFDIR)/ocidec \
-		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(LIBEXECDIR)/oci $(DESTDIR)$(LIBEXECDIR)/ocidec 2>/dev/null
+		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d $(DESTDIR)$(LIBEXECDIR)/oci $(DESTDIR)$(LIBEXECDIR)/ocidec/enroot \
+		$(DESTDIR)$(LIBEXECDIR)/ocidec 2>/dev/null
 
 # Packages. The source tarball is the tracked files as they are; the
 # dependency sources are build/deps/src as build.sh fetched them (Debian's

@@ -35,13 +35,14 @@
 #include <unistd.h>
 
 const char container_cli_usage[] =
-	"usage: nvidia-container-cli [GLOBAL OPTIONS] configure [OPTIONS] ROOTFS\n"
-	"       nvidia-container-cli [GLOBAL OPTIONS] list [OPTIONS]\n"
-	"       nvidia-container-cli [GLOBAL OPTIONS] info [--csv]\n"
+	"usage: ocidec container-cli [GLOBAL OPTIONS] configure [OPTIONS] ROOTFS\n"
+	"       ocidec container-cli [GLOBAL OPTIONS] list [OPTIONS]\n"
+	"       ocidec container-cli [GLOBAL OPTIONS] info [--csv]\n"
 	"\n"
-	"NVIDIA's nvidia-container-cli, for Enroot, Pyxis, Apptainer (--nvccli) and\n"
-	"NVIDIA's legacy hook: their flags become the NVIDIA_* environment, decided\n"
-	"and planned as any container's under the vendor files that answer it.\n"
+	"NVIDIA's nvidia-container-cli (ocidec answers to that name), for Enroot,\n"
+	"Pyxis, Apptainer (--nvccli) and NVIDIA's legacy hook: their flags become the\n"
+	"NVIDIA_* environment, decided and planned as any container's under the\n"
+	"vendor files that answer it.\n"
 	"\n"
 	"Global options:\n"
 	"  -r, --root PATH        the driver root (the vendor files' driver_root)\n"
@@ -74,7 +75,8 @@ const char container_cli_usage[] =
 	"  -f, --firmwares, --compat32, --mig-config ID, --mig-monitor ID,\n"
 	"      --imex-channel CH\n"
 	"\n"
-	"info: the driver's and CUDA's versions and each GPU (--csv: as CSV)\n";
+	"info: the driver's and CUDA's versions and each GPU\n"
+	"      --csv              as CSV\n";
 
 /* The global options, and what the command makes of the rest */
 struct cli {

@@ -11,7 +11,10 @@
 #   2. the shim (ocidec runtime) with no hook in config.json: the same;
 #   3. a container that asks for nothing: no NVIDIA file, no device;
 #   4. NVIDIA_DRIVER_CAPABILITIES=utility: nvidia-smi yes, libcuda no;
-#   5. the container start time with the hook against without it.
+#   5. the container start time with the hook against without it;
+#   6. Enroot's way (test/fixtures/enroot-start.sh: user and mount
+#      namespaces, pivot_root) with ocidec's hooks.d/98-ocidec.sh, and
+#      Enroot's own 98-nvidia.sh call of nvidia-container-cli (ocidec's).
 # It writes `ocidec check`, `ocidec list` and the CDI spec to OUTDIR.
 # Environment: RUNC (default: runc in PATH), BUSYBOX (a static busybox,
 # default /bin/busybox), NVCC (default: nvcc in PATH or /usr/local/cuda),
@@ -175,5 +178,19 @@ for k in tn tw tn tw; do
 	s=$(date +%s%N)
 	for i in 1 2 3 4 5; do (cd "$W/$k" && "$RUNC" run "ocidec-gpu-$k-$i" >/dev/null 2>&1) || echo "$k $i failed"; done
 	echo "$k $(( ($(date +%s%N) - s) / 5000000 )) ms per start"
+done
+say "6 Enroot: 98-ocidec.sh, then 98-nvidia.sh's nvidia-container-cli call"
+gcc -static -O1 -o "$W/switchroot" "$HERE/test/fixtures/switchroot.c" || echo "no switchroot"
+mkdir -p "$W/hooks" "$W/hooks2"
+sed "s|/usr/bin/ocidec inject|$OCIDEC inject -c $CONFDIR|" "$HERE/conf/enroot/98-ocidec.sh" >"$W/hooks/98-ocidec.sh"
+printf '#!/bin/bash\nexec %s container-cli --ocidec-config-dir %s --user configure --no-cgroups --ldconfig=@/sbin/ldconfig --device=0 --compute --utility "$ENROOT_ROOTFS"\n' \
+	"$OCIDEC" "$CONFDIR" >"$W/hooks2/98-nvidia.sh"
+chmod 0755 "$W/hooks/98-ocidec.sh" "$W/hooks2/98-nvidia.sh"
+printf 'PATH=/usr/local/bin:/usr/bin:/bin\nNVIDIA_VISIBLE_DEVICES=all\nNVIDIA_DRIVER_CAPABILITIES=compute,utility\n' >"$W/environ"
+for h in hooks hooks2; do
+	rm -rf "$W/enroot-root" && cp -a "$W/rootfs-none" "$W/enroot-root"
+	RESTRICT_DEV=y SWITCHROOT=$W/switchroot timeout 120 "$HERE/test/fixtures/enroot-start.sh" "$W/enroot-root" \
+		"$W/environ" "$W/$h" /bin/sh -c "$SEE"
+	echo "enroot ($h): $?"
 done
 rm -rf "$W"

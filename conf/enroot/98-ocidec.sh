@@ -1,4 +1,4 @@
-#! /usr/bin/env bash
+#!/bin/bash
 # ocidec's Enroot hook (/etc/enroot/hooks.d/98-ocidec.sh): the devices of
 # every vendor the container's environment asks for (NVIDIA_VISIBLE_DEVICES,
 # AMD_VISIBLE_DEVICES, HABANA_VISIBLE_DEVICES, OCI_<VENDOR>, ...), decided
