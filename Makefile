@@ -219,7 +219,7 @@ fuzz:
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig \
-		hooksdir keycache ere globmatch nrimux ttrpc hostfiles
+		hooksdir keycache ere globmatch nrimux ttrpc kfd hostfiles
 # One rule for every target: its test/fuzz/fuzz_NAME.c linked with an
 # archive of all of common/ and the dependencies, built once with the
 # sanitizers; the linker takes from it only the objects the target needs.

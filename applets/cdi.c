@@ -46,7 +46,7 @@ const char cdi_usage[] =
 	"read CDI specs (podman --device KIND=NAME, containerd, CRI-O).\n"
 	"\n"
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
-	"      --cdi-version V   cdiVersion (default 0.5.0; 0.3.0 to 1.0.0)\n"
+	"      --cdi-version V   cdiVersion (default 0.5.0, 1.1.0 for network devices; 0.3.0 to 1.1.0)\n"
 	"  -F, --format FORMAT   json (the default) or yaml\n"
 	"  -o, --output DIR|FILE write DIR/VENDOR-CLASS.json (.yaml) for each vendor,\n"
 	"                        or FILE for one vendor (a .yaml name means yaml),\n"
@@ -76,7 +76,7 @@ const char cdi_usage[] =
 /* Where specs that last until the next boot go (CDI's dynamic directory) */
 #define CDI_RUN_DIR "/var/run/cdi"
 
-static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", NULL };
+static const char *const versions[] = { "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0", "1.1.0", NULL };
 
 struct cdi_run {
 	const char *dir, *output, *format;  /* -c, -o (NULL: stdout), --format */
@@ -89,10 +89,30 @@ struct cdi_run {
 	bool list;                    /* --list: the device names, KIND=NAME */
 	bool refresh;                 /* --refresh: DIR's specs made true, written only on change */
 	bool management;              /* --management: the management spec (management.KIND=all) */
+	bool version_given;           /* --cdi-version: that version, whatever the spec has */
 	struct cdi_opts co;
 };
 
 #define jadd edits_json_add
+
+/* SPEC (when not NULL) at the lowest cdiVersion that expresses it, unless
+ * --cdi-version named one: 1.1.0 where an edit has netDevices (CDI's
+ * MinimumRequiredVersion), else as built. Returns SPEC. */
+static cJSON *cdi_version_raise(cJSON *spec, const struct cdi_run *run)
+{
+	const cJSON *d;
+	bool net;
+
+	if (!spec || run->version_given)
+		return spec;
+	net = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"), "netDevices");
+	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
+		net |= cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "containerEdits"),
+							"netDevices") != NULL;
+	if (net)
+		cJSON_ReplaceItemInObjectCaseSensitive(spec, "cdiVersion", cJSON_CreateString("1.1.0"));
+	return spec;
+}
 
 /* A CDI device name: letters and digits first and last, "_-.:" between. */
 static bool valid_device_name(const char *s)
@@ -698,7 +718,7 @@ static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, int
 		_cleanup_free_ char *kind = m ? management_kind(v) : xstrdup(v->cdi_kind);
 		_cleanup_free_ char *file = spec_file(kind, run->yaml), *other = spec_file(kind, !run->yaml), *text = NULL;
 		bool empty = false;
-		cJSON *spec = m ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
+		cJSON *spec = cdi_version_raise(m ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err), run);
 
 		if (!spec && !empty)
 			return -1;
@@ -813,8 +833,9 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 			continue;
 		}
 		empty = false;
-		spec = run->claim ? claim_spec(v, run, run->claim, run->devices, err)
-		       : run->management ? management_spec(v, run, &empty, err) : vendor_spec(v, run, &empty, err);
+		spec = cdi_version_raise(run->claim ? claim_spec(v, run, run->claim, run->devices, err)
+					 : run->management ? management_spec(v, run, &empty, err)
+					 : vendor_spec(v, run, &empty, err), run);
 		if (!spec && empty) {
 			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
 			continue;
@@ -888,8 +909,9 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 			for (i = 0; versions[i] && strcmp(versions[i], optarg) != 0; i++)
 				;
 			if (!versions[i])
-				return applet_usage_error("--cdi-version %s: not one of 0.3.0 ... 1.0.0", optarg);
+				return applet_usage_error("--cdi-version %s: not one of 0.3.0 ... 1.1.0", optarg);
 			run->co.version = versions[i];
+			run->version_given = true;
 			break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "yaml") != 0)
@@ -913,6 +935,9 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 	}
 	run->co.host_paths = strcmp(run->co.version, "0.5.0") >= 0;
 	run->co.gids = strcmp(run->co.version, "0.7.0") >= 0;
+	/* netDevices (1.1.0): with the default version, a spec that has them
+	 * says 1.1.0 (cdi_version_raise) */
+	run->co.net_devices = !run->version_given || strcmp(run->co.version, "1.1.0") >= 0;
 	if (!run->co.hook_path) {
 		if (self_exe(run->self, sizeof(run->self)) < 0)
 			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));
@@ -950,7 +975,8 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 int cdi_refresh(const char *config_dir, const char *out_dir, const char *hook_path)
 {
 	struct cdi_run run = { .dir = config_dir, .output = out_dir, .refresh = true,
-			       .co = { .version = "0.5.0", .host_paths = true, .hook_path = hook_path } };
+			       .co = { .version = "0.5.0", .host_paths = true, .net_devices = true,
+				       .hook_path = hook_path } };
 	int level = log_threshold, r;
 
 	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST) {

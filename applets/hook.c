@@ -138,6 +138,13 @@ static int hook_apply(const struct oci_state *st, const struct container *c, boo
 		.cgroups_path = c->oc.cgroups_path, .in_container = st->pid == (int)getppid(),
 	};
 
+	/* pci_net's interfaces: a runtime moves them (linux.netDevices), before
+	 * any hook; a hook that moved a host's NIC would leave it in a
+	 * namespace that no one gives back if the container fails to start */
+	if (c->edits.netdevs && c->edits.netdevs->n)
+		log_warn("network interfaces %s%s not moved into the container: the hook does not move them "
+			 "(the runtime shim and CDI specs give them to the runtime as netDevices)",
+			 c->edits.netdevs->v[0], c->edits.netdevs->n > 1 ? " ..." : "");
 	if (dry_run)
 		return dry_run_print(&c->edits, &io, json, err);
 	if (inject(&c->edits, &io, err) < 0)

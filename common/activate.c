@@ -23,7 +23,8 @@
  * order (a bitmap: a value of any length costs what its text does). A hex
  * ID of more than 8 digits is a UUID first, as AMD's toolkit takes it; at
  * most 64 lookups by ID. */
-static int map_devices(const struct vendor *v, const char *value, struct selection *sel, struct oerr *err)
+static int map_devices(const struct vendor *v, const char *value, bool module, struct selection *sel,
+		       struct oerr *err)
 {
 	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
 	_cleanup_free_ char *copy = xstrdup(value);
@@ -37,6 +38,18 @@ static int map_devices(const struct vendor *v, const char *value, struct selecti
 		size_t d1 = strspn(tok, "0123456789"), hex = strspn(tok, "0123456789abcdefABCDEF");
 		long idx = -1;
 		char *end;
+
+		/* module_env: module IDs (Habana's HABANA_VISIBLE_MODULES), each
+		 * the device whose pci_module file says it */
+		if (module) {
+			if (++lookups > 64)
+				goto too_many;
+			if (!vendor_id_indices(v, tok, true, set, MAXDEV)) {
+				oerr_set(err, 0, "%s: no module '%.64s' (%s)", v->name, tok, v->module_env);
+				goto fail;
+			}
+			continue;
+		}
 
 		/* a range of indices, "0-3" (AMD's syntax) */
 		if (d1 && d1 <= 4 && tok[d1] == '-' && strspn(tok + d1 + 1, "0123456789") == strlen(tok + d1 + 1) &&
@@ -71,11 +84,12 @@ static int map_devices(const struct vendor *v, const char *value, struct selecti
 		if (idx < 0) {
 			if (++lookups > 64)
 				goto too_many;
-			idx = vendor_uuid_index(v, tok);
-			if (idx < 0 || idx > SELECT_MAX_INDEX) {
+			/* a GPU's ID or address: every partition of it */
+			if (!vendor_id_indices(v, tok, false, set, MAXDEV)) {
 				oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
 				goto fail;
 			}
+			continue;
 		}
 		set[idx] = true;
 	}
@@ -97,7 +111,7 @@ int vendor_select(const struct vendor *v, const char *value, struct selection *s
 		sel->kind = SEL_NONE;
 		return 0;
 	}
-	return map_devices(v, value, sel, err);
+	return map_devices(v, value, false, sel, err);
 }
 
 /* The environment's request: each of activation_flag and
@@ -122,9 +136,13 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 	*vars = NULL;
 	/* every entry of every variable: an engine that appends a variable
 	 * the image has (a CDI spec's void) leaves both */
-	for (size_t e = 0; e < env->n * (v->activation_aliases.n + 1); e++) {
+	size_t nvars = v->activation_aliases.n + 1 + !!v->module_env;  /* module_env last */
+
+	for (size_t e = 0; e < env->n * nvars; e++) {
 		size_t k = e / env->n;
-		const char *var = k ? v->activation_aliases.v[k - 1] : v->activation_flag, *val = env->v[e % env->n];
+		bool module = v->module_env && k == nvars - 1;
+		const char *var = module ? v->module_env : k ? v->activation_aliases.v[k - 1] : v->activation_flag;
+		const char *val = env->v[e % env->n];
 		size_t vl = strlen(var);
 		struct selection vs;
 		char *old;
@@ -162,7 +180,7 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 			none = true;
 			continue;
 		}
-		if (map_devices(v, val, &vs, err) < 0) {
+		if (map_devices(v, val, module, &vs, err) < 0) {
 			selection_free(&mig);
 			free(*vars);
 			*vars = NULL;
@@ -393,6 +411,8 @@ static bool names_this_vendor(const struct vendor *v, const struct oci_config *o
 	strv_push(&keys, v->activation_flag);
 	for (size_t k = 0; k < v->activation_aliases.n; k++)
 		strv_push(&keys, v->activation_aliases.v[k]);
+	if (v->module_env)
+		strv_push(&keys, v->module_env);
 	strv_push(&keys, v->annotation);
 	strv_push(&keys, v->device_list_dir);
 	named = names_vendor(&keys, oc, state_ann);
@@ -446,8 +466,9 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 			if (!(allowed & SRC_ENV)) {
 				/* refused before any value is read further: the
 				 * first variable set, for the warning */
-				for (size_t k = 0; !what && k <= v->activation_aliases.n; k++) {
-					const char *name = k ? v->activation_aliases.v[k - 1] : v->activation_flag;
+				for (size_t k = 0; !what && k <= v->activation_aliases.n + !!v->module_env; k++) {
+					const char *name = k > v->activation_aliases.n ? v->module_env
+							   : k ? v->activation_aliases.v[k - 1] : v->activation_flag;
 					const char *e = oci_env(&oc->env, name);
 					if (e && *e && strcmp(e, "void") != 0 && strcmp(e, v->device_list_dir) != 0)
 						what = xasprintf("%s=%.128s", name, e);

@@ -352,12 +352,11 @@ static int c_abs_path(struct parse *p, const struct key_def *k, const char *valu
 	return 1;
 }
 
-/* pci_uuid: a file's name in a device's sysfs directory */
+/* pci_uuid, pci_module, pci_net: a file's name in a device's sysfs directory */
 static int c_pci_uuid(struct parse *p, const struct key_def *k, const char *value, int line)
 {
-	(void)k;
 	return valid_name(value) ? 1 :
-		perr(p, line, "pci_uuid must be a file name in the device's directory (a-z, 0-9, '_', '-')");
+		perr(p, line, "%s must be a file name in the device's directory (a-z, 0-9, '_', '-')", k->name);
 }
 
 /* cuda_version_library: a bare library name, as the cache has it */
@@ -522,6 +521,12 @@ static const struct key_def schema[] = {
 	VL("proc_view", KEY_DIR, ST_STR, proc_view, proc_view_line, c_proc_view),
 	V("proc_view_set", 0, ST_STR, proc_view_set, c_proc_view_set),
 	V("cdi_kind", 0, ST_STR, cdi_kind, c_cdi_kind),
+	/* issue 37: partitions, module IDs, network interfaces */
+	VL("partition_devices", 0, ST_STRV, partition_devices, partition_devices_line, NULL),
+	V("partition_topology", 0, ST_STR, partition_topology, c_abs_path),
+	V("module_env", KEY_ACTIVATION, ST_STR, module_env, c_env_name),
+	VL("pci_module", 0, ST_STR, pci_module, module_line, c_pci_uuid),
+	VL("pci_net", 0, ST_STR, pci_net, pci_net_line, c_pci_uuid),
 	V("selinux_device_context", 0, ST_STR, selinux_device_context, c_context),
 	V("selinux_file_context", 0, ST_STR, selinux_file_context, c_context),
 	V("log_level", 0, ST_OWN, log_level, c_log_level),
@@ -710,6 +715,33 @@ static unsigned sources_of(const struct strv *l)
 }
 
 /* Whole-file checks, once inih is through. */
+/* The keys of devices beyond PCI functions (issue 37), checked together:
+ * each needs pci_devices, partitions their topology, a module variable its
+ * file; 1, or perr's 0 */
+static int check_beyond_pci(struct parse *p, struct vendor *v)
+{
+	if ((v->partition_devices.n || v->partition_topology || v->pci_module || v->pci_net) && !v->pci_devices.n)
+		return perr(p, v->partition_devices.n ? v->partition_devices_line : v->pci_module ? v->module_line
+			    : v->pci_net ? v->pci_net_line : v->line,
+			    "partition_devices, partition_topology, pci_module and pci_net need pci_devices "
+			    "(the GPUs they belong to)");
+	if (v->partition_devices.n && !v->partition_topology)
+		return perr(p, v->partition_devices_line, "partition_devices needs partition_topology (what says "
+			    "which GPU a partition is of)");
+	for (size_t i = 0; i < v->partition_devices.n; i++)
+		if (v->partition_devices.v[i][0] != '/')
+			return perr(p, v->partition_devices_line, "partition_devices: '%s' is not an absolute path (glob)",
+				    v->partition_devices.v[i]);
+	if (!v->module_env != !v->pci_module)
+		return perr(p, v->module_line ? v->module_line : v->line, "module_env and pci_module go together "
+			    "(the variable and the file of each device holding the ID it names)");
+	if (v->module_env && (strcmp(v->module_env, v->activation_flag) == 0 ||
+			      strv_contains(&v->activation_aliases, v->module_env)))
+		return perr(p, v->module_line, "module_env %s is also an activation variable: it names modules, "
+			    "not indices", v->module_env);
+	return 1;
+}
+
 static int vendor_check(struct parse *p)
 {
 	struct vendor *v = p->v;
@@ -748,6 +780,8 @@ static int vendor_check(struct parse *p)
 	}
 	if (v->pci_uuid && !v->pci_devices.n)
 		return perr(p, v->pci_uuid_line, "pci_uuid needs pci_devices (the directories it is in)");
+	if (!check_beyond_pci(p, v))
+		return 0;
 	for (size_t f = 0; f < v->nfeatures; f++)
 		if (v->features[f].bus_devices.n && !v->device_uuids && !v->pci_devices.n)
 			return perr(p, v->features[f].bus_devices_line, "bus_devices needs device_uuids or "

@@ -104,6 +104,20 @@ struct vendor {
 	char *pci_uuid;             /* a file in such a directory holding its UUID */
 	int pci_uuid_line;
 	char *cdi_kind;             /* the CDI spec's kind; default ocidec.io/NAME */
+	/* Accelerators beyond PCI functions (issue 37): AMD's compute partitions,
+	 * Habana's module IDs, the devices' network interfaces. */
+	struct strv partition_devices; /* globs of partitions' directories that are no PCI
+				     * function (amdgpu's xcp platform devices), each a
+				     * device with the nodes of its pci_classes */
+	int partition_devices_line;
+	char *partition_topology;   /* KFD's topology nodes directory: its nodes' render
+				     * minors group and order the devices as AMD's toolkit */
+	char *module_env;           /* a variable naming devices by their pci_module IDs */
+	char *pci_module;           /* a file in a device's directory holding its module ID */
+	int module_line;
+	char *pci_net;              /* a directory in a device's directory whose entries
+				     * are its network interfaces (CDI netDevices) */
+	int pci_net_line;
 	char *proc_view;            /* the driver's proc directory (/proc/driver/nvidia): a
 				     * container sees its files and its own devices' entries
 				     * (the directories of the device_uuids files below it) */

@@ -96,6 +96,213 @@ static int cmp_pci(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ---- beyond PCI functions (issue 37): module IDs, network interfaces,
+ * AMD's compute partitions ---- */
+
+static void pci_dev_free(struct pci_dev *d)
+{
+	free(d->dir);
+	free(d->uuid);
+	free(d->module);
+	strv_free(&d->nodes);
+	strv_free(&d->netdevs);
+	memset(d, 0, sizeof(*d));
+}
+
+/* D's module ID (pci_module's first line) and network interfaces (the
+ * entries of pci_net, sorted), its GPU's PCI address BUS */
+static void pci_dev_extra(const struct vendor *v, struct pci_dev *d, long long bus)
+{
+	d->bus = bus;
+	d->module = v->pci_module ? first_line(d->dir, v->pci_module) : NULL;
+	if (v->pci_net) {
+		_cleanup_free_ char *ndir = xasprintf("%s/%s", d->dir, v->pci_net);
+		DIR *nd = opendir(ndir);
+		struct dirent *e;
+
+		while (nd && (e = readdir(nd)) && d->netdevs.n < 64)
+			if (e->d_name[0] != '.' && strlen(e->d_name) < 16 && devname_valid(e->d_name) &&
+			    !strchr(e->d_name, '/'))
+				strv_push(&d->netdevs, e->d_name);
+		if (nd)
+			closedir(nd);
+		strv_sort(&d->netdevs);
+	}
+}
+
+bool kfd_properties_parse(const char *text, size_t len, struct kfd_node *out)
+{
+	static const char *const names[] = { "drm_render_minor", "location_id", "domain", "unique_id" };
+	unsigned long long *fields[] = { &out->render_minor, &out->location_id, &out->domain, &out->unique_id };
+	unsigned found = 0;
+	size_t i = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (i < len) {
+		size_t end = i;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+			size_t nl = strlen(names[k]), j = i + nl, digits;
+			unsigned long long val = 0;
+
+			/* "NAME VALUE", the first such line (AMD's toolkit takes the first) */
+			if (found & (1u << k) || end - i <= nl + 1 || memcmp(text + i, names[k], nl) != 0 || text[j] != ' ')
+				continue;
+			j++;
+			for (digits = 0; j < end && text[j] >= '0' && text[j] <= '9'; j++, digits++) {
+				unsigned long long d = (unsigned long long)(text[j] - '0');
+
+				if (val > (~0ULL - d) / 10)
+					break;  /* beyond 64 bits: not taken */
+				val = val * 10 + d;
+			}
+			if (digits && j == end) {
+				*fields[k] = val;
+				found |= 1u << k;
+			}
+		}
+		i = end + 1;
+	}
+	out->has_unique_id = found & 8;
+	return (found & 7) == 7;
+}
+
+/* The GPU's PCI address that a KFD node's domain and location_id give, as
+ * pci_address's number (AMD's toolkit: the bus and device, function 0) */
+static long long kfd_bus(const struct kfd_node *k)
+{
+	return k->domain > 0xffffffffULL ? -1
+	       : (long long)(k->domain << 16 | ((k->location_id >> 8) & 0xff) << 8 | ((k->location_id >> 3) & 0x1f) << 3);
+}
+
+/* The render minor of a device's nodes ("/dev/dri/renderD130\t226:130":
+ * its name's number, as AMD's toolkit reads it), or -1 */
+static long render_minor(const struct pci_dev *d)
+{
+	for (size_t i = 0; i < d->nodes.n; i++) {
+		const char *b = strrchr(d->nodes.v[i], '/'), *t = strchr(d->nodes.v[i], '\t');
+		char *end;
+		long m;
+
+		if (!b || !t || strncmp(b + 1, "renderD", 7) != 0)
+			continue;
+		m = strtol(b + 8, &end, 10);
+		if (end == t && m > 0)
+			return m;
+	}
+	return -1;
+}
+
+struct part {
+	struct pci_dev d;
+	long minor;
+	size_t group;   /* the order its GPU first appears in */
+};
+
+static int cmp_part(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->minor < y->minor ? -1 : x->minor > y->minor;
+}
+
+/* The N PCI devices of *DEVS and V's partitions (partition_devices), as AMD's
+ * toolkit lists them: each device whose render node is a KFD topology node,
+ * grouped by that node's GPU (domain and location_id) in the order the GPUs
+ * first appear (PCI devices in PCI order, then partitions in the glob's), each
+ * group by render minor. No topology node at all (KFD not loaded): the PCI
+ * devices as they are, no partition. Returns the new count. */
+static size_t with_partitions(const struct vendor *v, struct pci_dev **devs, size_t n)
+{
+	_cleanup_free_ char *pat = xasprintf("%s/*/properties", v->partition_topology);
+	struct strv props = { 0 }, g = { 0 };
+	struct kfd_node *kn = NULL;
+	struct part *all = NULL;
+	long long *groups = NULL;
+	size_t nk = 0, nall = 0, ngroups = 0, kept = 0;
+
+	if (root_glob(HOST_ROOT, pat, &props, MAX_GLOB) < 0)
+		log_warn("%s: partition_topology %s: more than %d nodes: partitions not taken", v->name,
+			 v->partition_topology, MAX_GLOB);
+	kn = xcalloc(props.n + 1, sizeof(*kn));
+	for (size_t i = 0; i < props.n; i++) {
+		_cleanup_close_ int fd = open(props.v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		_cleanup_free_ char *buf = NULL;
+		struct oerr err;
+		size_t len;
+
+		if (fd >= 0 && read_fd_all(fd, 64 * 1024, &buf, &len, &err) == 0 && kfd_properties_parse(buf, len, &kn[nk]) &&
+		    kn[nk].render_minor > 0 && kn[nk].render_minor <= 0x7fffffff && kfd_bus(&kn[nk]) >= 0)
+			nk++;
+	}
+	strv_free(&props);
+	if (!nk) {
+		free(kn);
+		return n;
+	}
+	for (size_t i = 0; i < v->partition_devices.n; i++)
+		if (root_glob(HOST_ROOT, v->partition_devices.v[i], &g, MAX_GLOB) < 0) {
+			log_warn("%s: partition_devices %s: more than %d paths: partitions not taken", v->name,
+				 v->partition_devices.v[i], MAX_GLOB);
+			strv_free(&g);
+			break;
+		}
+	strv_sort(&g);
+	all = xcalloc(n + g.n + 1, sizeof(*all));
+	groups = xcalloc(n + g.n + 1, sizeof(*groups));
+	for (size_t i = 0; i < n + g.n; i++) {
+		struct part *p = &all[nall];
+		const struct kfd_node *k = NULL;
+		size_t gi;
+
+		if (i < n) {
+			p->d = (*devs)[i];
+			memset(&(*devs)[i], 0, sizeof(**devs));
+		} else {
+			if (i > n && strcmp(g.v[i - n], g.v[i - n - 1]) == 0)
+				continue;  /* (two globs, one directory) */
+			for (size_t c = 0; c < v->pci_classes.n; c++)
+				class_nodes(g.v[i - n], v->pci_classes.v[c], &p->d.nodes);
+			strv_sort(&p->d.nodes);
+			p->d.dir = xstrdup(g.v[i - n]);
+		}
+		p->minor = render_minor(&p->d);
+		for (size_t j = 0; j < nk && !k && p->minor > 0; j++)
+			if (kn[j].render_minor == (unsigned long long)p->minor)
+				k = &kn[j];
+		if (!k) {  /* not KFD's: AMD's toolkit leaves it out */
+			log_debug("%s: %s: no KFD topology node has its render node: left out", v->name, p->d.dir);
+			pci_dev_free(&p->d);
+			continue;
+		}
+		for (gi = 0; gi < ngroups && groups[gi] != kfd_bus(k); gi++)
+			;
+		if (gi == ngroups)
+			groups[ngroups++] = kfd_bus(k);
+		p->group = gi;
+		if (i >= n) {  /* a partition: its GPU's address, unique ID (KFD's), module, interfaces */
+			if (k->has_unique_id)
+				p->d.uuid = xasprintf("%llx", k->unique_id);
+			pci_dev_extra(v, &p->d, kfd_bus(k));
+		}
+		nall++;
+	}
+	strv_free(&g);
+	qsort(all, nall, sizeof(*all), cmp_part);
+	free(*devs);
+	*devs = xcalloc(nall + 1, sizeof(**devs));
+	for (size_t i = 0; i < nall; i++)
+		(*devs)[kept++] = all[i].d;
+	free(all);
+	free(groups);
+	free(kn);
+	return kept;
+}
+
 /* Vendor V's pci_devices as the host has them now (vendor_pci_devices'
  * answer, read) */
 static size_t read_pci_devices(const struct vendor *v, struct pci_dev **out)
@@ -130,9 +337,12 @@ static size_t read_pci_devices(const struct vendor *v, struct pci_dev **out)
 		strv_sort(&d->nodes);
 		d->dir = xstrdup(g.v[i]);
 		d->uuid = v->pci_uuid ? first_line(d->dir, v->pci_uuid) : NULL;
+		pci_dev_extra(v, d, dir_address(d->dir));
 		n++;
 	}
 	strv_free(&g);
+	if (v->partition_topology)
+		n = with_partitions(v, out, n);
 	return n;
 }
 
@@ -140,8 +350,10 @@ static size_t read_pci_devices(const struct vendor *v, struct pci_dev **out)
 
 /* What vendor_uuid_each gives for one device */
 struct inv_dev {
-	char *file, *uuid;   /* uuid: NULL for a file without one */
+	char *file, *uuid;   /* uuid: NULL for a file without one (and for each of a
+			      * partitioned GPU's devices: no one of them is it) */
 	int minor, index;
+	const struct pci_dev *pci;  /* pci_devices vendors: the device */
 };
 struct inventory {
 	unsigned serial;      /* the vendor's (config.h) */
@@ -158,7 +370,7 @@ static size_t ninv;
 static void inv_add(struct inventory *in, const char *file, const char *uuid, int minor, int index)
 {
 	in->dev = xreallocarray(in->dev, in->ndev + 1, sizeof(*in->dev));
-	in->dev[in->ndev++] = (struct inv_dev){ xstrdup(file), uuid ? xstrdup(uuid) : NULL, minor, index };
+	in->dev[in->ndev++] = (struct inv_dev){ xstrdup(file), uuid ? xstrdup(uuid) : NULL, minor, index, NULL };
 }
 
 /* V's device_uuids files read into IN: each with its minor, in the glob's
@@ -220,8 +432,11 @@ static const struct inventory *inventory(const struct vendor *v)
 		in->npci = read_pci_devices(v, &in->pci);
 		for (size_t i = 0; i < in->npci; i++) {
 			_cleanup_free_ char *file = xasprintf("%s/uevent", in->pci[i].dir);
+			const struct pci_dev *d = &in->pci[i];
+			bool shared = (i && in->pci[i - 1].bus == d->bus) || (i + 1 < in->npci && in->pci[i + 1].bus == d->bus);
 
-			inv_add(in, file, in->pci[i].uuid, (int)i, (int)i);
+			inv_add(in, file, d->bus >= 0 && shared ? NULL : d->uuid, (int)i, (int)i);
+			in->dev[in->ndev - 1].pci = d;
 		}
 	} else if (v->device_uuids) {
 		read_uuid_files(v, in);
@@ -357,6 +572,45 @@ long vendor_uuid_index(const struct vendor *v, const char *uuid)
 
 	vendor_uuid_each(v, uuid_match, &f);
 	return f.found;
+}
+
+size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max)
+{
+	const struct inventory *in = inventory(v);
+	long long bus = pci_address(id, strlen(id));
+	unsigned long long a, b;
+	size_t n = 0;
+
+	/* a GPU by its unique ID (any of its devices': a partition's is KFD's)
+	 * or its address: each of its devices */
+	for (size_t i = 0; i < in->ndev && !module && bus < 0; i++) {
+		const struct pci_dev *d = in->dev[i].pci;
+
+		if (d && d->uuid && d->bus >= 0 &&
+		    (strcasecmp(d->uuid, id) == 0 || (hex_id(d->uuid, &a) && hex_id(id, &b) && a == b)))
+			bus = d->bus;
+	}
+	for (size_t i = 0; i < in->ndev; i++) {
+		const struct pci_dev *d = in->dev[i].pci;
+		const char *u = d ? d->uuid : in->dev[i].uuid;
+		bool hit;
+
+		if (module)
+			hit = d && d->module && strcmp(d->module, id) == 0;
+		else if (d)
+			hit = (bus >= 0 && d->bus == bus) ||
+			      (u && (strcasecmp(u, id) == 0 || (hex_id(u, &a) && hex_id(id, &b) && a == b)));
+		else {
+			struct uuid_find f = { id, -1, -1, bus };
+
+			hit = uuid_match(in->dev[i].file, u, in->dev[i].minor, in->dev[i].index, &f) == 1;
+		}
+		if (hit && in->dev[i].index >= 0 && (size_t)in->dev[i].index < max) {
+			n += !set[in->dev[i].index];
+			set[in->dev[i].index] = true;
+		}
+	}
+	return n;
 }
 
 struct dir_pick {

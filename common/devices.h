@@ -73,7 +73,24 @@ struct pci_dev {
 	char *dir;
 	char *uuid;
 	struct strv nodes;   /* each "/dev/NAME\tMAJOR:MINOR" (uevent's numbers) */
+	long long bus;       /* its GPU's PCI address (pci_address's number): its own,
+			      * or a partition's GPU's (-1: none) */
+	char *module;        /* pci_module's first line (NULL: none) */
+	struct strv netdevs; /* its network interfaces (pci_net's entries), sorted */
 };
+
+/* What one node of AMD KFD's topology says (nodes/N/properties, lines
+ * "NAME VALUE" in decimal): the render minor of its DRM render node (0 for
+ * a CPU), the GPU's PCI location (bus << 8 | devfn) and domain, its unique
+ * ID. */
+struct kfd_node {
+	unsigned long long render_minor, location_id, domain, unique_id;
+	bool has_unique_id;
+};
+/* TEXT (LEN bytes, any bytes) as a KFD node into *OUT: true when it has
+ * drm_render_minor, location_id and domain, each the first line naming it,
+ * its value all decimal digits in range; unique_id where it has one. */
+bool kfd_properties_parse(const char *text, size_t len, struct kfd_node *out);
 /* Vendor V's pci_devices, in PCI order (each address once), those with at
  * least one node: the device with index I is (*OUT)[I] (the snapshot's:
  * not to be freed). Returns their number. */
@@ -106,5 +123,10 @@ long vendor_index_minor(const struct vendor *v, unsigned long index);
 const struct strv *vendor_mig_access(const struct vendor *v);
 /* The index of the device with UUID (or PCI address) UUID, or -1 */
 long vendor_uuid_index(const struct vendor *v, const char *uuid);
+/* Every device that ID names, SET[index] = true for each (indices below
+ * MAX): by UUID or PCI address, each partition of that GPU (AMD's toolkit
+ * takes a unique ID as all of them); with MODULE, the devices whose
+ * pci_module file says ID. Returns how many. */
+size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max);
 
 #endif

@@ -60,6 +60,7 @@ void edits_build(const struct plan *p, struct edits *e)
 	e->compat_host = p->compat_host;
 	e->views = p->views;
 	e->nviews = p->nviews;
+	e->netdevs = &p->netdevs;
 	e->mounts = xcalloc(p->n ? p->n : 1, sizeof(*e->mounts));
 	e->links = xcalloc(p->n ? p->n : 1, sizeof(*e->links));
 	e->devices = xcalloc(p->n ? p->n : 1, sizeof(*e->devices));
@@ -345,6 +346,31 @@ static void add_gids(const struct edits *e, cJSON *gids, const cJSON *maps)
 	}
 }
 
+/* The network interfaces (CDI 1.1's netDevices: each moved into the
+ * container under its host name), or said when cdiVersion has none */
+static void add_netdevs_cdi(const struct edits *e, const struct cdi_opts *o, cJSON *edits)
+{
+	static bool said;
+	cJSON *nd;
+
+	if (!e->netdevs || !e->netdevs->n)
+		return;
+	if (!o->net_devices) {
+		if (!said)
+			log_warn("network interfaces %s%s left out: cdiVersion %s has no netDevices (1.1.0 has)",
+				 e->netdevs->v[0], e->netdevs->n > 1 ? " ..." : "", o->version);
+		said = true;
+		return;
+	}
+	nd = add(edits, "netDevices", cJSON_CreateArray());
+	for (size_t i = 0; i < e->netdevs->n; i++) {
+		cJSON *n = add(nd, NULL, cJSON_CreateObject());
+
+		add_str(n, "hostInterfaceName", e->netdevs->v[i]);
+		add_str(n, "name", e->netdevs->v[i]);
+	}
+}
+
 cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oerr *err)
 {
 	cJSON *edits = cJSON_CreateObject(), *nodes = NULL, *mounts = NULL, *hook;
@@ -407,6 +433,7 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 		add_str(hook, "hookName", "createContainer");
 		add(add(edits, "hooks", cJSON_CreateArray()), NULL, hook);
 	}
+	add_netdevs_cdi(e, o, edits);
 	return edits;
 }
 
@@ -419,6 +446,41 @@ static cJSON *member(cJSON *obj, const char *key, bool array)
 	if (!m)
 		return add(obj, key, array ? cJSON_CreateArray() : cJSON_CreateObject());
 	return (array ? cJSON_IsArray(m) : cJSON_IsObject(m)) ? m : NULL;
+}
+
+/* The network interfaces into LINUX_'s netDevices (runtime spec 1.2:
+ * "HOST": {"name": "HOST"}), where the container has a network namespace
+ * of its own (a new one: a runtime moves nothing into the host's, nor into
+ * another's at a path); else said and left out */
+static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
+{
+	const cJSON *ns;
+	bool own = false;
+	cJSON *nd;
+
+	if (!e->netdevs || !e->netdevs->n)
+		return 0;
+	cJSON_ArrayForEach(ns, cJSON_GetObjectItemCaseSensitive(linux_, "namespaces")) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ns, "type"), *p = cJSON_GetObjectItemCaseSensitive(ns, "path");
+
+		own |= cJSON_IsString(t) && strcmp(t->valuestring, "network") == 0 && (!cJSON_IsString(p) || !*p->valuestring);
+	}
+	if (!own) {
+		log_warn("network interfaces %s%s left out: the container has no network namespace of its own",
+			 e->netdevs->v[0], e->netdevs->n > 1 ? " ..." : "");
+		return 0;
+	}
+	if (!(nd = member(linux_, "netDevices", false)))
+		return oerr_set(err, 0, "config.json: linux.netDevices is not what the runtime spec says");
+	for (size_t i = 0; i < e->netdevs->n; i++) {
+		cJSON *o;
+
+		if (cJSON_GetObjectItemCaseSensitive(nd, e->netdevs->v[i]))
+			continue;  /* the container's own entry for it stays */
+		o = add(nd, e->netdevs->v[i], cJSON_CreateObject());
+		add_str(o, "name", e->netdevs->v[i]);
+	}
+	return 0;
 }
 
 int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path, struct oerr *err)
@@ -522,7 +584,7 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 		add_str(env, NULL, "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
 		add(cc, NULL, hook);
 	}
-	return 0;
+	return oci_netdevs(e, linux_, err);
 }
 
 bool edits_empty(const struct edits *e)

@@ -64,6 +64,7 @@ struct edits {
 	const char *compat_host;     /* the host driver's version (the plan's) */
 	const struct plan_view *views; /* proc views (the plan's), procview.h */
 	size_t nviews;
+	const struct strv *netdevs;    /* network interfaces to move in (the plan's) */
 };
 
 /* The edits of plan P (which must outlive them). */
@@ -102,6 +103,7 @@ struct cdi_opts {
 	const char *version;    /* cdiVersion, for messages */
 	bool host_paths;        /* deviceNodes may have hostPath (>= 0.5.0) */
 	bool gids;              /* containerEdits may have additionalGids (>= 0.7.0) */
+	bool net_devices;       /* containerEdits may have netDevices (>= 1.1.0) */
 	const char *hook_path;  /* the host's path of ocidec */
 };
 /* ITEM (NULL: out of memory, fatal) added to TO under KEY, or appended to
@@ -113,7 +115,10 @@ struct cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, st
  * group, which is added to process.user.additionalGids), their allow
  * rules into linux.resources.devices, bind mounts with their options into
  * mounts, and the cache hook (as in a CDI spec, running HOOK_PATH) into
- * hooks.createContainer. -1 (ERR) when CONFIG's members have other types. */
+ * hooks.createContainer; network interfaces into linux.netDevices (runtime
+ * spec 1.2: runc 1.3 and crun 1.16 move them into the container's network
+ * namespace; an older runtime ignores the member). -1 (ERR) when CONFIG's
+ * members have other types. */
 int edits_oci_apply(const struct edits *e, struct cJSON *config, const char *hook_path, struct oerr *err);
 /* Nothing to edit? */
 bool edits_empty(const struct edits *e);

@@ -511,6 +511,14 @@ static bool add_pci_node(struct vctx *c, const char *node)
 	return add_existing(c, KIND_DEVICES, path);
 }
 
+/* Device D's network interfaces (pci_net) added to the plan's, each once */
+static void add_netdevs(struct vctx *c, const struct pci_dev *d)
+{
+	for (size_t k = 0; k < d->netdevs.n; k++)
+		if (!strv_contains(&c->p->netdevs, d->netdevs.v[k]))
+			strv_push(&c->p->netdevs, d->netdevs.v[k]);
+}
+
 /* pci_devices: the nodes of the selected devices (all of them: SEL NULL or
  * all); a device asked for by index that is not there fails a container
  * (STRICT) */
@@ -524,9 +532,11 @@ static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool stric
 		log_warn("%s: active, but pci_devices (%s ...) finds no device with a node", c->v->name,
 			 c->v->pci_devices.v[0]);
 	if (!sel || sel->kind == SEL_ALL) {
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			for (size_t k = 0; k < d[i].nodes.n; k++)
 				add_pci_node(c, d[i].nodes.v[k]);
+			add_netdevs(c, &d[i]);
+		}
 		goto out;
 	}
 	for (size_t s = 0; sel->kind == SEL_SOME && s < sel->n && r == 0; s++) {
@@ -535,11 +545,14 @@ static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool stric
 
 		for (size_t k = 0; i < n && k < d[i].nodes.n; k++)
 			any |= add_pci_node(c, d[i].nodes.v[k]);
+		if (any)
+			add_netdevs(c, &d[i]);
 		if (!any && strict)
 			r = i < n ? oerr_set(err, 0, "%s: no device %lu: none of its nodes (%.*s ...) is under driver_root %s",
 					     c->v->name, i, (int)strcspn(d[i].nodes.v[0], "\t"), d[i].nodes.v[0],
 					     c->v->driver_root)
-				  : oerr_set(err, 0, "%s: no device %lu: pci_devices finds %zu", c->v->name, i, n);
+				  : oerr_set(err, 0, "%s: no device %lu: %s finds %zu", c->v->name, i,
+					     c->v->partition_devices.n ? "pci_devices with partition_devices" : "pci_devices", n);
 	}
 out:
 	return r;
@@ -1055,6 +1068,7 @@ void plan_free(struct plan *p)
 		strv_free(&p->views[i].entries);
 	free(p->views);
 	free(p->compat_host);
+	strv_free(&p->netdevs);
 	memset(p, 0, sizeof(*p));
 }
 

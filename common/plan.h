@@ -49,6 +49,8 @@ struct plan {
 	const char *compat_dir;    /* a vendor's cuda_compat_dir, */
 	char *compat_host;         /* and its driver's version (the compat libcuda
 				    * is preferred when its major is greater) */
+	struct strv netdevs;       /* the selected devices' network interfaces (pci_net):
+				    * host names, each once */
 };
 
 struct plan_select {

@@ -372,7 +372,7 @@ cdi_bundle() {
 	sed -i '/^cdi_kind/d' "$CFG/demo.ini"
 	run cdi -c "$CFG" --cdi-version 0.5 demo
 	assert_failure 2
-	assert_output "ocidec cdi: --cdi-version 0.5: not one of 0.3.0 ... 1.0.0 (see ocidec cdi --help)"
+	assert_output "ocidec cdi: --cdi-version 0.5: not one of 0.3.0 ... 1.1.0 (see ocidec cdi --help)"
 	run cdi -c "$CFG" --format toml demo
 	assert_failure 2
 	run cdi -c "$CFG" --hook-path relative demo

@@ -70,7 +70,7 @@ nodes() {
 	assert_equal "$(nodes AMD_VISIBLE_DEVICES=0xc0ffee12345678)" "/dev/dri/card1 /dev/dri/renderD129 /dev/kfd"
 	run dry AMD_VISIBLE_DEVICES=2
 	assert_failure 1
-	assert_output --partial "amd: no device 2: pci_devices finds 2"
+	assert_output --partial "amd: no device 2: pci_devices with partition_devices finds 2"
 	run dry AMD_VISIBLE_DEVICES=0x1234567890
 	assert_failure 1
 	assert_output --partial "amd: no device '0x1234567890'"
@@ -123,7 +123,7 @@ nodes() {
 	assert_equal "$(nodes AMD_VISIBLE_DEVICES=all)" "/dev/dri/card1 /dev/dri/renderD129 /dev/kfd"
 	run dry AMD_VISIBLE_DEVICES=1
 	assert_failure 1
-	assert_output --partial "amd: no device 1: pci_devices finds 1"
+	assert_output --partial "amd: no device 1: pci_devices with partition_devices finds 1"
 }
 
 @test "CDI: amd.com/gpu=0, =1, =<unique ID>, =all with their own nodes and the host's group; 0.7.0 adds the group to the process" {

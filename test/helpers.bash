@@ -91,7 +91,7 @@ mig_ini() {
 # the fake host test/fixtures/gpu-sysfs.sh made in DIR (its sysfs, its
 # driver root)
 gpu_ini() {
-	sed "s|^driver_root = /\$|driver_root = $2/root|; /^pci_devices/s| /sys/| $2/sys/|g" \
+	sed "s|^driver_root = /\$|driver_root = $2/root|; /^\(pci_devices\|partition_devices\|partition_topology\)/s| /sys/| $2/sys/|g" \
 		"$CONF/$1.ini" | write_ini "$1"
 }
 

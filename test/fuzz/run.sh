@@ -10,7 +10,7 @@
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc kfd}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -92,6 +92,11 @@ if [ ! -d "$seeds/ldconf" ]; then
 	mkdir -p "$seeds/ldconf"
 	printf 'include /etc/ld.so.conf.d/*.conf\n/usr/local/lib\0/opt/lib\ninclude /etc/ld.so.conf\0include ../*.conf\n/lib/../opt\n' >"$seeds/ldconf/includes"
 	printf '# comment\n/usr/lib/x86_64-linux-gnu\n  /lib64  \nhwcap 1 tls\n' >"$seeds/ldconf/plain"
+fi
+if [ ! -d "$seeds/kfd" ]; then
+	mkdir -p "$seeds/kfd"
+	printf 'cpu_cores_count 0\nlocation_id 1280\ndomain 0\ndrm_render_minor 130\nunique_id 1234605616436508552\n' >"$seeds/kfd/partition"
+	printf 'cpu_cores_count 64\nlocation_id 0\ndomain 0\ndrm_render_minor 0\n' >"$seeds/kfd/cpu"
 fi
 if [ ! -d "$seeds/require" ]; then
 	mkdir -p "$seeds/require"

@@ -81,10 +81,45 @@ static void test_set(void)
 	selection_free(&s);
 }
 
+/* KFD's topology properties (AMD's partitions): the three fields that
+ * place a render node, each the first line naming it, decimal only */
+static void test_kfd(void)
+{
+	static const struct {
+		const char *text;
+		bool ok;
+		unsigned long long minor, loc, dom, uid;
+		bool has_uid;
+	} t[] = {
+		{ "cpu_cores_count 0\nlocation_id 1280\ndomain 0\ndrm_render_minor 130\nunique_id 1234605616436508552\n",
+		  true, 130, 1280, 0, 1234605616436508552ULL, true },
+		{ "drm_render_minor 128\nlocation_id 34048\ndomain 1", true, 128, 34048, 1, 0, false },
+		{ "drm_render_minor 128\nlocation_id 34048\n", false, 0, 0, 0, 0, false },          /* no domain */
+		{ "drm_render_minor 0x80\nlocation_id 1\ndomain 0\n", false, 0, 0, 0, 0, false },  /* not decimal */
+		{ "drm_render_minor  128\nlocation_id 1\ndomain 0\n", false, 0, 0, 0, 0, false },  /* two blanks */
+		{ "xdrm_render_minor 5\ndrm_render_minor 6\nlocation_id 1\ndomain 0\n", true, 6, 1, 0, 0, false },
+		{ "drm_render_minor 7\ndrm_render_minor 8\nlocation_id 1\ndomain 0\n", true, 7, 1, 0, 0, false },
+		{ "drm_render_minor 99999999999999999999999\nlocation_id 1\ndomain 0\n", false, 0, 0, 0, 0, false },
+		{ "drm_render_minor 18446744073709551615\nlocation_id 1\ndomain 0\n", true, 18446744073709551615ULL, 1, 0, 0, false },
+		{ "", false, 0, 0, 0, 0, false },
+	};
+
+	for (size_t i = 0; i < N_CASES(t); i++) {
+		struct kfd_node k;
+		bool ok = kfd_properties_parse(t[i].text, strlen(t[i].text), &k);
+
+		CHECK(ok == t[i].ok && (!ok || (k.render_minor == t[i].minor && k.location_id == t[i].loc &&
+						 k.domain == t[i].dom && k.has_unique_id == t[i].has_uid &&
+						 k.unique_id == t[i].uid)),
+		      "kfd_properties_parse case %zu: %d minor %llu location %llu", i, ok, k.render_minor, k.location_id);
+	}
+}
+
 int main(void)
 {
 	test_parse();
 	test_select();
 	test_set();
+	test_kfd();
 	return done();
 }
