@@ -714,7 +714,9 @@ static int refresh_one(const struct vendor *v, int dfd, const char *dir, const c
  * directory DFD (DIR) as they are now. 0, or -1 (ERR) */
 static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, int dfd, const char *dir, struct oerr *err)
 {
-	for (int m = 0; m < 2; m++) {
+	/* a vendor given only beside another (only_with: NVIDIA's gated
+	 * features) has no management spec: the other's has the driver */
+	for (int m = 0; m < (v->only_with.n ? 1 : 2); m++) {
 		_cleanup_free_ char *kind = m ? management_kind(v) : xstrdup(v->cdi_kind);
 		_cleanup_free_ char *file = spec_file(kind, run->yaml), *other = spec_file(kind, !run->yaml), *text = NULL;
 		bool empty = false;

@@ -372,6 +372,30 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 			    "(unprivileged_selection has env): on this Kubernetes node any pod gets any device by "
 			    "setting the variable");
 
+		/* given only beside another vendor (only_with): one of those is
+		 * configured, or it never activates */
+		if (v->only_with.n) {
+			bool any = false;
+
+			for (size_t k = 0; k < v->only_with.n && !any; k++)
+				any = config_vendor(&cfg, v->only_with.v[k]) != NULL;
+			if (!any) {
+				_cleanup_free_ char *names = strv_join(&v->only_with, ", ");
+
+				advise(r, PROBLEM, v->name, "install the vendor file it goes with beside it (ocidec install "
+				       "--vendor NAME brings it along)", "given only beside %s (only_with in %s), none of "
+				       "which is configured in %s: no container gets it through the hook", names, v->file, dir);
+			}
+		}
+		/* a feature's own file whose devices this host lacks (only_with
+		 * and only_where: NVIDIA's gated features without their
+		 * driver): information, as on most hosts */
+		if (at_slash && v->only_with.n && !vendor_here(v)) {
+			say(r, INFO, v->name, NULL, "none of its only_where (%s%s) under driver_root %s: its driver is not "
+			    "loaded here, and a container asking for it gets nothing of it", v->only_where.n ? v->only_where.v[0] : "",
+			    v->only_where.n > 1 ? " ..." : "", v->driver_root);
+			continue;
+		}
 		/* another platform's file (only_where, not_where): fine where a
 		 * vendor of the same kind serves this one; a problem where it is
 		 * the only one of its kind */

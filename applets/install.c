@@ -324,15 +324,18 @@ static bool clean_path(const char *p)
 
 /* Is V named, or another platform's file of a named vendor (its
  * only_where, the same CDI kind: --vendor nvidia brings nvidia-tegra.ini
- * and nvidia-wsl.ini, inert where their platform is not)? */
+ * and nvidia-wsl.ini, inert where their platform is not), or a vendor
+ * only given beside a named one (only_with: NVIDIA's gated features,
+ * nvidia-gds.ini and its kin, inert where their nodes are not)? */
 static bool named_or_sibling(const struct config *cfg, const struct vendor *v, char *const *names, int nnames)
 {
 	if (vendor_named(v, names, nnames))
 		return true;
-	for (size_t i = 0; v->only_where.n && i < cfg->n; i++) {
+	for (size_t i = 0; (v->only_where.n || v->only_with.n) && i < cfg->n; i++) {
 		const struct vendor *w = &cfg->vendors[i];
 
-		if (w != v && vendor_named(w, names, nnames) && strcmp(w->cdi_kind, v->cdi_kind) == 0)
+		if (w != v && vendor_named(w, names, nnames) &&
+		    (strcmp(w->cdi_kind, v->cdi_kind) == 0 || strv_contains(&v->only_with, w->name)))
 			return true;
 	}
 	return false;

@@ -165,6 +165,16 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 		if (*vars != old)
 			free(old);
 		nset++;
+		/* a switch (activation_value): its value, or nothing */
+		if (v->activation_value) {
+			if (strcmp(val, v->activation_value) != 0 && strcmp(val, "void") != 0) {
+				vendor_log_level(v);
+				log_info("%s: %s=%.64s asks nothing (only %s activates it)", v->name, var, val,
+					 v->activation_value);
+			}
+			off |= strcmp(val, v->activation_value) != 0;
+			continue;
+		}
 		if (strcmp(val, "void") == 0) {
 			off = true;
 			continue;
@@ -420,6 +430,44 @@ static bool names_this_vendor(const struct vendor *v, const struct oci_config *o
 	return named;
 }
 
+/* Is vendor V's only_with met among the N activations ACT (another of
+ * them one of the vendors it names)? */
+static bool accompanied(const struct vendor *v, const struct activation *act, size_t n)
+{
+	if (!v->only_with.n)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (act[i].v != v && strv_contains(&v->only_with, act[i].v->name))
+			return true;
+	return false;
+}
+
+/* The N activations ACT less those whose only_with is not met (said, as
+ * NVIDIA's toolkit's gated features: nothing without a GPU request), until
+ * none is dropped (one may accompany another); how many are kept */
+static int only_with_kept(struct activation *act, int n)
+{
+	for (bool dropped = true; dropped;) {
+		dropped = false;
+		for (int i = 0; i < n; i++) {
+			const struct vendor *v = act[i].v;
+			_cleanup_free_ char *names = NULL;
+
+			if (accompanied(v, act, (size_t)n))
+				continue;
+			names = strv_join(&v->only_with, ", ");
+			log_warn("%s: %s ignored: the container asks for none of %s (only_with)", v->name, act[i].source,
+				 names);
+			activation_free(&act[i], 1);
+			memmove(&act[i], &act[i + 1], (size_t)(n - i - 1) * sizeof(*act));
+			n--;
+			i--;
+			dropped = true;
+		}
+	}
+	return n;
+}
+
 int activate(const struct config *cfg, const struct oci_config *oc, const struct strv *state_ann,
 	     struct activation *act, struct oerr *err)
 {
@@ -488,8 +536,16 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 			selection_free(&envsel);
 			continue;
 		}
+		/* a switch (activation_value): the annotation and the mounted
+		 * list say its value too, or nothing */
+		if (v->activation_value && src != SRC_ENV && strcmp(val, v->activation_value) != 0) {
+			vendor_log_level(v);
+			log_info("%s: %s says '%.64s': asks nothing (only %s activates it)", v->name,
+				 src == SRC_MOUNTS ? "the device list" : v->annotation, val, v->activation_value);
+			continue;
+		}
 		act[n] = (struct activation){ .v = v, .sel = envsel };
-		if (src != SRC_ENV && vendor_select(v, val, &act[n].sel, err) < 0) {
+		if (src != SRC_ENV && !v->activation_value && vendor_select(v, val, &act[n].sel, err) < 0) {
 			activation_free(act, (size_t)n + 1);
 			return -1;
 		}
@@ -510,7 +566,7 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		}
 		n++;
 	}
-	return n;
+	return only_with_kept(act, n);
 }
 
 void activation_free(struct activation *a, size_t n)

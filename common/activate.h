@@ -11,7 +11,11 @@
  * about, not an error): Kubernetes grants devices through annotations.
  * The value: "all", "none", or devices by index or UUID; features from
  * feature_env ("all" allowed; unknown names warned about and dropped),
- * else the vendor's driver_feature.
+ * else the vendor's driver_feature. A switch (activation_value: NVIDIA's
+ * NVIDIA_GDS=enabled) takes its one value from any source, and every
+ * other asks nothing; a vendor with only_with is kept only beside one of
+ * those vendors in the same container (NVIDIA's gated features: beside a
+ * GPU request), else dropped with a warning.
  */
 #ifndef OCIDEC_ACTIVATE_H
 #define OCIDEC_ACTIVATE_H

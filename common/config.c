@@ -183,6 +183,8 @@ static const char *item_problem(const char *key, const char *item)
 	if (strcmp(key, "selection") == 0 || strcmp(key, "unprivileged_selection") == 0)
 		return strcmp(item, "none") == 0 || source_of(item)
 			       ? NULL : "is not a selection source (env, annotation, mounts, none)";
+	if (strcmp(key, "only_with") == 0)
+		return valid_name(item) ? NULL : "is not a vendor name";
 	if (strcmp(key, "pci_classes") == 0)
 		return valid_name(item) ? NULL : "is not a device class's name (drm, accel)";
 	if (strcmp(key, "unprivileged_features") == 0)
@@ -378,6 +380,16 @@ static int c_env_name(struct parse *p, const struct key_def *k, const char *valu
 	return 1;
 }
 
+/* activation_value: one word, as a variable's value gives it ("enabled");
+ * never a value that says something already (void, all, none) */
+static int c_activation_value(struct parse *p, const struct key_def *k, const char *value, int line)
+{
+	(void)k;
+	if (!valid_name(value) || strcmp(value, "void") == 0 || strcmp(value, "all") == 0 || strcmp(value, "none") == 0)
+		return perr(p, line, "activation_value must be one word (a-z, 0-9, '_', '-'), not void, all or none");
+	return 1;
+}
+
 /* mig_nodes: a node's path below /dev with one %u (the cap's minor) */
 static int c_mig_nodes(struct parse *p, const struct key_def *k, const char *value, int line)
 {
@@ -486,6 +498,8 @@ static const struct key_def schema[] = {
 	V("version_file", 0, ST_STR, version_file, c_abs_path),
 	V("activation_flag", KEY_ACTIVATION, ST_STR, activation_flag, c_env_name),
 	V("activation_aliases", KEY_ACTIVATION, ST_STRV, activation_aliases, NULL),
+	VL("activation_value", 0, ST_STR, activation_value, activation_value_line, c_activation_value),
+	VL("only_with", 0, ST_STRV, only_with, only_with_line, NULL),
 	V("annotation", KEY_ACTIVATION, ST_STR, annotation, c_annotation),
 	V("device_list_dir", KEY_ACTIVATION | KEY_DIR, ST_STR, device_list_dir, c_device_list_dir),
 	VL("selection", 0, ST_STRV, selection_list, selection_line, NULL),
@@ -778,6 +792,9 @@ static int vendor_check(struct parse *p)
 		strv_push(&v->pci_classes, "drm");
 		strv_push(&v->pci_classes, "accel");
 	}
+	if (v->activation_value && (v->per_device_nodes.n || v->device_uuids || v->pci_devices.n))
+		return perr(p, v->activation_value_line, "activation_value selects no device: not with "
+			    "per_device_nodes, device_uuids or pci_devices (its features give everything)");
 	if (v->pci_uuid && !v->pci_devices.n)
 		return perr(p, v->pci_uuid_line, "pci_uuid needs pci_devices (the directories it is in)");
 	if (!check_beyond_pci(p, v))

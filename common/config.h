@@ -75,6 +75,14 @@ struct vendor {
 	int log_level;
 	struct strv per_device_nodes; /* patterns with one %u, e.g. "nvidia%u" */
 	struct strv activation_aliases; /* more env vars that activate, after activation_flag */
+	char *activation_value;     /* NULL: the value selects devices; else the one value
+				     * (of any source) that activates, giving everything
+				     * (NVIDIA's gated features: "enabled") */
+	int activation_value_line;
+	struct strv only_with;      /* active only beside one of these vendors in the same
+				     * container (NVIDIA's gated features: beside a GPU
+				     * request); empty: alone too */
+	int only_with_line;
 	char *annotation;           /* activates and selects, wins over env; default ocidec.io/NAME */
 	char *feature_env;          /* env var naming the features ("all" allowed) */
 	char *requirements_env;     /* prefix of the env vars holding the image's

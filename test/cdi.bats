@@ -9,14 +9,7 @@
 load helpers
 
 setup_file() {
-	REF=$("$BATS_TEST_DIRNAME/fixtures/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")
-	export REF
-	# the newest schema as well, where a copy of CDI's schema/ is at hand:
-	# CDI_SCHEMA=DIR, or a checkout's sibling shared/cdi
-	if [ -z "${CDI_SCHEMA:-}" ] && [ -f "$BATS_TEST_DIRNAME/../../shared/cdi/schema.json" ]; then
-		CDI_SCHEMA=$(cd "$BATS_TEST_DIRNAME/../../shared/cdi" && pwd)
-		export CDI_SCHEMA
-	fi
+	cdi_schemas
 }
 
 setup() {
@@ -41,10 +34,9 @@ q() {
 	python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); r = eval(sys.argv[2]); print("\n".join(map(str, r)) if isinstance(r, list) else r)' "$1" "$2"
 }
 
-# check SPEC...: schema, v0.5.2's types and versions (and the newest
-# schema too, where CDI_SCHEMA names its directory)
+# check SPEC...: cdi_check (helpers.bash)
 check() {
-	"$FIXTURES/cdi-check.py" "$REF" "$@" ${CDI_SCHEMA:+--schema "$CDI_SCHEMA"}
+	cdi_check "$@"
 }
 
 # cdi_bundle STAGE DEVICE... [-- SCRIPT]: a runc bundle given demo's DEVICEs

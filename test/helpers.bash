@@ -95,6 +95,56 @@ gpu_ini() {
 		"$CONF/$1.ini" | write_ini "$1"
 }
 
+# configs DR NAME...: the shipped NAMEs with driver_root DR, into $CFG
+# (platforms.bats, gated.bats)
+configs() {
+	local dr=$1 n
+	shift
+	for n in "$@"; do
+		sed "s|^driver_root = /\$|driver_root = $dr|" "$CONF/$n.ini" | write_ini "$n"
+	done
+}
+
+# run_container SCRIPT KEY=VALUE...: SCRIPT in a runc container (bundle $B,
+# id $ID) with the hook and the vendors of $CFG
+run_container() {
+	local script=$1
+	shift
+	rm -rf "$B"
+	HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" "$@" -- sh -c "$script" >/dev/null
+	run bash -c "cd '$B' && runc run '$ID' 2>&1"
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+}
+
+# cdi_container SPEC SCRIPT: SCRIPT in a runc container given SPEC's device
+# "all" as a CDI engine applies it (no hook)
+cdi_container() {
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" -- sh -c "$2" >/dev/null
+	"$FIXTURES/cdi-apply.py" "$1" "$B/config.json" all
+	run bash -c "cd '$B' && runc run '$ID' 2>&1"
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+}
+
+# cdi_schemas (setup_file): REF, the CDI project's reference
+# (test/fixtures/cdi-reference.sh: v0.5.2's schema and Go types), and
+# CDI_SCHEMA, the newest schema as well, where a copy of CDI's schema/ is
+# at hand: CDI_SCHEMA=DIR, or a checkout's sibling shared/cdi
+cdi_schemas() {
+	REF=$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")
+	export REF
+	if [ -z "${CDI_SCHEMA:-}" ] && [ -f "$BATS_TEST_DIRNAME/../../shared/cdi/schema.json" ]; then
+		CDI_SCHEMA=$(cd "$BATS_TEST_DIRNAME/../../shared/cdi" && pwd)
+		export CDI_SCHEMA
+	fi
+}
+
+# cdi_check SPEC...: the specs against cdi_schemas' schema, v0.5.2's types
+# and versions (and the newest schema too, where CDI_SCHEMA names it)
+cdi_check() {
+	"$FIXTURES/cdi-check.py" "$REF" "$@" ${CDI_SCHEMA:+--schema "$CDI_SCHEMA"}
+}
+
 # driver_root: build the fake NVIDIA driver root once per file, in $DR
 driver_root() {
 	DR=$BATS_FILE_TMPDIR/dr

@@ -20,35 +20,6 @@ teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 }
 
-# configs DR NAME...: the shipped NAMEs with driver_root DR, into $CFG
-configs() {
-	local dr=$1 n
-	shift
-	for n in "$@"; do
-		sed "s|^driver_root = /\$|driver_root = $dr|" "$CONF/$n.ini" | write_ini "$n"
-	done
-}
-
-# run_container SCRIPT KEY=VALUE...: SCRIPT in a runc container with the hook
-run_container() {
-	local script=$1
-	shift
-	rm -rf "$B"
-	HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" "$@" -- sh -c "$script" >/dev/null
-	run bash -c "cd '$B' && runc run '$ID' 2>&1"
-	runc delete -f "$ID" >/dev/null 2>&1 || true
-}
-
-# cdi_container SPEC SCRIPT: SCRIPT in a runc container given SPEC's device
-# "all" as a CDI engine applies it (no hook)
-cdi_container() {
-	rm -rf "$B"
-	"$FIXTURES/bundle.sh" "$B" -- sh -c "$2" >/dev/null
-	"$FIXTURES/cdi-apply.py" "$1" "$B/config.json" all
-	run bash -c "cd '$B' && runc run '$ID' 2>&1"
-	runc delete -f "$ID" >/dev/null 2>&1 || true
-}
-
 TEGRA_SEE='for d in nvhost-as-gpu nvhost-ctrl nvhost-ctrl-gpu nvhost-dbg-gpu nvhost-gpu nvhost-prof-gpu nvmap nvhost-vic; do
 	[ -c /dev/$d ] && echo > /dev/$d && echo "dev $d"; done
 L=/usr/lib/aarch64-linux-gnu
@@ -103,7 +74,7 @@ tegra_seen() {
 	mkdir "$H"
 	ocidec install --host-root "$H" -c "$CONF" --vendor nvidia --runtime podman >/dev/null
 	run ls "$H/usr/local/ocidec/etc/ocidec.d"
-	assert_output $'nvidia-tegra.ini\nnvidia-wsl.ini\nnvidia.ini'
+	assert_output $'nvidia-gdrcopy.ini\nnvidia-gds.ini\nnvidia-mofed.ini\nnvidia-nvswitch.ini\nnvidia-tegra.ini\nnvidia-wsl.ini\nnvidia.ini'
 	ocidec install --host-root "$H" --uninstall >/dev/null
 	# CDI: one spec of NVIDIA's kind, device "all", valid; a container
 	# given it by a CDI engine sees the same

@@ -50,6 +50,10 @@ unit() {
 	unit hostfiles
 }
 
+@test "unit: activate (switches and companions: NVIDIA_GDS=enabled only as NVIDIA compares it, only beside a GPU request from any source, none included; chains; a container asking for nothing) (issue 37)" {
+	unit activate
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)
