@@ -9,6 +9,7 @@
  * Specs call it as `ocidec-hook --cdi` (hook.c passes that here).
  */
 #include "applets/applet.h"
+#include "common/appprofile.h"
 #include "applets/dryrun.h"
 #include "applets/hook.h"
 #include "common/inject.h"
@@ -24,7 +25,7 @@ const char cdi_hook_usage[] =
 	"usage: ocidec cdi-hook [--library PATH]... [--folder DIR]... [--symlink PATH::TEXT]...\n"
 	"                       [--proc-view DIR [--proc-set 'FILE NAME: VALUE'] [--proc-entry E]...]...\n"
 	"                       [--cuda-compat DIR --host-driver-version V]\n"
-	"                       [--chmod PATH... --chmod-mode MODE]\n"
+	"                       [--chmod PATH... --chmod-mode MODE] [--application-profile FILE]\n"
 	"                       [--log FILE] [--syslog SOCKET] [--dry-run] [-t SEC] [STAGE] < STATE\n"
 	"\n"
 	"The hook of a CDI spec (ocidec cdi) and of the runtime shim's edits, at\n"
@@ -48,6 +49,9 @@ const char cdi_hook_usage[] =
 	"  --cuda-compat DIR     CUDA's compat libraries in the image: first in the\n"
 	"                        cache when DIR's libcuda.so.MAJOR.x is newer than\n"
 	"  --host-driver-version V  the host driver's version V\n"
+	"  --application-profile FILE  NVIDIA's driver application profile: FILE in\n"
+	"                        the container limits EGL and Vulkan to the GPUs in\n"
+	"                        its /dev (nvidiaN), when it has any\n"
 	"  -l, --log FILE        also append messages to FILE\n"
 	"      --syslog SOCKET   warnings and errors also to this system log socket\n"
 	"                        (default " SYSLOG_DEFAULT "; none: not)\n"
@@ -178,6 +182,9 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 		out[n++] = (char *)"params ModifyDeviceFiles: 0";
 		out[n++] = (char *)"--proc-entry";
 		out[n++] = (char *)"gpus/*";  /* every GPU's entry, as NVIDIA's leaves them */
+	} else if (strcmp(sub, "update-application-profile") == 0) {
+		out[n++] = (char *)"--application-profile";
+		out[n++] = (char *)APP_PROFILE_DEFAULT;
 	} else if (strcmp(sub, "chmod") == 0 && mode) {
 		out[n++] = (char *)"--chmod-mode";
 		out[n++] = (char *)mode;

@@ -21,6 +21,7 @@ void cache_edits_free(struct cache_edits *c)
 	free(c->compat_host);
 	strv_free(&c->folders);
 	strv_free(&c->chmod);
+	free(c->app_profile);
 	*c = (struct cache_edits)CACHE_EDITS_INIT;
 }
 
@@ -63,7 +64,9 @@ static const char *invalid(const struct cache_edits *c, int o, const char *arg)
 	case CACHEHOOK_CHMOD:
 		return arg[0] == '/' ? NULL : "not an absolute path";
 	case CACHEHOOK_CUDA_COMPAT:
-		return arg[0] == '/' && !strstr(arg, "..") ? NULL : "not an absolute path";
+	case CACHEHOOK_APP_PROFILE:
+		return arg[0] == '/' && !has_dot_component(arg) && !has_control(arg) && arg[strlen(arg) - 1] != '/' ?
+			NULL : "not an absolute path";
 	case CACHEHOOK_HOST_DRIVER:
 		return isdigit((unsigned char)arg[0]) ? NULL : "not a version";
 	case CACHEHOOK_SYMLINK:
@@ -95,7 +98,7 @@ int cachehook_option(struct cache_edits *c, int o, const char *arg, struct oerr 
 	const char *bad;
 	char **slot = NULL;
 
-	if (o < CACHEHOOK_LIBRARY || o > CACHEHOOK_CHMOD_MODE)
+	if (o < CACHEHOOK_LIBRARY || o > CACHEHOOK_APP_PROFILE)
 		return 1;
 	if ((bad = invalid(c, o, arg)))
 		return oerr_usage(err, "--%s %s: %s", opt_name(o), arg, bad);
@@ -105,6 +108,7 @@ int cachehook_option(struct cache_edits *c, int o, const char *arg, struct oerr 
 	case CACHEHOOK_CHMOD: strv_push(&c->chmod, arg); break;
 	case CACHEHOOK_CUDA_COMPAT: slot = &c->compat_dir; break;
 	case CACHEHOOK_HOST_DRIVER: slot = &c->compat_host; break;
+	case CACHEHOOK_APP_PROFILE: slot = &c->app_profile; break;
 	case CACHEHOOK_CHMOD_MODE: c->chmod_mode = (int)strtoul(arg, NULL, 8); break;
 	case CACHEHOOK_SYMLINK: {
 		const char *sep = strstr(arg, "::");
@@ -134,7 +138,7 @@ int cachehook_check(const struct cache_edits *c, struct oerr *err)
 bool cachehook_empty(const struct cache_edits *c)
 {
 	return !c->libraries.n && !c->links.n && !c->nviews && !c->folders.n && !c->chmod.n &&
-	       !(c->compat_dir && c->compat_host);
+	       !(c->compat_dir && c->compat_host) && !c->app_profile;
 }
 
 /* --OPT VALUE to ARGS */
@@ -170,6 +174,8 @@ void cachehook_args(const struct cache_edits *c, struct strv *args)
 		mode[4] = '\0';
 		arg2(args, CACHEHOOK_CHMOD_MODE, mode);
 	}
+	if (c->app_profile)
+		arg2(args, CACHEHOOK_APP_PROFILE, c->app_profile);
 	for (size_t i = 0; i < c->nviews; i++) {
 		const struct cache_view *v = &c->views[i];
 

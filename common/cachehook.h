@@ -37,6 +37,8 @@ struct cache_edits {
 	struct strv folders;        /* more directories for the cache */
 	struct strv chmod;          /* directories in the container given chmod_mode */
 	int chmod_mode;             /* -1: none given */
+	char *app_profile;          /* NVIDIA's application profile file to write
+				     * (appprofile.h), or NULL */
 };
 #define CACHE_EDITS_INIT { .chmod_mode = -1 }
 void cache_edits_free(struct cache_edits *c);
@@ -47,7 +49,7 @@ void cache_edits_free(struct cache_edits *c);
 enum {
 	CACHEHOOK_LIBRARY = 0x100, CACHEHOOK_SYMLINK, CACHEHOOK_PROC_VIEW, CACHEHOOK_PROC_SET,
 	CACHEHOOK_PROC_ENTRY, CACHEHOOK_CUDA_COMPAT, CACHEHOOK_HOST_DRIVER, CACHEHOOK_FOLDER,
-	CACHEHOOK_CHMOD, CACHEHOOK_CHMOD_MODE,
+	CACHEHOOK_CHMOD, CACHEHOOK_CHMOD_MODE, CACHEHOOK_APP_PROFILE,
 };
 #define CACHEHOOK_LONG_OPTS                                                           \
 	{ "library", required_argument, NULL, CACHEHOOK_LIBRARY },                    \
@@ -59,7 +61,8 @@ enum {
 	{ "host-driver-version", required_argument, NULL, CACHEHOOK_HOST_DRIVER },    \
 	{ "folder", required_argument, NULL, CACHEHOOK_FOLDER },                      \
 	{ "chmod", required_argument, NULL, CACHEHOOK_CHMOD },                        \
-	{ "chmod-mode", required_argument, NULL, CACHEHOOK_CHMOD_MODE }
+	{ "chmod-mode", required_argument, NULL, CACHEHOOK_CHMOD_MODE },              \
+	{ "application-profile", required_argument, NULL, CACHEHOOK_APP_PROFILE }
 
 /* Option O (one of CACHEHOOK_LONG_OPTS's) with ARG into C: 0; -1, what is
  * wrong in ERR ("--symlink X: not PATH::TEXT with an absolute PATH",

@@ -513,6 +513,7 @@ static const struct key_def schema[] = {
 	V("requirements_legacy_env", 0, ST_STR, requirements_legacy_env, c_env_name),
 	V("cuda_version_library", 0, ST_STR, cuda_version_library, c_library_name),
 	V("cuda_compat_dir", 0, ST_STR, cuda_compat_dir, c_abs_path),
+	V("application_profile", 0, ST_STR, application_profile, c_abs_path),
 	VL("driver_feature", 0, ST_STRV, driver_feature, driver_feature_line, NULL),
 	V("driver_root", KEY_DIR, ST_STR, driver_root, c_driver_root),
 	V("only_where", 0, ST_STRV, only_where, NULL),

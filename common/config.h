@@ -93,6 +93,8 @@ struct vendor {
 	char *cuda_version_library; /* the library whose text gives "cuda" (libcuda.so.1) */
 	char *cuda_compat_dir;      /* in the image: CUDA's forward-compatible libcuda
 				     * (/usr/local/cuda/compat), preferred when newer */
+	char *application_profile;  /* NVIDIA's driver application profile the
+				     * container gets (appprofile.h), or NULL */
 	bool env_needs_cap_sys_admin; /* env requests only from containers with CAP_SYS_ADMIN */
 	bool env_all;               /* "all" in the environment selects every device
 				     * (default true; IMEX: false, as NVIDIA's) */

@@ -57,6 +57,7 @@ void edits_build(const struct plan *p, struct edits *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->compat_dir = p->compat_dir;
+	e->app_profile = p->app_profile;
 	e->compat_host = p->compat_host;
 	e->views = p->views;
 	e->nviews = p->nviews;
@@ -277,6 +278,8 @@ static void edits_cache(const struct edits *e, struct cache_edits *c)
 		c->compat_dir = xstrdup(e->compat_dir);
 		c->compat_host = xstrdup(e->compat_host);
 	}
+	if (e->app_profile)
+		c->app_profile = xstrdup(e->app_profile);
 	for (size_t i = 0; i < e->nviews; i++) {
 		struct cache_view *v = cachehook_view_add(c, e->views[i].vendor->proc_view,
 							  e->views[i].vendor->proc_view_set);
@@ -295,7 +298,7 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 	struct strv argv = { 0 };
 	cJSON *hook, *args;
 
-	if (!e->nlinks && !e->libdirs.n && !e->nviews)
+	if (!e->nlinks && !e->libdirs.n && !e->nviews && !e->app_profile)
 		return NULL;
 	hook = cJSON_CreateObject();
 	if (!hook)

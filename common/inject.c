@@ -1,5 +1,6 @@
 /* inject.c: see inject.h. */
 #include "common/inject.h"
+#include "common/appprofile.h"
 #include "common/mountapi.h"
 #include "common/procview.h"
 
@@ -624,6 +625,18 @@ out:
 	return r;
 }
 
+/* NVIDIA's application profile PATH (NULL: none) for the GPUs the
+ * container has: what EGL and Vulkan may see. A profile that cannot be
+ * written is said; the container still starts (its GPUs are its own
+ * either way: the profile only narrows what EGL lists). */
+static void write_app_profile(int rootfd, const char *path)
+{
+	struct oerr err;
+
+	if (path && app_profile_write(rootfd, path, &err) < 0)
+		log_warn("%s (EGL and Vulkan may list GPUs the container cannot open)", err.msg);
+}
+
 static void close_rootfs(int rootfd)
 {
 	if (rootfd >= 0) {
@@ -657,6 +670,7 @@ int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
 			goto out;
 	if (update_cache(rootfd, &e->libdirs, e->compat_dir, e->compat_host, err) < 0)
 		goto out;
+	write_app_profile(rootfd, e->app_profile);
 	r = 0;
 out:
 	close_rootfs(rootfd);
@@ -777,6 +791,7 @@ int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struc
 			goto out;
 	if (update_cache(rootfd, &dirs, c->compat_dir, c->compat_host, err) < 0)
 		goto out;
+	write_app_profile(rootfd, c->app_profile);
 	r = 0;
 out:
 	close_rootfs(rootfd);

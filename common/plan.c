@@ -999,6 +999,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		goto out;
 	if (!sel->nodes_only)
 		read_csv_files(&c, selected, csv);
+	if (v->application_profile && !sel->nodes_only && !p->app_profile)
+		p->app_profile = v->application_profile;
 	if (v->cuda_compat_dir && c.version && !sel->nodes_only && !p->compat_dir) {
 		p->compat_dir = v->cuda_compat_dir;
 		p->compat_host = xstrdup(c.version);

@@ -46,6 +46,7 @@ struct plan {
 	size_t n, cap;
 	struct plan_view *views;   /* container requests only */
 	size_t nviews;
+	const char *app_profile;   /* a vendor's application_profile */
 	const char *compat_dir;    /* a vendor's cuda_compat_dir, */
 	char *compat_host;         /* and its driver's version (the compat libcuda
 				    * is preferred when its major is greater) */

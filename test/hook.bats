@@ -924,3 +924,37 @@ private_hook_setup() {
 	assert_line unrelated
 	assert_line --regexp '^keys-[0-9]+-[0-9]+$'
 }
+
+@test "application_profile: NVIDIA's driver application profile names only the container's GPUs (EGLVisibleDGPUDevices), from the hook, from a CDI spec, and for NVIDIA's update-application-profile (issue 37)" {
+	local p=/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf
+	local want='{"profiles":[{"name":"_container_","settings":["EGLVisibleDGPUDevices",0x%s]}],"rules":[{"pattern":[],"profile":"_container_"}]}'
+	"$FIXTURES/driver-root.sh" "$BATS_TEST_TMPDIR/nv" >/dev/null
+	nvidia_ini "$BATS_TEST_TMPDIR/nv"
+	# index 0 is the GPU of minor 1 (PCI bus order): bit 1
+	run in_container "cat $p; echo; ls -l $p | cut -c1-10" NVIDIA_VISIBLE_DEVICES=0
+	assert_success
+	assert_line "$(printf "$want" 2)"
+	assert_line -- "-r--r--r--"
+	run in_container "cat $p" NVIDIA_VISIBLE_DEVICES=all
+	assert_output "$(printf "$want" 3)"
+	# no GPU node in the container: no profile
+	run in_container "cat $p 2>/dev/null || echo none" NVIDIA_VISIBLE_DEVICES=none
+	assert_output none
+	# a CDI spec's hook carries it (the shim's config.json the same)
+	run cdi -c "$CFG" nvidia
+	assert_success
+	assert_output --partial '"--application-profile", "/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf"'
+	# NVIDIA's own spec: its update-application-profile, the node the engine made (GPU 3)
+	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvidia-cdi-hook"
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" -- sh -c "cat $p" >/dev/null
+	HOOK=$BATS_TEST_TMPDIR/nvidia-cdi-hook python3 -c 'import json, os, sys
+c = json.load(open(sys.argv[1]))
+c["linux"].setdefault("devices", []).append({"path": "/dev/nvidia3", "type": "c", "major": 195, "minor": 3})
+c.setdefault("hooks", {})["createContainer"] = [{"path": os.environ["HOOK"],
+	"args": ["nvidia-cdi-hook", "update-application-profile"], "env": ["ASAN_OPTIONS=detect_leaks=0"]}]
+json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
+	run bash -c "cd '$B' && runc run $ID 2>&1"
+	assert_success
+	assert_output "$(printf "$want" 8)"
+}
