@@ -519,6 +519,7 @@ static const struct key_def schema[] = {
 	V("only_where", 0, ST_STRV, only_where, NULL),
 	V("not_where", 0, ST_STRV, not_where, NULL),
 	V("per_device_nodes", 0, ST_STRV, per_device_nodes, NULL),
+	VL("binary_dirs", 0, ST_STRV, binary_dirs, binary_dirs_line, NULL),
 	VL("device_index", 0, ST_OWN, device_index_bus, device_index_line, c_device_index),
 	V("device_uuids", KEY_GLOB, ST_STR, device_uuids, c_abs_path),
 	VL("pci_devices", 0, ST_STRV, pci_devices, pci_devices_line, NULL),
@@ -804,6 +805,9 @@ static int vendor_check(struct parse *p)
 		if (v->features[f].bus_devices.n && !v->device_uuids && !v->pci_devices.n)
 			return perr(p, v->features[f].bus_devices_line, "bus_devices needs device_uuids or "
 				    "pci_devices (what gives the devices' PCI addresses)");
+	for (size_t i = 0; i < v->binary_dirs.n; i++)
+		if (has_dot_component(v->binary_dirs.v[i]))  /* (the list's parser wants them absolute) */
+			return perr(p, v->binary_dirs_line, "binary_dirs: %s has a . or .. component", v->binary_dirs.v[i]);
 	if (!v->driver_root)
 		v->driver_root = xstrdup("/");
 	if (config_root_override.root && vendor_answers(v, config_root_override.var)) {

@@ -83,6 +83,9 @@ struct vendor {
 				     * container (NVIDIA's gated features: beside a GPU
 				     * request); empty: alone too */
 	int only_with_line;
+	struct strv binary_dirs;    /* directories searched for binaries first (a
+				     * driver in /usr/local/nvidia/bin) */
+	int binary_dirs_line;
 	char *annotation;           /* activates and selects, wins over env; default ocidec.io/NAME */
 	char *feature_env;          /* env var naming the features ("all" allowed) */
 	char *requirements_env;     /* prefix of the env vars holding the image's

@@ -346,6 +346,25 @@ static int make_link(int rootfd, const char *path, const char *text, struct oerr
 	return 0;
 }
 
+/* Is FD (at container path PATH) a mount of its own: the root of a mount
+ * its parent directory is not in? */
+static bool own_mount(int rootfd, const char *path, int fd)
+{
+	_cleanup_free_ char *parent = path_dir(path);
+	_cleanup_close_ int pfd = root_open_any(rootfd, parent, O_PATH | O_DIRECTORY);
+	uint64_t a, b;
+
+	return pfd >= 0 && fd_mnt_id(fd, &a) == 0 && fd_mnt_id(pfd, &b) == 0 && a != b;
+}
+
+static void root_confine_allow_fd(int rootfd, int fd)
+{
+	uint64_t id;
+
+	if (fd_mnt_id(fd, &id) == 0)
+		root_confine_allow(rootfd, id);
+}
+
 /* In the container's mount namespace: targets made and mounts attached,
  * each after the driver's links to it (E's). */
 static int jobs_attach(struct job *jobs, size_t n, const struct edits *e, int rootfd, struct oerr *err)
@@ -366,9 +385,11 @@ static int jobs_attach(struct job *jobs, size_t n, const struct edits *e, int ro
 		if (cur >= 0 && fstat(cur, &st) == 0 && ((st.st_dev == j->m->it->st.st_dev && st.st_ino == j->m->it->st.st_ino) ||
 		    /* the same device node (the host's /dev bound there: Enroot) */
 		    (S_ISCHR(st.st_mode) && S_ISCHR(j->m->it->st.st_mode) && st.st_rdev == j->m->it->st.st_rdev))) {
-			uint64_t id;
-			if (fd_mnt_id(cur, &id) == 0)
-				root_confine_allow(rootfd, id);
+			/* its own mount (a second run) may be read through
+			 * later; a node that only sits in a mount from outside
+			 * (the host's /dev bound there) opens nothing more of it */
+			if (own_mount(rootfd, j->m->destination, cur))
+				root_confine_allow_fd(rootfd, cur);
 			log_debug("%s: already mounted", j->m->destination);
 			continue;
 		}

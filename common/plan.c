@@ -305,8 +305,11 @@ static void add_library(struct vctx *c, const char *name)
 
 static void add_binary(struct vctx *c, const char *name)
 {
-	for (int i = 0; plan_binary_dirs[i]; i++) {
-		_cleanup_free_ char *path = xasprintf("%s/%s", plan_binary_dirs[i], name);
+	size_t own = c->v->binary_dirs.n;
+
+	for (size_t i = 0; i < own || plan_binary_dirs[i - own]; i++) {
+		const char *dir = i < own ? c->v->binary_dirs.v[i] : plan_binary_dirs[i - own];
+		_cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
 		_cleanup_close_ int fd = root_open(c->rootfd, path, O_PATH);
 		struct stat st;
 

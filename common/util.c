@@ -27,7 +27,7 @@ static void oerr_vset(struct oerr *e, int code, int errnum, const char *fmt, va_
 	if (errnum && n >= 0 && (size_t)n < sizeof(e->msg))
 		snprintf(e->msg + n, sizeof(e->msg) - n, ": %s",
 			 errnum == EXDEV ? "leads out of the root file system or into another mount "
-					   "(a volume, /proc, /sys); refused"
+					   "(a volume, the host's /dev, /proc, /sys); refused"
 					 : strerror(errnum));
 }
 

@@ -245,3 +245,35 @@ enroot() {
 	assert_line --index 1 "535.261.03,12.2"
 	assert_line "0,0,NVIDIA A100-SXM4-40GB,GPU-00000000-1111-2222-3333-444444444444,0000:3b:00.0"
 }
+
+@test "Enroot as root, the host's /dev bound in: a node the host has is used as it is and opens nothing more of the host's /dev; a missing one is refused, nothing made there (issue 37, found running Enroot built from source)" {
+	# a vendor whose control node is the host's own /dev/null (1:3) and whose
+	# per-device nodes the host has not
+	mkdir -p "$D/hd/dev"
+	mknod -m 0666 "$D/hd/dev/null" c 1 3
+	mknod -m 0666 "$D/hd/dev/ocidec-hpc-test0" c 1 5
+	cat >"$P/etc/ocidec.d/hostdev.ini" <<-EOF
+	[vendor]
+	name = hostdev
+	activation_flag = OCI_HOSTDEV
+	driver_root = $D/hd
+	driver_feature = base
+	per_device_nodes = ocidec-hpc-test%u
+
+	[feature.base]
+	devices = /dev/null
+	EOF
+	rm "$P/etc/ocidec.d/nvidia.ini"
+	printf 'OCI_HOSTDEV=all\n' >"$D/environ"
+	run env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SWITCHROOT="$T/switchroot" \
+		"$FIXTURES/enroot-start.sh" "$D/rootfs" "$D/environ" "$D/hooks" /bin/true
+	assert_failure
+	assert_output --partial "/dev: leads out of the root file system or into another mount (a volume, the host's /dev"
+	run ls /dev/ocidec-hpc-test0
+	assert_failure
+}
+
+teardown() {
+	# (a file the bug above would leave in the host's /dev: an empty file only)
+	if [ -f /dev/ocidec-hpc-test0 ] && [ ! -s /dev/ocidec-hpc-test0 ]; then rm -f /dev/ocidec-hpc-test0; fi
+}

@@ -273,3 +273,19 @@ expected_all() {
 	run "$OCIDEC" list -c "$CFG"
 	assert_line "$DR/usr/bin/demo-tool"
 }
+
+@test "binary_dirs: a driver whose programs are in /usr/local/nvidia/bin (the GPU node layout of GKE and of the cloud image a real H100 was checked on) is found there first; a relative directory is refused (issue 37)" {
+	local r=$BATS_TEST_TMPDIR/nv
+	"$FIXTURES/driver-root.sh" "$r" >/dev/null
+	mkdir -p "$r/usr/local/nvidia/bin"
+	mv "$r/usr/bin/nvidia-smi" "$r/usr/local/nvidia/bin/nvidia-smi"
+	nvidia_ini "$r"
+	run list -c "$CFG"
+	assert_success
+	assert_line "$r/usr/local/nvidia/bin/nvidia-smi"
+	refute_line --partial /usr/bin/nvidia-smi
+	sed -i 's|^binary_dirs = .*|binary_dirs = usr/local/nvidia/bin|' "$CFG/nvidia.ini"
+	run list -c "$CFG"
+	assert_failure 2
+	assert_output --partial "nvidia.ini:$(grep -n '^binary_dirs' "$CFG/nvidia.ini" | cut -d: -f1): malformed list for 'binary_dirs': 'usr/local/nvidia/bin' must be an absolute path"
+}

@@ -9,7 +9,10 @@
 # The variables of the user's environment come first and win over the
 # image's (as in Enroot's own 98-nvidia.sh, which keeps working beside this
 # one when nvidia-container-cli is ocidec's: a second run changes nothing).
-# Enroot gives no device cgroup: --no-cgroups, as 98-nvidia.sh.
+# Enroot gives no device cgroup: --no-cgroups, as 98-nvidia.sh. A container
+# that names GPUs but no NVIDIA_DRIVER_CAPABILITIES gets nvidia.ini's
+# driver_feature (compute and utility), as under Docker or podman; Enroot's
+# 98-nvidia.sh gives utility alone then.
 set -euo pipefail
 
 if [ -z "${ENROOT_ROOTFS-}" ] || [ -z "${ENROOT_ENVIRON-}" ]; then
