@@ -476,7 +476,7 @@ nvidia_ctk_spec() {
 		EOF
 }
 
-@test "nvidia-cdi-hook: a spec in nvidia-ctk's shape runs ocidec as NVIDIA's hook (create-symlinks, update-ldcache, enable-cuda-compat, disable-device-node-modification, chmod; an unknown hook said, the container started): nvidia-smi, NVML and CUDA as with ocidec's own spec; a 550 compat libcuda comes first (issue 25)" {
+@test "nvidia-cdi-hook: a spec in nvidia-ctk's shape runs ocidec as NVIDIA's hook (create-symlinks, update-ldcache, enable-cuda-compat, disable-device-node-modification, chmod, update-application-profile; an unknown hook said, the container started): nvidia-smi, NVML and CUDA as with ocidec's own spec; a 550 compat libcuda comes first (issue 25)" {
 	mkdir -p "$BATS_TEST_TMPDIR/nvbin"
 	ln -s "$OCIDEC" "$BATS_TEST_TMPDIR/nvbin/nvidia-cdi-hook"
 	dr=$NVR/flat
@@ -503,10 +503,10 @@ nvidia_ctk_spec() {
 		assert_line --regexp '^	libcuda\.so\.1$'
 		[ $spec = ocidec ] || assert_line libcuda.so.1
 	done
-	# a hook it does not answer (the spec above has one): said, exit 0
-	run "$BATS_TEST_TMPDIR/nvbin/nvidia-cdi-hook" update-application-profile --profile x </dev/null
+	# a hook it does not answer (a later toolkit's): said, exit 0
+	run "$BATS_TEST_TMPDIR/nvbin/nvidia-cdi-hook" some-later-hook --profile x </dev/null
 	assert_success
-	assert_output --partial "nvidia-cdi-hook update-application-profile: not a hook ocidec answers: nothing done"
+	assert_output --partial "nvidia-cdi-hook some-later-hook: not a hook ocidec answers: nothing done"
 	# with CUDA's compat directory holding 550's libcuda: first (12040)
 	rm -rf "$IMG/run" && cp -al "$IMG/rootfs" "$IMG/run" && cp "$IMG/api-probe" "$IMG/run/probe"
 	mkdir -p "$IMG/run/usr/local/cuda/compat"
