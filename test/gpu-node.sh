@@ -41,26 +41,26 @@ ldconfig -p | grep -E 'libcuda.so.1 |libnvidia-ml.so.1 ' 2>&1
 grep -E 'cgroup' /proc/self/mounts
 "$RUNC" --version | head -n 1
 
-# a driver outside the loader's cache or the usual bin directories (a
-# layout such as /usr/local/nvidia): made visible as an operator would, said
-if ! ldconfig -p | grep -q 'libcuda.so.1 '; then
+# on a node whose driver works (nvidia-smi -L): a driver outside the
+# loader's cache or ocidec's bin directories made visible as an operator
+# would, said
+if nvidia-smi -L >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libcuda.so.1 '; then
 	d=$(dirname "$(find / -xdev -name libcuda.so.1 2>/dev/null | head -n 1)")
 	echo "NODE CHANGED: libcuda.so.1 not in ld.so.cache; $d added to /etc/ld.so.conf.d"
 	echo "$d" >/etc/ld.so.conf.d/000-ocidec-gpu-node.conf && ldconfig
 fi
-s=$(command -v nvidia-smi)
-case $s in
-/usr/bin/nvidia-smi|/bin/nvidia-smi|/usr/sbin/nvidia-smi|/usr/local/bin/nvidia-smi|/usr/local/sbin/nvidia-smi) ;;
-*)	echo "NODE CHANGED: nvidia-smi is $s; linked from /usr/local/bin"
-	ln -sf "$s" /usr/local/bin/nvidia-smi ;;
-esac
-
 say install
 mkdir -p "$CONFDIR"
 cp "$HERE"/conf/nvidia.ini "$HERE"/conf/nvidia-tegra.ini "$HERE"/conf/nvidia-wsl.ini "$CONFDIR/"
 install -m 0755 "$OCIDEC" /usr/local/bin/ocidec
 "$OCIDEC" check -c "$CONFDIR" 2>&1 | tee "$OUT/check.txt"
 "$OCIDEC" list -c "$CONFDIR" 2>&1 | tee "$OUT/list.txt" | grep -cE . | sed 's/^/listed: /'
+if ! grep -q "/nvidia-smi$" "$OUT/list.txt" && nvidia-smi -L >/dev/null 2>&1; then
+	s=$(command -v nvidia-smi)
+	echo "NODE CHANGED: nvidia-smi ($s) is in no directory ocidec looks in; linked from /usr/local/bin"
+	ln -sf "$s" /usr/local/bin/nvidia-smi
+	"$OCIDEC" list -c "$CONFDIR" >"$OUT/list.txt" 2>&1
+fi
 grep -E 'nvidia-smi|libcuda.so|/dev/' "$OUT/list.txt"
 mkdir -p "$W/cdi"
 "$OCIDEC" cdi -c "$CONFDIR" --output "$W/cdi" 2>&1
@@ -140,6 +140,8 @@ i = rest.index("--")
 c = json.load(open(f))
 c["root"] = {"path": os.environ.get("ROOTFS", root), "readonly": True}
 c["process"]["terminal"] = False
+# CUDA's images put NVIDIA's /usr/local/nvidia/bin in PATH
+c["process"]["env"] = [e if not e.startswith("PATH=") else "PATH=/usr/local/nvidia/bin:" + e[5:] for e in c["process"]["env"]]
 c["process"]["env"] += rest[:i]
 c["process"]["args"] = rest[i + 1:]
 if hook == "1":
@@ -150,6 +152,7 @@ json.dump(c, open(f, "w"), indent=1)
 EOF
 }
 SEE='nvidia-smi; echo "nvidia-smi: $?"; vecadd; echo "vecadd: $?"
+echo "profile: $(cat /etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf 2>&1)"
 grep -E " /(usr|dev|proc/driver)[^ ]*(nvidia|cuda)" /proc/self/mountinfo | wc -l | sed "s/^/nvidia mounts: /"
 ls /dev | grep nvidia | tr "\n" " "; echo'
 
@@ -186,7 +189,7 @@ sed "s|/usr/bin/ocidec inject|$OCIDEC inject -c $CONFDIR|" "$HERE/conf/enroot/98
 printf '#!/bin/bash\nexec %s container-cli --ocidec-config-dir %s --user configure --no-cgroups --ldconfig=@/sbin/ldconfig --device=0 --compute --utility "$ENROOT_ROOTFS"\n' \
 	"$OCIDEC" "$CONFDIR" >"$W/hooks2/98-nvidia.sh"
 chmod 0755 "$W/hooks/98-ocidec.sh" "$W/hooks2/98-nvidia.sh"
-printf 'PATH=/usr/local/bin:/usr/bin:/bin\nNVIDIA_VISIBLE_DEVICES=all\nNVIDIA_DRIVER_CAPABILITIES=compute,utility\n' >"$W/environ"
+printf 'PATH=/usr/local/nvidia/bin:/usr/local/bin:/usr/bin:/bin\nNVIDIA_VISIBLE_DEVICES=all\nNVIDIA_DRIVER_CAPABILITIES=compute,utility\n' >"$W/environ"
 for h in hooks hooks2; do
 	rm -rf "$W/enroot-root" && cp -a "$W/rootfs-none" "$W/enroot-root"
 	RESTRICT_DEV=y SWITCHROOT=$W/switchroot timeout 120 "$HERE/test/fixtures/enroot-start.sh" "$W/enroot-root" \
