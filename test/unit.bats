@@ -54,6 +54,10 @@ unit() {
 	unit activate
 }
 
+@test "unit: appprofile (NVIDIA's application profile: the GPU node names it counts, the profile's text as NVIDIA's update-application-profile writes it) (issue 37)" {
+	unit appprofile
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)
