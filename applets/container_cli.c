@@ -86,6 +86,7 @@ struct cli {
 	long pid;
 	bool no_cgroups, no_compat, csv;
 	unsigned list;  /* LIST_* bits; 0: everything */
+	bool all_devices; /* list without --device: every GPU, as NVIDIA's */
 };
 enum { LIST_LIBS = 1, LIST_BINS = 2, LIST_IPCS = 4, LIST_FIRMWARE = 8 };
 
@@ -295,7 +296,7 @@ static int cli_container(const struct cli *cli, const char *caps, struct contain
 	if (cli->devices.n)
 		env_list(&c->oc.env, "NVIDIA_VISIBLE_DEVICES", &cli->devices);
 	else
-		strv_push(&c->oc.env, "NVIDIA_VISIBLE_DEVICES=none");
+		strv_push(&c->oc.env, cli->all_devices ? "NVIDIA_VISIBLE_DEVICES=all" : "NVIDIA_VISIBLE_DEVICES=none");
 	strv_push_owned(&c->oc.env, xasprintf("NVIDIA_DRIVER_CAPABILITIES=%s", caps));
 	for (size_t i = 0; i < cli->requires.n; i++)
 		strv_push_owned(&c->oc.env, xasprintf("NVIDIA_REQUIRE_CLI_%zu=%s", i, cli->requires.v[i]));
@@ -311,11 +312,14 @@ static int cli_container(const struct cli *cli, const char *caps, struct contain
 	if (r == CONTAINER_NONE)
 		return oerr_set(err, 0, "no vendor file in %s answers NVIDIA_VISIBLE_DEVICES here (nvidia.ini, "
 				"nvidia-tegra.ini, nvidia-wsl.ini): nothing to give", cli->dir);
-	/* no capability flag: NVIDIA gives the GPUs' nodes and no library */
+	/* no capability flag: NVIDIA gives the GPUs' nodes and the driver's
+	 * control node (nvidia.ini's feature control), no library */
 	for (int i = 0; i < c->nact && !*caps; i++) {
-		if (c->act[i].v->feature_env && strcmp(c->act[i].v->feature_env, "NVIDIA_DRIVER_CAPABILITIES") == 0) {
+		const struct vendor *v = c->act[i].v;
+
+		if (v->feature_env && strcmp(v->feature_env, "NVIDIA_DRIVER_CAPABILITIES") == 0) {
 			free(c->act[i].features);
-			c->act[i].features = xstrdup("");
+			c->act[i].features = xstrdup(vendor_feature(v, "control") ? "control" : "");
 		}
 	}
 	return container_plan(c, NULL, err) < 0 ? -1 : CONTAINER_ACTIVE;
@@ -363,15 +367,16 @@ static int list(struct cli *cli, struct oerr *err)
 	_cleanup_strv_ struct strv seen = { 0 };
 	unsigned want = cli->list ? cli->list : LIST_LIBS | LIST_BINS | LIST_IPCS | LIST_FIRMWARE;
 
+	cli->all_devices = !cli->devices.n;
 	if (cli_container(cli, "all", &c, err) < 0)
 		return APPLET_FAILED;
-	/* NVIDIA's order: the nodes (everything listed only), binaries,
+	/* NVIDIA's order: the nodes (everything listed, or --device given),
 	 * libraries, firmware, sockets; each file as it is, the one a link
 	 * names after it */
 	for (int pass = 0; pass < 5; pass++) {
 		for (size_t i = 0; i < c.plan.n; i++) {
 			const struct plan_item *it = &c.plan.items[i];
-			bool take = (pass == 0 && !cli->list && it->kind == KIND_DEVICES) ||
+			bool take = (pass == 0 && (!cli->list || cli->devices.n) && it->kind == KIND_DEVICES) ||
 				    (pass == 1 && (want & LIST_BINS) && it->kind == KIND_BINARIES) ||
 				    (pass == 2 && (want & LIST_LIBS) && it->kind == KIND_LIBRARIES) ||
 				    (pass == 3 && (want & LIST_FIRMWARE) && is_firmware(it)) ||

@@ -140,33 +140,53 @@ static int inject_vendors(struct container *c, const struct inject_args *a, char
 	return 0;
 }
 
-/* The environment in FILE (- : stdin), NAME=VALUE lines, into ENV: 0, or
- * -1 (ERR). At most 1 MiB; lines of no such form skipped. */
+/* The environment in FILE (- : stdin), NAME=VALUE lines (a CR before the
+ * newline dropped), into ENV, the first of a name kept: 0, or -1 (ERR). Read
+ * as a stream, 64 MiB at most (a user's environment and an image's); lines
+ * of no such form skipped; a NUL byte is no environment. */
+#define ENVIRON_MAX (64u << 20)
 static int read_environ(const char *file, struct strv *env, struct oerr *err)
 {
-	_cleanup_close_ int fd = strcmp(file, "-") == 0 ? dup(STDIN_FILENO) :
-				 open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	_cleanup_free_ char *buf = NULL;
-	char *save = NULL;
-	size_t len;
+	int fd = strcmp(file, "-") == 0 ? dup(STDIN_FILENO) : open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0, total = 0;
+	ssize_t n;
+	FILE *f;
+	int r = 0;
 
-	if (fd < 0)
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
 		return oerr_set(err, errno, "--environ %s", file);
-	if (read_fd_all(fd, 1024 * 1024, &buf, &len, err) < 0)
-		return oerr_prefix(err, "--environ %s", file);
-	if (memchr(buf, '\0', len))
-		return oerr_usage(err, "--environ %s: a NUL byte: not NAME=VALUE lines", file);
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	}
+	while (!r && (n = getline(&line, &cap, f)) >= 0) {
 		size_t name = strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-
 		bool seen = false;
 
-		for (size_t i = 0; i < env->n && name && !seen; i++)
+		total += (size_t)n;
+		if (total > ENVIRON_MAX) {
+			r = oerr_usage(err, "--environ %s: more than %u MiB", file, ENVIRON_MAX >> 20);
+			break;
+		}
+		if (strlen(line) != (size_t)n) {
+			r = oerr_usage(err, "--environ %s: a NUL byte: not NAME=VALUE lines", file);
+			break;
+		}
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (!name || line[name] != '=')
+			continue;
+		for (size_t i = 0; i < env->n && !seen; i++)
 			seen = strncmp(env->v[i], line, name + 1) == 0;
-		if (name && line[name] == '=' && !seen)
+		if (!seen)
 			strv_push(env, line);
 	}
-	return 0;
+	if (!r && ferror(f))
+		r = oerr_set(err, errno, "--environ %s", file);
+	fclose(f);
+	return r;
 }
 
 /* The vendors the environment in A's file activates, into C as the hook's

@@ -223,8 +223,18 @@ static int confine_rootfs(int rootfd, const char *rootfs, struct oerr *err)
 	if (proc_fd < 0 || mountinfo_each(proc_fd, note_shared, &c) < 0)
 		return oerr_set(err, errno, "%s: the mount table of the container's namespace", rootfs);
 	/* the host's devtmpfs bound there (Enroot's, podman -v /dev:/dev) has
-	 * tmpfs's magic too: the mount table names it */
+	 * tmpfs's magic too: the mount table names it; and a /dev that is the
+	 * very file system of this namespace's /dev (a host whose /dev is a
+	 * tmpfs: Enroot in a pod) is no container's own either */
 	own_dev = own_dev && (!c.found[1] || c.tmpfs[1]);
+	if (own_dev) {
+		struct stat rs, slash, ds, hs;
+		bool pivoted = fstat(rootfd, &rs) == 0 && stat("/", &slash) == 0 && rs.st_dev == slash.st_dev &&
+			       rs.st_ino == slash.st_ino;
+
+		if (!pivoted && fstat(dev, &ds) == 0 && stat("/dev", &hs) == 0 && ds.st_dev == hs.st_dev)
+			own_dev = false;
+	}
 	if (!c.found[0] || c.shared[0])
 		return oerr_set(err, 0, "%s: the container's root is a shared mount: mounts made in it would "
 				"propagate to other mount namespaces; refused", rootfs);
@@ -325,6 +335,19 @@ static int make_link(int rootfd, const char *path, const char *text, struct oerr
 	char cur[PATH_MAX];
 	ssize_t l;
 
+	/* there already, as the driver has it (the host's /dev bound in, with
+	 * udev's /dev/dri/by-path links): nothing to make, in any mount */
+	pfd = root_open_any(rootfd, parent, O_PATH | O_DIRECTORY);
+	if (pfd >= 0 && (l = readlinkat(pfd, slash + 1, cur, sizeof(cur) - 1)) >= 0) {
+		cur[l] = '\0';
+		if (strcmp(cur, text) == 0) {
+			free(parent);
+			log_debug("the link %s -> %s is there", path, text);
+			return 0;
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
 	pfd = root_mkdirs(rootfd, parent, ROOT_MKDIRS_DANGLING, NULL, NULL, err);
 	free(parent);
 	if (pfd < 0)

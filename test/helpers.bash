@@ -139,6 +139,18 @@ cdi_schemas() {
 	fi
 }
 
+# cdi_check_newest SPEC...: the specs against the newest schema alone
+# (cdi_schemas' CDI_SCHEMA), for a spec newer than v0.5.2 knows (CDI 1.1's
+# netDevices); where none is at hand (Debian's newest CDI library, 1.0.1,
+# has no 1.1), said on the TAP stream and not checked
+cdi_check_newest() {
+	if [ -z "${CDI_SCHEMA:-}" ]; then
+		echo "# no CDI schema newer than Debian's here (CDI_SCHEMA=DIR names one): $* not checked against it" >&3
+		return 0
+	fi
+	"$FIXTURES/cdi-check.py" - "$@" --schema "$CDI_SCHEMA"
+}
+
 # cdi_check SPEC...: the specs against cdi_schemas' schema, v0.5.2's types
 # and versions (and the newest schema too, where CDI_SCHEMA names it)
 cdi_check() {

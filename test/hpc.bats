@@ -124,10 +124,29 @@ enroot() {
 	exec $P/bin/nvidia-container-cli --user configure --no-cgroups --ldconfig=@/sbin/ldconfig --device=0 --compute --utility "\$ENROOT_ROOTFS"
 	EOF
 	chmod 0755 "$D/hooks/98-nvidia.sh"
+	SEE="$SEE; grep -c ' /dev/nvidia0 ' /proc/self/mountinfo | sed 's/^/mounts of nvidia0: /'
+grep -c ' /usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03 ' /proc/self/mountinfo | sed 's/^/mounts of libcuda: /'"
 	run enroot NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABILITIES=compute,utility
 	assert_success
 	assert_line "node nvidia0"
 	assert_line "cache libcuda.so.1 => /usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1"
+	assert_line "mounts of nvidia0: 1"
+	assert_line "mounts of libcuda: 1"
+}
+
+@test "Enroot: ENROOT_ENVIRON's later line wins (the image's /etc/environment first, then enroot start --env), the user's own environment over both (issue 37, review)" {
+	run enroot NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=utility NVIDIA_VISIBLE_DEVICES=0
+	assert_success
+	assert_line "node nvidia0"
+	refute_line "node nvidia1"
+	USERENV=NVIDIA_VISIBLE_DEVICES=1 run enroot NVIDIA_VISIBLE_DEVICES=all NVIDIA_VISIBLE_DEVICES=0
+	assert_line "node nvidia1"
+	refute_line "node nvidia0"
+	# CRLF lines (an environment file written on Windows) read as lines
+	printf 'NVIDIA_VISIBLE_DEVICES=1\r\nNVIDIA_DRIVER_CAPABILITIES=utility\r\n' >"$D/crlf"
+	run sh -c "cat '$D/crlf' | '$P/bin/ocidec' inject --environ - --rootfs '$D/rootfs' --dry-run"
+	assert_success
+	assert_line "mount $NVR/dev/nvidia1 /dev/nvidia1 ro,nosuid,noexec"
 }
 
 @test "Enroot: the host's /dev bound in (Enroot's default): the host's own nodes are used; one missing there is refused, nothing made in the host's /dev (issue 37)" {
@@ -168,6 +187,43 @@ enroot() {
 	assert_line "node nvidia0"
 	assert_line "node nvidia1"
 	assert_line "cache libcuda.so.1 => /usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1"
+}
+
+@test "nvidia-container-cli configure with no capability flag: the GPUs' nodes and the control node, no library (as NVIDIA's) (issue 37, review)" {
+	run unshare --mount --propagation private -- sh -c 'R=$1; shift; mount --bind "$R" "$R" && mount -t tmpfs tmpfs "$R/dev" && mount --rbind /proc "$R/proc" && "$@" "$R" && ls "$R/dev" && { ls "$R/usr/lib/x86_64-linux-gnu/nvidia" 2>&1 || true; }' sh \
+		"$D/rootfs" "$P/bin/nvidia-container-cli" configure --device=1
+	assert_success
+	assert_output "nvidia1
+nvidiactl
+ls: cannot access '$D/rootfs/usr/lib/x86_64-linux-gnu/nvidia': No such file or directory"
+}
+
+@test "Enroot in a pod (the host's /dev a tmpfs, bound in as Enroot's default does): refused as any outside /dev, nothing made in it (issue 37, review)" {
+	printf 'NVIDIA_VISIBLE_DEVICES=0\n' >"$D/environ"
+	run unshare --mount --propagation private -- sh -c '
+		mount -t tmpfs -o mode=755 tmpfs /dev && touch /dev/null && mount --bind /proc/self/fd/0 /dev/null 2>/dev/null
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SWITCHROOT="$1" "$2" "$3" "$4" "$5" /bin/true; echo "rc $?"
+		ls /dev | tr "\n" " "' sh "$T/switchroot" "$FIXTURES/enroot-start.sh" "$D/rootfs" "$D/environ" "$D/hooks" </dev/null
+	assert_line --partial "leads out of the root file system or into another mount (a volume, the host's /dev"
+	assert_line "rc 1"
+	assert_line "null "
+}
+
+@test "Enroot in a pod whose /dev has the GPUs' nodes and udev's by-path links: graphics and compute start with them as they are, nothing made in that /dev (issue 37, review)" {
+	printf 'NVIDIA_VISIBLE_DEVICES=0\nNVIDIA_DRIVER_CAPABILITIES=graphics,utility\n' >"$D/environ"
+	chown -R root: "$D/rootfs"   # (root's Enroot: its user namespace maps 0 alone)
+	SEE='ls /dev/nvidia0 /dev/nvidiactl /dev/dri/card1 /dev/dri/renderD128; readlink /dev/dri/by-path/pci-0000:3b:00.0-card'
+	run unshare --mount --propagation private -- sh -c '
+		mount -t tmpfs -o mode=755 tmpfs /dev && touch /dev/null && mount --bind /proc/self/fd/0 /dev/null &&
+		ln -s /proc/self/fd /dev/fd && cp -a "$6/dev/nvidiactl" "$6/dev/nvidia0" "$6/dev/nvidia-uvm" "$6/dev/dri" /dev/ && ls -R /dev >"$7/before"
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SWITCHROOT="$1" "$2" "$3" "$4" "$5" /bin/sh -c "$8"; echo "rc $?"
+		ls -R /dev | diff "$7/before" - && echo "the pod'"'"'s /dev as it was"' sh "$T/switchroot" "$FIXTURES/enroot-start.sh" \
+		"$D/rootfs" "$D/environ" "$D/hooks" "$NVR" "$D" "$SEE" </dev/null
+	assert_line "rc 0"
+	assert_line /dev/nvidia0
+	assert_line /dev/dri/renderD128
+	assert_line ../card1
+	assert_line "the pod's /dev as it was"
 }
 
 @test "nvidia-container-cli configure: an unsatisfied --require, an unknown GPU, a bad rootfs: one line each, the container untouched (issue 37)" {
@@ -219,17 +275,26 @@ enroot() {
 }
 
 @test "nvidia-container-cli list and info on Debian's 535 root: the nodes, binaries, libraries in NVIDIA's order; the versions and GPUs (issue 37)" {
+	# without --device every GPU, as NVIDIA's
 	run "$P/bin/nvidia-container-cli" list
 	assert_success
 	assert_line --index 0 "$NVR/dev/nvidiactl"
 	assert_line "$NVR/dev/nvidia-uvm"
-	refute_line "$NVR/dev/nvidia0"
+	assert_line "$NVR/dev/nvidia0"
+	assert_line "$NVR/dev/nvidia1"
 	assert_line "$NVR/usr/lib/nvidia/current/nvidia-smi"
 	assert_line "$NVR/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03"
 	assert_line "$NVR/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03"
-	run "$P/bin/nvidia-container-cli" list --libraries --device=1
+	run "$P/bin/nvidia-container-cli" list --libraries
 	assert_success
 	refute_line --partial /dev/
+	refute_line --partial nvidia-smi
+	assert_line "$NVR/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03"
+	# --device: its nodes too, whatever else narrows the list (as NVIDIA's)
+	run "$P/bin/nvidia-container-cli" list --libraries --device=1
+	assert_success
+	assert_line "$NVR/dev/nvidia1"
+	refute_line "$NVR/dev/nvidia0"
 	refute_line --partial nvidia-smi
 	assert_line "$NVR/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.535.261.03"
 	run "$P/bin/nvidia-container-cli" list --device=1

@@ -17,6 +17,7 @@ setup_file() {
 	"$BATS_TEST_DIRNAME/fixtures/gpu-sysfs.sh" "$MI" 4242 mi300
 	"$BATS_TEST_DIRNAME/fixtures/gpu-sysfs.sh" "$GA" 4242 gaudi
 	"$BATS_TEST_DIRNAME/fixtures/gpu-sysfs.sh" "$MIXED"
+	cdi_schemas
 }
 
 teardown_file() {
@@ -140,7 +141,7 @@ all /dev/dri/card2 /dev/dri/renderD130 /dev/dri/card3 /dev/dri/renderD131 /dev/d
 common /dev/kfd"
 	run "$FIXTURES/cdi-check.py" "$("$FIXTURES/cdi-reference.sh" "$BATS_TEST_DIRNAME/../build/test-data")" "$SPEC"
 	assert_success
-	run "$FIXTURES/cdi-check.py" - "$SPEC" --schema "$BATS_TEST_DIRNAME/../../shared/cdi"
+	run cdi_check_newest "$SPEC"
 	assert_success
 	"$FIXTURES/bundle.sh" "$B" -- sh -c 'ls /dev/kfd /dev/dri/*' >/dev/null
 	"$FIXTURES/cdi-apply.py" "$SPEC" "$B/config.json" 4
@@ -183,7 +184,7 @@ print("common", s["containerEdits"].get("netDevices"))' "$SPEC"
 	assert_line "2 enp154s0p22>enp154s0p22 enp154s0p23>enp154s0p23"
 	assert_line "all enp25s0p22>enp25s0p22 enp25s0p23>enp25s0p23 enp26s0p22>enp26s0p22 enp26s0p23>enp26s0p23 enp154s0p22>enp154s0p22 enp154s0p23>enp154s0p23 enp155s0p22>enp155s0p22 enp155s0p23>enp155s0p23"
 	assert_line "common None"
-	run "$FIXTURES/cdi-check.py" - "$SPEC" --schema "$BATS_TEST_DIRNAME/../../shared/cdi"
+	run cdi_check_newest "$SPEC"
 	assert_success
 	# no network interface: the version as before (AMD's spec, the mixed host's Gaudi)
 	assert_equal "$(cdi -c "$CFG" amd 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["cdiVersion"])')" 0.5.0
