@@ -1642,6 +1642,15 @@ static int install_where(struct inst *in, struct install_args *a, struct oerr *e
 		exe[n > 0 ? n : 0] = '\0';
 		in->bin = path_dir(exe);
 	}
+	/* the host's engines are root's; a user's own dockerd (rootless
+	 * Docker) reads that user's daemon.json, which the user edits: said,
+	 * instead of the lock's "permission denied" */
+	if (geteuid() != 0)
+		return oerr_set(err, 0, "registering ocidec with the host's engines is root's: run it as root. A "
+				"user's rootless dockerd is registered by that user, in its own daemon.json "
+				"($XDG_CONFIG_HOME/docker/daemon.json): \"runtimes\": {\"ocidec\": {\"path\": "
+				"\"%s/ocidec-runtime\"}} (ocidec-install(1), ROOTLESS DOCKER)",
+				in->bin);
 	host_configs(in);
 	return EXIT_OK;
 }

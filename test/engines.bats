@@ -200,14 +200,20 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	bed "$SD" rm -f "$spec" /var/run/cdi/management.ocidec.io-demo.json
 }
 
-# rl_setup: a user rl (uid 1500, subordinate ids) in the v2 bed with the
-# test image loaded; rl CMD runs CMD as that user, rootless podman's way
-rl_setup() {
+# rl_user: a user rl (uid 1500, subordinate ids, its runtime directory)
+# in the v2 bed, the test image readable by it; rl_setup: that, with the
+# image loaded into its podman; rl CMD runs CMD as that user, rootless
+# podman's way
+rl_user() {
 	bed "$V2" sh -c 'id rl >/dev/null 2>&1 || useradd -m -u 1500 rl
 		echo rl:200000:65536 >/etc/subuid; echo rl:200000:65536 >/etc/subgid
 		mkdir -p /run/user/1500 && chown rl /run/user/1500 && chmod 0700 /run/user/1500'
 	chmod 0755 "$V2"
 	chmod 0644 "$V2/image.tar"
+}
+
+rl_setup() {
+	rl_user
 	rl "podman load -q -i $V2/image.tar" >/dev/null
 }
 
@@ -388,6 +394,114 @@ dockerd_stop() {
 	rm -f "$d/root/etc/cdi/nvidia.com-gpu.json"
 }
 
+# as_rl CMD...: CMD as the user rl (rl_user) in the v2 bed, its HOME and
+# XDG_RUNTIME_DIR set as a login sets them, its arguments as they are
+as_rl() {
+	bed "$V2" setpriv --reuid rl --regid rl --init-groups env HOME=/home/rl XDG_RUNTIME_DIR=/run/user/1500 "$@"
+}
+
+# rl_dockerd_start: Docker 26's rootless mode, as the user rl starts it
+# (dockerd-rootless.sh: dockerd in RootlessKit's user and mount
+# namespaces), reading that user's ~/.config/docker/daemon.json; its data,
+# socket and pid file in $V2/rl-docker (RLD). The bed has no network: no
+# network namespace of RootlessKit's (its host network, no port driver),
+# no bridge, containers --network none. RLD_PID: the process it runs under
+# (RootlessKit's parent); rl_dockerd_stop ends dockerd by its pid file and
+# waits for RootlessKit to follow. rdk ARGS...: the user's docker client.
+RLD=
+rl_dockerd_start() {
+	RLD=$V2/rl-docker
+	mkdir -p "$RLD"
+	chown 1500:1500 "$RLD"   # (rl: the bed shares this machine's user ids)
+	"$FIXTURES/bed.sh" exec "$V2" setpriv --reuid rl --regid rl --init-groups \
+		env HOME=/home/rl XDG_RUNTIME_DIR=/run/user/1500 \
+		DOCKERD_ROOTLESS_ROOTLESSKIT_NET=host DOCKERD_ROOTLESS_ROOTLESSKIT_PORT_DRIVER=none \
+		/usr/share/docker.io/contrib/dockerd-rootless.sh --data-root "$RLD/data" -H "unix://$RLD/docker.sock" \
+		--pidfile "$RLD/docker.pid" --bridge=none --iptables=false --ip6tables=false --ip-forward=false \
+		>"$RLD/dockerd.log" 2>&1 </dev/null &
+	RLD_PID=$!
+	# (info, not version: Docker 26.1.5's version handler dereferences
+	# RootlessKit's network driver, which its host network has none of)
+	wait_until -t 60 'rdk info >/dev/null 2>&1' && return 0
+	echo "rootless dockerd did not come up: $(grep -m 5 -E 'level=(fatal|error)|panic' "$RLD/dockerd.log"; tail -n 5 "$RLD/dockerd.log")" >&2
+	return 1
+}
+
+rdk() { as_rl docker -H "unix://$RLD/docker.sock" "$@"; }
+
+rl_dockerd_stop() {
+	local pid
+	[ -n "$RLD" ] || return 0
+	if pid=$(cat "$RLD/docker.pid" 2>/dev/null); then
+		bed "$V2" sh -c "kill $pid; for i in \$(seq 100); do kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done" || true
+	fi
+	wait_until -t 10 '! kill -0 "$RLD_PID" 2>/dev/null' || kill "$RLD_PID" 2>/dev/null || true
+	RLD=
+}
+
+@test "rootless Docker 26 (dockerd-rootless.sh, RootlessKit, cgroup v2): the user registers ocidec-runtime in its own ~/.config/docker/daemon.json, as ocidec-install(1) says; --runtime ocidec gives a container the demo vendor's devices, one that asks for nothing is untouched, a refusal is ocidec's line in docker run's error; CDI from the user's spec dir; --gpus (issue 37)" {
+	rl_user
+	bed "$V2" sh -c 'command -v rootlesskit && test -x /usr/share/docker.io/contrib/dockerd-rootless.sh' >/dev/null ||
+		skip "the bed has no rootlesskit or no dockerd-rootless.sh (test/fixtures/testbed.sh installs rootlesskit and docker.io)"
+	as_rl unshare -U true 2>/dev/null ||
+		skip "no user namespace for an unprivileged user here (kernel.unprivileged_userns_clone, user.max_user_namespaces): rootless Docker needs one"
+	# install is root's: the user is told what to write
+	run as_rl ocidec install --runtime docker
+	assert_failure 1
+	assert_output --partial '"runtimes": {"ocidec": {"path": "/usr/bin/ocidec-runtime"}} (ocidec-install(1), ROOTLESS DOCKER)'
+	# what the user does (ocidec-install(1), ROOTLESS DOCKER): the runtime
+	# in its daemon.json; for CDI, its own spec dir (RootlessKit's copy of
+	# /etc shows /etc/cdi as a link, which Docker 26's CDI scan skips)
+	as_rl sh -c 'mkdir -p "$HOME/.config/docker" "$HOME/.config/cdi" && ocidec cdi -o "$HOME/.config/cdi" demo' >/dev/null
+	as_rl sh -c 'cat >"$HOME/.config/docker/daemon.json"' <<-'EOF'
+		{
+		  "runtimes": { "ocidec": { "path": "/usr/bin/ocidec-runtime" } },
+		  "features": { "cdi": true },
+		  "cdi-spec-dirs": [ "/home/rl/.config/cdi" ]
+		}
+		EOF
+	rl_dockerd_start
+	run rdk info --format '{{json .SecurityOptions}} {{.CgroupDriver}} {{.Driver}} {{json .Runtimes.ocidec}}'
+	echo "# rootless dockerd: ${output%%\{*} ..." >&3
+	assert_output --regexp '"name=rootless".* \{"path":"/usr/bin/ocidec-runtime"'
+	# (Docker 26 loads no OCI layout: the root file system imported)
+	tar -C "$V2/b/rootfs" -c . | rdk import - ocidec-test:1 >/dev/null
+	run rdk run --rm --network none --runtime ocidec -e OCI_DEMO=all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run rdk run --rm --network none --runtime ocidec -e OCI_DEMO=1 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	# nothing asked, nothing added; the container is in the user's
+	# namespace (its root is rl, uid 1500, outside)
+	run rdk run --rm --network none --runtime ocidec ocidec-test:1 \
+		sh -c 'ls /dev | grep -c demo; grep -c " /usr/bin/demo-tool " /proc/self/mountinfo; set -- $(head -n 1 /proc/self/uid_map); echo "$1 $2 $3"'
+	assert_output $'0\n0\n0 1500 1'
+	# a refusal: ocidec's line in docker run's error
+	run rdk run --rm --network none --runtime ocidec -e OCI_DEMO=7 ocidec-test:1 true
+	assert_failure
+	assert_output --partial "ocidec runtime: demo: no device 7: $V2/dr/dev/demo7 not found (this host has 0, 1)"
+	echo "# rootless docker 26: $output" >&3
+	# Docker's own CDI (its runc, no ocidec in the way)
+	run rdk run --rm --network none --device ocidec.io/demo=0 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+	rl_dockerd_stop
+	# Docker's --gpus: the hook under NVIDIA's name on the user's dockerd's
+	# PATH when it starts (the link root's ocidec install makes), the demo
+	# vendor as nvidia.ini; the hook runs in the user's namespace
+	mv "$V2/root/etc/ocidec/ocidec.d/nvidia.ini" "$V2/nvidia.ini.rl-aside"
+	cp -p "$V2/nv/nvidia.ini" "$V2/root/etc/ocidec/ocidec.d/nvidia.ini"
+	bed "$V2" ln -s /usr/bin/ocidec /usr/local/bin/nvidia-container-runtime-hook
+	rl_dockerd_start
+	run rdk run --rm --network none --gpus all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	rl_dockerd_stop
+	bed "$V2" rm /usr/local/bin/nvidia-container-runtime-hook
+	mv "$V2/nvidia.ini.rl-aside" "$V2/root/etc/ocidec/ocidec.d/nvidia.ini"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	rm -rf "$V2/rl-docker" "$V2/root/home/rl/.config/docker" "$V2/root/home/rl/.config/cdi"
+}
+
 @test "containerd 1.7 CRI as kubelet drives it: after ocidec install the CRI plugin loads with every node setting; handler ocidec, CDI field and annotation give the devices; --uninstall restores config.toml (issue 21, finding 3)" {
 	for d in "$V2" "$HY"; do
 		# the node's own CRI settings
@@ -478,6 +592,11 @@ default_runtime_pods() {
 
 teardown() {
 	[ -z "${SYSTEMD_ENGINES:-}" ] || systemd_engines_off "$SYSTEMD_ENGINES"
+	rl_dockerd_stop
+	if [ -n "${V2:-}" ] && [ -e "$V2/nvidia.ini.rl-aside" ]; then
+		bed "$V2" rm -f /usr/local/bin/nvidia-container-runtime-hook
+		mv "$V2/nvidia.ini.rl-aside" "$V2/root/etc/ocidec/ocidec.d/nvidia.ini"
+	fi
 	containerd2_out
 }
 

@@ -880,6 +880,13 @@ host_mode() {
 	run host_mode "$H" --runtime docker --wait
 	assert_failure 2
 	assert_output "ocidec install: --wait: installed until SIGTERM is the toolkit container's (--host-root DIR, a DaemonSet's pod); on the host, an install stays until ocidec install --uninstall (see ocidec install --help)"
+	# a user (a rootless dockerd's) is told how its own daemon registers the
+	# runtime, nothing written
+	now=$(snapshot)
+	run unshare -m sh -c 'mount -t proc proc "$1/proc" && chroot --userspec=65534:65534 "$1" /usr/bin/ocidec install --runtime docker' sh "$H"
+	assert_failure 1
+	assert_output "ocidec install: registering ocidec with the host's engines is root's: run it as root. A user's rootless dockerd is registered by that user, in its own daemon.json (\$XDG_CONFIG_HOME/docker/daemon.json): \"runtimes\": {\"ocidec\": {\"path\": \"/usr/bin/ocidec-runtime\"}} (ocidec-install(1), ROOTLESS DOCKER)"
+	assert_equal "$(snapshot)" "$now"
 	# the copying options are the toolkit container's
 	run host_mode "$H" --driver-root /run/nvidia/driver
 	assert_failure 2
