@@ -139,3 +139,17 @@ setup() {
 	assert_success
 	assert_line --regexp '^# hostfiles: stat::number_of_executed_units: 300000$'
 }
+
+@test "the KFD topology's properties files (AMD's partitions, read by the hook from sysfs): 100000 fuzzed files (issue 37)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 100000 300 kfd
+	assert_success
+	assert_line --regexp '^# kfd: stat::number_of_executed_units: 100000$'
+}
+
+@test "every fuzz target has its test here" {
+	for f in "$BATS_TEST_DIRNAME"/fuzz/fuzz_*.c; do
+		t=$(basename "$f" .c)
+		t=${t#fuzz_}
+		grep -q "fuzz/run.sh\" [0-9]* [0-9]* $t\$" "$BATS_TEST_FILENAME" || { echo "test/fuzz/fuzz_$t.c is not run"; return 1; }
+	done
+}
