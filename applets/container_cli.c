@@ -399,28 +399,14 @@ struct gpu_info {
 	char model[128], bus[64];
 };
 
-static void read_information(const char *file, struct gpu_info *g)
+static void information_line(const char *key, const char *value, void *arg)
 {
-	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	_cleanup_free_ char *buf = NULL;
-	char *save = NULL;
-	struct oerr err;
-	size_t len;
+	struct gpu_info *g = arg;
 
-	if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, &err) < 0)
-		return;
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *val = strchr(line, ':');
-
-		if (!val)
-			continue;
-		*val++ = '\0';
-		val += strspn(val, " \t");
-		if (strcmp(line, "Model") == 0)
-			snprintf(g->model, sizeof(g->model), "%s", val);
-		else if (strcmp(line, "Bus Location") == 0)
-			snprintf(g->bus, sizeof(g->bus), "%s", val);
-	}
+	if (strcmp(key, "Model") == 0)
+		snprintf(g->model, sizeof(g->model), "%s", value);
+	else if (strcmp(key, "Bus Location") == 0)
+		snprintf(g->bus, sizeof(g->bus), "%s", value);
 }
 
 static int info_device(const char *file, const char *uuid, int minor, int index, void *arg)
@@ -428,7 +414,7 @@ static int info_device(const char *file, const char *uuid, int minor, int index,
 	const bool *csv = arg;
 	struct gpu_info g = { "", "" };
 
-	read_information(file, &g);
+	info_file_each(file, information_line, &g);
 	if (!g.bus[0]) {  /* the file's directory is the GPU's PCI address */
 		const char *end = strrchr(file, '/'), *start = end;
 

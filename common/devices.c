@@ -373,6 +373,46 @@ static void inv_add(struct inventory *in, const char *file, const char *uuid, in
 	in->dev[in->ndev++] = (struct inv_dev){ xstrdup(file), uuid ? xstrdup(uuid) : NULL, minor, index, NULL };
 }
 
+int info_file_each(const char *file, void (*fn)(const char *key, const char *value, void *arg), void *arg)
+{
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_free_ char *buf = NULL;
+	char *save = NULL;
+	struct oerr err;
+	size_t len;
+
+	if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, &err) < 0)
+		return -1;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *val = strchr(line, ':');
+
+		if (!val)
+			continue;
+		*val++ = '\0';
+		val += strspn(val, " \t");
+		fn(line, val, arg);
+	}
+	return 0;
+}
+
+/* An information file's minor and UUID (read_uuid_files) */
+struct uuid_file {
+	int minor;
+	char *uuid;
+};
+
+static void uuid_file_line(const char *key, const char *value, void *arg)
+{
+	struct uuid_file *u = arg;
+
+	if (strcmp(key, "Device Minor") == 0)
+		u->minor = atoi(value);
+	else if (strcmp(key, "GPU UUID") == 0) {
+		free(u->uuid);
+		u->uuid = xstrdup(value);
+	}
+}
+
 /* V's device_uuids files read into IN: each with its minor, in the glob's
  * (PCI bus) order */
 static void read_uuid_files(const struct vendor *v, struct inventory *in)
@@ -388,29 +428,11 @@ static void read_uuid_files(const struct vendor *v, struct inventory *in)
 		return;
 	}
 	for (size_t i = 0; i < g.n; i++) {
-		_cleanup_close_ int fd = open(g.v[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		_cleanup_free_ char *buf = NULL;
-		const char *uuid = NULL;
-		char *save = NULL;
-		struct oerr err;
-		size_t len;
-		int m = -1;
+		struct uuid_file u = { -1, NULL };
 
-		if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, &err) < 0)
-			continue;
-		for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char *val = strchr(line, ':');
-			if (!val)
-				continue;
-			*val++ = '\0';
-			val += strspn(val, " \t");
-			if (strcmp(line, "Device Minor") == 0)
-				m = atoi(val);
-			else if (strcmp(line, "GPU UUID") == 0)
-				uuid = val;
-		}
-		if (m >= 0)
-			inv_add(in, g.v[i], uuid, m, v->device_index_bus ? position++ : m);
+		if (info_file_each(g.v[i], uuid_file_line, &u) == 0 && u.minor >= 0)
+			inv_add(in, g.v[i], u.uuid, u.minor, v->device_index_bus ? position++ : u.minor);
+		free(u.uuid);
 	}
 	strv_free(&g);
 }

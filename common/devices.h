@@ -104,6 +104,11 @@ size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out);
  * U is NULL for a file without one; FILE is the file's path. With
  * pci_devices: each of vendor_pci_devices, FILE "DIR/uevent", MINOR and
  * INDEX its index. */
+/* Each "KEY: value" line of the information file FILE (NVIDIA's
+ * /proc/driver/nvidia/gpus/BUS/information; 64 KiB read at most) to
+ * FN(KEY, VALUE, ARG), VALUE's leading blanks left out: 0, or -1 when it
+ * cannot be read */
+int info_file_each(const char *file, void (*fn)(const char *key, const char *value, void *arg), void *arg);
 int vendor_uuid_each(const struct vendor *v,
 		     int (*fn)(const char *file, const char *uuid, int minor, int index, void *arg),
 		     void *arg);
