@@ -335,23 +335,22 @@ static int make_link(int rootfd, const char *path, const char *text, struct oerr
 	char cur[PATH_MAX];
 	ssize_t l;
 
-	/* there already, as the driver has it (the host's /dev bound in, with
-	 * udev's /dev/dri/by-path links): nothing to make, in any mount */
-	pfd = root_open_any(rootfd, parent, O_PATH | O_DIRECTORY);
-	if (pfd >= 0 && (l = readlinkat(pfd, slash + 1, cur, sizeof(cur) - 1)) >= 0) {
-		cur[l] = '\0';
-		if (strcmp(cur, text) == 0) {
-			free(parent);
-			log_debug("the link %s -> %s is there", path, text);
-			return 0;
-		}
-	}
-	if (pfd >= 0)
-		close(pfd);
 	pfd = root_mkdirs(rootfd, parent, ROOT_MKDIRS_DANGLING, NULL, NULL, err);
+	if (pfd < 0) {
+		/* a directory in a mount from outside (the host's /dev bound in,
+		 * with udev's /dev/dri/by-path links): the link there already, as
+		 * the driver has it, is all that was to be made */
+		pfd = root_open_any(rootfd, parent, O_PATH | O_DIRECTORY);
+		free(parent);
+		if (pfd < 0 || (l = readlinkat(pfd, slash + 1, cur, sizeof(cur) - 1)) < 0)
+			return -1;
+		cur[l] = '\0';
+		if (strcmp(cur, text) != 0)
+			return -1;
+		log_debug("the link %s -> %s is there", path, text);
+		return 0;
+	}
 	free(parent);
-	if (pfd < 0)
-		return -1;
 	if (symlinkat(text, pfd, slash + 1) == 0) {
 		log_debug("made the link %s -> %s", path, text);
 		return 0;
