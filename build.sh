@@ -32,7 +32,9 @@ INIH_VERSIONS="59-1"
 # system's protoc-c first), and NRI's api.proto from Debian 13's
 # golang-github-containerd-nri-dev (0.6.1: containerd 1.7's and 2.x's NRI
 # speak it; later versions only add fields).
-PROTOBUFC_VERSIONS="$(dpkg-query -W -f='${source:Version}' protobuf-c-compiler 2>/dev/null) 1.4.1-1 1.5.1-1"
+# (|| true: under set -e an assignment takes its substitution's status, and
+# dpkg-query fails where protoc-c is not installed yet: a fresh machine)
+PROTOBUFC_VERSIONS="$(dpkg-query -W -f='${source:Version}' protobuf-c-compiler 2>/dev/null || true) 1.4.1-1 1.5.1-1"
 NRI_VERSIONS="0.6.1-2"
 
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
@@ -49,7 +51,7 @@ esac
 # the system gcc's major version (from the archive: gcc may not be here yet)
 GCC_MAJOR=$(apt-cache show --no-all-versions gcc 2>/dev/null |
 	sed -n 's/^Version: \([0-9]*:\)\{0,1\}\([0-9]*\).*/\2/p' | head -n 1)
-BUILD_PACKAGES="gcc make musl-tools dpkg-dev file libc-bin protobuf-c-compiler $CROSS_GCC"
+BUILD_PACKAGES="gcc libc6-dev make musl-tools dpkg-dev file libc-bin protobuf-c-compiler $CROSS_GCC"
 # The demo: runc, a busybox-static + glibc rootfs, perl for its config.json.
 DEMO_PACKAGES="runc busybox-static perl"
 # The tests: bats; clang and its runtime: the libFuzzer targets in
