@@ -1,6 +1,7 @@
 /* appprofile.c: see appprofile.h */
 #include "common/appprofile.h"
 #include "common/log.h"
+#include "common/rootfile.h"
 #include "common/rootpath.h"
 
 #include <dirent.h>
@@ -61,9 +62,8 @@ int app_profile_write(int rootfd, const char *path, struct oerr *err)
 {
 	uint64_t mask = app_profile_mask(rootfd);
 	_cleanup_free_ char *dir = NULL, *text = NULL;
-	_cleanup_close_ int pfd = -1, fd = -1;
+	_cleanup_close_ int pfd = -1, dfd = -1;
 	const char *name = strrchr(path, '/');
-	size_t len;
 
 	if (!mask) {
 		log_debug("no GPU in the container's /dev: no application profile");
@@ -75,13 +75,14 @@ int app_profile_write(int rootfd, const char *path, struct oerr *err)
 	pfd = root_mkdirs(rootfd, *dir ? dir : "/", 0, NULL, NULL, err);
 	if (pfd < 0)
 		return oerr_prefix(err, "the application profile");
-	fd = openat(pfd, name + 1, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (fd < 0)
-		return oerr_set(err, errno, "%s: the application profile", path);
+	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);  /* (for the writers' lock) */
+	if (dfd < 0)
+		return oerr_set(err, errno, "%s: the application profile's directory", path);
+	/* a new inode renamed over the name: what the image put there (a block
+	 * device node, a FIFO) is replaced, never opened for writing */
 	text = app_profile_text(mask);
-	len = strlen(text);
-	if (write(fd, text, len) != (ssize_t)len)
-		return oerr_set(err, errno, "%s: write", path);
+	if (dir_write_atomic(dfd, name + 1, text, strlen(text), 0444, false, err) < 0)
+		return oerr_prefix(err, "the application profile %s", path);
 	log_info("%s: EGLVisibleDGPUDevices 0x%llx", path, (unsigned long long)mask);
 	return 0;
 }

@@ -92,14 +92,23 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 	_cleanup_free_ char *dir = path_dir(path);
 	const char *base = slash ? slash + 1 : path;
 	_cleanup_close_ int dfd = -1;
-	char *tmp = NULL;
-	int fd = -1;
 
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return oerr_set(err, 0, "%s: not a file name", path);
 	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return oerr_set(err, errno, "%s", dir);
+	return dir_write_atomic(dfd, base, buf, len, mode, durable, err) < 0 ? oerr_prefix(err, "%s", *dir ? dir : "/") : 0;
+}
+
+int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mode_t mode, bool durable,
+		     struct oerr *err)
+{
+	char *tmp = NULL;
+	int fd = -1;
+
+	if (!*base || strchr(base, '/') || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return oerr_set(err, 0, "%s: not a file name", base);
 	root_dir_lock_sweep(dfd);
 	for (int tries = 0; tries < 16 && fd < 0; tries++) {
 		free(tmp);
@@ -109,7 +118,7 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 			break;
 	}
 	if (fd < 0) {
-		oerr_set(err, errno, "%s: can't create a temporary file", dir);
+		oerr_set(err, errno, "can't create a temporary file");
 		free(tmp);
 		return -1;
 	}
@@ -122,6 +131,8 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 		goto fail;
 	}
 	fd = -1;
+	/* the name's old inode, whatever it was (a device node, a FIFO, a
+	 * link), is unlinked, never opened */
 	if (renameat(dfd, tmp, dfd, base) < 0)
 		goto fail;
 	if (durable)
@@ -129,7 +140,7 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 	free(tmp);
 	return 0;
 fail:
-	oerr_set(err, errno ? errno : EIO, "%s", path);
+	oerr_set(err, errno ? errno : EIO, "%s", base);
 	if (fd >= 0)
 		close(fd);
 	unlinkat(dfd, tmp, 0);
