@@ -959,6 +959,18 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 	}
 	if (run->refresh && mkdir(run->output, 0755) < 0 && errno != EEXIST)  /* (a tmpfs after a boot) */
 		return applet_usage_error("--refresh -o %s: %s", run->output, strerror(errno));
+	/* -o PATH that is not there and names no spec file (.json, .yaml,
+	 * .yml) is a directory: `cdi -o /etc/cdi` on a node without one makes
+	 * it (a file there would be no CDI directory an engine could watch) */
+	if (run->output && !run->list && lstat(run->output, &st) < 0 && errno == ENOENT &&
+	    !ends_with(run->output, ".json") && !ends_with(run->output, ".yaml") && !ends_with(run->output, ".yml") &&
+	    mkdir(run->output, 0755) < 0) {
+		struct oerr e;
+
+		oerr_set(&e, errno, "-o %s: can't make the directory (no .json or .yaml name: a directory is meant)",
+			 run->output);
+		return applet_fail(&e);
+	}
 	run->to_dir = run->output && stat(run->output, &st) == 0 && S_ISDIR(st.st_mode);
 	if (run->refresh && !run->to_dir)
 		return applet_usage_error("--refresh -o %s: not a directory", run->output);

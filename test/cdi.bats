@@ -524,3 +524,17 @@ json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
 	assert_failure 2
 	assert_output --partial "--list prints the device names: no -o"
 }
+
+@test "cdi -o PATH that is not there: a directory when it names no .json or .yaml file (the guide's cdi -o /etc/cdi on a node without one), a file when it does; a missing parent is one line (issue 47, finding 5)" {
+	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/etc-cdi" demo
+	assert_success
+	assert_output --partial "demo: wrote $BATS_TEST_TMPDIR/etc-cdi/ocidec.io-demo.json"
+	assert_equal "$(stat -c '%F %a' "$BATS_TEST_TMPDIR/etc-cdi")" "directory 755"
+	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/one.yaml" demo
+	assert_success
+	assert_equal "$(stat -c %F "$BATS_TEST_TMPDIR/one.yaml")" "regular file"
+	run cdi -c "$CFG" -o "$BATS_TEST_TMPDIR/no/such" demo
+	assert_failure 1
+	assert_output "ocidec cdi: -o $BATS_TEST_TMPDIR/no/such: can't make the directory (no .json or .yaml name: a directory is meant): No such file or directory"
+	assert_file_not_exist "$BATS_TEST_TMPDIR/no"
+}
