@@ -7,14 +7,16 @@
  *
  * One process, one connection, one request at a time: the runtime's
  * socket, NRI's multiplexer and ttrpc under it (ttrpc.c); protobuf-c for
- * the messages. When the runtime goes (restarted, upgraded), the plugin
- * connects again; while the plugin is gone, the runtime starts containers
- * without it (NRI's rule), so a container that asks for nothing never
- * waits on ocidec. */
+ * the messages. Each container is decided in a child process, bounded in
+ * time, whose memory goes with it (NRI_BACKSTOP_MS). When the runtime
+ * goes (restarted, upgraded), the plugin connects again; while the plugin
+ * is gone, the runtime starts containers without it (NRI's rule), so a
+ * container that asks for nothing never waits on ocidec. */
 #include "applets/applet.h"
 
 #include "common/config.h"
 #include "common/container.h"
+#include "common/devices.h"
 #include "common/log.h"
 #include "applets/cdi.h"
 #include "applets/nri.h"
@@ -25,6 +27,7 @@
 #include "ttrpc.pb-c.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -72,6 +75,16 @@ const char nri_usage[] =
 /* gRPC's status codes, as ttrpc carries them */
 enum { RPC_UNKNOWN = 2, RPC_INVALID_ARGUMENT = 3, RPC_UNIMPLEMENTED = 12 };
 
+/* The runtime waits 2 s for an answer (containerd's NRI timeout), then
+ * creates the container without the plugin and drops the plugin. A
+ * container is decided in a process of its own, under a deadline of
+ * NRI_DEADLINE_S that every loop over its request asks (util.h); one
+ * still deciding NRI_BACKSTOP_MS after the request came is killed, the
+ * container refused, and the plugin answers the next one at once. What a
+ * decision allocates (the configs, the devices read) goes with its
+ * process: the plugin's own memory stays what it was. */
+enum { NRI_DEADLINE_S = 1, NRI_BACKSTOP_MS = 1500 };
+
 struct plugin {
 	const struct nri_opts *o;
 	const char *dir, *socket, *hook, *name, *index;
@@ -82,18 +95,29 @@ struct plugin {
 	bool registered;      /* the runtime answered RegisterPlugin */
 	bool broken;          /* a write failed: disconnected once the input is let go */
 	char runtime[128];    /* "containerd 2.1.9", once configured */
+	pid_t *stray;         /* decisions killed that have not ended yet (a read
+			       * hanging in the kernel): reaped as they end */
+	size_t nstray;
 };
 
 static int flush(struct plugin *p);
 
-/* M packed as a ttrpc message of TYPE on connection CONN, queued */
-static void send_packed(struct plugin *p, uint32_t conn, uint32_t stream, uint8_t type, const ProtobufCMessage *m)
+/* M packed: *LEN bytes */
+static uint8_t *pack(const ProtobufCMessage *m, size_t *len)
 {
-	size_t len = protobuf_c_message_get_packed_size(m);
-	_cleanup_free_ uint8_t *buf = xmalloc(len + 1);
+	uint8_t *buf;
+
+	*len = protobuf_c_message_get_packed_size(m);
+	buf = xmalloc(*len + 1);
+	protobuf_c_message_pack(m, buf);
+	return buf;
+}
+
+/* BUF (LEN bytes) as a ttrpc message of TYPE on connection CONN, queued */
+static void send_bytes(struct plugin *p, uint32_t conn, uint32_t stream, uint8_t type, const uint8_t *buf, size_t len)
+{
 	struct bbuf t = { 0 };
 
-	protobuf_c_message_pack(m, buf);
 	ttrpc_put(&t, stream, type, buf, len);
 	mux_put(&p->out, conn, t.p, t.len);
 	bbuf_free(&t);
@@ -101,24 +125,40 @@ static void send_packed(struct plugin *p, uint32_t conn, uint32_t stream, uint8_
 		flush(p);
 }
 
-/* The answer to request STREAM: REPLY packed, or (REPLY NULL) the error
+/* M packed as a ttrpc message of TYPE on connection CONN, queued */
+static void send_packed(struct plugin *p, uint32_t conn, uint32_t stream, uint8_t type, const ProtobufCMessage *m)
+{
+	size_t len;
+	_cleanup_free_ uint8_t *buf = pack(m, &len);
+
+	send_bytes(p, conn, stream, type, buf, len);
+}
+
+/* A ttrpc response, packed (*LEN bytes): REPLY, or (REPLY NULL) the error
  * CODE with MSG */
-static void respond(struct plugin *p, uint32_t stream, const ProtobufCMessage *reply, int code, const char *msg)
+static uint8_t *response(const ProtobufCMessage *reply, int code, const char *msg, size_t *len)
 {
 	Ttrpc__Response r = TTRPC__RESPONSE__INIT;
 	Ttrpc__Status st = TTRPC__STATUS__INIT;
 	_cleanup_free_ uint8_t *payload = NULL;
 
 	if (reply) {
-		r.payload.len = protobuf_c_message_get_packed_size(reply);
-		r.payload.data = payload = xmalloc(r.payload.len + 1);
-		protobuf_c_message_pack(reply, payload);
+		r.payload.data = payload = pack(reply, &r.payload.len);
 	} else {
 		st.code = code;
 		st.message = (char *)msg;
 		r.status = &st;
 	}
-	send_packed(p, MUX_PLUGIN, stream, TTRPC_RESPONSE, &r.base);
+	return pack(&r.base, len);
+}
+
+/* The answer to request STREAM: REPLY, or (REPLY NULL) the error CODE with MSG */
+static void respond(struct plugin *p, uint32_t stream, const ProtobufCMessage *reply, int code, const char *msg)
+{
+	size_t len;
+	_cleanup_free_ uint8_t *buf = response(reply, code, msg, &len);
+
+	send_bytes(p, MUX_PLUGIN, stream, TTRPC_RESPONSE, buf, len);
 }
 
 /* "NAME in pod NAMESPACE/NAME", for the lines that name the container */
@@ -146,11 +186,11 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 		log_info("container %s: has ocidec's edits already (a CDI spec of ocidec's)", what);
 		return 0;
 	}
+	/* every loop over the request and the driver root asks the deadline:
+	 * a container that takes longer is refused, saying what took the time */
+	deadline_arm_sec(NRI_DEADLINE_S);
 	nri_container_config(req->container, &c.oc);
-	/* the runtime waits 2 s, then creates the container without the
-	 * plugin and drops it: a driver root that takes longer fails this
-	 * container, said, and the next ones are answered */
-	deadline_arm_sec(1);
+	nri_pod_config(req->pod, &c.oc);
 	r = container_decide_config(p->dir, &no_ann, what, &c, err);
 	c.by_path = true;   /* the runtime mounts and makes the nodes later */
 	if (r == CONTAINER_ACTIVE) {
@@ -162,35 +202,152 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 				 a->n_mounts);
 	}
 	if (r >= 0 && deadline_passed())
-		r = oerr_set(err, 0, "container %s: not planned within the runtime's time (1 s): the driver root "
-			     "too large or too slow to read", what);
+		r = oerr_set(err, 0, "container %s: not planned within the runtime's time (%d s): the driver root "
+			     "too large or too slow to read", what, NRI_DEADLINE_S);
 	deadline_arm_sec(0);
 	container_free(&c);
+	devices_forget();   /* the next container sees the host anew */
 	log_threshold = level;   /* a vendor's log_level is for its container */
 	return r < 0 ? -1 : 0;
 }
 
-static void on_create(struct plugin *p, uint32_t stream, const ProtobufCBinaryData *payload)
+/* The decision's process: REQ's answer (a packed ttrpc response) to OUT,
+ * after one byte of nri_said; it exits */
+static _Noreturn void decide(struct plugin *p, const Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req, int out)
 {
-	Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req =
-		nri__pkg__api__v1alpha1__create_container_request__unpack(NULL, payload->len, payload->data);
 	Nri__Pkg__Api__V1alpha1__CreateContainerResponse rsp = NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_RESPONSE__INIT;
 	NriAdjustment a = NRI__PKG__API__V1ALPHA1__CONTAINER_ADJUSTMENT__INIT;
 	struct oerr err = { 0 };
+	uint8_t *buf, said;
+	size_t len;
 
-	if (!req || !req->container) {
-		respond(p, stream, NULL, RPC_INVALID_ARGUMENT, "ocidec: CreateContainer: not NRI's message");
-	} else if (create_container(p, req, &a, &err) < 0) {
-		char *msg = xasprintf("ocidec: %s", err.msg);
+	if (p->fd >= 0)
+		close(p->fd);   /* (one that hangs keeps no connection open) */
+	if (p->ctl >= 0)
+		close(p->ctl);
+	if (create_container(p, req, &a, &err) < 0) {
+		_cleanup_free_ char *msg = xasprintf("ocidec: %s", err.msg);
 
 		applet_fail(&err);   /* the plugin's log, and the system log */
-		respond(p, stream, NULL, RPC_UNKNOWN, msg);
-		free(msg);
+		buf = response(NULL, RPC_UNKNOWN, msg, &len);
 	} else {
 		rsp.adjust = &a;
-		respond(p, stream, &rsp.base, 0, NULL);
-		nri_adjustment_free(&a);
+		buf = response(&rsp.base, 0, NULL, &len);
 	}
+	said = (uint8_t)nri_said;
+	_exit(write_all(out, &said, 1) < 0 || write_all(out, buf, len) < 0 ? EXIT_FAIL : EXIT_OK);
+}
+
+/* PID, killed, reaped when it has ended; the strays that have since */
+static void reap(struct plugin *p, pid_t pid)
+{
+	if (pid > 0 && waitpid(pid, NULL, WNOHANG) == 0) {
+		p->stray = xreallocarray(p->stray, p->nstray + 1, sizeof(*p->stray));
+		p->stray[p->nstray++] = pid;
+	}
+	for (size_t i = 0; i < p->nstray;) {
+		if (waitpid(p->stray[i], NULL, WNOHANG) != 0)
+			p->stray[i] = p->stray[--p->nstray];
+		else
+			i++;
+	}
+}
+
+/* Milliseconds since T0 (CLOCK_MONOTONIC) */
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* REQ (the container WHAT, asked at T0) decided in a process of its own:
+ * its answer, a packed ttrpc response, into ANSWER: 0; -1 (ERR): none
+ * within NRI_BACKSTOP_MS of T0 (the process killed), or none at all */
+static int decided(struct plugin *p, const Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req, const char *what,
+		   const struct timespec *t0, struct bbuf *answer, struct oerr *err)
+{
+	int fds[2], st = 0;
+	bool eof = false;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return oerr_set(err, errno, "container %s: a pipe", what);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		oerr_set(err, errno, "container %s: fork", what);
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		decide(p, req, fds[1]);
+	}
+	close(fds[1]);
+	while (!eof && answer->len <= TTRPC_MAX) {
+		struct pollfd pf = { .fd = fds[0], .events = POLLIN };
+		long left = NRI_BACKSTOP_MS - ms_since(t0);
+		int ready = left > 0 ? poll(&pf, 1, (int)left) : 0;
+		uint8_t buf[16384];
+		ssize_t n;
+
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			break;
+		n = read(fds[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0)
+			bbuf_add(answer, buf, (size_t)n);
+		eof = n <= 0;
+	}
+	close(fds[0]);
+	if (!eof) {
+		kill(pid, SIGKILL);
+		reap(p, pid);
+		if (answer->len > TTRPC_MAX)
+			return oerr_set(err, 0, "container %s: an answer larger than ttrpc carries", what);
+		return oerr_set(err, 0, "container %s: not decided within %d ms of the request (the runtime waits 2 s): "
+				"stopped, the container refused (the plugin's log says how far it got)", what,
+				NRI_BACKSTOP_MS);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != EXIT_OK || answer->len < 1)
+		return oerr_set(err, 0, "container %s: its decision ended without an answer (%s %d)", what,
+				WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	nri_said |= answer->p[0];
+	bbuf_drop(answer, 1);
+	return 0;
+}
+
+static void on_create(struct plugin *p, uint32_t stream, const ProtobufCBinaryData *payload)
+{
+	struct timespec t0;
+	Nri__Pkg__Api__V1alpha1__CreateContainerRequest *req;
+	struct bbuf answer = { 0 };
+	struct oerr err = { 0 };
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	req = nri__pkg__api__v1alpha1__create_container_request__unpack(NULL, payload->len, payload->data);
+	if (!req || !req->container) {
+		respond(p, stream, NULL, RPC_INVALID_ARGUMENT, "ocidec: CreateContainer: not NRI's message");
+	} else {
+		_cleanup_free_ char *what = container_name(req);
+
+		if (decided(p, req, what, &t0, &answer, &err) == 0) {
+			send_bytes(p, MUX_PLUGIN, stream, TTRPC_RESPONSE, answer.p + answer.off, answer.len - answer.off);
+		} else {
+			_cleanup_free_ char *msg = xasprintf("ocidec: %s", err.msg);
+
+			applet_fail(&err);
+			respond(p, stream, NULL, RPC_UNKNOWN, msg);
+		}
+	}
+	bbuf_free(&answer);
 	if (req)
 		nri__pkg__api__v1alpha1__create_container_request__free_unpacked(req, NULL);
 }
@@ -496,6 +653,7 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 		}
 		if (!waiting)
 			refresh_tick(o, &p, &refresher, &refreshed);
+		reap(&p, 0);
 		fds[0] = (struct pollfd){ .fd = p.fd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = p.ctl, .events = POLLIN };
 		if (flush(&p) < 0) {
@@ -531,6 +689,7 @@ int nri_plugin(const struct nri_opts *o, struct oerr *err)
 	plugin_disconnect(&p);
 	if (refresher > 0)
 		waitpid(refresher, NULL, 0);
+	free(p.stray);
 	if (stop)
 		log_info("signal %d: the plugin stops", (int)stop);
 	return r;

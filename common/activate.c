@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/mig.h"
 #include "common/rootpath.h"
+#include "common/util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -30,7 +31,7 @@ static int map_devices(const struct vendor *v, const char *value, bool module, s
 	_cleanup_free_ char *copy = xstrdup(value);
 	_cleanup_free_ bool *set = xcalloc(MAXDEV, sizeof(*set));
 	char *save = NULL;
-	size_t lookups = 0;
+	size_t lookups = 0, turn = 0;
 
 	memset(sel, 0, sizeof(*sel));
 
@@ -39,6 +40,10 @@ static int map_devices(const struct vendor *v, const char *value, bool module, s
 		long idx = -1;
 		char *end;
 
+		if (deadline_passed_at(turn++)) {
+			oerr_set(err, 0, "%s: the deadline passed while reading the devices the container names", v->name);
+			goto fail;
+		}
 		/* module_env: module IDs (Habana's HABANA_VISIBLE_MODULES), each
 		 * the device whose pci_module file says it */
 		if (module) {
@@ -114,6 +119,47 @@ int vendor_select(const struct vendor *v, const char *value, struct selection *s
 	return map_devices(v, value, false, sel, err);
 }
 
+/* Variable K of the NVARS vendor V's environment request reads:
+ * activation_flag, its aliases, module_env last */
+static const char *env_var(const struct vendor *v, size_t k, size_t nvars)
+{
+	if (v->module_env && k == nvars - 1)
+		return v->module_env;
+	return k ? v->activation_aliases.v[k - 1] : v->activation_flag;
+}
+
+/* The deadline passed at turn TURN of a loop over ENV: -1 (ERR), else 0 */
+static int env_deadline(const struct vendor *v, const struct strv *env, size_t turn, struct oerr *err)
+{
+	if (!deadline_passed_at(turn))
+		return 0;
+	return oerr_set(err, 0, "%s: the deadline passed while reading the container's environment (%zu entries)",
+			v->name, env->n);
+}
+
+/* The most entries of one variable a container's environment may have:
+ * each is read as a device list, and an engine that appends a variable the
+ * image has leaves two or three, while a tenant's 100,000 would take
+ * seconds (the NRI plugin has 1 s for a container). More: refused. */
+enum { ENV_ENTRIES_MAX = 64 };
+
+/* VAR's entries in ENV are at most ENV_ENTRIES_MAX: 0, or -1 (ERR: how
+ * many; or the deadline passed while they were counted) */
+static int env_entries_bounded(const struct vendor *v, const struct strv *env, const char *var, struct oerr *err)
+{
+	size_t vl = strlen(var), n = 0;
+
+	for (size_t i = 0; i < env->n; i++) {
+		if (env_deadline(v, env, i, err) < 0)
+			return -1;
+		n += strncmp(env->v[i], var, vl) == 0 && env->v[i][vl] == '=';
+	}
+	if (n > ENV_ENTRIES_MAX)
+		return oerr_set(err, 0, "%s: the container's environment: %zu entries of %s, more than %d", v->name, n,
+				var, ENV_ENTRIES_MAX);
+	return 0;
+}
+
 /* The environment's request: each of activation_flag and
  * activation_aliases that is set (not empty) can only narrow it, so no
  * variable widens what another gives: an image's ENV OCI_NVIDIA=all under
@@ -121,7 +167,8 @@ int vendor_select(const struct vendor *v, const char *value, struct selection *s
  * spec's NVIDIA_VISIBLE_DEVICES=void turns the image's OCI_NVIDIA=all off.
  * *OUT: the selection, *ASKED true; *ASKED false when nothing is asked,
  * one says "void", or lists have no device in common (said). *VARS: "A=x"
- * or "A=x B=y", for the logs. -1: a device the vendor does not have. */
+ * or "A=x B=y", for the logs. -1: a device the vendor does not have, more
+ * than ENV_ENTRIES_MAX entries of one variable, or the deadline passed. */
 static int env_request(const struct vendor *v, const struct strv *env, struct selection *out, bool *asked,
 		       char **vars, struct oerr *err)
 {
@@ -141,12 +188,16 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 	for (size_t e = 0; e < env->n * nvars; e++) {
 		size_t k = e / env->n;
 		bool module = v->module_env && k == nvars - 1;
-		const char *var = module ? v->module_env : k ? v->activation_aliases.v[k - 1] : v->activation_flag;
+		const char *var = env_var(v, k, nvars);
 		const char *val = env->v[e % env->n];
 		size_t vl = strlen(var);
 		struct selection vs;
 		char *old;
 
+		/* each entry is a device list to read: a tenant's 100,000 of
+		 * them would hold the plugin (and the hook) for seconds */
+		if ((e % env->n == 0 && env_entries_bounded(v, env, var, err) < 0) || env_deadline(v, env, e, err) < 0)
+			goto fail;
 		if (strncmp(val, var, vl) != 0 || val[vl] != '=' || !val[vl + 1])
 			continue;
 		val += vl + 1;
@@ -190,12 +241,8 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 			none = true;
 			continue;
 		}
-		if (map_devices(v, val, module, &vs, err) < 0) {
-			selection_free(&mig);
-			free(*vars);
-			*vars = NULL;
-			return -1;
-		}
+		if (map_devices(v, val, module, &vs, err) < 0)
+			goto fail;
 		memset(in, 0, sizeof(in));
 		for (size_t i = 0; vs.kind == SEL_SOME && i < vs.n; i++)
 			in[vs.idx[i] % MAXDEV] = true;
@@ -240,6 +287,11 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 	}
 	*asked = true;
 	return 0;
+fail:
+	selection_free(&mig);
+	free(*vars);
+	*vars = NULL;
+	return -1;
 }
 
 /* Keep the feature names the vendor knows; "all" stays "all". */
@@ -409,6 +461,39 @@ static bool refused(const struct vendor *v, unsigned allowed, unsigned s, const 
 
 static bool names_vendor(const struct strv *keys, const struct oci_config *oc, const struct strv *state_ann);
 
+/* Is ANN (annotations: key, value, ...) a Kubernetes container's? Its CRI
+ * runtime marks each: CRI-O io.kubernetes.cri-o.*, containerd
+ * io.kubernetes.cri.* (a tenant can add such a key, never remove one). */
+static bool kubernetes_container(const struct strv *ann)
+{
+	for (size_t i = 0; ann && i + 1 < ann->n; i += 2)
+		if (strncmp(ann->v[i], "io.kubernetes.cri-o.", 20) == 0 ||
+		    strncmp(ann->v[i], "io.kubernetes.cri.", 18) == 0)
+			return true;
+	return false;
+}
+
+/* May the container's annotation KEY=VAL be its pod's, which the pod's
+ * tenant writes? An NRI request carries the pod: equal to the pod's own,
+ * it is the pod's (the runtime copied it). The hook and the shim see a
+ * Kubernetes container without its pod, and its engine may have copied it:
+ * CRI-O copies every pod annotation into each container's, containerd those
+ * its pod_annotations names. The reason, or NULL when it is the container's
+ * own (kubelet's: a device plugin's answer). */
+static const char *pod_may_have_set(const struct oci_config *oc, const struct strv *state_ann, const char *key,
+				    const char *val)
+{
+	const char *p;
+
+	if (oc->nri) {
+		p = oci_annotation(&oc->pod_ann, key);
+		return p && strcmp(p, val) == 0 ? "the pod's own, which its tenant writes" : NULL;
+	}
+	return kubernetes_container(&oc->ann) || kubernetes_container(state_ann)
+		       ? "a Kubernetes container's annotation, which may be its pod's (CRI-O copies them all)"
+		       : NULL;
+}
+
 /* Does the container name V at all (names_vendor: one of its variables,
  * its annotation, its device plugin's list)? Only then is V's platform
  * looked at (vendor_here opens the driver root), not for every container
@@ -501,8 +586,17 @@ int activate(const struct config *cfg, const struct oci_config *oc, const struct
 		if (!ann)
 			ann = oci_annotation(state_ann, v->annotation);
 		if (!val && ann && *ann) {
+			const char *pods = NULL;
+
 			what = xasprintf("annotation %s", v->annotation);
-			if (!refused(v, allowed, SRC_ANNOTATION, what, oc->cap_sys_admin)) {
+			/* where the tenant's own environment may not select, nor
+			 * may what its pod says */
+			if ((allowed & SRC_ANNOTATION) && !(allowed & SRC_ENV) &&
+			    (pods = pod_may_have_set(oc, state_ann, v->annotation, ann)))
+				log_warn("%s: %s ignored: %s; a container without CAP_SYS_ADMIN takes no device "
+					 "selection from what its tenant writes (unprivileged_selection): a device plugin's "
+					 "list or CDI selects", v->name, what, pods);
+			else if (!refused(v, allowed, SRC_ANNOTATION, what, oc->cap_sys_admin)) {
 				val = ann;
 				src = SRC_ANNOTATION;
 				var = v->annotation;

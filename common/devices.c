@@ -466,6 +466,27 @@ static const struct inventory *inventory(const struct vendor *v)
 	return in;
 }
 
+void devices_forget(void)
+{
+	for (size_t i = 0; i < ninv; i++) {
+		struct inventory *in = inv[i];
+
+		for (size_t k = 0; k < in->npci; k++)
+			pci_dev_free(&in->pci[k]);
+		free(in->pci);
+		for (size_t k = 0; k < in->ndev; k++) {
+			free(in->dev[k].file);
+			free(in->dev[k].uuid);
+		}
+		free(in->dev);
+		strv_free(&in->mig);
+		free(in);
+	}
+	free(inv);
+	inv = NULL;
+	ninv = 0;
+}
+
 const struct strv *vendor_mig_access(const struct vendor *v)
 {
 	struct inventory *in = (struct inventory *)inventory(v);

@@ -11,8 +11,8 @@
  * One snapshot a run: a vendor's devices are read the first time they are
  * asked for, and every answer after comes from that reading (one
  * container's plan sees one picture of the host, whatever comes or goes
- * meanwhile). (A process that serves many containers will need a way to
- * let it go between them.)
+ * meanwhile); a process that serves many containers lets it go between
+ * them (devices_forget).
  */
 #ifndef OCIDEC_DEVICES_H
 #define OCIDEC_DEVICES_H
@@ -64,6 +64,11 @@ static inline bool mig_instance_eq(const struct mig_instance *a, const struct mi
 }
 void selection_add_mig(struct selection *s, const struct mig_instance *m);
 void selection_free(struct selection *s);
+
+/* Every vendor's snapshot let go: the next question reads the host anew.
+ * Every answer given before (vendor_pci_devices' array, vendor_mig_access'
+ * list) is freed with it. */
+void devices_forget(void);
 
 /* A pci_devices vendor's device: its sysfs directory (its name the PCI
  * address), its UUID (pci_uuid's first line; NULL: none), its nodes

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+unsigned nri_said;
+
 void nri_container_config(const NriContainer *c, struct oci_config *oc)
 {
 	memset(oc, 0, sizeof(*oc));
@@ -140,13 +142,11 @@ static void devices(const cJSON *config, API(ContainerAdjustment) *a)
 		if (has_node(devs, str(d, "type"), num(d, "major"), num(d, "minor")))
 			continue;
 		if (!la->resources) {
-			static bool said;
-
-			if (!said)
+			if (!(nri_said & NRI_SAID_USERNS_RULES))
 				log_warn("a user-namespaced container's device nodes come as bind mounts: their cgroup "
 					 "rules go as NRI resources, which runtimes with NRI before 0.10 (containerd "
 					 "1.7) drop: the container may not open them there (the shim or CDI gives them)");
-			said = true;
+			nri_said |= NRI_SAID_USERNS_RULES;
 			la->resources = NEW(API(LinuxResources), DESC(linux_resources));
 			la->resources->devices = xcalloc((size_t)cJSON_GetArraySize(rules), sizeof(*la->resources->devices));
 		}
@@ -226,14 +226,12 @@ int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hoo
 							cJSON_GetObjectItemCaseSensitive(config, "process"), "user"),
 						"additionalGids");
 	if (cJSON_GetArraySize(gids) > 0) {
-		static bool said;
-
-		if (!said)
+		if (!(nri_said & NRI_SAID_GROUPS))
 			log_warn("a device node of group %lld: NRI cannot add that group to the container's "
 				 "process (a non-root container needs runAsGroup or supplementalGroups %lld)",
 				 (long long)cJSON_GetArrayItem(gids, 0)->valuedouble,
 				 (long long)cJSON_GetArrayItem(gids, 0)->valuedouble);
-		said = true;
+		nri_said |= NRI_SAID_GROUPS;
 	}
 	r = 0;
 out:
@@ -308,4 +306,13 @@ void nri_adjustment_free(NriAdjustment *a)
 		free(a->hooks);
 	}
 	nri__pkg__api__v1alpha1__container_adjustment__init(a);
+}
+
+void nri_pod_config(const Nri__Pkg__Api__V1alpha1__PodSandbox *pod, struct oci_config *oc)
+{
+	oc->nri = true;
+	for (size_t i = 0; pod && i < pod->n_annotations; i++) {
+		strv_push(&oc->pod_ann, pod->annotations[i]->key);
+		strv_push(&oc->pod_ann, pod->annotations[i]->value);
+	}
 }

@@ -29,6 +29,10 @@ typedef Nri__Pkg__Api__V1alpha1__ContainerAdjustment NriAdjustment;
  * of a container's capabilities: OC is never privileged (cap_sys_admin
  * false), the stricter side of every tenant policy. */
 void nri_container_config(const NriContainer *c, struct oci_config *oc);
+/* The request's pod (NULL: none) into OC (after nri_container_config): its
+ * annotations, which its tenant writes (activate.c tells a container's own
+ * annotation from the pod's by them) */
+void nri_pod_config(const Nri__Pkg__Api__V1alpha1__PodSandbox *pod, struct oci_config *oc);
 /* Has C ocidec's cache hook already (its devices came by a CDI spec of
  * ocidec's, as the shim's edited())? */
 bool nri_edited(const NriContainer *c);
@@ -38,5 +42,10 @@ bool nri_edited(const NriContainer *c);
 int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hook_path, NriAdjustment *a,
 		   struct oerr *err);
 void nri_adjustment_free(NriAdjustment *a);
+
+/* What nri_adjustment says once in a plugin's life (a bit each): a
+ * container decided in a process of its own hands its bits back */
+enum { NRI_SAID_USERNS_RULES = 1, NRI_SAID_GROUPS = 2 };
+extern unsigned nri_said;
 
 #endif

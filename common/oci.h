@@ -27,6 +27,8 @@ struct oci_config {
 			       * (a device plugin's device list) */
 	bool cap_sys_admin;   /* CAP_SYS_ADMIN in process.capabilities.bounding */
 	char *cgroups_path;   /* linux.cgroupsPath, or NULL */
+	bool nri;             /* from an NRI request, which carries its pod: */
+	struct strv pod_ann;  /* the pod's annotations (key, value, ...) */
 };
 
 int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err);

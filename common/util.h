@@ -103,6 +103,13 @@ char *mountinfo_find(const char *fstype);
  * deadline_arm) has passed: checked in every loop whose length an input
  * decides. Never, without deadline_arm or with 0. */
 bool deadline_passed(void);
+/* deadline_passed at turn TURN of a loop whose turns cost little (a
+ * container's environment, entry by entry): the clock read one turn in
+ * 256, the first included */
+static inline bool deadline_passed_at(size_t turn)
+{
+	return (turn & 255) == 0 && deadline_passed();
+}
 /* The hook's and inject's --timeout SECONDS (default 10, 0: none): the
  * deadline, and SIGALRM 5 s after it as a backstop (one line, exit 1).
  * -1 when S is not a number from 0 to 3600. */

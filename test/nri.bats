@@ -8,7 +8,9 @@
 # variable (envvar strategy), /dev/null mounts (volume-mounts), a CDI
 # annotation (cdi-annotations) and the CRI's CDI field (cdi-cri). No runtime
 # handler, no containerd config edit for ocidec. Once, in the static
-# build's pass (the bed runs the static binary).
+# build's pass (the bed runs the static binary). The plugin's bounds (one
+# request's time, its memory over many) with both builds, against
+# test/fixtures/nri-pods.py standing in for the runtime: no bed.
 
 load helpers
 
@@ -16,25 +18,33 @@ setup_file() {
 	is_static || return 0
 	export NB
 	NB=$(mktemp -d /tmp/ocidec-bedn.XXXXXX)
-	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
-	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$NB" hybrid "$OCIDEC"
 }
 
 teardown_file() {
 	[ -n "${NB:-}" ] || return 0
-	"$BATS_TEST_DIRNAME/fixtures/bed.sh" stop "$NB"
+	"$BATS_TEST_DIRNAME/fixtures/bed.sh" stop "$NB"   # (none started: nothing)
 	rm -rf "$NB"
 }
 
 setup() {
 	common_setup
+}
+
+# bed_up: a test of the engines, in the static build's pass only: the bed
+# (DIR $NB, the hybrid layout) built by the first that needs it
+bed_up() {
 	is_static || skip "the engines run once, in the static build's pass"
+	[ ! -e "$NB/.up" ] || return 0
+	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
+	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$NB" hybrid "$OCIDEC"
+	touch "$NB/.up"
 }
 
 teardown() {
-	[ -z "${NB:-}" ] || nri_stop "$NB"
+	[ -e "${NB:-}/.up" ] || return 0
+	nri_stop "$NB"
 	containerd2_out
-	[ -z "${NB:-}" ] || containerd_stop "$NB"
+	containerd_stop "$NB"
 }
 
 SEE='ls /dev | grep demo; grep -c " /opt/demo/lib" /proc/mounts; demo-tool'
@@ -79,6 +89,7 @@ ctrd_nri() {
 }
 
 @test "ocidec nri on containerd 1.7 (NRI on) and 2.x (by default), through the CRI: the device plugin's envvar, cdi-annotations and cdi-cri answers give exactly their devices, once; a pod asking for nothing gets nothing; a refusal is ocidec's line in the CRI's error; containerd restarted under the plugin, the plugin killed and started again: nothing hangs, the behaviour holds (issue 35)" {
+	bed_up
 	d=$NB
 	for v in 1.7 2; do
 		: >"$d/nri.log"
@@ -91,8 +102,9 @@ ctrd_nri() {
 		run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
 		assert_success
 		assert_output $'demo1\ndemoctl\n1\ndemo-tool: the answer is 42'
-		# nothing asked: nothing there
-		run -127 pod "$d" docker.io/library/ocidec-test:1 sh -c "$SEE"
+		# nothing asked: nothing there (stderr into stdout in the
+		# container: the CRI's log orders two streams as they come)
+		run -127 pod "$d" docker.io/library/ocidec-test:1 sh -c "{ $SEE; } 2>&1"
 		assert_output $'0\nsh: demo-tool: not found'
 		# cdi-cri and cdi-annotations: containerd's CDI gives the spec's
 		# device and ocidec's hook; the plugin leaves it (no second mount)
@@ -133,6 +145,7 @@ ctrd_nri() {
 }
 
 @test "ocidec nri under deploy/kubernetes' tenant policy (kubernetes), containerd 2.x: the device plugin's volume-mounts answer gives exactly its GPU, and the image's all does not widen it; a pod's own NVIDIA_VISIBLE_DEVICES gets nothing, said in the plugin's log (NRI passes no capabilities: every container is judged unprivileged); another plugin of the name with other configs is refused the connection and waits; a silent control-socket client holds nothing up; --status counts only this PID namespace's plugin (review of issue 35)" {
+	bed_up
 	d=$NB
 	: >"$d/nri.log"
 	mkdir -p "$d/nvk"
@@ -213,6 +226,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 }
 
 @test "the DaemonSet's rollout under NRI (deploy/kubernetes' args and readiness probe, containerd 2.x): a newer pod's plugin takes the connection over from the old one, the runtime sees one plugin throughout, the old pod's SIGTERM leaves the newer install; GPU pods created back to back all the while get exactly their GPU, none lost; the node's CDI specs kept true by the pod through a driver upgrade (cdi-cri); the last pod's SIGTERM leaves the node as it was, specs included (issue 35)" {
+	bed_up
 	d=$NB
 	mkdir -p "$d/nvk" "$d/roll"
 	sed "/^activation_flag/a $(grep '^device_list_dir' "$BATS_TEST_DIRNAME/../conf/nvidia.ini")" \
@@ -285,4 +299,72 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 	assert_output 0
 	bed "$d" umount /run/nvidia/driver
 	grep -v ': info: \(nvidia\|container\)' "$d/old.log" "$d/new.log" | sed 's/^/# /' >&3
+}
+
+# nri_pods CFG STEP...: the plugin under test, with the configs CFG and a
+# name of its own, driven by test/fixtures/nri-pods.py as a runtime drives
+# it (its STEPs); the plugin's log in $BATS_TEST_TMPDIR/nri.log. (The
+# answer's hook is never run here: --hook-path is any file of root's.)
+nri_pods() {
+	local cfg=$1 sock=$BATS_TEST_TMPDIR/nri.sock
+	shift
+	/usr/bin/python3 "$FIXTURES/nri-pods.py" "$sock" "$@" -- sh -c \
+		'exec ocidec nri -c "$0" --socket "$1" --name "test$$" --hook-path "$2" 2>>"$3"' \
+		"$cfg" "$sock" "$(readlink -f /bin/true)" "$BATS_TEST_TMPDIR/nri.log"
+}
+
+@test "ocidec nri bounds one request (issue 46): an environment of OCI_DEMO=0 entries as large as ttrpc carries (4 MiB) is refused within the runtime's 2 s, saying how many entries and the most taken; the next pod is answered at once, by the same plugin" {
+	DR=$BATS_TEST_TMPDIR/dr demo_vendor
+	run nri_pods "$CFG" flood:max:OCI_DEMO=0 pod:OCI_DEMO=0 alive
+	assert_success
+	assert_line --index 0 --regexp '^env of [0-9]+ entries, 419[0-9]{4} bytes$'
+	n=$(sed -n '1s/^env of \([0-9]*\) .*/\1/p' <<<"$output")
+	assert_line --index 1 --regexp "^refused [01]\.[0-9]+ s: ocidec: container c in pod default/pod1: demo: the container's environment: $n entries of OCI_DEMO, more than 64$"
+	assert_line --index 2 --regexp '^answered 0\.[0-9]+ s: 2 devices, 4 mounts$'
+	assert_line --index 3 --regexp '^alive [0-9]+$'
+	grep -q "demo: the container's environment: $n entries of OCI_DEMO, more than 64" "$BATS_TEST_TMPDIR/nri.log"
+	echo "# $n entries: ${lines[1]%%: *}; the next pod: ${lines[2]%%: *}" >&3
+}
+
+@test "ocidec nri: a decision that hangs (the vendor's version_file a FIFO no one writes) is stopped 1.5 s after the request, that container refused, saying so; the plugin lives on and answers the next pod at once (issue 46)" {
+	mkfifo "$BATS_TEST_TMPDIR/version"
+	DR=$BATS_TEST_TMPDIR/dr EXTRA="version_file = $BATS_TEST_TMPDIR/version" demo_vendor
+	run nri_pods "$CFG" pod:OCI_DEMO=0 pod: alive
+	assert_success
+	assert_line --index 0 --regexp '^refused 1\.[5-9][0-9]* s: ocidec: container c in pod default/pod1: not decided within 1500 ms of the request \(the runtime waits 2 s\): stopped, the container refused'
+	assert_line --index 1 --regexp '^answered 0\.[0-9]+ s: 0 devices, 0 mounts$'
+	assert_line --index 2 --regexp '^alive [0-9]+$'
+}
+
+@test "ocidec nri's memory stays flat (issue 46): 1,000 CreateContainers each given a GPU by its UUID (NVIDIA's information files read for each) leave the plugin's RSS within 10 % of its RSS after the first 100" {
+	driver_root
+	nvidia_ini "$DR"
+	gpu=NVIDIA_VISIBLE_DEVICES=GPU-11111111-2222-3333-4444-555555555555
+	# (the sanitizer build: no quarantine, which holds what is freed)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0 \
+		run nri_pods "$CFG" "pod:$gpu" "pods:99:$gpu" rss "pods:900:$gpu" rss
+	assert_success
+	assert_line --index 0 --regexp '^answered [0-9.]+ s: 3 devices, [0-9]+ mounts$'
+	assert_line --index 1 --regexp '^99 pods [0-9.]+ s: 99 answered, 0 refused$'
+	assert_line --index 3 --regexp '^900 pods [0-9.]+ s: 900 answered, 0 refused$'
+	a=${lines[2]#rss } b=${lines[4]#rss }
+	echo "# RSS after 100 requests: $a kB, after 1000: $b kB" >&3
+	[ $((b * 100)) -le $((a * 110)) ]
+}
+
+@test "ocidec nri under the Kubernetes tenant policy as install writes it: a container annotation equal to its pod's is the pod's (CRI-O copies them all) and selects nothing, said; kubelet's own (a device plugin's) selects; a pod's other annotation takes nothing from it (issue 46, finding 2)" {
+	DR=$BATS_TEST_TMPDIR/dr demo_vendor
+	H=$BATS_TEST_TMPDIR/node
+	mkdir "$H"
+	ocidec install --host-root "$H" -c "$CFG" --tenant-policy kubernetes --runtime podman >/dev/null
+	run nri_pods "$H/usr/local/ocidec/etc/ocidec.d" 'ann:ocidec.io/demo=all;ocidec.io/demo=all' \
+		'ann:ocidec.io/demo=1;' 'ann:ocidec.io/demo=1;ocidec.io/demo=all' 'ann:;ocidec.io/demo=all'
+	assert_success
+	assert_line --index 0 --regexp '^answered [0-9.]+ s: 0 devices, 0 mounts$'
+	assert_line --index 1 --regexp '^answered [0-9.]+ s: 2 devices, [0-9]+ mounts$'
+	assert_line --index 2 --regexp '^answered [0-9.]+ s: 2 devices, [0-9]+ mounts$'
+	assert_line --index 3 --regexp '^answered [0-9.]+ s: 0 devices, 0 mounts$'
+	run grep -c "demo: annotation ocidec.io/demo ignored: the pod's own, which its tenant writes; a container without CAP_SYS_ADMIN takes no device selection from what its tenant writes (unprivileged_selection)" \
+		"$BATS_TEST_TMPDIR/nri.log"
+	assert_output 1
 }

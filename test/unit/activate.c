@@ -45,17 +45,37 @@ static void free_vendor(struct vendor *v)
 	strv_free(&v->only_with);
 }
 
+/* The names of the vendors activate() gives the container OC (freed), in
+ * the config's order, separated by spaces; "error: ..." when it fails */
+static char *names_of(const struct config *cfg, struct oci_config *oc)
+{
+	struct strv names = { 0 }, state = { 0 };
+	struct activation *act = xcalloc(cfg->n, sizeof(*act));
+	struct oerr err;
+	char *res;
+	int n = activate(cfg, oc, &state, act, &err);
+
+	if (n < 0) {
+		res = xconcat("error: ", err.msg);
+	} else {
+		for (int i = 0; i < n; i++)
+			strv_push(&names, act[i].v->name);
+		res = strv_join(&names, " ");
+		activation_free(act, (size_t)n);
+	}
+	free(act);
+	strv_free(&names);
+	oci_config_free(oc);
+	return res;
+}
+
 /* The names of the vendors activate() gives for ENV (entries separated by
  * spaces), ANN ("key=value") and MOUNT (a destination), in the config's
  * order, separated by spaces; "error: ..." when it fails */
 static char *active(const struct config *cfg, const char *env, const char *ann, const char *mount)
 {
 	struct oci_config oc = { .cap_sys_admin = true };
-	struct strv names = { 0 }, state = { 0 };
-	struct activation *act = xcalloc(cfg->n, sizeof(*act));
-	char *copy = xstrdup(env), *save = NULL, *res;
-	struct oerr err;
-	int n;
+	char *copy = xstrdup(env), *save = NULL;
 
 	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
 		strv_push(&oc.env, t);
@@ -68,21 +88,7 @@ static char *active(const struct config *cfg, const char *env, const char *ann, 
 	}
 	if (mount)
 		strv_push(&oc.mounts, mount);
-	n = activate(cfg, &oc, &state, act, &err);
-	if (n < 0) {
-		res = xconcat("error: ", err.msg);
-	} else {
-		for (int i = 0; i < n; i++)
-			strv_push(&names, act[i].v->name);
-		res = strv_join(&names, " ");
-		activation_free(act, (size_t)n);
-	}
-	free(act);
-	strv_free(&names);
-	strv_free(&oc.env);
-	strv_free(&oc.ann);
-	strv_free(&oc.mounts);
-	return res;
+	return names_of(cfg, &oc);
 }
 
 static void test_gated(void)
@@ -140,8 +146,77 @@ static void test_gated(void)
 		free_vendor(&v[i]);
 }
 
+/* The vendors activate() gives an unprivileged container under the
+ * Kubernetes tenant policy (install --tenant-policy kubernetes:
+ * unprivileged_selection = mounts annotation) for its annotations ANN
+ * ("k=v k=v"), its pod's POD (NULL: the hook or the shim, which see no pod;
+ * else an NRI request's) */
+static char *active_pod(const struct config *cfg, const char *ann, const char *pod)
+{
+	struct oci_config oc = { .nri = pod != NULL };
+
+	for (int k = 0; k < 2; k++) {
+		char *copy = xstrdup(k ? (pod ? pod : "") : ann), *save = NULL;
+
+		for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+			char *eq = strchr(t, '=');
+
+			strv_push_owned(k ? &oc.pod_ann : &oc.ann, xstrndup(t, (size_t)(eq - t)));
+			strv_push(k ? &oc.pod_ann : &oc.ann, eq + 1);
+		}
+		free(copy);
+	}
+	return names_of(cfg, &oc);
+}
+
+static void test_pod_annotations(void)
+{
+	struct vendor v[2];
+	struct config cfg = { .vendors = v, .n = 2 };
+	static const struct { const char *ann, *pod, *want; } t[] = {
+		/* no Kubernetes container (podman --annotation, runc): the annotation selects */
+		{ "ocidec.io/nvidia=0", NULL, "nvidia" },
+		{ "ocidec.io/nvidia-mofed=enabled ocidec.io/nvidia=0", NULL, "nvidia-mofed nvidia" },
+		/* the hook or the shim under CRI-O or containerd: it may be the pod's */
+		{ "io.kubernetes.cri-o.SandboxID=p1 ocidec.io/nvidia=all", NULL, "" },
+		{ "io.kubernetes.cri.container-type=container ocidec.io/nvidia=all", NULL, "" },
+		{ "io.kubernetes.cri-o.SandboxID=p1 ocidec.io/nvidia-mofed=enabled", NULL, "" },
+		/* NRI: the pod's own (equal), not; the container's own (kubelet's,
+		 * a device plugin's), yes */
+		{ "ocidec.io/nvidia=all", "ocidec.io/nvidia=all", "" },
+		{ "ocidec.io/nvidia-mofed=enabled ocidec.io/nvidia=0", "ocidec.io/nvidia-mofed=enabled", "nvidia" },
+		{ "ocidec.io/nvidia=0", "", "nvidia" },
+		{ "ocidec.io/nvidia=0", "ocidec.io/nvidia=all", "nvidia" },
+		{ "ocidec.io/nvidia=0", "other=0", "nvidia" },
+	};
+
+	make_vendor(&v[0], "nvidia-mofed", "NVIDIA_MOFED", "enabled", "nvidia");
+	make_vendor(&v[1], "nvidia", "NVIDIA_VISIBLE_DEVICES", NULL, NULL);
+	for (size_t i = 0; i < cfg.n; i++)
+		v[i].unprivileged_selection = SRC_ANNOTATION | SRC_MOUNTS;
+	for (size_t i = 0; i < N_CASES(t); i++) {
+		char *got = active_pod(&cfg, t[i].ann, t[i].pod);
+
+		CHECK(strcmp(got, t[i].want) == 0, "annotations %s, %s%s: [%s]", t[i].ann, t[i].pod ? "NRI, pod's " : "hook",
+		      t[i].pod ? t[i].pod : "", got);
+		free(got);
+	}
+	/* a privileged container (its environment selects): as before */
+	for (size_t i = 0; i < cfg.n; i++)
+		v[i].unprivileged_selection = v[i].selection;
+	{
+		char *got = active_pod(&cfg, "io.kubernetes.cri-o.SandboxID=p1 ocidec.io/nvidia=all", NULL);
+
+		CHECK(strcmp(got, "nvidia") == 0, "where the environment selects, so does the pod's annotation: [%s]", got);
+		free(got);
+	}
+	for (size_t i = 0; i < cfg.n; i++)
+		free_vendor(&v[i]);
+}
+
 int main(void)
 {
 	test_gated();
+	test_pod_annotations();
 	return done();
 }

@@ -1,12 +1,18 @@
 /* Unit tests: the device layer's typed selection (common/devices.c) and
  * what activation makes of a container's value (vendor_select, for a
- * vendor whose devices are plain indices: no inventory is read). */
+ * vendor whose devices are plain indices: no inventory is read); the
+ * bounds on a container's environment (entries of one variable, the
+ * deadline); the snapshot of a vendor's devices, let go and read anew. */
 #include "common/activate.h"
 #include "common/devices.h"
 #include "test/unit/tap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static void test_parse(void)
 {
@@ -115,11 +121,113 @@ static void test_kfd(void)
 	}
 }
 
+/* activate() for one vendor answering OCI_UNIT, given N entries of ENTRY
+ * (and nothing else): the number of vendors active, or -1 with ERR */
+static int active_with(size_t n, const char *entry, struct oerr *err)
+{
+	struct vendor v = { .name = (char *)"unit", .activation_flag = (char *)"OCI_UNIT",
+			    .annotation = (char *)"ocidec.io/unit", .device_list_dir = (char *)"/var/run/unit",
+			    .driver_root = (char *)"/", .env_all = true,
+			    .selection = SRC_ENV, .unprivileged_selection = SRC_ENV };
+	struct config cfg = { .vendors = &v, .n = 1 };
+	struct oci_config oc = { 0 };
+	struct strv state = { 0 };
+	struct activation act[1];
+	int r;
+
+	strv_push(&oc.env, "PATH=/bin");
+	for (size_t i = 0; i < n; i++)
+		strv_push(&oc.env, entry);
+	r = activate(&cfg, &oc, &state, act, err);
+	if (r > 0)
+		activation_free(act, (size_t)r);
+	oci_config_free(&oc);
+	return r;
+}
+
+static void test_env_bounds(void)
+{
+	struct oerr err;
+	int r;
+
+	CHECK(active_with(64, "OCI_UNIT=0", &err) == 1, "64 entries of one variable: taken");
+	r = active_with(65, "OCI_UNIT=0", &err);
+	CHECK(r < 0 && strcmp(err.msg, "unit: the container's environment: 65 entries of OCI_UNIT, more than 64") == 0,
+	      "65 entries of one variable: refused, saying so: %s", r < 0 ? err.msg : "taken");
+	CHECK(active_with(100000, "OCI_UNITX=0", &err) == 0, "100000 entries of another variable: nothing asked");
+	/* the deadline passed (the NRI plugin's 1 s): the loop over the
+	 * environment stops and says where it was */
+	deadline_arm_sec(1);
+	nanosleep(&(struct timespec){ .tv_sec = 1, .tv_nsec = 50000000 }, NULL);
+	r = active_with(1000, "OCI_UNIT=0", &err);
+	deadline_arm_sec(0);
+	CHECK(r < 0 && strcmp(err.msg, "unit: the deadline passed while reading the container's environment "
+			      "(1001 entries)") == 0,
+	      "past the deadline: refused, saying what it read: %s", r < 0 ? err.msg : "taken");
+}
+
+/* An NVIDIA information file of DIR's GPU BUS: UUID, minor MINOR */
+static void info_file(const char *dir, const char *bus, const char *uuid, int minor)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, bus);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/information", dir, bus);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "Model: Fake\nGPU UUID: %s\nDevice Minor: %d\n", uuid, minor);
+		fclose(f);
+	}
+}
+
+/* One picture of the host while it is kept (a GPU that comes meanwhile
+ * shifts no index); devices_forget lets it go, freeing it all (the
+ * sanitizers' leak check), and the next question reads the host anew */
+static void test_forget(void)
+{
+	static const char *const buses[] = { "0000:3b:00.0", "0000:86:00.0" };
+	char dir[] = "/tmp/ocidec-unit-gpus.XXXXXX", *glob;
+	struct vendor v = { .name = (char *)"unit", .serial = 7 };
+
+	if (!CHECK(mkdtemp(dir) != NULL, "a temporary directory"))
+		return;
+	v.device_uuids = glob = xasprintf("%s/*/information", dir);
+	info_file(dir, buses[0], "GPU-aaaa", 0);
+	CHECK(vendor_uuid_index(&v, "GPU-aaaa") == 0 && vendor_uuid_index(&v, "GPU-bbbb") == -1, "one GPU read");
+	info_file(dir, buses[1], "GPU-bbbb", 1);
+	CHECK(vendor_uuid_index(&v, "GPU-bbbb") == -1, "a GPU that came later: not in the snapshot kept");
+	devices_forget();
+	CHECK(vendor_uuid_index(&v, "GPU-bbbb") == 1 && vendor_uuid_index(&v, "GPU-aaaa") == 0,
+	      "let go: the host read anew, both GPUs there");
+	for (int i = 0; i < 1000; i++) {   /* a plugin's many containers, each config a new serial */
+		v.serial++;
+		(void)vendor_uuid_index(&v, "GPU-aaaa");
+		devices_forget();
+	}
+	devices_forget();
+	CHECK(vendor_uuid_index(&v, "GPU-aaaa") == 0, "1000 snapshots made and let go, twice let go at the end");
+	devices_forget();
+	for (size_t i = 0; i < N_CASES(buses); i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s/information", dir, buses[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", dir, buses[i]);
+		rmdir(path);
+	}
+	rmdir(dir);
+	free(glob);
+}
+
 int main(void)
 {
 	test_parse();
 	test_select();
 	test_set();
 	test_kfd();
+	test_env_bounds();
+	test_forget();
 	return done();
 }
