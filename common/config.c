@@ -826,12 +826,10 @@ static int vendor_check(struct parse *p)
 	return 1;
 }
 
-/* Refuse a file (or the directory) that someone other than root could
- * change. PARENT: the stat of the directory holding it (NULL: unknown). In
- * a user namespace other than the initial one (rootless podman runs its
- * hooks as uid 0 of one), the host's root shows as the overflow uid, which
- * is any unmapped user: owned_by_root decides. */
-static int check_owner(const char *what, const struct stat *st, const struct stat *parent, struct oerr *err)
+/* (config.h) In a user namespace other than the initial one (rootless
+ * podman runs its hooks as uid 0 of one), the host's root shows as the
+ * overflow uid, which is any unmapped user: owned_by_root decides. */
+int config_check_owner(const char *what, const struct stat *st, const struct stat *parent, struct oerr *err)
 {
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return oerr_usage(err, "%s: refused: writable by group or others (mode %04o)", what,
@@ -867,7 +865,7 @@ static int load_file(struct config *cfg, int dirfd, const char *name, struct oer
 		return oerr_usage(err, "%s: not a regular file", path);
 	if (fstat(dirfd, &ds) < 0)
 		return oerr_set(err, errno, "%s: stat", cfg->dir);
-	if (check_owner(path, &st, &ds, err) < 0)
+	if (config_check_owner(path, &st, &ds, err) < 0)
 		return -1;
 	if (read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
 		return oerr_prefix(err, "%s", path);
@@ -977,7 +975,7 @@ static int load_dir(struct config *cfg, const char *dir, bool each, struct oerr 
 		err->code = EXIT_USAGE;
 		goto bad_dir;
 	}
-	if (fstat(dirfd, &st) < 0 || check_owner(dir, &st, fstatat(dirfd, "..", &ps, 0) == 0 ? &ps : NULL, err) < 0) {
+	if (fstat(dirfd, &st) < 0 || config_check_owner(dir, &st, fstatat(dirfd, "..", &ps, 0) == 0 ? &ps : NULL, err) < 0) {
 		if (err->code != EXIT_USAGE)
 			oerr_set(err, errno, "%s: stat", dir);
 		goto bad_dir;
@@ -1299,7 +1297,7 @@ int config_runtime(const char *dir, char **path, struct oerr *err)
 		return oerr_usage(err, "%s: not a regular file", file);
 	if (stat(dir, &ds) < 0)
 		return oerr_set(err, errno, "%s", dir);
-	if (check_owner(file, &st, &ds, err) < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
+	if (config_check_owner(file, &st, &ds, err) < 0 || read_fd_all(fd, CONFIG_MAX_SIZE, &buf, &len, err) < 0)
 		return -1;
 	r = ini_parse_string(buf, on_runtime_line, &p);
 	if (!p.failed && r != 0) {

@@ -215,6 +215,13 @@ bool vendor_named(const struct vendor *v, char *const *names, int n);
  * runtime` runs, in *PATH (NULL: no file, the default); -1 (ERR, the file
  * and line) when the file is refused or wrong. */
 int config_runtime(const char *dir, char **path, struct oerr *err);
+/* The vendor files' rule, for any file a vendor's config makes ocidec
+ * trust (its INI files and their directory, runtime.conf, NVIDIA's CSV
+ * lists): -1 (ERR, EXIT_USAGE: "WHAT: refused: why") for a file ST that
+ * someone other than root could change: group or others may write it, or
+ * it is not root's. PARENT: the stat of the directory holding it (NULL:
+ * unknown). Checking a file's directory too is the caller's. */
+int config_check_owner(const char *what, const struct stat *st, const struct stat *parent, struct oerr *err);
 /* KIND is a CDI kind, VENDOR/CLASS (nvidia.com/gpu, ocidec.io/demo). */
 bool cdi_kind_valid(const char *kind);
 struct feature *vendor_feature(const struct vendor *v, const char *name);

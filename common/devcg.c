@@ -410,12 +410,49 @@ void devcg_target_free(struct devcg_target *t)
 	t->v2_fd = -1;
 }
 
+/* The lines of a /proc/PID/cgroup text that place a process's devices:
+ * the v1 devices controller's path, the unified hierarchy's, systemd's
+ * named one (each NULL where the file has none). BUF is cut up. */
+struct cgpaths {
+	const char *v1, *v2, *sd;
+};
+
+static void cgroup_paths(char *buf, struct cgpaths *c)
+{
+	char *save = NULL;
+
+	memset(c, 0, sizeof(*c));
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *s2 = NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
+			c->v2 = c2 + 1;
+		if (strcmp(c1 + 1, "name=systemd") == 0)
+			c->sd = c2 + 1;
+		for (char *ctl = strtok_r(c1 + 1, ",", &s2); ctl; ctl = strtok_r(NULL, ",", &s2))
+			if (strcmp(ctl, "devices") == 0)
+				c->v1 = c2 + 1;
+	}
+}
+
+/* Is a cgroup path of the container (MINE: this process's own, the
+ * runtime's that runs the hook) shared with it? */
+static bool same_cgroup(const char *theirs, const char *mine)
+{
+	return theirs && mine && strcmp(theirs, mine) == 0;
+}
+
 int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, struct oerr *err)
 {
-	char path[64], *save = NULL, *v1 = NULL, *v2 = NULL, *sd = NULL;
-	_cleanup_free_ char *unit = NULL, *buf = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len;
+	char path[64];
+	_cleanup_free_ char *unit = NULL, *buf = NULL, *mine = NULL;
+	_cleanup_close_ int fd = -1, self = -1;
+	struct cgpaths c, own = { 0 };
+	bool v1_shared, v2_shared, sd_shared;
+	size_t len, ml;
+	struct oerr e2;
 
 	memset(t, 0, sizeof(*t));
 	t->v2_fd = -1;
@@ -435,41 +472,37 @@ int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, stru
 		return oerr_set(err, errno, "%s", path);
 	if (read_fd_all(fd, 64 * 1024, &buf, &len, err) < 0)
 		return oerr_prefix(err, "%s", path);
-	/* a container in the very cgroups of the process that runs this (its
-	 * runtime's: podman --cgroups=disabled, a runtime told to make none)
-	 * has no cgroup of its own: rules added there would open the devices
-	 * to every process of its caller's cgroup */
-	{
-		_cleanup_close_ int self = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-		_cleanup_free_ char *mine = NULL;
-		size_t ml;
-		struct oerr e2;
+	cgroup_paths(buf, &c);
 
-		if (self >= 0 && read_fd_all(self, 64 * 1024, &mine, &ml, &e2) == 0 && ml == len &&
-		    memcmp(mine, buf, len) == 0) {
-			log_info("the container (pid %d) has no cgroup of its own, it is in its runtime's: its device "
-				 "cgroup left as it is (the runtime's rules decide)", pid);
-			return 0;
-		}
+	/* a container in the very devices cgroup of the process that runs
+	 * this (its runtime's: podman --cgroups=disabled, a runtime told to
+	 * make none) has none of its own: rules added there would open the
+	 * devices to every process of its caller's cgroup. Only the lines
+	 * that place devices count: a container that differs from its caller
+	 * in another controller alone (memory, pids) still shares this one. */
+	self = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	if (self >= 0 && read_fd_all(self, 64 * 1024, &mine, &ml, &e2) == 0)
+		cgroup_paths(mine, &own);
+	v1_shared = same_cgroup(c.v1, own.v1);
+	v2_shared = same_cgroup(c.v2, own.v2);
+	sd_shared = same_cgroup(c.sd, own.sd);
+	if ((v1_shared || v2_shared) && (!c.v1 || v1_shared) && (!c.v2 || v2_shared)) {
+		log_info("the container (pid %d) has no cgroup of its own, it is in its runtime's: its device "
+			 "cgroup left as it is (the runtime's rules decide)", pid);
+		return 0;
 	}
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *s2 = NULL;
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
-			v2 = c2 + 1;
-		if (strcmp(c1 + 1, "name=systemd") == 0)
-			sd = c2 + 1;
-		for (char *ctl = strtok_r(c1 + 1, ",", &s2); ctl; ctl = strtok_r(NULL, ",", &s2))
-			if (strcmp(ctl, "devices") == 0)
-				v1 = c2 + 1;
-	}
+	if (v1_shared)
+		log_info("the container (pid %d) is in its runtime's devices cgroup %s, not one of its own: no rules "
+			 "there (the runtime's decide)", pid, c.v1);
+	if (v2_shared)
+		log_info("the container (pid %d) is in its runtime's cgroup2 %s, not one of its own: its device "
+			 "programs left as they are (the runtime's rules decide)", pid, c.v2);
 
 	/* the unit is the container's when the process is in it (a
 	 * cgroupsPath of systemd's form under a cgroupfs runtime is not) */
 	unit = sdbus_unit(cgroups_path);
-	if (unit && ((v2 && cgroup_in_unit(v2, unit)) || (sd && cgroup_in_unit(sd, unit))))
+	if (unit && ((c.v2 && !v2_shared && cgroup_in_unit(c.v2, unit)) ||
+		     (c.sd && !sd_shared && cgroup_in_unit(c.sd, unit))))
 		t->unit = xstrdup(unit);
 	else if (unit)
 		log_debug("%s: not the cgroup of process %d: no systemd unit to tell", unit, pid);
@@ -477,15 +510,15 @@ int devcg_target(int pid, const char *cgroups_path, struct devcg_target *t, stru
 	/* v1: the root cgroup allows everything and takes no rules; so does a
 	 * cgroup whose list is "a *:* rwm" (a rootless container's, which is
 	 * its user's session: left as it is) */
-	if (v1 && strcmp(v1, "/") != 0 && !v1_allows_all(v1))
-		t->v1_allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", v1);
+	if (c.v1 && !v1_shared && strcmp(c.v1, "/") != 0 && !v1_allows_all(c.v1))
+		t->v1_allow = xasprintf("/sys/fs/cgroup/devices%s/devices.allow", c.v1);
 
 	/* v2: the device programs attached to the container's cgroup */
-	if (v2) {
+	if (c.v2 && !v2_shared) {
 		_cleanup_free_ char *mnt = mountinfo_find("cgroup2");
 
 		if (mnt) {
-			t->v2_dir = xasprintf("%s%s", mnt, v2);
+			t->v2_dir = xasprintf("%s%s", mnt, c.v2);
 			t->v2_fd = open(t->v2_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 		if (t->v2_fd >= 0 && query_progs(t->v2_fd, t->v2_dir, t->v2_ids, &t->v2_progs, err) < 0) {

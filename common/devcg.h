@@ -28,8 +28,10 @@
  * unit (the systemd driver: its DeviceAllow=, sdbus.h), the v1 cgroup's
  * devices.allow, the v2 cgroup with its device programs. Each NULL (0)
  * when that does not apply: a root or allow-all v1 cgroup, a v2 cgroup
- * without programs, and everything outside the initial user namespace or
- * without a pid. */
+ * without programs, a cgroup (devices v1, unified, systemd's) the process
+ * shares with the one calling this (its runtime's: a rule there would
+ * open the device to the runtime's other processes), and everything
+ * outside the initial user namespace or without a pid. */
 #define DEVCG_MAX_PROGS 64  /* device programs on one cgroup: more is refused */
 
 struct devcg_target {

@@ -1,10 +1,17 @@
 /* hostfiles.c: NVIDIA's CSV lists of host files (hostfiles.h) */
 #include "common/hostfiles.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/rootfile.h"
+#include "common/rootpath.h"
 #include "common/util.h"
 
 static bool blank(char c)
@@ -104,4 +111,38 @@ size_t hostfiles_parse(const char *buf, size_t len, size_t max,
 		s += n + (nl != NULL);
 	}
 	return given;
+}
+
+int hostfiles_read(int rootfd, const char *path, const char *shown_root, size_t max, char **buf, size_t *len,
+		   struct oerr *err)
+{
+	_cleanup_free_ char *dir = path_dir(path), *shown = xconcat(shown_root, path),
+			    *shown_dir = xconcat(shown_root, dir);
+	_cleanup_close_ int dfd = root_open(rootfd, dir, O_PATH | O_DIRECTORY);
+	const char *base = strrchr(path, '/') + 1;
+	struct stat st, ds, ps;
+	int got;
+
+	*buf = NULL;
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", shown_dir);
+	if (fstat(dfd, &ds) < 0)
+		return oerr_set(err, errno, "%s", shown_dir);
+	/* the file in the directory checked (its descriptor the root: no
+	 * rename elsewhere swaps another in) */
+	got = root_read_file(dfd, base, max, buf, len, &st, err);
+	if (got < 0 && strncmp(err->msg, base, strlen(base)) == 0) {  /* "BASE: why": the whole name */
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg + strlen(base));
+		snprintf(err->msg, sizeof(err->msg), "%s%s", shown, why);
+	}
+	if (got <= 0)
+		return got;
+	if (config_check_owner(shown, &st, &ds, err) == 0 &&
+	    config_check_owner(shown_dir, &ds, fstatat(dfd, "..", &ps, 0) == 0 ? &ps : NULL, err) == 0)
+		return 1;
+	free(*buf);
+	*buf = NULL;
+	return -1;
 }

@@ -1,7 +1,8 @@
 /* hostfiles.h: NVIDIA's CSV lists of host files for containers (Jetson's
  * L4T: the .csv files of /etc/nvidia-container-runtime/host-files-for-container.d,
  * lines "TYPE, PATH": dev, lib, sym, dir), read as a vendor's items (a
- * feature's csv_files key, plan.c). Pure: no file is opened here. */
+ * feature's csv_files key, plan.c). A list is trusted as a vendor file is
+ * (hostfiles_read); the parsers are pure. */
 #ifndef OCIDEC_HOSTFILES_H
 #define OCIDEC_HOSTFILES_H
 
@@ -25,5 +26,15 @@ int hostfiles_line(const char *line, size_t n, enum item_kind *kind, char **path
 size_t hostfiles_parse(const char *buf, size_t len, size_t max,
 		       void (*fn)(void *arg, int line, enum item_kind kind, const char *path),
 		       void (*bad)(void *arg, int line, const char *why), void *arg);
+
+/* The list at PATH in the driver root ROOTFD (a path with no link left:
+ * root_realpath's), at most MAX bytes, into *BUF and *LEN, held to the
+ * vendor files' rule (config_check_owner): root's, and written by no one
+ * else, in a directory of root's that no one else may write. 1 read; 0
+ * not there; -1 (ERR naming the file, SHOWN_ROOT in front of PATH: the
+ * driver root as the administrator sees it, "" for /) when it cannot be
+ * read or is refused: EXIT_USAGE, nothing read. */
+int hostfiles_read(int rootfd, const char *path, const char *shown_root, size_t max, char **buf, size_t *len,
+		   struct oerr *err);
 
 #endif

@@ -16,6 +16,30 @@
 
 static const char *const merge_names[] = { [JOURNAL_DOCKER] = "docker", [JOURNAL_TOML] = "toml" };
 
+/* Every entry's original where journal_record keeps it, PATH.ocidec-orig
+ * beside PATH: an undo renames the backup over PATH (or removes it), so a
+ * record naming another file (an edited install.json) would put that file
+ * in PATH's place. Refused whole, before any undo. */
+static int check_backups(const struct journal *j, struct oerr *err)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, j->files) {
+		const cJSON *b = cJSON_GetObjectItem(e, "backup");
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+		_cleanup_free_ char *orig = NULL;
+
+		if (!b || !path)  /* (an entry without a path: the installer refuses it) */
+			continue;
+		orig = xconcat(path, JOURNAL_ORIG);
+		if (!cJSON_IsString(b) || strcmp(b->valuestring, orig) != 0)
+			return oerr_usage(err, "%s: the entry of %s names %s%s%s as its original, not %s: nothing changed",
+					  j->path, path, cJSON_IsString(b) ? "\"" : "", cJSON_IsString(b) ? b->valuestring :
+					  "a value that is not a path", cJSON_IsString(b) ? "\"" : "", orig);
+	}
+	return 0;
+}
+
 int journal_load(struct journal *j, int root, const char *path, struct oerr *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -37,6 +61,8 @@ int journal_load(struct journal *j, int root, const char *path, struct oerr *err
 		j->dirs = cJSON_AddArrayToObject(j->state, "dirs");
 	if (!cJSON_IsArray(j->files) || !cJSON_IsArray(j->dirs))
 		return oerr_usage(err, "%s: \"files\" and \"dirs\" must be arrays", path);
+	if (check_backups(j, err) < 0)
+		return -1;
 	return have;
 }
 
@@ -150,17 +176,14 @@ int journal_undo(struct journal *j, cJSON *e, enum journal_merge m,
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 	const char *backup = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup"));
 	const char *wrote = cJSON_GetStringValue(cJSON_GetObjectItem(e, "wrote"));
-	_cleanup_free_ char *dir = xconcat(path, JOURNAL_ORIG), *cur = NULL, *edited = NULL;
+	_cleanup_free_ char *dir = path_dir(path), *cur = NULL, *edited = NULL;
 	_cleanup_close_ int dfd = -1;
 	struct stat st;
 	size_t len;
 	int have;
 
+	/* (BACKUP is PATH.ocidec-orig: journal_load refused any other) */
 	*done = JOURNAL_NOTHING;
-	if (backup && strcmp(backup, dir) != 0)
-		return oerr_usage(err, "%s: %s: the backup is not %s", j->path, path, dir);
-	free(dir);
-	dir = path_dir(path);
 	dfd = root_open(j->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);

@@ -37,7 +37,8 @@ struct journal {
 };
 
 /* The record at PATH under ROOT: 1 read, 0 none there (an empty one), -1
- * with ERR (EXIT_USAGE: not a record) */
+ * with ERR (EXIT_USAGE: not a record, or one whose entry names an
+ * original other than its PATH.ocidec-orig) */
 int journal_load(struct journal *j, int root, const char *path, struct oerr *err);
 int journal_save(struct journal *j, struct oerr *err);
 void journal_free(struct journal *j);

@@ -32,61 +32,108 @@ static bool has_nul(const char *buf, size_t len)
 	return false;
 }
 
+/* The next letter of the name at *S, advanced past it, as Go's
+ * encoding/json (runc's, containerd's) matches a member to a struct's
+ * field: in any case. ASCII letters folded, and the two letters that fold
+ * to ASCII ones (U+017F, long s; U+212A, the Kelvin sign); every other
+ * byte as it is (no field ocidec reads has another). */
+static int fold_next(const unsigned char **s)
+{
+	const unsigned char *p = *s;
+
+	if (p[0] == 0xc5 && p[1] == 0xbf) {
+		*s += 2;
+		return 's';
+	}
+	if (p[0] == 0xe2 && p[1] == 0x84 && p[2] == 0xaa) {
+		*s += 3;
+		return 'k';
+	}
+	*s += 1;
+	return p[0] >= 'A' && p[0] <= 'Z' ? p[0] - 'A' + 'a' : p[0];
+}
+
+static int cmp_fold(const char *a, const char *b)
+{
+	const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+
+	while (*x && *y) {
+		int cx = fold_next(&x), cy = fold_next(&y);
+
+		if (cx != cy)
+			return cx - cy;
+	}
+	return (*x != 0) - (*y != 0);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A member name given twice in an object under ITEM, or NULL. Go's
- * encoding/json (runc, containerd) takes the last, cJSON's lookups the
- * first: such a document would mean one thing to the runtime and another
- * to ocidec. */
-static const char *duplicate_key(const cJSON *item, int depth)
+static int cmp_name_fold(const void *a, const void *b)
 {
-	if (depth > 64)
-		return NULL;  /* (cJSON's own nesting limit is lower) */
+	return cmp_fold(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The objects of a runtime spec that Go reads as maps, whose keys it takes
+ * as they are ("a" and "A" two annotations): the others are structs
+ * (annotations; linux.sysctl, .resources.unified, .netDevices) */
+static bool go_map(const char *name)
+{
+	return name && (strcmp(name, "annotations") == 0 || strcmp(name, "sysctl") == 0 ||
+			strcmp(name, "unified") == 0 || strcmp(name, "netDevices") == 0);
+}
+
+/* Two member names of one object under ITEM that are one to the runtime,
+ * in *A and *B (and true), or false. Go's encoding/json (runc,
+ * containerd) takes the last of them, and a struct's field by its name
+ * in any case; cJSON's lookups take the first of exactly the name: such a
+ * document would mean one thing to the runtime and another to ocidec.
+ * As deep as cJSON parses (CJSON_NESTING_LIMIT). */
+static bool duplicate_key(const cJSON *item, int depth, const char **a, const char **b)
+{
+	if (depth > CJSON_NESTING_LIMIT)
+		return false;
 	for (; item; item = item->next) {
 		if (cJSON_IsObject(item) && item->child) {
 			/* the names sorted: a duplicate is a neighbour (n log n, an
 			 * object may have many members); a few compared pairwise */
+			int (*cmp)(const void *, const void *) = go_map(item->string) ? cmp_name : cmp_name_fold;
+			const char *few[16], **names = few;
 			size_t n = 0, k = 0;
-			const char *found = NULL, **names;
+			bool found = false;
 
-			for (const cJSON *a = item->child; a; a = a->next)
+			for (const cJSON *x = item->child; x; x = x->next)
 				n++;
+			if (n > 16)
+				names = xcalloc(n, sizeof(*names));
+			for (const cJSON *x = item->child; x; x = x->next)
+				names[k++] = x->string ? x->string : "";
 			if (n <= 16) {
-				for (const cJSON *a = item->child; a && !found; a = a->next)
-					for (const cJSON *b = a->next; b && !found; b = b->next)
-						if (strcmp(a->string ? a->string : "", b->string ? b->string : "") == 0)
-							found = b->string ? b->string : "";
-				if (found)
-					return found;
-				goto children;
+				for (size_t i = 0; i < n && !found; i++)
+					for (size_t j = i + 1; j < n && !found; j++)
+						if ((found = cmp(&names[i], &names[j]) == 0))
+							*a = names[i], *b = names[j];
+			} else {
+				qsort(names, n, sizeof(*names), cmp);
+				for (k = 1; k < n && !found; k++)
+					if ((found = cmp(&names[k - 1], &names[k]) == 0))
+						*a = names[k - 1], *b = names[k];
+				free(names);
 			}
-			names = xcalloc(n, sizeof(*names));
-			for (const cJSON *a = item->child; a; a = a->next)
-				names[k++] = a->string ? a->string : "";
-			qsort(names, n, sizeof(*names), cmp_name);
-			for (k = 1; k < n && !found; k++)
-				if (strcmp(names[k - 1], names[k]) == 0)
-					found = names[k];
-			free(names);
 			if (found)
-				return found;
+				return true;
 		}
-children:
-		if (item->child) {
-			const char *d = duplicate_key(item->child, depth + 1);
-			if (d)
-				return d;
-		}
+		if (item->child && duplicate_key(item->child, depth + 1, a, b))
+			return true;
 	}
-	return NULL;
+	return false;
 }
 
 static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err)
 {
-	const char *dup;
+	const char *dup, *dup2;
 	const char *end = NULL;
 
 	if (has_nul(buf, len))
@@ -100,9 +147,13 @@ static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err
 		cJSON_Delete(*out);
 		return oerr_set(err, 0, "not a JSON object");
 	}
-	if ((dup = duplicate_key(*out, 0))) {
-		oerr_set(err, 0, "the key \"%s\" is given twice in one object (runtimes read the last, ocidec "
-			 "would read the first): refused", dup);
+	if (duplicate_key(*out, 0, &dup, &dup2)) {
+		if (strcmp(dup, dup2) == 0)
+			oerr_set(err, 0, "the key \"%s\" is given twice in one object (runtimes read the last, ocidec "
+				 "would read the first): refused", dup);
+		else
+			oerr_set(err, 0, "the keys \"%s\" and \"%s\" are one to a runtime (Go's JSON matches a name in any "
+				 "case, and reads the last), two to ocidec: refused", dup, dup2);
 		cJSON_Delete(*out);
 		return -1;
 	}
@@ -355,6 +406,7 @@ void oci_config_free(struct oci_config *c)
 	strv_free(&c->env);
 	strv_free(&c->ann);
 	strv_free(&c->mounts);
+	strv_free(&c->pod_ann);
 	memset(c, 0, sizeof(*c));
 }
 

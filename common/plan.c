@@ -888,8 +888,10 @@ static void csv_bad(void *arg, int line, const char *why)
 
 /* The items of the CSV lists the selected features name, read in the
  * driver root (a list that is a symlink followed inside it), by kind into
- * ITEMS[KIND_COUNT]: literal paths (no glob) */
-static void read_csv_files(struct vctx *c, const bool *selected, struct strv *items)
+ * ITEMS[KIND_COUNT]: literal paths (no glob). A list that cannot be read
+ * is said and skipped; -1 (ERR) for one held to the vendor files' rule
+ * and refused (hostfiles_read): it could give a container any host file. */
+static int read_csv_files(struct vctx *c, const bool *selected, struct strv *items, struct oerr *err)
 {
 	const struct vendor *v = c->v;
 	size_t total = 0, nfiles = 0;
@@ -914,7 +916,13 @@ static void read_csv_files(struct vctx *c, const bool *selected, struct strv *it
 				log_warn("%s: csv_files: %s: %s", v->name, files.v[i], strerror(errno));
 			continue;
 		}
-		got = root_read_file(c->rootfd, real, CSV_MAX_SIZE, &buf, &len, NULL, &e);
+		got = hostfiles_read(c->rootfd, real, strcmp(v->driver_root, "/") ? v->driver_root : "", CSV_MAX_SIZE,
+				     &buf, &len, &e);
+		if (got < 0 && e.code == EXIT_USAGE) {
+			*err = e;
+			strv_free(&files);
+			return oerr_prefix(err, "%s: csv_files", v->name);
+		}
 		if (got < 0)
 			log_warn("%s: csv_files: %s (%s)", v->name, files.v[i], e.msg);
 		if (got <= 0)
@@ -931,6 +939,7 @@ static void read_csv_files(struct vctx *c, const bool *selected, struct strv *it
 		log_warn("%s: csv_files: more than %d files or %d entries; the rest ignored", v->name,
 			 CSV_MAX_FILES, CSV_MAX_ITEMS);
 	strv_free(&files);
+	return 0;
 }
 
 /* A CSV item's kind as the driver root has it: a "lib" or "sym" line
@@ -1000,8 +1009,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 	c.version = read_version(v);
 	if (sel->requires && sel->requires->n && check_requirements(&c, sel->requires, err) < 0)
 		goto out;
-	if (!sel->nodes_only)
-		read_csv_files(&c, selected, csv);
+	if (!sel->nodes_only && read_csv_files(&c, selected, csv, err) < 0)
+		goto out;
 	if (v->application_profile && !sel->nodes_only && !p->app_profile)
 		p->app_profile = v->application_profile;
 	if (v->cuda_compat_dir && c.version && !sel->nodes_only && !p->compat_dir) {

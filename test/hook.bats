@@ -20,7 +20,7 @@ teardown() {
 	runc delete -f "$ID" >/dev/null 2>&1 || true
 	if [ -n "${SPID:-}" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; fi
 	[ -n "${CG1:-}" ] && umount "$CG1/devices.allow" 2>/dev/null || true
-	for cg in "${CG:-}" "${CG1:-}"; do
+	for cg in "${CG:-}" "${CG1:-}" "${CGP:-}"; do
 		[ -n "$cg" ] && [ -d "$cg" ] || continue
 		while read -r p; do echo "$p" >"$(dirname "$cg")/cgroup.procs"; done <"$cg/cgroup.procs"
 		rmdir "$cg"
@@ -455,6 +455,56 @@ device_uuids = $BATS_TEST_TMPDIR/gpus/*/information" demo_vendor
 	assert_line --partial "/dev/demo1"
 }
 
+# twice OLD NEW: config.json's text with its first OLD replaced by NEW
+# (a key given twice cannot be written through a JSON library)
+twice() {
+	python3 - "$B/config.json" "$1" "$2" <<-'EOF'
+		import sys
+		text = open(sys.argv[1]).read()
+		assert sys.argv[2] in text, sys.argv[2]
+		open(sys.argv[1], "w").write(text.replace(sys.argv[2], sys.argv[3], 1))
+		EOF
+}
+
+@test "config.json: a key given twice in a nested object (env in process, path in a hook, type in a mount), or one runc reads in another case (Process, proce\u017fs), is refused; annotations that differ in case are two (issue 46, finding 8)" {
+	# runc (Go's encoding/json) takes "Process" for process, and the last one
+	bundle -- echo first >/dev/null
+	perl -MJSON::PP -i -0777 -pe '$_ = JSON::PP->new->canonical->encode(decode_json($_))' "$B/config.json"
+	twice '"process":{' '"process":{"args":["echo","first"],"cwd":"/","env":["PATH=/bin"],"user":{"uid":0,"gid":0}},"Process":{'
+	sed -i 's/"echo","first"\(.*\)"echo","first"/"echo","first"\1"echo","last"/' "$B/config.json"
+	run bash -c "cd '$B' && runc run '$ID' 2>&1"
+	assert_output last
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+	for edit in \
+		'"env":[|"env":["OCI_DEMO=all"],"env":[' \
+		'"path":"'"${OCIDEC%/*}"'|"path":"/bin/true","path":"'"${OCIDEC%/*}"'' \
+		'"type":"proc"|"type":"bind","type":"proc"' \
+		'"process":{|"Process":{"env":["OCI_DEMO=all"]},"process":{' \
+		'"process":{|"process":{"env":["OCI_DEMO=all"]},"PROCESS":{' \
+		'"process":{|"process":{"env":["OCI_DEMO=all"]},"proce\u017fs":{' \
+		'"capabilities":{|"capabilities":{"bounding":["CAP_SYS_ADMIN"]},"Capabilities":{' \
+		'"k7":"v"|"k7":"all","k7":"v"'; do
+		# (20 annotations: an object too big to compare pairwise)
+		ANNOTATIONS=$(seq -f 'k%g=v' -s, 20) bundle OCI_DEMO=0 -- true >/dev/null
+		perl -MJSON::PP -i -0777 -pe '$_ = JSON::PP->new->canonical->encode(decode_json($_))' "$B/config.json"
+		twice "${edit%%|*}" "${edit#*|}"
+		run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+		assert_failure
+		assert_output --regexp "^ocidec hook: $B/config.json: (the key \"(env|path|type|k7)\" is given twice in one object \(runtimes read the last, ocidec would read the first\)|the keys \"[^\"]+\" and \"[^\"]+\" are one to a runtime \(Go's JSON matches a name in any case, and reads the last\), two to ocidec): refused$"
+		run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
+		assert_failure
+		assert_output --partial ": refused"
+	done
+	# annotations are a map to Go: keys that differ in case are two
+	bundle -- true >/dev/null
+	perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{annotations} = { "ocidec.io/demo" => "0", "OCIDEC.IO/DEMO" => "1" };
+		$_ = JSON::PP->new->canonical->encode($c)' "$B/config.json"
+	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	assert_line --partial "/dev/demo0"
+	refute_line --partial "/dev/demo1"
+}
+
 @test "--log appends to a file, and refuses a symlink there" {
 	LOG=$BATS_TEST_TMPDIR/hook.log run dry OCI_DEMO=all DEMO_FEATURES=nosuch
 	assert_success
@@ -540,6 +590,31 @@ in_cg() { sh -c "echo \$\$ >'$CG/cgroup.procs'; exec $*"; }
 0"
 }
 
+@test "a device's rule is for its minor alone: under cgroup v2's device program and v1's devices.allow, the neighbouring minors of the same major stay denied in a real container (issue 46, finding 7)" {
+	# 10:236 and 10:238, democtl's neighbours (runc's default rules deny
+	# both), bind-mounted into the container beside the vendor's 10:237
+	mknod -m 0666 "$BATS_TEST_TMPDIR/nb236" c 10 236
+	mknod -m 0666 "$BATS_TEST_TMPDIR/nb238" c 10 238
+	bundle OCI_DEMO=all -- sh -c 'for d in democtl nb236 nb238; do head -c 0 /dev/$d && echo "$d opened"; done; true' >/dev/null
+	NB=$BATS_TEST_TMPDIR perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); push @{$c->{mounts}}, map { { destination => "/dev/$_",
+		type => "bind", source => "$ENV{NB}/$_", options => ["bind"] } } qw(nb236 nb238); $_ = encode_json($c)' "$B/config.json"
+	neighbours_denied() {
+		assert_success
+		assert_line "democtl opened"
+		assert_line --regexp "^head: .*/dev/nb236.*: Operation not permitted$"
+		assert_line --regexp "^head: .*/dev/nb238.*: Operation not permitted$"
+		refute_line --partial "nb23[68] opened"
+	}
+	# cgroup v2 only: runc's device program, the hook's prefix in front
+	CG2NAME=ocidec-test-$$-$BATS_TEST_NUMBER
+	run bash -c "cd '$B' && '$FIXTURES/cgroup2.sh' '$CG2NAME' runc run '$ID' 2>&1"
+	neighbours_denied
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+	# this host's cgroups (v1 devices where it has them): devices.allow
+	run bash -c "cd '$B' && runc run '$ID' 2>&1"
+	neighbours_denied
+}
+
 @test "cgroup v2: a program near the kernel's size limit is refused with a clear error, nothing half-applied" {
 	cg2
 	v2_test_cgroup
@@ -612,6 +687,79 @@ v1_denying_cgroup() {
 	export DRYPID=$SPID
 	run dry OCI_DEMO=all
 	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
+}
+
+# shared_devices_cgroup: CG1 (v1 devices, denying all but what a shell
+# needs) and CGP (v1 pids), two cgroups of the test's own, and SPID, a
+# process in both (in a mount namespace of its own, for inject); BACK the
+# devices cgroup.procs this test's shell goes back to (skips without v1)
+shared_devices_cgroup() {
+	[ -d /sys/fs/cgroup/devices ] && [ -d /sys/fs/cgroup/pids ] || skip "no cgroup v1 devices and pids controllers"
+	CG1=/sys/fs/cgroup/devices/ocidec-test-$$-$BATS_TEST_NUMBER
+	CGP=/sys/fs/cgroup/pids/ocidec-test-$$-$BATS_TEST_NUMBER
+	mkdir "$CG1" "$CGP"
+	echo a >"$CG1/devices.deny"
+	for d in "c 1:* rwm" "c 5:* rwm" "c 136:* rwm"; do echo "$d" >"$CG1/devices.allow"; done  # the shell's own
+	BACK=/sys/fs/cgroup/devices$(sed -n 's/^[0-9]*:devices://p' /proc/$BASHPID/cgroup)/cgroup.procs
+	unshare -m --propagation private sh -c "echo \$\$ >'$CG1/cgroup.procs'; echo \$\$ >'$CGP/cgroup.procs'; exec sleep 300" &
+	SPID=$!
+	wait_until 'grep -q "devices:/ocidec-test" "/proc/$SPID/cgroup" && grep -q "pids:/ocidec-test" "/proc/$SPID/cgroup"'
+	mkdir -p "$BATS_TEST_TMPDIR/rootfs"
+	sed -i 's/^log_level = .*/log_level = info/' "$CFG/demo.ini"
+}
+
+# from_cgroup PROCS BACK: the hook's dry run for SPID (its output in
+# $BATS_TEST_TMPDIR/dry.out) and inject of the demo's device 0 into SPID
+# (bats' $output), both from the cgroup whose cgroup.procs is PROCS; this
+# shell back to BACK's after
+from_cgroup() {
+	export DRYPID=$SPID
+	echo "$BASHPID" >"$1"
+	dry OCI_DEMO=all >"$BATS_TEST_TMPDIR/dry.out" 2>&1 || echo "failed: $?" >>"$BATS_TEST_TMPDIR/dry.out"
+	run inject -c "$CFG" --pid "$SPID" --rootfs "$BATS_TEST_TMPDIR/rootfs" --devices 0 demo
+	echo "$BASHPID" >"$2"
+}
+
+@test "a container in its runtime's devices cgroup that has a pids cgroup of its own gets no rule in the shared one: only the lines that place devices are compared (issue 46, finding 5)" {
+	shared_devices_cgroup
+	before=$(cat "$CG1/devices.list")
+	# the hook and inject run from the container's devices cgroup, not
+	# from its pids cgroup: /proc/PID/cgroup differs as a whole
+	from_cgroup "$CG1/cgroup.procs" "$BACK"
+	assert_success
+	assert_equal "$(cat "$CG1/devices.list")" "$before"
+	refute_output --partial "cgroup: allowed"
+	assert_output --partial "the container (pid $SPID) has no cgroup of its own, it is in its runtime's: its device cgroup left as it is"
+	run cat "$BATS_TEST_TMPDIR/dry.out"
+	refute_line --partial "failed: "
+	assert_line --partial "mount $DR/dev/democtl"
+	refute_line --regexp "^cgroup2? "
+	# from outside its devices cgroup: its rules, as before
+	run dry OCI_DEMO=all
+	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
+}
+
+@test "hybrid cgroups: a container in its runtime's unified cgroup, with a devices cgroup (v1) of its own, gets its v1 rule; the device program of the shared cgroup2 is left as it is (issue 46, finding 5)" {
+	cg2
+	shared_devices_cgroup
+	v2_test_cgroup
+	"$DENY" "$CG" >/dev/null
+	ids() { bpftool -j cgroup show "$CG" | perl -MJSON::PP -e 'local $/; print join(",", sort map { $_->{id} } @{decode_json(<STDIN>)}), "\n"'; }
+	before=$(ids)
+	[ -n "$before" ]
+	# the container and its caller in one cgroup2 (with a device program),
+	# the container alone in its devices cgroup
+	echo "$SPID" >"$CG/cgroup.procs"
+	from_cgroup "$CG/cgroup.procs" "$CG2$(sed -n 's/^0:://p' /proc/$BASHPID/cgroup)/cgroup.procs"
+	assert_success
+	assert_equal "$(ids)" "$before"        # not replaced
+	grep -qx "c 10:237 rwm" "$CG1/devices.list"
+	assert_line --partial "cgroup: allowed c 10:237 rwm"
+	assert_output --partial "the container (pid $SPID) is in its runtime's cgroup2 /ocidec-test-$$-$BATS_TEST_NUMBER, not one of its own: its device programs left as they are"
+	run cat "$BATS_TEST_TMPDIR/dry.out"
+	refute_line --partial "failed: "
+	assert_line "cgroup $CG1/devices.allow c 10:237 rwm"
+	refute_line --regexp "^cgroup2 "
 }
 
 @test "a rootful hook that may not write the device cgroup fails, and says so" {

@@ -485,6 +485,36 @@ containerd2() {
 	refute grep -q ocidec "$H/etc/docker/daemon.json"
 }
 
+@test "install --uninstall: a record whose original for daemon.json is another file (key.json, one elsewhere, not a path) is refused whole, one line, nothing renamed or removed (issue 46, finding 9)" {
+	ocidec install "${ALL[@]}" >/dev/null
+	echo '{"keys": "the host key"}' >"$H/etc/docker/key.json"
+	mkdir -p "$H/etc/other"
+	echo 'another file' >"$H/etc/other/daemon.json.ocidec-orig"
+	cp "$H$P/install.json" "$BATS_TEST_TMPDIR/record"
+	for backup in '"/etc/docker/key.json"' '"/etc/other/daemon.json.ocidec-orig"' '"/etc/docker/daemon.json.ocidec-orig/"' 1 '{}'; do
+		BK=$backup perl -MJSON::PP -e 'local $/; my $r = decode_json(<STDIN>);
+			$_->{path} eq "/etc/docker/daemon.json" and $_->{backup} = decode_json("[$ENV{BK}]")->[0] for @{$r->{files}};
+			print encode_json($r)' <"$BATS_TEST_TMPDIR/record" >"$H$P/install.json"
+		# (the engines' files are not the record's last: an undo refusing
+		# when it comes to daemon.json would have undone others first)
+		[ "$(perl -MJSON::PP -e 'local $/; print decode_json(<STDIN>)->{files}[-1]{path}' <"$H$P/install.json")" != /etc/docker/daemon.json ]
+		snapshot >"$BATS_TEST_TMPDIR/before"
+		run ocidec install --host-root "$H" --uninstall
+		assert_failure 2
+		assert_output --regexp "^ocidec install: $P/install.json: the entry of /etc/docker/daemon.json names (\"[^\"]+\"|a value that is not a path) as its original, not /etc/docker/daemon.json.ocidec-orig: nothing changed$"
+		snapshot >"$BATS_TEST_TMPDIR/after"
+		diff "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+	done
+	assert_equal "$(cat "$H/etc/docker/key.json")" '{"keys": "the host key"}'
+	assert_equal "$(cat "$H/etc/other/daemon.json.ocidec-orig")" 'another file'
+	# the install's own record uninstalls
+	cp "$BATS_TEST_TMPDIR/record" "$H$P/install.json"
+	run ocidec install --host-root "$H" --uninstall
+	assert_success
+	assert_line "restored /etc/docker/daemon.json"
+	assert_file_exists "$H/etc/docker/key.json"
+}
+
 @test "install --driver-root --vendor: the driver root rewritten, and P/bin/ocidec reads P/etc/ocidec.d by default" {
 	nvidia_ini /nowhere
 	ln -s dr "$BATS_TEST_TMPDIR/driver"

@@ -161,6 +161,61 @@ tegra_seen() {
 	diff <("$OCIDEC" hook --dry-run -c "$CFG" <<<"$state" | grep -v '^ldcache') <(grep -v '^ldcache' <<<"$output")
 }
 
+@test "Jetson: a CSV list that anyone but root could have written (not root's, or writable by others, or in a directory that is) is refused as a vendor file is, in one line naming it; its dev line gives no container the host's device (issue 46, finding 6)" {
+	DR=$BATS_TEST_TMPDIR/l4t
+	"$FIXTURES/l4t-root.sh" "$DR"
+	configs "$DR" nvidia-tegra
+	csv=$DR/etc/nvidia-container-runtime/host-files-for-container.d
+	# a host device no list of L4T's names, and a user's list that names it
+	mknod -m 0600 "$DR/dev/hostdisk" c 1 3
+	echo "dev, /dev/hostdisk" >"$csv/zz-user.csv"
+	chown 1000:1000 "$csv/zz-user.csv"
+	chmod 0666 "$csv/zz-user.csv"
+	chmod 0777 "$csv"
+	run_container 'ls /dev/hostdisk /dev/nvmap; echo started' NVIDIA_VISIBLE_DEVICES=all
+	assert_failure
+	# (the first list read, L4T's own, is in the directory anyone may write)
+	assert_output --partial "ocidec hook: container $ID: nvidia-tegra: csv_files: $csv: refused: writable by group or others (mode 0777)"
+	refute_line started
+	refute_line /dev/hostdisk
+	# each part of the rule on its own, the same line from every applet
+	# that reads the lists
+	refused() {
+		run ocidec list -c "$CFG"
+		assert_failure 2
+		assert_output "ocidec list: nvidia-tegra: csv_files: $1: refused: $2"
+		run ocidec hook -c "$CFG" --dry-run <<<"{\"id\": \"c1\", \"bundle\": \"$B\", \"pid\": $$}"
+		assert_failure 2
+		assert_output "ocidec hook: container c1: nvidia-tegra: csv_files: $1: refused: $2"
+	}
+	chmod 0755 "$csv"
+	refused "$csv/zz-user.csv" "writable by group or others (mode 0666)"
+	chmod 0644 "$csv/zz-user.csv"
+	refused "$csv/zz-user.csv" "owned by uid 1000, not root"
+	chown 0:0 "$csv/zz-user.csv"
+	chmod 0777 "$csv"
+	refused "$csv" "writable by group or others (mode 0777)"
+	chmod 0755 "$csv"
+	chown 1000 "$csv"
+	refused "$csv" "owned by uid 1000, not root"
+	chown 0 "$csv"
+	chmod 0775 "$csv"
+	refused "$csv" "writable by group or others (mode 0775)"
+	chmod 0755 "$csv"
+	# a list that is a link: the file it leads to, and that one's directory
+	rm "$csv/zz-user.csv"
+	mkdir -m 0777 "$DR/tmp"
+	echo "dev, /dev/hostdisk" >"$DR/tmp/user.csv"
+	ln -s ../../../tmp/user.csv "$csv/zz-user.csv"
+	refused "$DR/tmp" "writable by group or others (mode 0777)"
+	# root's lists in root's directory: read, and the container runs
+	rm "$csv/zz-user.csv"
+	run_container 'ls /dev/nvmap; echo started' NVIDIA_VISIBLE_DEVICES=all
+	assert_success
+	assert_line /dev/nvmap
+	assert_line started
+}
+
 WSL_SEE='echo > /dev/dxg && echo "dev dxg"
 S=$(echo /usr/lib/wsl/drivers/nv_dispi.inf_amd64_*)
 for f in /usr/lib/wsl/lib/libcuda.so.1.1 /usr/lib/wsl/lib/libdxcore.so /usr/lib/wsl/lib/libd3d12.so /usr/lib/wsl/lib/libd3d12core.so \

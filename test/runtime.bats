@@ -284,6 +284,44 @@ for m in sorted(c["mounts"], key=lambda m: m["destination"]):
 	assert_output --partial "ocidec runtime: demo: no device 7"
 }
 
+@test "a refusal's --log that is no regular file gets nothing: a FIFO nobody reads (no wait), one somebody reads, a character device (issue 46, finding 10)" {
+	"$FIXTURES/bundle.sh" "$B" OCI_DEMO=7 -- true >/dev/null
+	refusal="ocidec runtime: demo: no device 7: $DR/dev/demo7 not found (this host has 0, 1)"
+	refuse() {
+		run timeout 10 "$BIN/ocidec-runtime" --ocidec-config-dir "$CFG" --root "$ROOT" --log "$1" --log-format json \
+			create --bundle "$B" "$ID"
+		assert_failure 1          # (124: it waited)
+		assert_output "$refusal"  # (and no warning of a failed write)
+	}
+	# a FIFO that nobody reads: the open does not wait for a reader
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	refuse "$BATS_TEST_TMPDIR/fifo"
+	# one that is read (this shell holds it open): nothing written into it
+	exec 7<>"$BATS_TEST_TMPDIR/fifo"
+	refuse "$BATS_TEST_TMPDIR/fifo"
+	got=$(timeout 1 head -c 1 <&7 | od -An -c) || true
+	exec 7<&-
+	assert_equal "$got" ""
+	# a character device of the test's own (/dev/full's numbers: a write
+	# there fails, and would be said)
+	mknod -m 0666 "$BATS_TEST_TMPDIR/full" c 1 7
+	refuse "$BATS_TEST_TMPDIR/full"
+	# a terminal: what is written to it comes out of its other side
+	run python3 - "$BIN/ocidec-runtime" --ocidec-config-dir "$CFG" --root "$ROOT" --log @TTY@ create --bundle "$B" "$ID" <<-'EOF'
+		import os, pty, select, subprocess, sys
+		master, slave = pty.openpty()
+		args = [os.ttyname(slave) if a == "@TTY@" else a for a in sys.argv[1:]]
+		r = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+		print("exit", r.returncode)
+		print("written" if select.select([master], [], [], 1)[0] else "nothing written")
+		EOF
+	assert_output $'exit 1\nnothing written'
+	# a regular file: the line (the guard is not in the way of one)
+	refuse "$BATS_TEST_TMPDIR/log.json"
+	run grep -c '"level":"error"' "$BATS_TEST_TMPDIR/log.json"
+	assert_output 1
+}
+
 @test "ocidec-runtime --version and --help: ocidec's own first, then the real runtime's (Docker reads runc's version line, the last) (issue 33, finding 6)" {
 	run ocidec-runtime --ocidec-config-dir "$CFG" --version
 	assert_success

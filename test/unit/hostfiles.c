@@ -2,10 +2,14 @@
  * NVIDIA's CSV lists of host files, against lines as L4T ships them and
  * as NVIDIA's own parser takes or refuses them (its mount_spec tests). */
 #include "common/hostfiles.h"
+#include "common/rootpath.h"
 #include "test/unit/tap.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_line(void)
 {
@@ -109,9 +113,84 @@ static void test_parse(void)
 	CHECK(n == 0 && !s.items && !s.bad, "an empty file: nothing");
 }
 
+/* hostfiles_read in a driver root of the test's own (mkdtemp): the vendor
+ * files' rule, and every message naming the whole file as the
+ * administrator sees it (the driver root in front) */
+static void test_read(void)
+{
+	char root[] = "/tmp/ocidec-unit-hostfiles-XXXXXX", path[128];
+	const char *shown = "/drv";
+	char *buf = NULL;
+	size_t len = 0;
+	struct oerr e;
+	int rootfd, r, fd;
+
+	rootpath_init(NULL);  /* (the dispatcher's first step: /proc opened) */
+	if (!mkdtemp(root)) {
+		CHECK(false, "mkdtemp");
+		return;
+	}
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/lists", root);
+	mkdir(path, 0755);
+	chmod(path, 0755);
+	snprintf(path, sizeof(path), "%s/lists/a.csv", root);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0) {
+		CHECK(write(fd, "dev, /dev/x\n", 12) == 12, "the list written");
+		close(fd);
+	}
+	chmod(path, 0644);
+
+	r = hostfiles_read(rootfd, "/lists/a.csv", shown, 1024, &buf, &len, &e);
+	CHECK(r == 1 && buf && len == 12 && memcmp(buf, "dev, /dev/x\n", 12) == 0, "a list of root's read (%d)", r);
+	free(buf);
+	r = hostfiles_read(rootfd, "/lists/none.csv", shown, 1024, &buf, &len, &e);
+	CHECK(r == 0 && !buf, "a list not there: 0 (%d)", r);
+	r = hostfiles_read(rootfd, "/nodir/a.csv", shown, 1024, &buf, &len, &e);
+	CHECK(r == 0 && !buf, "nor its directory: 0 (%d)", r);
+
+	chmod(path, 0664);
+	r = hostfiles_read(rootfd, "/lists/a.csv", shown, 1024, &buf, &len, &e);
+	CHECK(r == -1 && !buf && e.code == EXIT_USAGE &&
+	      strcmp(e.msg, "/drv/lists/a.csv: refused: writable by group or others (mode 0664)") == 0,
+	      "a list others may write: refused (%s)", e.msg);
+	chmod(path, 0644);
+	snprintf(path, sizeof(path), "%s/lists", root);
+	chmod(path, 01777);
+	r = hostfiles_read(rootfd, "/lists/a.csv", "", 1024, &buf, &len, &e);
+	CHECK(r == -1 && !buf && e.code == EXIT_USAGE &&
+	      strcmp(e.msg, "/lists: refused: writable by group or others (mode 1777)") == 0,
+	      "in a directory others may write (sticky or not): refused (%s)", e.msg);
+	chmod(path, 0755);
+	if (geteuid() == 0) {
+		snprintf(path, sizeof(path), "%s/lists/a.csv", root);
+		CHECK(chown(path, 1000, 1000) == 0, "chown");
+		r = hostfiles_read(rootfd, "/lists/a.csv", shown, 1024, &buf, &len, &e);
+		CHECK(r == -1 && !buf && strcmp(e.msg, "/drv/lists/a.csv: refused: owned by uid 1000, not root") == 0,
+		      "a list not root's: refused (%s)", e.msg);
+		CHECK(chown(path, 0, 0) == 0, "chown back");
+	}
+
+	/* one that cannot be read: the whole name, and no refusal (EXIT_FAIL) */
+	snprintf(path, sizeof(path), "%s/lists/d.csv", root);
+	mkdir(path, 0755);
+	r = hostfiles_read(rootfd, "/lists/d.csv", shown, 1024, &buf, &len, &e);
+	CHECK(r == -1 && !buf && e.code != EXIT_USAGE && strncmp(e.msg, "/drv/lists/d.csv: ", 18) == 0,
+	      "a directory named .csv: not read, named whole (%s)", e.msg);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/lists/a.csv", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/lists", root);
+	rmdir(path);
+	rmdir(root);
+	close(rootfd);
+}
+
 int main(void)
 {
 	test_line();
 	test_parse();
+	test_read();
 	return done();
 }
