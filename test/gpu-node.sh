@@ -14,7 +14,9 @@
 #   5. the container start time with the hook against without it;
 #   6. Enroot's way (test/fixtures/enroot-start.sh: user and mount
 #      namespaces, pivot_root) with ocidec's hooks.d/98-ocidec.sh, and
-#      Enroot's own 98-nvidia.sh call of nvidia-container-cli (ocidec's).
+#      Enroot's own 98-nvidia.sh call of nvidia-container-cli (ocidec's);
+#   7. a hostile image with a FIFO, then a loop device's block node, at the
+#      application profile's path: the profile a file, the disk unwritten.
 # It writes `ocidec check`, `ocidec list` and the CDI spec to OUTDIR.
 # Environment: RUNC (default: runc in PATH), BUSYBOX (a static busybox,
 # default /bin/busybox), NVCC (default: nvcc in PATH or /usr/local/cuda),
@@ -195,5 +197,24 @@ for h in hooks hooks2; do
 	RESTRICT_DEV=y SWITCHROOT=$W/switchroot timeout 120 "$HERE/test/fixtures/enroot-start.sh" "$W/enroot-root" \
 		"$W/environ" "$W/$h" /bin/sh -c "$SEE"
 	echo "enroot ($h): $?"
+done
+say "7 a hostile image: a FIFO, a loop device's block node at the application profile's path"
+P=/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf
+for thing in fifo block; do
+	loop=
+	rm -rf "$W/rootfs-bad" && cp -a "$R" "$W/rootfs-bad" && mkdir -p "$W/rootfs-bad${P%/*}" && rm -f "$W/rootfs-bad$P"
+	if [ "$thing" = fifo ]; then
+		mkfifo "$W/rootfs-bad$P"
+	else
+		head -c 1048576 /dev/zero >"$W/disk.img"
+		loop=$(losetup -f --show "$W/disk.img") || { echo "no loop device here"; continue; }
+		mknod "$W/rootfs-bad$P" b "$((0x$(stat -c %t "$loop")))" "$((0x$(stat -c %T "$loop")))"
+	fi
+	ROOTFS=$W/rootfs-bad HOOK=1 bundle bad NVIDIA_VISIBLE_DEVICES=all -- sh -c "cat $P; echo; ls -l $P"
+	(cd "$W/bad" && timeout 60 "$RUNC" run ocidec-gpu-bad 2>&1); echo "runc ($thing): $?"
+	if [ -n "$loop" ]; then
+		echo "the disk behind the node: $(tr -d '\0' <"$loop" | wc -c) bytes written"
+		losetup -d "$loop"
+	fi
 done
 rm -rf "$W"

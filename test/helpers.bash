@@ -325,3 +325,116 @@ containerd2_out() {
 		"$C2_BED/root/usr/local/bin/ctr"
 	C2_BED=
 }
+
+# ---- hostile images (test/hostile.bats, test/advisories.bats) ----
+# A suite's setup gives HOST (a host directory the image points at: watched),
+# B (the bundle), ID (the container) and CFG (the demo vendor's).
+
+# fingerprint DIR: the names, types, link texts, sizes and modes under DIR,
+# and its files' contents
+fingerprint() {
+	(cd "$1" && find . -printf '%p %y %l %s %m\n' | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort)
+}
+
+# the host's mount points under this test's own directory
+host_mounts() { mounts_under "$BATS_TEST_TMPDIR"; }
+
+# edit_config PERL: run PERL on the bundle's config.json, decoded as $c
+edit_config() {
+	(cd "$B" && CODE=$1 perl -MJSON::PP -e '
+		local $/; open my $f, "<", "config.json" or die; my $c = decode_json(<$f>); close $f;
+		eval $ENV{CODE}; die $@ if $@;
+		open $f, ">", "config.json" or die; print $f JSON::PP->new->canonical->pretty->encode($c);')
+}
+
+# attack MODE PREPARE [SCRIPT]: a fresh bundle, PREPARE run in its rootfs
+# (cwd; $B is the bundle, EDIT a perl edit of config.json, HOOK_ARGS more
+# hook options), the container started with OCI_DEMO=all (ENVS: more);
+# sets $status/$output. Asserts the host directory and the host's mounts
+# did not change.
+#
+# CDI_STAGE=createContainer|prestart: the container gets demo=all through
+# its CDI spec instead (ocidec cdi, applied as an engine applies it), the
+# spec's hook at that stage.
+# VIA=shim: started by the runtime shim (ocidec runtime, then runc; MODE
+# fallback: its hook given --resolver fallback by test/fixtures/runc-resolver.sh
+# as the real runtime). VIA=nri: the container's edits are the NRI plugin's
+# answer (ocidec nri, asked by the stand-in runtime test/fixtures/nri-peer.py,
+# applied to config.json as containerd applies it: the adjustment in
+# $BATS_TEST_TMPDIR/nri.json, the plugin's log nri.log), then runc.
+attack() {
+	local mode=$1 prepare=$2 script=${3:-demo-tool}
+	attack_bundle "$mode" "$script"
+	(cd "$B/rootfs" && eval "$prepare")
+	local before mounts
+	before=$(fingerprint "$HOST")
+	mounts=$(host_mounts)
+	attack_start "$mode"
+	assert_equal "$(fingerprint "$HOST")" "$before"
+	assert_equal "$(host_mounts)" "$mounts"
+}
+
+# attack_bundle MODE SCRIPT: attack's fresh bundle, SCRIPT its process,
+# the edits (CDI's, the hook's) as CDI_STAGE and VIA say, EDIT done
+attack_bundle() {
+	local mode=$1 script=$2
+	rm -rf "$B"
+	if [ -n "${CDI_STAGE:-}" ]; then
+		"$FIXTURES/bundle.sh" "$B" ${ENVS:-} -- sh -c "$script" >/dev/null
+		cdi -c "$CFG" demo | sed "s/\"createContainer\"/\"$CDI_STAGE\"/" >"$BATS_TEST_TMPDIR/spec.json"
+		# shellcheck disable=SC2086
+		"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" all \
+			--hook-args --resolver "$mode" ${HOOK_ARGS:-}
+	elif [ -n "${VIA:-}" ]; then
+		"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all ${ENVS:-} -- sh -c "$script" >/dev/null
+	else
+		HOOK="$OCIDEC ocidec-hook -c $CFG --resolver $mode ${HOOK_ARGS:-}prestart" \
+			"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all ${ENVS:-} -- sh -c "$script" >/dev/null
+	fi
+	[ -z "${EDIT:-}" ] || edit_config "$EDIT"
+	# the shim and the plugin's runtime edit it: each start from this one
+	cp "$B/config.json" "$B/config.json.orig"
+}
+
+# attack_start MODE: attack_bundle's container started (and deleted) by
+# VIA's path (the shim's and the plugin's from attack_bundle's config.json);
+# sets $status/$output
+attack_start() {
+	local mode=$1
+	[ -z "${VIA:-}" ] || cp "$B/config.json.orig" "$B/config.json"
+	case ${VIA:-} in
+	shim)
+		printf '[runtime]\npath = %s\n' "$FIXTURES/runc-resolver.sh" >"$CFG/runtime.conf"
+		chmod 0644 "$CFG/runtime.conf"
+		run bash -c "cd '$B' && OCIDEC_TEST_RESOLVER=$mode timeout 60 ocidec-runtime --ocidec-config-dir '$CFG' run --bundle '$B' '$ID' 2>&1"
+		rm -f "$CFG/runtime.conf" ;;
+	nri)
+		# shellcheck disable=SC2086
+		run bash -c "NRI_PEER_PROTO='$BATS_FILE_TMPDIR/nri-proto' timeout 60 '$FIXTURES/nri-peer.py' '$BATS_TEST_TMPDIR/nri.sock' '$B/config.json' \
+				--hook-args --resolver $mode ${HOOK_ARGS:-} -- sh -c 'exec \"\$@\" 2>>\"$BATS_TEST_TMPDIR/nri.log\"' sh \
+				'$OCIDEC' nri -c '$CFG' --socket '$BATS_TEST_TMPDIR/nri.sock' --name 'test-$$-$BATS_TEST_NUMBER' \
+				>'$BATS_TEST_TMPDIR/nri.json' && cd '$B' && timeout 60 runc run '$ID' 2>&1" ;;
+	*)
+		run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1" ;;
+	esac
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+}
+
+# watch_catches PREPARE WRITE: the check of attack can fail: the image
+# PREPARE makes (a bundle's rootfs, no container), and WRITE run in that
+# rootfs from the host, as a tool that follows the image's links there
+# would (touch, cp, mkdir through them), changes the watched host directory
+# (which is then put back as it was)
+watch_catches() {
+	local before
+	rm -rf "$B"
+	"$FIXTURES/bundle.sh" "$B" -- true >/dev/null
+	(cd "$B/rootfs" && eval "$1")
+	rm -rf "$BATS_TEST_TMPDIR/host.saved"
+	cp -a "$HOST" "$BATS_TEST_TMPDIR/host.saved"
+	before=$(fingerprint "$HOST")
+	(cd "$B/rootfs" && eval "$2") || true
+	[ "$(fingerprint "$HOST")" != "$before" ] || fail "the naive write ($2) did not reach the watched directory: the image ($1) attacks nothing there"
+	rm -rf "$HOST"
+	mv "$BATS_TEST_TMPDIR/host.saved" "$HOST"
+}

@@ -23,54 +23,9 @@ teardown() {
 	[ -z "${PID:-}" ] || kill -9 "$PID" 2>/dev/null || true
 	if mountpoint -q "$HOST/shared" 2>/dev/null; then umount -R "$HOST/shared"; fi
 	if [ -n "${MPS_MOUNT:-}" ] && mountpoint -q "$MPS_MOUNT"; then umount "$MPS_MOUNT"; fi
-}
-
-fingerprint() {
-	(cd "$1" && find . -printf '%p %y %l %s %m\n' | LC_ALL=C sort && find . -type f -exec sha256sum {} + | LC_ALL=C sort)
-}
-
-# the host's mount points under this test's own directory
-host_mounts() { mounts_under "$BATS_TEST_TMPDIR"; }
-
-# edit_config PERL: run PERL on the bundle's config.json, decoded as $c
-edit_config() {
-	(cd "$B" && CODE=$1 perl -MJSON::PP -e '
-		local $/; open my $f, "<", "config.json" or die; my $c = decode_json(<$f>); close $f;
-		eval $ENV{CODE}; die $@ if $@;
-		open $f, ">", "config.json" or die; print $f JSON::PP->new->canonical->pretty->encode($c);')
-}
-
-# attack MODE PREPARE [SCRIPT]: a fresh bundle, PREPARE run in its rootfs
-# (cwd; $B is the bundle, EDIT a perl edit of config.json, HOOK_ARGS more
-# hook options), the container started with OCI_DEMO=all (ENVS: more);
-# sets $status/$output. Asserts the host directory and the host's mounts
-# did not change.
-#
-# CDI_STAGE=createContainer|prestart: the container gets demo=all through
-# its CDI spec instead (ocidec cdi, applied as an engine applies it), the
-# spec's hook at that stage.
-attack() {
-	local mode=$1 prepare=$2 script=${3:-demo-tool}
-	rm -rf "$B"
-	if [ -n "${CDI_STAGE:-}" ]; then
-		"$FIXTURES/bundle.sh" "$B" ${ENVS:-} -- sh -c "$script" >/dev/null
-		cdi -c "$CFG" demo | sed "s/\"createContainer\"/\"$CDI_STAGE\"/" >"$BATS_TEST_TMPDIR/spec.json"
-		# shellcheck disable=SC2086
-		"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" all \
-			--hook-args --resolver "$mode" ${HOOK_ARGS:-}
-	else
-		HOOK="$OCIDEC ocidec-hook -c $CFG --resolver $mode ${HOOK_ARGS:-}prestart" \
-			"$FIXTURES/bundle.sh" "$B" OCI_DEMO=all ${ENVS:-} -- sh -c "$script" >/dev/null
-	fi
-	[ -z "${EDIT:-}" ] || edit_config "$EDIT"
-	(cd "$B/rootfs" && eval "$prepare")
-	local before mounts
-	before=$(fingerprint "$HOST")
-	mounts=$(host_mounts)
-	run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1"
-	runc delete -f "$ID" >/dev/null 2>&1 || true
-	assert_equal "$(fingerprint "$HOST")" "$before"
-	assert_equal "$(host_mounts)" "$mounts"
+	[ -z "${LOOP:-}" ] || losetup -d "$LOOP"
+	[ -z "${PSTORE:-}" ] || podman --root "$PSTORE/root" --runroot "$PSTORE/run" --storage-driver overlay \
+		system reset -f >/dev/null 2>&1 || true
 }
 
 @test "a target's parent is an absolute symlink to a host directory" {
@@ -481,6 +436,47 @@ DOCKER_CAPS='for my $k (qw(bounding effective permitted)) { $c->{process}{capabi
 	done
 }
 
+@test "8. the Kubernetes tenant policy as install writes it: a pod's annotation that CRI-O or containerd copied into its containers selects nothing under the hook or the shim, env neither; the device plugin's list does; outside Kubernetes the annotation selects (issue 46, finding 2)" {
+	H=$BATS_TEST_TMPDIR/node
+	mkdir "$H"
+	ocidec install --host-root "$H" -c "$CFG" --tenant-policy kubernetes --runtime podman >/dev/null
+	CFG=$H/usr/local/ocidec/etc/ocidec.d
+	run sh -c "grep -E '^(unprivileged_)?selection =' '$CFG/demo.ini' | sort"
+	assert_output $'selection = mounts annotation env\nunprivileged_selection = mounts annotation'
+	local see='ls /dev; test -e /usr/bin/demo-tool && echo injected; true'
+	for mode in openat2 fallback; do
+		# CRI-O's container (every pod annotation copied), containerd's
+		for marker in io.kubernetes.cri-o.SandboxID=p1 io.kubernetes.cri.container-type=container; do
+			ANNOTATIONS=ocidec.io/demo=all,$marker ENVS=OCI_DEMO=all HOOK_ARGS="--log $BATS_TEST_TMPDIR/log " \
+				attack "$mode" ':' "$see"
+			assert_success
+			refute_line injected
+			refute_line democtl
+			run cat "$BATS_TEST_TMPDIR/log"
+			assert_line --partial "demo: annotation ocidec.io/demo ignored: a Kubernetes container's annotation, which may be its pod's (CRI-O copies them all); a container without CAP_SYS_ADMIN takes no device selection from what its tenant writes (unprivileged_selection)"
+			rm "$BATS_TEST_TMPDIR/log"
+		done
+		# the device plugin's list: what it says, the annotation beside it nothing more
+		ANNOTATIONS=ocidec.io/demo=all,io.kubernetes.cri-o.SandboxID=p1 \
+		EDIT='push @{$c->{mounts}}, {destination => "/var/run/ocidec-devices/demo/1", type => "bind", source => "/dev/null", options => ["bind", "ro"]}' \
+			attack "$mode" ':' "$see"
+		assert_success
+		assert_line demo1
+		refute_line demo0
+		# no Kubernetes engine (podman --annotation by the node's own user): the annotation selects
+		ANNOTATIONS=ocidec.io/demo=all attack "$mode" ':' "$see"
+		assert_success
+		assert_line injected
+	done
+	# the shim: the same decision
+	rm -rf "$B"
+	ANNOTATIONS=ocidec.io/demo=all,io.kubernetes.cri-o.SandboxID=p1 "$FIXTURES/bundle.sh" "$B" -- sh -c "$see" >/dev/null
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
+	assert_success
+	refute_line injected
+	assert_line --partial "demo: annotation ocidec.io/demo ignored: a Kubernetes container's annotation"
+}
+
 @test "the image's own variable never widens what the device plugin's alias gives: each one set narrows the request (issue 22, finding 2)" {
 	sed -i '/^\[vendor\]/a activation_aliases = DEMO_VISIBLE_DEVICES' "$CFG/demo.ini"
 	flag0='s/^OCI_DEMO=all$/OCI_DEMO=0/ for @{$c->{process}{env}}'
@@ -827,4 +823,86 @@ procview_bed() {
 		*) refute_output --partial /dev/demo1 ;;
 		esac
 	done
+}
+
+# NVIDIA's application profile, where nvidia.ini's application_profile has
+# the hook write it in the container
+PROFILE=/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf
+
+# host_disk: LOOP, a loop device standing in for a host disk (1 MiB of 'D'),
+# and DISK, its contents' checksum
+host_disk() {
+	head -c 1048576 /dev/zero | tr '\0' D >"$BATS_TEST_TMPDIR/disk.img"
+	LOOP=$(losetup -f --show "$BATS_TEST_TMPDIR/disk.img")
+	DISK=$(sha256sum <"$LOOP")
+}
+
+# plant_profile ROOTFS block|fifo: the image's own thing at the profile's path
+plant_profile() {
+	mkdir -p "$1${PROFILE%/*}"
+	case $2 in
+	block) mknod "$1$PROFILE" b "$((0x$(stat -c %t "$LOOP")))" "$((0x$(stat -c %T "$LOOP")))" ;;
+	fifo) mkfifo "$1$PROFILE" ;;
+	esac
+}
+
+# profile_in ENGINE: the container (the bundle $B, GPU 0 asked for) through
+# ENGINE: hook (prestart), cdi (the spec's createContainer hook), shim;
+# prints what it saw of the profile
+profile_in() {
+	case $1 in
+	cdi)
+		cdi -c "$CFG" nvidia >"$BATS_TEST_TMPDIR/spec.json" 2>/dev/null
+		"$FIXTURES/cdi-apply.py" "$BATS_TEST_TMPDIR/spec.json" "$B/config.json" 0
+		(cd "$B" && timeout 60 runc run "$ID") ;;
+	shim) timeout 60 ocidec-runtime --ocidec-config-dir "$CFG" run --bundle "$B" "$ID" ;;
+	hook) (cd "$B" && timeout 60 runc run "$ID") ;;
+	esac
+	runc delete -f "$ID" >/dev/null 2>&1 || true
+}
+
+@test "the application profile's path a block device node in the image: the host disk behind it is never written, the container gets its profile as a file; a FIFO there holds nothing (issue 46, finding 1)" {
+	"$FIXTURES/driver-root.sh" "$BATS_TEST_TMPDIR/nv" >/dev/null
+	nvidia_ini "$BATS_TEST_TMPDIR/nv"
+	host_disk
+	local want='{"profiles":[{"name":"_container_","settings":["EGLVisibleDGPUDevices",0x2]}],"rules":[{"pattern":[],"profile":"_container_"}]}'
+	for engine in hook cdi shim; do
+		for thing in block fifo; do
+			rm -rf "$B"
+			if [ "$engine" = hook ]; then
+				HOOK="$OCIDEC ocidec-hook -c $CFG prestart" "$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=0 \
+					-- sh -c "cat $PROFILE; echo; ls -l $PROFILE | cut -c1" >/dev/null
+			else
+				"$FIXTURES/bundle.sh" "$B" NVIDIA_VISIBLE_DEVICES=0 -- sh -c "cat $PROFILE; echo; ls -l $PROFILE | cut -c1" >/dev/null
+			fi
+			plant_profile "$B/rootfs" "$thing"
+			run --separate-stderr profile_in "$engine"
+			assert_equal "$(sha256sum <"$LOOP")" "$DISK"
+			assert_success
+			assert_output "$want"$'\n-'
+		done
+	done
+}
+
+@test "podman (overlay storage): an image layer carrying a block device node at the application profile's path writes nothing on the host disk it names (issue 46, finding 1)" {
+	is_static || skip "podman runs once, in the static build's pass"
+	"$FIXTURES/driver-root.sh" "$BATS_TEST_TMPDIR/nv" >/dev/null
+	nvidia_ini "$BATS_TEST_TMPDIR/nv"
+	host_disk
+	"$FIXTURES/bundle.sh" "$B" >/dev/null
+	plant_profile "$B/rootfs" block
+	tar -C "$B/rootfs" -cf "$BATS_TEST_TMPDIR/image.tar" .
+	podman_conf
+	podman_hooks "$BATS_TEST_TMPDIR/hooks.d"
+	PSTORE=$BATS_TEST_TMPDIR/store
+	local p="podman --root $PSTORE/root --runroot $PSTORE/run --storage-driver overlay"
+	$p import "$BATS_TEST_TMPDIR/image.tar" localhost/ocidec-planted:1 >/dev/null
+	# the layer as the engine applied it: the node is there, on the host's disk
+	run $p run --rm --network none localhost/ocidec-planted:1 sh -c "ls -l $PROFILE | cut -c1"
+	assert_output b
+	run timeout 120 $p --hooks-dir "$BATS_TEST_TMPDIR/hooks.d" run --rm --network none -e NVIDIA_VISIBLE_DEVICES=0 \
+		localhost/ocidec-planted:1 sh -c "cat $PROFILE; echo; ls -l $PROFILE | cut -c1"
+	assert_equal "$(sha256sum <"$LOOP")" "$DISK"
+	assert_success
+	assert_output '{"profiles":[{"name":"_container_","settings":["EGLVisibleDGPUDevices",0x2]}],"rules":[{"pattern":[],"profile":"_container_"}]}'$'\n-'
 }
