@@ -312,6 +312,10 @@ static cJSON *cache_hook(const struct edits *e, const char *hook_path)
 	for (size_t i = 0; i < argv.n; i++)
 		add_str(args, NULL, argv.v[i]);
 	strv_free(&argv);
+	/* an env of its own: a createContainer hook without one runs with
+	 * the container's (runc), an image's LD_PRELOAD among it: NVIDIA's
+	 * CVE-2025-23266 */
+	add_str(add(hook, "env", cJSON_CreateArray()), NULL, "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
 	return hook;
 }
 
@@ -582,11 +586,8 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 		add_str(o, "source", m->source);
 		add_options(o, m->flags);
 	}
-	if ((hook = cache_hook(e, hook_path))) {
-		cJSON *env = add(hook, "env", cJSON_CreateArray());
-		add_str(env, NULL, "PATH=/usr/sbin:/usr/bin:/sbin:/bin");
+	if ((hook = cache_hook(e, hook_path)))
 		add(cc, NULL, hook);
-	}
 	return oci_netdevs(e, linux_, err);
 }
 

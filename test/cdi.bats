@@ -75,8 +75,9 @@ cdi_bundle() {
 /opt/demo/lib/libdemo.so.1.0
 --symlink
 /opt/demo/lib/libdemo.so.1::libdemo.so.1.0"
-	# no env for the hook: it needs none, and drops what a runtime hands it
-	assert_equal "$(q "$SPEC" "'env' in $h")" False
+	# an env of its own: without one runc hands the hook the container's
+	# (an image's LD_PRELOAD: CVE-2025-23266, test/advisories.bats)
+	assert_equal "$(q "$SPEC" "$h[\"env\"]")" "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 }
 
 @test "the spec validates: CDI's schema, v0.5.2's fields and versions; JSON and YAML say the same" {
