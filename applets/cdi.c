@@ -940,6 +940,9 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 	/* netDevices (1.1.0): with the default version, a spec that has them
 	 * says 1.1.0 (cdi_version_raise) */
 	run->co.net_devices = !run->version_given || strcmp(run->co.version, "1.1.0") >= 0;
+	/* a user's spec is for a rootless engine, which binds each node from
+	 * its container path on the host */
+	run->co.rootless = geteuid() != 0;
 	if (!run->co.hook_path) {
 		if (self_exe(run->self, sizeof(run->self)) < 0)
 			return applet_usage_error("/proc/self/exe: %s: give --hook-path", strerror(errno));

@@ -389,6 +389,8 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 		char type[2] = { d->type, '\0' };
 		cJSON *n;
 
+		if (o->rootless && strcmp(d->host, d->path) != 0)
+			continue;  /* a bind mount, below */
 		if (!o->host_paths && strcmp(d->host, d->path) != 0) {
 			cJSON_Delete(edits);
 			return oerr_set(err, 0, "%s: on the host at %s: cdiVersion %s has no hostPath for device "
@@ -427,7 +429,7 @@ cJSON *edits_cdi_json(const struct edits *e, const struct cdi_opts *o, struct oe
 		const struct edit_mount *m = &e->mounts[i];
 		cJSON *n;
 
-		if (is_device(m))
+		if (is_device(m) && !(o->rootless && strcmp(m->source, m->destination) != 0))
 			continue;
 		mounts = mounts ? mounts : add(edits, "mounts", cJSON_CreateArray());
 		n = add(mounts, NULL, cJSON_CreateObject());
@@ -506,8 +508,10 @@ int edits_oci_apply(const struct edits *e, cJSON *config, const char *hook_path,
 	 * binds the host's file at the node's container path, which a driver
 	 * root other than / (a driver container's) does not have. There the
 	 * node is a bind mount of the driver root's, read-only as the hook's,
-	 * with its cgroup rule. */
-	userns = false;
+	 * with its cgroup rule. So too where the runtime itself runs in a user
+	 * namespace (rootless Docker and containerd: RootlessKit's), whatever
+	 * config.json says. */
+	userns = !in_initial_userns();
 	{
 		const cJSON *ns;
 

@@ -106,6 +106,10 @@ struct cdi_opts {
 	bool gids;              /* containerEdits may have additionalGids (>= 0.7.0) */
 	bool net_devices;       /* containerEdits may have netDevices (>= 1.1.0) */
 	const char *hook_path;  /* the host's path of ocidec */
+	bool rootless;          /* for a rootless engine (a user's own spec
+				 * directory): a node whose host path is not its
+				 * container path a bind mount, as the shim gives
+				 * it in a user namespace (edits_oci_apply) */
 };
 /* ITEM (NULL: out of memory, fatal) added to TO under KEY, or appended to
  * the array TO when KEY is NULL; returns ITEM. */

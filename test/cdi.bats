@@ -539,3 +539,21 @@ json.dump(c, open(sys.argv[1], "w"))' "$B/config.json"
 	assert_output "ocidec cdi: -o $BATS_TEST_TMPDIR/no/such: can't make the directory (no .json or .yaml name: a directory is meant): No such file or directory"
 	assert_file_not_exist "$BATS_TEST_TMPDIR/no"
 }
+
+@test "a user's spec (ocidec cdi not as root: a rootless engine's own spec dir) gives a node whose host path is not its container path as a bind mount of the driver root's, which rootless runc binds, and a root's spec as deviceNodes (issue 47, finding 9)" {
+	local d=$BATS_TEST_TMPDIR
+	while [ "$d" != / ]; do chmod o+x "$d"; d=$(dirname "$d"); done
+	run --separate-stderr setpriv --reuid 65534 --regid 65534 --clear-groups "$OCIDEC" cdi -c "$CFG" demo
+	assert_success
+	run python3 -c 'import json, sys
+s = json.loads(sys.argv[1])["containerEdits"]
+print(len(s.get("deviceNodes", [])))
+print("\n".join(sorted(m["hostPath"] + " " + m["containerPath"] for m in s["mounts"] if "/dev/" in m["containerPath"])))' "$output"
+	assert_output "0
+$DR/dev/democtl /dev/democtl"
+	run --separate-stderr cdi -c "$CFG" demo
+	run python3 -c 'import json, sys
+s = json.loads(sys.argv[1])["containerEdits"]
+print(" ".join(n["path"] for n in s["deviceNodes"]), len([m for m in s["mounts"] if "/dev/" in m["containerPath"]]))' "$output"
+	assert_output "/dev/democtl 0"
+}
