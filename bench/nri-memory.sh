@@ -2,7 +2,7 @@
 # bench/nri-memory.sh: the NRI plugin's memory over many pods, and one
 # request's bound. The plugin (ocidec nri, the shipped nvidia.ini on the
 # fake driver root of test/fixtures/driver-root.sh) is driven by
-# test/fixtures/nri-pods.py as a runtime drives it:
+# test/fixtures/nri-runtime.py's steps mode as a runtime drives it:
 #   N CreateContainers back to back, each given a GPU by its UUID (the
 #     GPUs' information files read for each): the plugin's resident memory
 #     (VmRSS) after the first 100 and after all N, and their ratio;
@@ -28,7 +28,7 @@ gpu=NVIDIA_VISIBLE_DEVICES=GPU-11111111-2222-3333-4444-555555555555
 # of root's is its --hook-path)
 measure() {
 	local out a b
-	out=$(/usr/bin/python3 test/fixtures/nri-pods.py "$work/nri.sock" "pod:$gpu" "pods:99:$gpu" rss \
+	out=$(/usr/bin/python3 test/fixtures/nri-runtime.py steps "$work/nri.sock" "pod:$gpu" "pods:99:$gpu" rss \
 		"pods:$((N - 100)):$gpu" rss flood:max:OCI_NVIDIA=0 "pod:$gpu" -- sh -c \
 		'exec "$0" nri -c "$1" --socket "$2" --name "bench$$" --hook-path "$3" 2>>"$4"' \
 		"$2" "$work/conf" "$work/nri.sock" "$(readlink -f /bin/true)" "$work/nri.log") || true

@@ -649,7 +649,7 @@ size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bo
 			hit = uuid_match(in->dev[i].file, u, in->dev[i].minor, in->dev[i].index, &f) == 1;
 		}
 		if (hit && in->dev[i].index >= 0 && (size_t)in->dev[i].index < max) {
-			n += !set[in->dev[i].index];
+			n++;   /* (one named before too: "GPU-x,GPU-x", "0,GPU-x") */
 			set[in->dev[i].index] = true;
 		}
 	}

@@ -136,7 +136,7 @@ long vendor_uuid_index(const struct vendor *v, const char *uuid);
 /* Every device that ID names, SET[index] = true for each (indices below
  * MAX): by UUID or PCI address, each partition of that GPU (AMD's toolkit
  * takes a unique ID as all of them); with MODULE, the devices whose
- * pci_module file says ID. Returns how many. */
+ * pci_module file says ID. Returns how many it names (set before or not). */
 size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max);
 
 #endif

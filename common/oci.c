@@ -78,11 +78,13 @@ static int cmp_name_fold(const void *a, const void *b)
 
 /* The objects of a runtime spec that Go reads as maps, whose keys it takes
  * as they are ("a" and "A" two annotations): the others are structs
- * (annotations; linux.sysctl, .resources.unified, .netDevices) */
+ * (annotations; linux.sysctl, .resources.unified, .resources.rdma,
+ * .netDevices, .timeOffsets) */
 static bool go_map(const char *name)
 {
 	return name && (strcmp(name, "annotations") == 0 || strcmp(name, "sysctl") == 0 ||
-			strcmp(name, "unified") == 0 || strcmp(name, "netDevices") == 0);
+			strcmp(name, "unified") == 0 || strcmp(name, "netDevices") == 0 || strcmp(name, "rdma") == 0 ||
+			strcmp(name, "timeOffsets") == 0);
 }
 
 /* Two member names of one object under ITEM that are one to the runtime,

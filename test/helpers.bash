@@ -359,9 +359,10 @@ edit_config() {
 # VIA=shim: started by the runtime shim (ocidec runtime, then runc; MODE
 # fallback: its hook given --resolver fallback by test/fixtures/runc-resolver.sh
 # as the real runtime). VIA=nri: the container's edits are the NRI plugin's
-# answer (ocidec nri, asked by the stand-in runtime test/fixtures/nri-peer.py,
-# applied to config.json as containerd applies it: the adjustment in
-# $BATS_TEST_TMPDIR/nri.json, the plugin's log nri.log), then runc.
+# answer (ocidec nri, asked by the stand-in runtime, the bundle mode of
+# test/fixtures/nri-runtime.py, applied to config.json as containerd
+# applies it: the adjustment in $BATS_TEST_TMPDIR/nri.json, the plugin's
+# log nri.log), then runc.
 attack() {
 	local mode=$1 prepare=$2 script=${3:-demo-tool}
 	attack_bundle "$mode" "$script"
@@ -399,6 +400,21 @@ attack_bundle() {
 # attack_start MODE: attack_bundle's container started (and deleted) by
 # VIA's path (the shim's and the plugin's from attack_bundle's config.json);
 # sets $status/$output
+# hook_path_copy: a path of the binary under test that ocidec nri takes for
+# its cache hook (--hook-path: every directory up to / root's alone, as a
+# runtime will run it as root): $OCIDEC itself where it is such (a checkout
+# under /root, /work), else a copy in a directory of its own under /run
+# (a checkout under /tmp), which the caller removes
+hook_path_copy() {
+	local d=$OCIDEC
+	while d=$(dirname "$d") && [ -n "$(find "$d" -maxdepth 0 -user 0 ! -perm /022)" ]; do
+		[ "$d" != / ] || { echo "$OCIDEC"; return; }
+	done
+	d=$(mktemp -d /run/ocidec-hook.XXXXXX)
+	cp "$OCIDEC" "$d/ocidec"
+	echo "$d/ocidec"
+}
+
 attack_start() {
 	local mode=$1
 	[ -z "${VIA:-}" ] || cp "$B/config.json.orig" "$B/config.json"
@@ -409,11 +425,14 @@ attack_start() {
 		run bash -c "cd '$B' && OCIDEC_TEST_RESOLVER=$mode timeout 60 ocidec-runtime --ocidec-config-dir '$CFG' run --bundle '$B' '$ID' 2>&1"
 		rm -f "$CFG/runtime.conf" ;;
 	nri)
+		local hp
+		hp=$(hook_path_copy)
 		# shellcheck disable=SC2086
-		run bash -c "NRI_PEER_PROTO='$BATS_FILE_TMPDIR/nri-proto' timeout 60 '$FIXTURES/nri-peer.py' '$BATS_TEST_TMPDIR/nri.sock' '$B/config.json' \
+		run bash -c "NRI_RUNTIME_PROTO='$BATS_FILE_TMPDIR/nri-proto' timeout 60 '$FIXTURES/nri-runtime.py' bundle '$BATS_TEST_TMPDIR/nri.sock' '$B/config.json' \
 				--hook-args --resolver $mode ${HOOK_ARGS:-} -- sh -c 'exec \"\$@\" 2>>\"$BATS_TEST_TMPDIR/nri.log\"' sh \
 				'$OCIDEC' nri -c '$CFG' --socket '$BATS_TEST_TMPDIR/nri.sock' --name 'test-$$-$BATS_TEST_NUMBER' \
-				>'$BATS_TEST_TMPDIR/nri.json' && cd '$B' && timeout 60 runc run '$ID' 2>&1" ;;
+				--hook-path '$hp' >'$BATS_TEST_TMPDIR/nri.json' && cd '$B' && timeout 60 runc run '$ID' 2>&1"
+		[ "$hp" = "$OCIDEC" ] || rm -rf "${hp%/*}" ;;
 	*)
 		run bash -c "cd '$B' && timeout 60 runc run '$ID' 2>&1" ;;
 	esac

@@ -503,6 +503,25 @@ twice() {
 	assert_success
 	assert_line --partial "/dev/demo0"
 	refute_line --partial "/dev/demo1"
+	# so are linux.resources.rdma and linux.timeOffsets (review of issue 46)
+	perl -MJSON::PP -i -0777 -pe '$c = decode_json($_); $c->{linux}{resources}{rdma} = { "mlx5_0" => {}, "MLX5_0" => {} };
+		$c->{linux}{timeOffsets} = { "boottime" => {}, "BOOTTIME" => {} }; $_ = JSON::PP->new->canonical->encode($c)' "$B/config.json"
+	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_success
+	assert_line --partial "/dev/demo0"
+}
+
+@test "a device named twice in one list (by index and by UUID, or by one UUID twice) is that device, not a missing one (review of issue 46)" {
+	"$FIXTURES/driver-root.sh" "$BATS_TEST_TMPDIR/nv" >/dev/null
+	nvidia_ini "$BATS_TEST_TMPDIR/nv"
+	# (GPU 0 in PCI order is the node of minor 1)
+	for v in GPU-11111111-2222-3333-4444-555555555555,GPU-11111111-2222-3333-4444-555555555555 \
+		0,GPU-11111111-2222-3333-4444-555555555555 0,0; do
+		run dry "NVIDIA_VISIBLE_DEVICES=$v"
+		assert_success
+		assert_line --partial "/dev/nvidia1 "
+		refute_line --partial "/dev/nvidia0 "
+	done
 }
 
 @test "--log appends to a file, and refuses a symlink there" {

@@ -10,7 +10,8 @@
 # handler, no containerd config edit for ocidec. Once, in the static
 # build's pass (the bed runs the static binary). The plugin's bounds (one
 # request's time, its memory over many) with both builds, against
-# test/fixtures/nri-pods.py standing in for the runtime: no bed.
+# test/fixtures/nri-runtime.py (its steps mode) standing in for the
+# runtime: no bed.
 
 load helpers
 
@@ -302,13 +303,14 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 }
 
 # nri_pods CFG STEP...: the plugin under test, with the configs CFG and a
-# name of its own, driven by test/fixtures/nri-pods.py as a runtime drives
-# it (its STEPs); the plugin's log in $BATS_TEST_TMPDIR/nri.log. (The
-# answer's hook is never run here: --hook-path is any file of root's.)
+# name of its own, driven by test/fixtures/nri-runtime.py's steps mode as a
+# runtime drives it (its STEPs); the plugin's log in
+# $BATS_TEST_TMPDIR/nri.log. (The answer's hook is never run here:
+# --hook-path is any file of root's.)
 nri_pods() {
 	local cfg=$1 sock=$BATS_TEST_TMPDIR/nri.sock
 	shift
-	/usr/bin/python3 "$FIXTURES/nri-pods.py" "$sock" "$@" -- sh -c \
+	/usr/bin/python3 "$FIXTURES/nri-runtime.py" steps "$sock" "$@" -- sh -c \
 		'exec ocidec nri -c "$0" --socket "$1" --name "test$$" --hook-path "$2" 2>>"$3"' \
 		"$cfg" "$sock" "$(readlink -f /bin/true)" "$BATS_TEST_TMPDIR/nri.log"
 }
