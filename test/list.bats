@@ -289,3 +289,16 @@ expected_all() {
 	assert_failure 2
 	assert_output --partial "nvidia.ini:$(grep -n '^binary_dirs' "$CFG/nvidia.ini" | cut -d: -f1): malformed list for 'binary_dirs': 'usr/local/nvidia/bin' must be an absolute path"
 }
+
+@test "the GSP firmware in the driver directory of GKE's layout (/usr/local/nvidia/firmware/nvidia/VERSION) is found as in /lib/firmware (issue 47, finding 8)" {
+	local r=$BATS_TEST_TMPDIR/nv
+	"$FIXTURES/driver-root.sh" "$r" >/dev/null
+	mkdir -p "$r/usr/local/nvidia/firmware"
+	mv "$r/lib/firmware/nvidia" "$r/usr/local/nvidia/firmware/nvidia"
+	nvidia_ini "$r"
+	run list -c "$CFG"
+	assert_success
+	assert_line "$r/usr/local/nvidia/firmware/nvidia/550.54.15/gsp_ga10x.bin"
+	assert_line "$r/usr/local/nvidia/firmware/nvidia/550.54.15/gsp_tu10x.bin"
+	refute_line --partial "/lib/firmware/"
+}
