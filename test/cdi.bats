@@ -557,3 +557,18 @@ s = json.loads(sys.argv[1])["containerEdits"]
 print(" ".join(n["path"] for n in s["deviceNodes"]), len([m for m in s["mounts"] if "/dev/" in m["containerPath"]]))' "$output"
 	assert_output "/dev/democtl 0"
 }
+
+@test "a node without MIG instances: no warning that the MIG map is missing, on every refresh (issue 47, finding 7); with instances and no map, the warning" {
+	"$FIXTURES/driver-root.sh" "$BATS_TEST_TMPDIR/nv" >/dev/null
+	nvidia_ini "$BATS_TEST_TMPDIR/nv"
+	sed -i "s|^mig_caps = .*|mig_caps = $BATS_TEST_TMPDIR/caps|; s|^mig_map = .*|mig_map = $BATS_TEST_TMPDIR/mig.map|" "$CFG/nvidia.ini"
+	mkdir "$BATS_TEST_TMPDIR/caps"
+	run --separate-stderr cdi -c "$CFG" nvidia
+	assert_success
+	assert_equal "$stderr" ""
+	mkdir -p "$BATS_TEST_TMPDIR/caps/gpu0/mig/gi1/ci0"
+	echo "cap 1" >"$BATS_TEST_TMPDIR/caps/gpu0/mig/gi1/ci0/access"
+	run --separate-stderr cdi -c "$CFG" nvidia
+	assert_success
+	assert_equal "$stderr" "ocidec cdi: warn: nvidia: no MIG devices in the spec: the MIG map $BATS_TEST_TMPDIR/mig.map (made by ocidec mig-map when MIG is set up): No such file or directory"
+}
