@@ -275,6 +275,8 @@ install: $(B)/ocidec
 	install -d $(DESTDIR)$(LIBEXECDIR)/ocidec
 	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/ocidec $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook
 	ln -sf $$(realpath -m --relative-to=$(LIBEXECDIR)/ocidec $(BINDIR)/ocidec) $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-container-cli
+	sed 's|^bin=/usr/bin/ocidec$$|bin=$(BINDIR)/ocidec|' conf/package/remove.sh >$(DESTDIR)$(LIBEXECDIR)/ocidec/remove.sh
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/ocidec/remove.sh
 	install -d $(DESTDIR)$(LIBEXECDIR)/ocidec/enroot
 	sed 's|/usr/bin/ocidec |$(BINDIR)/ocidec |' conf/enroot/98-ocidec.sh >$(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh
@@ -289,7 +291,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ocidec $(DESTDIR)$(MANDIR)/man1/ocidec.1 \
 		$(DESTDIR)$(LIBEXECDIR)/oci/hooks.d/ocidec-hook $(DESTDIR)$(HOOKSDIR)/ocidec.json \
 		$(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-container-cli \
-		$(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh
+		$(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh $(DESTDIR)$(LIBEXECDIR)/ocidec/remove.sh
 	for u in conf/systemd/*; do rm -f $(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; done
 	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	@for f in conf/*.ini; do \

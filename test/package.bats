@@ -99,7 +99,9 @@ payload() {
 	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hook"]["path"])' \
 		"$R/usr/share/containers/oci/hooks.d/ocidec.json"
 	assert_output /usr/libexec/oci/hooks.d/ocidec-hook
-	rpm --root "$R" --dbpath /var/lib/rpm -e --nodeps ocidec
+	# (--noscripts: an empty root has no shell for %preun's remove.sh,
+	# which the deb's test below runs)
+	rpm --root "$R" --dbpath /var/lib/rpm -e --nodeps --noscripts ocidec
 	# (directories rpm made as parents stay: on a real system the filesystem package owns them)
 	run find "$R" -not -type d -not -path "$R/var/lib/rpm/*"
 	assert_output ""
@@ -114,6 +116,9 @@ payload() {
 			-o -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache -o -path ./var/log \) -prune \
 			-o -printf '%p %y %m %s\n' | LC_ALL=C sort)
 	}
+	# the node's own Docker configuration, which ocidec install edits
+	mkdir -p "$C/etc/docker"
+	echo '{"log-level": "warn"}' >"$C/etc/docker/daemon.json"
 	files >"$BATS_TEST_TMPDIR/before"
 	cp "$DEB" "$C/tmp/"
 	in_chroot() {
@@ -131,6 +136,23 @@ payload() {
 	# installing again is fine (nothing in the package runs twice wrongly)
 	run in_chroot "apt-get install -y -q --reinstall /tmp/$(basename "$DEB")"
 	assert_success
+	# ocidec Docker's default runtime, a spec of the refresh's: the removal
+	# gives daemon.json back and removes the spec, so no docker run names
+	# a binary that is gone (issue 47, finding 2)
+	run in_chroot 'ocidec install --runtime docker --set-as-default && grep -c ocidec-runtime /etc/docker/daemon.json &&
+		mkdir -p /var/run/cdi && printf "%s\n" "{\"cdiVersion\": \"0.5.0\", \"kind\": \"nvidia.com/gpu\", \"devices\": [],
+		  \"containerEdits\": {\"hooks\": [{\"hookName\": \"createContainer\", \"path\": \"/usr/bin/ocidec\", \"args\": [\"ocidec-hook\", \"--cdi\"]}]}}" \
+			>/var/run/cdi/nvidia.com-gpu.json &&
+		printf "{\"cdiVersion\": \"0.5.0\", \"kind\": \"x.io/y\", \"devices\": []}\n" >/var/run/cdi/other.json'
+	assert_line 1
+	run in_chroot 'apt-get remove -y -q ocidec; cat /etc/docker/daemon.json; ls /var/run/cdi'
+	assert_success
+	assert_line --partial "restored /etc/docker/daemon.json"
+	assert_line '{"log-level": "warn"}'
+	assert_line "ocidec: removed /var/run/cdi/nvidia.com-gpu.json"
+	assert_line other.json
+	refute_line nvidia.com-gpu.json
+	rm "$C/run/cdi/other.json"
 	run in_chroot 'apt-get purge -y -q ocidec; dpkg-query -W ocidec'
 	assert_line --partial "no packages found matching ocidec"
 	rm "$C/tmp/$(basename "$DEB")"

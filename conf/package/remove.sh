@@ -1,0 +1,42 @@
+#!/bin/sh
+# remove.sh: what the package's removal runs (deb prerm, rpm %preun) before
+# ocidec's files go, so that no engine is left naming them:
+# - what `ocidec install` registered (its record /var/lib/ocidec/install.json)
+#   given back, byte for byte (ocidec install --uninstall): Docker's and
+#   containerd's runtime and default runtime, CDI as it was, the hooks.d
+#   files; then, where systemd runs them, the engines made to read it:
+#   Docker reloaded (its runtimes and default runtime: no container stops),
+#   containerd restarted (its containers go on);
+# - the CDI specs of ocidec's refresh (/var/run/cdi: their hook is ocidec)
+#   removed; one of ocidec's in /etc/cdi is said and left to its writer.
+# An uninstall that fails stops the removal, saying so: the engines would
+# otherwise fail every container. (make install sets the binary's path below.)
+set -u
+bin=/usr/bin/ocidec
+if [ -e /var/lib/ocidec/install.json ]; then
+	out=$("$bin" install --uninstall 2>&1)
+	rc=$?
+	[ -z "$out" ] || printf '%s\n' "$out"
+	if [ "$rc" -ne 0 ]; then
+		echo "ocidec: the engines still name ocidec (ocidec install --uninstall: exit $rc): not removed; give them back, then remove the package" >&2
+		exit 1
+	fi
+	if [ -d /run/systemd/system ]; then
+		case $out in *daemon.json*)
+			systemctl -q is-active docker.service 2>/dev/null && systemctl reload docker.service &&
+				echo "ocidec: reloaded docker: its runtimes as they were" ;;
+		esac
+		case $out in *containerd*)
+			systemctl -q is-active containerd.service 2>/dev/null && systemctl restart containerd.service &&
+				echo "ocidec: restarted containerd: its runtimes as they were" ;;
+		esac
+	fi
+fi
+for f in /var/run/cdi/* /etc/cdi/*; do
+	[ -f "$f" ] && [ ! -L "$f" ] && grep -q 'ocidec-hook' "$f" 2>/dev/null || continue
+	case $f in
+	/var/run/cdi/*) rm -f "$f" && echo "ocidec: removed $f" ;;
+	*) echo "ocidec: $f names ocidec's hook, which is going: remove it, or make it anew with the toolkit that replaces ocidec" >&2 ;;
+	esac
+done
+exit 0
