@@ -54,6 +54,11 @@ GCC_MAJOR=$(apt-cache show --no-all-versions gcc 2>/dev/null |
 BUILD_PACKAGES="gcc libc6-dev make musl-tools dpkg-dev file libc-bin protobuf-c-compiler $CROSS_GCC"
 # The demo: runc, a busybox-static + glibc rootfs, perl for its config.json.
 DEMO_PACKAGES="runc busybox-static perl"
+# The packages (./build.sh deb, ./build.sh rpm: make deb, make rpm): debhelper
+# for dpkg-buildpackage; rpmbuild, and the SELinux policy's devel files for
+# ocidec-selinux (selinux/Makefile)
+DEB_PACKAGES="debhelper"
+RPM_PACKAGES="rpm selinux-policy-dev checkpolicy semodule-utils"
 # The tests: bats; clang and its runtime: the libFuzzer targets in
 # test/fuzz; util-linux: setpriv, nsenter; podman: the hook under podman;
 # the selinux-policy and setools packages: the policy module test;
@@ -82,6 +87,8 @@ PACKAGES=$BUILD_PACKAGES
 for a in "$@"; do
 	case $a in
 	demo) PACKAGES="$BUILD_PACKAGES $DEMO_PACKAGES" ;;
+	deb) PACKAGES="$PACKAGES $DEB_PACKAGES" ;;
+	rpm) PACKAGES="$PACKAGES $RPM_PACKAGES" ;;
 	check | test | test-asan | fuzz) PACKAGES="$BUILD_PACKAGES $DEMO_PACKAGES $TEST_PACKAGES"; break ;;
 	esac
 done
