@@ -59,6 +59,7 @@ const char check_usage[] =
 enum status { OK = REPORT_OK, INFO = REPORT_INFO, PROBLEM = REPORT_PROBLEM };
 
 #define TOOLKIT_RECORD "/usr/local/ocidec/install.json"
+#define TOOLKIT_CONFIG_DIR "/usr/local/ocidec/etc/ocidec.d"   /* (install's default --prefix) */
 
 struct checks {
 	struct report rep;  /* what is found, as check and selinux-check say it (report.h) */
@@ -993,13 +994,16 @@ static void check_all(struct checks *r, const char *dir, const char *host, int r
 	_cleanup_free_ char *host_dir = NULL;
 	struct stat st;
 
-	/* the host's configs, not this process's: a toolkit container's view */
-	if (!dir && strcmp(host, "/") != 0) {
-		dir = host_dir = xasprintf("%s%s", host, CONFIG_DIR_DEFAULT);
-		say(r, INFO, "config", NULL, "the host's vendor configs, %s (-c DIR for others)", dir);
-	}
 	r->toolkit = host_stat(root, TOOLKIT_RECORD, &st, false) &&
 		     !host_stat(root, "/var/lib/ocidec/install.json", &st, false);
+	/* the host's configs, not this process's: a toolkit container's view;
+	 * where a toolkit container installed ocidec, those it copied (what
+	 * the binary it installed reads) */
+	if (!dir && strcmp(host, "/") != 0) {
+		dir = host_dir = xasprintf("%s%s", host, r->toolkit ? TOOLKIT_CONFIG_DIR : CONFIG_DIR_DEFAULT);
+		say(r, INFO, "config", NULL, "the host's vendor configs, %s%s (-c DIR for others)", dir,
+		    r->toolkit ? ", which the toolkit's install copied" : "");
+	}
 	check_configs(r, dir ? dir : config_dir_default(), root, strcmp(host, "/") == 0);
 	check_cgroups(r, root);
 	check_podman(r, root);

@@ -256,3 +256,13 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	done
 	rm -rf "$X"
 }
+
+@test "check --host-root without -c: the configs a toolkit container's install copied (/usr/local/ocidec/etc/ocidec.d), where it installed; else the host's /etc/ocidec/ocidec.d (issue 47, finding 6)" {
+	ocidec install --host-root "$H" -c "$CFG" --runtime podman >/dev/null
+	run ocidec check --host-root "$H"
+	assert_line "info     config: the host's vendor configs, $H/usr/local/ocidec/etc/ocidec.d, which the toolkit's install copied (-c DIR for others)"
+	assert_line "ok       demo: driver_root /dr is there"
+	ocidec install --host-root "$H" --uninstall >/dev/null
+	run ocidec check --host-root "$H"
+	assert_line "info     config: the host's vendor configs, $H/etc/ocidec/ocidec.d (-c DIR for others)"
+}
