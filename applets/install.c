@@ -156,6 +156,7 @@ struct inst {
 	bool name_given;           /* --runtime-name */
 	char *name_kept;           /* the runtime name the last install recorded */
 	bool restart;              /* --restart */
+	bool uninstalled;          /* --uninstall removed the record */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	bool changed_docker, changed_containerd;
 	bool gpus_link_new;        /* the --gpus hook's link is new */
@@ -965,6 +966,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 		_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
 		if (dfd < 0 || unlinkat(dfd, "install.json", 0) < 0)
 			return oerr_set(err, errno, "%s", in->state_path);
+		in->uninstalled = true;
 	}
 	n = cJSON_GetArraySize(in->j.dirs);
 	for (int i = n - 1; i >= 0; i--) {
@@ -1073,8 +1075,8 @@ static int install(struct inst *in, struct oerr *err)
 }
 
 /* ARGV run (found on PATH), waited for: its exit status (128 + N for a
- * signal), or -1 with ERR */
-static int run_wait(char *const argv[], struct oerr *err)
+ * signal), or -1 with ERR. QUIET: its output to /dev/null. */
+static int run_wait_out(char *const argv[], bool quiet, struct oerr *err)
 {
 	int status = 0;
 	pid_t pid = fork();
@@ -1082,12 +1084,21 @@ static int run_wait(char *const argv[], struct oerr *err)
 	if (pid < 0)
 		return oerr_set(err, errno, "fork");
 	if (pid == 0) {
+		int null = quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+
+		if (null >= 0)
+			dup2(null, 1), dup2(null, 2);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_wait(char *const argv[], struct oerr *err)
+{
+	return run_wait_out(argv, false, err);
 }
 
 /* ARGV ("CMD restart UNIT" or "SCRIPT restart") restarts ENGINE: said, or
@@ -1116,8 +1127,16 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 	struct stat st;
 
 	if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
+		_cleanup_free_ char *sock = xasprintf("%.*s.socket", (int)strcspn(unit, "."), unit);
+		char *const reset[] = { (char *)"systemctl", (char *)"reset-failed", (char *)unit, sock, NULL };
 		char *const argv[] = { (char *)"systemctl", (char *)"restart", (char *)unit, NULL };
+		struct oerr ignored;
 
+		/* the unit's start limit cleared first: restarts of earlier
+		 * runs (or the engine's own failures) would have systemd refuse
+		 * this one, and leave the engine down ("start of the service was
+		 * attempted too often"); a unit without a socket is no error */
+		run_wait_out(reset, true, &ignored);
 		return restart_by(argv, engine, err);
 	}
 	if (reload && pidfile) {
@@ -1190,7 +1209,7 @@ static int restart_engines(struct inst *in, struct oerr *err)
 		cJSON_AddStringToObject(pending, g->name, e[i].restart ? "restart" : "reload");
 	}
 	/* an install record: what is pending goes in it (uninstall has none left) */
-	if (in->j.state && cJSON_GetObjectItem(in->j.state, "files")) {
+	if (in->j.state && cJSON_GetObjectItem(in->j.state, "files") && !in->uninstalled) {
 		struct oerr e2;
 
 		cJSON_DeleteItemFromObject(in->j.state, "pending");

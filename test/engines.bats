@@ -902,6 +902,22 @@ sys.exit(any(c["detail"] == d for c in json.load(sys.stdin)["checks"]))' "$detai
 	done
 }
 
+@test "install --restart again and again never trips systemd's start limit (Docker's unit: 3 starts a minute): the units are reset first, docker and containerd stay up and answer (issue 47, finding 4)" {
+	d=$SD
+	systemd_engines_on "$d"
+	for i in 1 2 3 4; do
+		run bed "$d" ocidec install --runtime docker,containerd --set-as-default --restart
+		assert_success
+		assert_line --partial "restarted docker"
+		run bed "$d" ocidec install --uninstall --restart
+		assert_success
+	done
+	run bed "$d" systemctl is-active containerd.service docker.service
+	assert_output $'active\nactive'
+	run bed "$d" docker info --format '{{.DefaultRuntime}}'
+	assert_output runc
+}
+
 # dockerd_by_hand DIR: dockerd as a node without systemd starts it (its
 # default socket and pid file), in the background
 dockerd_by_hand() {
