@@ -85,30 +85,13 @@ bool root_dir_lock_sweep(int dfd)
 	return true;
 }
 
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
-		      struct oerr *err)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = path_dir(path);
-	const char *base = slash ? slash + 1 : path;
-	_cleanup_close_ int dfd = -1;
-
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		return oerr_set(err, 0, "%s: not a file name", path);
-	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0)
-		return oerr_set(err, errno, "%s", dir);
-	return dir_write_atomic(dfd, base, buf, len, mode, durable, err) < 0 ? oerr_prefix(err, "%s", *dir ? dir : "/") : 0;
-}
-
-int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mode_t mode, bool durable,
-		     struct oerr *err)
+/* The atomic write of BASE in DFD; PATH and DIR name them in errors */
+static int write_at(int dfd, const char *base, const char *path, const char *dir, const void *buf, size_t len,
+		    mode_t mode, bool durable, struct oerr *err)
 {
 	char *tmp = NULL;
 	int fd = -1;
 
-	if (!*base || strchr(base, '/') || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		return oerr_set(err, 0, "%s: not a file name", base);
 	root_dir_lock_sweep(dfd);
 	for (int tries = 0; tries < 16 && fd < 0; tries++) {
 		free(tmp);
@@ -118,7 +101,7 @@ int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mod
 			break;
 	}
 	if (fd < 0) {
-		oerr_set(err, errno, "can't create a temporary file");
+		oerr_set(err, errno, "%s: can't create a temporary file", dir);
 		free(tmp);
 		return -1;
 	}
@@ -140,12 +123,36 @@ int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mod
 	free(tmp);
 	return 0;
 fail:
-	oerr_set(err, errno ? errno : EIO, "%s", base);
+	oerr_set(err, errno ? errno : EIO, "%s", path);
 	if (fd >= 0)
 		close(fd);
 	unlinkat(dfd, tmp, 0);
 	free(tmp);
 	return -1;
+}
+
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+		      struct oerr *err)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = path_dir(path);
+	const char *base = slash ? slash + 1 : path;
+	_cleanup_close_ int dfd = -1;
+
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return oerr_set(err, 0, "%s: not a file name", path);
+	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return oerr_set(err, errno, "%s", dir);
+	return write_at(dfd, base, path, *dir ? dir : "/", buf, len, mode, durable, err);
+}
+
+int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mode_t mode, bool durable,
+		     struct oerr *err)
+{
+	if (!*base || strchr(base, '/') || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return oerr_set(err, 0, "%s: not a file name", base);
+	return write_at(dfd, base, base, ".", buf, len, mode, durable, err);
 }
 
 int root_symlink_atomic(int dirfd, const char *name, const char *text)
