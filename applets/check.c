@@ -690,6 +690,26 @@ static void check_podman(struct checks *r, int root)
 		    "--device VENDOR-KIND=all still works where a spec is)", podman ? "podman" : "CRI-O");
 }
 
+/* Does the running dockerd (INFO: its answer to /info) read CDI specs?
+ * Docker 25 and later list CDISpecDirs where its CDI is on. */
+static bool docker_cdi_on(const cJSON *info)
+{
+	const cJSON *dirs = cJSON_GetObjectItem(info, "CDISpecDirs");
+
+	return cJSON_IsArray(dirs) && cJSON_GetArraySize(dirs) > 0;
+}
+
+/* Does nothing on this host give a docker run a vendor: no runtime of
+ * ocidec's (the caller knows), the running dockerd's CDI off (INFO), and
+ * no hook for --gpus on its PATH? */
+static bool docker_gives_nothing(int root, const cJSON *info)
+{
+	struct stat st;
+
+	return info && !docker_cdi_on(info) && !host_stat(root, NVIDIA_HOOK_LINK, &st, true) &&
+	       !host_stat(root, "/usr/bin/nvidia-container-runtime-hook", &st, true);
+}
+
 static void check_docker(struct checks *r, int root, int proc)
 {
 	const struct engine *dk = engine(ENGINE_DOCKER);
@@ -704,10 +724,18 @@ static void check_docker(struct checks *r, int root, int proc)
 
 	since = started(proc, dk->daemon);
 	if (!text) {
-		if (since > 0 || engine_installed(root, dk))
+		/* a running dockerd that says its CDI is off: no docker run gets
+		 * a vendor (--gpus: "could not select device driver") */
+		info = since > 0 ? engine_docker_info(root) : NULL;
+		if (docker_gives_nothing(root, info))
+			say(r, PROBLEM, "docker", "ocidec install --runtime docker",
+			    "dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: no docker run "
+			    "gets a vendor (--gpus: \"could not select device driver\")");
+		else if (since > 0 || engine_installed(root, dk))
 			say(r, INFO, "docker", "ocidec install --runtime docker",
 			    "%s without " DOCKER_JSON ": docker run gets no vendor but through CDI (Docker 25 or "
 			    "later, its CDI on)", since > 0 ? "dockerd runs" : "dockerd is installed");
+		cJSON_Delete(info);
 		return;
 	}
 	if (!cJSON_IsObject(j)) {
@@ -753,19 +781,22 @@ static void check_docker(struct checks *r, int root, int proc)
 								e->string));
 		}
 	}
-	if (!any)
+	if (!any && docker_gives_nothing(root, info))
+		say(r, PROBLEM, "docker", "ocidec install --runtime docker",
+		    DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, no hook for --gpus: "
+		    "no docker run gets a vendor (--gpus: \"could not select device driver\")");
+	else if (!any)
 		say(r, INFO, "docker", "ocidec install --runtime docker",
 		    DOCKER_JSON " names no runtime of ocidec's: docker run gets no vendor but through CDI");
 	if (info) {
 		const char *running = cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime"));
-		cJSON *dirs = cJSON_GetObjectItem(info, "CDISpecDirs");
 
 		if (def && running && strcmp(def, running) != 0)
 			strv_push_owned(&lag, xasprintf("has the default runtime \"%s\" (" DOCKER_JSON " says \"%s\")",
 							running, def));
 		/* (Docker 25 and later list CDISpecDirs where CDI is on; it reads
 		 * features at its start only) */
-		if (cdi && (!cJSON_IsArray(dirs) || !cJSON_GetArraySize(dirs))) {
+		if (cdi && !docker_cdi_on(info)) {
 			strv_push(&lag, "has CDI off (" DOCKER_JSON "'s features.cdi, read at its start; Docker 25 or "
 				  "later)");
 			restart = true;

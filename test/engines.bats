@@ -849,7 +849,11 @@ sys.exit(any(c["detail"] == d for c in json.load(sys.stdin)["checks"]))' "$detai
 	systemd_engines_on "$d"
 	run bed "$d" systemctl is-active containerd.service docker.service
 	assert_output $'active\nactive'
-	# the package installed, nothing registered with the engines
+	# the package installed, nothing registered with the engines: not ready
+	# while docker run gets no vendor (issue 47, finding 3)
+	run bed "$d" ocidec check
+	assert_failure 1
+	assert_line --regexp "^PROBLEM  docker: .*no docker run gets a vendor \(--gpus: \"could not select device driver\"\)$"
 	echo "# a fresh node:" >&3
 	check_fixes "$d"
 	run bed "$d" ocidec check
