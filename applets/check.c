@@ -503,9 +503,44 @@ static void edits_paths(struct spec_paths *sp, const cJSON *edits)
  * names (a driver upgrade takes libcuda.so.535.x away, and each container
  * given a device of the spec fails to start) must be there. JSON specs
  * (ocidec's, and any other vendor's); a YAML one is not read. */
+/* The devices of SPEC (of kind KIND, at PATH) into SEEN ("KIND=NAME", the
+ * spec's path, ...): one another spec gave already is a problem, said
+ * once a pair of specs. CDI refuses a device two specs define: every
+ * container asking for it fails ("conflicting device"). */
+static void cdi_clashes(struct checks *r, const cJSON *spec, const char *kind, const char *path, struct strv *seen)
+{
+	const cJSON *dev;
+	const char *said = NULL;
+
+	cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(spec, "devices")) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "name"));
+		_cleanup_free_ char *id = name ? xasprintf("%s=%s", kind, name) : NULL;
+		size_t i;
+
+		if (!id)
+			continue;
+		for (i = 0; i + 1 < seen->n && strcmp(seen->v[i], id) != 0; i += 2)
+			;
+		if (i + 1 >= seen->n) {
+			if (seen->n < 2 * 4096)
+				strv_push(seen, id), strv_push(seen, path);
+		} else if (!said || strcmp(said, seen->v[i + 1]) != 0) {
+			_cleanup_free_ char *fix = NULL, *q = shell_word(strncmp(path, "/etc/", 5) == 0 ? path : seen->v[i + 1]);
+
+			said = seen->v[i + 1];
+			if (q)
+				fix = xasprintf("rm %s", q);
+			say(r, PROBLEM, "cdi", fix, "%s and %s both give %s (and maybe more): engines refuse a device "
+			    "two specs define, and every container asking for it fails; keep one (ocidec's refresh "
+			    "keeps /var/run/cdi)", seen->v[i + 1], path, id);
+		}
+	}
+}
+
 static void check_cdi(struct checks *r, int root)
 {
 	static const char *const dirs[] = { "/etc/cdi", "/var/run/cdi" };
+	_cleanup_strv_ struct strv seen = { 0 };
 
 	for (size_t d = 0; d < 2; d++) {
 		_cleanup_close_ int fd = root_open(root, dirs[d], O_RDONLY | O_DIRECTORY);
@@ -565,6 +600,8 @@ static void check_cdi(struct checks *r, int root)
 				}
 			}
 			kind = cJSON_GetObjectItemCaseSensitive(spec, "kind");
+			if (cJSON_IsString(kind))
+				cdi_clashes(r, spec, kind->valuestring, path, &seen);
 			edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"));
 			cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
 				edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(dev, "containerEdits"));
