@@ -139,7 +139,8 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line "info     cdi: /etc/cdi/nvidia.yaml: a YAML spec, not read: its paths are not checked"
 	# the driver upgraded: its library's file name changed
 	mv "$H/dr/opt/demo/lib/libdemo.so.1.0" "$H/dr/opt/demo/lib/libdemo.so.1.1"
-	cp "$H/etc/cdi/ocidec.io-demo.json" "$H/var/run/cdi/claim.json"
+	# (a claim's spec: devices of their own names, none given twice)
+	sed 's/"name":[[:space:]]*"/"name": "claim-/' "$H/etc/cdi/ocidec.io-demo.json" >"$H/var/run/cdi/claim.json"
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_failure 1
 	assert_line --regexp '^PROBLEM  cdi: /etc/cdi/ocidec.io-demo.json \(ocidec.io/demo\): stale: 1 of the [0-9]+ host paths it names are gone \(/dr/opt/demo/lib/libdemo.so.1.0 first\)'
