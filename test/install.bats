@@ -720,7 +720,18 @@ for m in sorted(idx["manifests"], key=lambda m: m["platform"]["architecture"]):
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
 	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/shim/runtimeclass.yaml"
 	assert_success
-	assert_output $'Namespace/ocidec\nResourceQuota/ocidec-critical-pods\nConfigMap/ocidec-toolkit\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
+	assert_output $'Namespace/ocidec\nResourceQuota/ocidec-critical-pods\nServiceAccount/ocidec-toolkit\nConfigMap/ocidec-toolkit\nDaemonSet/ocidec-toolkit\nRuntimeClass/ocidec'
+	# no API token in the privileged pod (issue 47, finding 6); NFD's
+	# default labels (class and vendor) select the nodes
+	run /usr/bin/python3 -c 'import sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+sa = next(d for d in docs if d["kind"] == "ServiceAccount")
+pod = next(d for d in docs if d["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+print(sa["automountServiceAccountToken"], pod["serviceAccountName"], pod["automountServiceAccountToken"])
+print(" ".join(t["matchExpressions"][0]["key"].split("/")[-1] for t in terms))' "$K/ocidec-toolkit.yaml"
+	assert_line "False ocidec-toolkit False"
+	assert_line --partial "pci-0302_10de.present"
 	# admitted where Pod Security is enforced: its namespace says privileged
 	run /usr/bin/python3 -c 'import sys, yaml
 ns = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == "Namespace")
