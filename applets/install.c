@@ -105,7 +105,8 @@ const char install_usage[] =
 	"  --prefix P            (--host-root) where on the host (default /usr/local/ocidec)\n"
 	"  --driver-root PATH    (--host-root) driver_root of every installed config (a host\n"
 	"                        path, /run/nvidia/driver for a driver container; empty:\n"
-	"                        the configs' own)\n"
+	"                        the configs' own; auto: /run/nvidia/driver where a driver\n"
+	"                        container's root is there, else the configs' own, said)\n"
 	"  -c, --config-dir DIR  (--host-root) the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
 	"  --vendor NAMES        (--host-root) install these vendors only (comma-separated,\n"
 	"                        repeatable; default all), with their other platforms'\n"
@@ -1300,6 +1301,25 @@ static void on_signal(int sig)
 
 /* The options that go together, as the usage says; EXIT_OK or the usage
  * error's status */
+/* --driver-root auto: the driver container's root (NVIDIA's GPU Operator
+ * mounts it at DRIVER_CONTAINER_ROOT on the node) where one is there (its
+ * /usr), else NULL (the configs' own: the driver on the node itself); said
+ * either way, for the pod's log */
+#define DRIVER_CONTAINER_ROOT "/run/nvidia/driver"
+static const char *driver_root_auto(const struct inst *in)
+{
+	_cleanup_close_ int fd = root_open(in->root, DRIVER_CONTAINER_ROOT "/usr", O_PATH | O_DIRECTORY);
+
+	if (fd >= 0) {
+		out("ocidec install: driver root " DRIVER_CONTAINER_ROOT ": a driver container's root is there "
+		    "(--driver-root auto)\n");
+		return DRIVER_CONTAINER_ROOT;
+	}
+	out("ocidec install: driver root: the configs' own (no driver container's root at " DRIVER_CONTAINER_ROOT
+	    "; --driver-root auto)\n");
+	return NULL;
+}
+
 static int check_args(const struct inst *in, const char *host, const char *hooks_dir, const char *driver_root,
 		      bool undo, bool wait)
 {
@@ -1308,7 +1328,7 @@ static int check_args(const struct inst *in, const char *host, const char *hooks
 		return applet_usage_error("--prefix %s: not a clean absolute path", in->prefix);
 	if (hooks_dir && !clean_path(hooks_dir))
 		return applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
-	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0)
+	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0)
 		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	if (undo && wait)
 		return applet_usage_error("--uninstall and --wait: one or the other");
@@ -1694,6 +1714,8 @@ static int install_run(struct inst *in, struct install_args *a, struct oerr *err
 		return uninstall(in, err) < 0 || (in->restart && restart_engines(in, err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
 	carry_recorded(in);
+	if (a->driver_root && strcmp(a->driver_root, "auto") == 0)
+		a->driver_root = driver_root_auto(in);
 	return (!in->host_mode && (plan_binary(in, err) < 0 ||
 				   plan_configs(in, a->cdir, a->vendors.v, (int)a->vendors.n, a->driver_root, err) < 0)) ||
 	       plan_engines(in, a->rts ? a->rts : RT_PODMAN, a->hooks_dir, err) < 0 || install(in, err) < 0 ||

@@ -747,7 +747,7 @@ print(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])' "$K/ocide
 	assert_output --partial "handler"
 }
 
-@test "deploy/kubernetes: the DaemonSet's args (the ConfigMap's values, as the kubelet expands them) install NVIDIA's config; with OCIDEC_RUNTIME=containerd, the runtime the RuntimeClass names; an empty OCIDEC_DRIVER_ROOT keeps the config's" {
+@test "deploy/kubernetes: the DaemonSet's args (the ConfigMap's values, as the kubelet expands them) install NVIDIA's config, its driver root the node's (a driver container's where one is there); with OCIDEC_RUNTIME=containerd, the runtime the RuntimeClass names; an empty OCIDEC_DRIVER_ROOT keeps the config's" {
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
 	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml")
 	[[ " ${args[*]} " == *" --wait "* ]]
@@ -766,8 +766,17 @@ print(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])' "$K/ocide
 		done
 	}
 	toolkit_args "${args[@]}"
+	# the driver root found per node (issue 47, finding 6): the node's own
+	# driver, then a driver container's root at /run/nvidia/driver
 	run ocidec install -c "$CONF" "${inst[@]}"
 	assert_success
+	assert_line "ocidec install: driver root: the configs' own (no driver container's root at /run/nvidia/driver; --driver-root auto)"
+	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
+	assert_output "$(grep '^driver_root' "$CONF/nvidia.ini")"
+	mkdir -p "$H/run/nvidia/driver/usr"
+	run ocidec install -c "$CONF" "${inst[@]}"
+	assert_success
+	assert_line "ocidec install: driver root /run/nvidia/driver: a driver container's root is there (--driver-root auto)"
 	assert_line --partial "NRI: nothing to register"
 	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
 	assert_output "driver_root = /run/nvidia/driver"
