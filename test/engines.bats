@@ -832,11 +832,11 @@ for c in json.load(sys.stdin)["checks"]:
 			[ "$status" -eq 0 ] || fail "the fix for \"$detail\" failed as pasted: $fix: $output"
 			FIXES+=("$fix")
 		done <<<"$fixes"
-		run bed "$d" ocidec check --json
+		# (a reload, SIGHUP, is done when dockerd has read the file
+		# again, a moment after the command returns: 10 s at most)
 		while IFS=$'\t' read -r what detail fix; do
-			python3 -c 'import json, sys
-d = sys.argv[1]
-sys.exit(any(c["detail"] == d for c in json.load(sys.stdin)["checks"]))' "$detail" <<<"$output" ||
+			DETAIL=$detail wait_until -t 10 'bed "$d" ocidec check --json | python3 -c '"'"'import json, os, sys
+sys.exit(any(c["detail"] == os.environ["DETAIL"] for c in json.load(sys.stdin)["checks"]))'"'"'' ||
 				fail "after \"$fix\", check still says: $detail"
 		done <<<"$fixes"
 	done
