@@ -165,8 +165,12 @@ write_private_sources() {
 	mirror=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI) $(ORIGIN)' |
 		awk '$3 == "Debian" && NF == 3 && $1 !~ /-/ { print $2; exit }')
 	if [ -n "$mirror" ]; then
-		grep -q " $mirror trixie " "$APT_DIR/sources.list" ||
-			echo "deb-src$keyring $mirror trixie main" >>"$APT_DIR/sources.list"
+		# (and bookworm's: a version of Debian 12 where Debian 13's files
+		# do not download)
+		for suite in trixie bookworm; do
+			grep -q " $mirror $suite " "$APT_DIR/sources.list" ||
+				echo "deb-src$keyring $mirror $suite main" >>"$APT_DIR/sources.list"
+		done
 		# and its binary packages: NRI's api.proto (fetch_deb)
 		native=$(dpkg --print-architecture)
 		echo "deb [arch=$native$signed] $mirror trixie main" >"$APT_DIR/sources.list.d/trixie-binary.list"
@@ -196,18 +200,28 @@ fetch() {
 	work=$APT_DIR/src/$pkg
 	rm -rf "$work" && mkdir -p "$work"
 	offered=$(apt_private apt-cache showsrc "$pkg" 2>/dev/null | awk '/^Version:/ { print $2 }')
-	chosen=
+	# the pinned versions the archive offers, in their order, then its
+	# newest: the first whose files download (a mirror may index a
+	# version whose files answer 404)
+	tries=
 	for v in $versions; do
-		if printf '%s\n' "$offered" | grep -qxF "$v"; then chosen=$v; break; fi
+		if printf '%s\n' "$offered" | grep -qxF "$v"; then tries="$tries $v"; fi
 	done
-	if [ -z "$chosen" ]; then
-		chosen=$(printf '%s\n' "$offered" | sort -V | tail -n 1)
-		[ -n "$chosen" ] || die "the archive offers no source package $pkg"
-		say "warning: none of the pinned $pkg versions ($versions) is offered; using $chosen"
-	fi
-	say "fetching $pkg $chosen"
-	(cd "$work" && apt_private apt-get -qq source --download-only "$pkg=$chosen" >/dev/null) ||
-		die "apt-get source $pkg=$chosen failed"
+	newest=$(printf '%s\n' "$offered" | sort -V | tail -n 1)
+	[ -n "$newest" ] || die "the archive offers no source package $pkg"
+	[ -n "$tries" ] || say "warning: none of the pinned $pkg versions ($versions) is offered; using $newest"
+	chosen=
+	for v in $tries $newest; do
+		say "fetching $pkg $v"
+		if (cd "$work" && apt_private apt-get -qq source --download-only "$pkg=$v" >"$work.get.log" 2>&1); then
+			chosen=$v
+			break
+		fi
+		say "warning: apt-get source $pkg=$v failed: $(grep -m 1 '404\|^E:' "$work.get.log")"
+		rm -f "$work"/*
+	done
+	rm -f "$work.get.log"
+	[ -n "$chosen" ] || die "apt-get source $pkg failed for every version offered ($tries $newest)"
 	dsc=$(ls "$work"/*.dsc)
 	# shellcheck disable=SC2086
 	# apt has checked the .dsc against the signed Sources index, and
