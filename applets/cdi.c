@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,7 +52,9 @@ const char cdi_usage[] =
 	"  -o, --output DIR|FILE write DIR/VENDOR-CLASS.json (.yaml) for each vendor,\n"
 	"                        or FILE for one vendor (a .yaml name means yaml),\n"
 	"                        atomically; a FILE that is no regular file (a FIFO,\n"
-	"                        /dev/stdout) is written through; default and -: stdout\n"
+	"                        /dev/stdout) is written through; default and -: stdout;\n"
+	"                        a path not there without a .json/.yaml/.yml name is\n"
+	"                        made, a directory\n"
 	"  -f, --features LIST   features, comma separated, or all (default: each vendor's\n"
 	"                        driver_feature, what the hook gives a container by default)\n"
 	"      --hook-path PATH  the host's path of ocidec, which the spec's hook runs\n"
@@ -527,6 +530,13 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+static bool ends_with_nocase(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
 /* The descriptor N of "/dev/fd/N" or "/proc/self/fd/N" exactly (digits
  * only, nothing after), of "/dev/stdout" (1) and "/dev/stderr" (2); -1
  * for anything else */
@@ -971,7 +981,8 @@ static int cdi_options(int argc, char **argv, struct cdi_run *run)
 	 * .yml) is a directory: `cdi -o /etc/cdi` on a node without one makes
 	 * it (a file there would be no CDI directory an engine could watch) */
 	if (run->output && !run->list && lstat(run->output, &st) < 0 && errno == ENOENT &&
-	    !ends_with(run->output, ".json") && !ends_with(run->output, ".yaml") && !ends_with(run->output, ".yml") &&
+	    !ends_with_nocase(run->output, ".json") && !ends_with_nocase(run->output, ".yaml") &&
+	    !ends_with_nocase(run->output, ".yml") &&
 	    mkdir(run->output, 0755) < 0) {
 		struct oerr e;
 

@@ -64,6 +64,8 @@ enum status { OK = REPORT_OK, INFO = REPORT_INFO, PROBLEM = REPORT_PROBLEM };
 struct checks {
 	struct report rep;  /* what is found, as check and selinux-check say it (report.h) */
 	bool registered;   /* an engine runs ocidec: a hook, a runtime or a spec of ours */
+	char *docker_none; /* a running dockerd gives no docker run a vendor: why (a problem
+			    * where no other engine runs ocidec either, else information) */
 	int drivers;       /* vendors with a driver here */
 	bool nvidia;       /* a vendor named nvidia (Docker's --gpus) */
 	bool toolkit;      /* a toolkit container installed ocidec here (TOOLKIT_RECORD) */
@@ -504,9 +506,12 @@ static void edits_paths(struct spec_paths *sp, const cJSON *edits)
  * given a device of the spec fails to start) must be there. JSON specs
  * (ocidec's, and any other vendor's); a YAML one is not read. */
 /* The devices of SPEC (of kind KIND, at PATH) into SEEN ("KIND=NAME", the
- * spec's path, ...): one another spec gave already is a problem, said
- * once a pair of specs. CDI refuses a device two specs define: every
- * container asking for it fails ("conflicting device"). */
+ * spec's path, ...): one another spec gave already is said once a pair of
+ * specs. The CDI library (every engine's) drops a device two specs of one
+ * directory define, and every container asking for it fails: a problem;
+ * across directories the later one (/var/run/cdi) wins, the other's is
+ * shadowed: information, with the command that removes the /etc/cdi
+ * copy (stale after the next driver upgrade, whatever it alone names). */
 static void cdi_clashes(struct checks *r, const cJSON *spec, const char *kind, const char *path, struct strv *seen)
 {
 	const cJSON *dev;
@@ -527,12 +532,20 @@ static void cdi_clashes(struct checks *r, const cJSON *spec, const char *kind, c
 		} else if (!said || strcmp(said, seen->v[i + 1]) != 0) {
 			_cleanup_free_ char *fix = NULL, *q = shell_word(strncmp(path, "/etc/", 5) == 0 ? path : seen->v[i + 1]);
 
-			said = seen->v[i + 1];
+			const char *other = seen->v[i + 1], *s1 = strrchr(other, '/'), *s2 = strrchr(path, '/');
+			bool one_dir = s1 && s2 && s1 - other == s2 - path && strncmp(other, path, (size_t)(s1 - other)) == 0;
+
+			said = other;
 			if (q)
 				fix = xasprintf("rm %s", q);
-			say(r, PROBLEM, "cdi", fix, "%s and %s both give %s (and maybe more): engines refuse a device "
-			    "two specs define, and every container asking for it fails; keep one (ocidec's refresh "
-			    "keeps /var/run/cdi)", seen->v[i + 1], path, id);
+			if (one_dir)
+				say(r, PROBLEM, "cdi", fix, "%s and %s both give %s (and maybe more): engines drop a "
+				    "device two specs of one directory define, and every container asking for it "
+				    "fails; keep one", other, path, id);
+			else
+				say(r, INFO, "cdi", fix, "%s and %s both give %s (and maybe more): the engines take "
+				    "%s's, the other's is shadowed (and goes stale at the next driver upgrade); keep "
+				    "one (ocidec's refresh keeps /var/run/cdi)", other, path, id, "/var/run/cdi");
 		}
 	}
 }
@@ -765,9 +778,8 @@ static void check_docker(struct checks *r, int root, int proc)
 		 * a vendor (--gpus: "could not select device driver") */
 		info = since > 0 ? engine_docker_info(root) : NULL;
 		if (docker_gives_nothing(root, info))
-			say(r, PROBLEM, "docker", "ocidec install --runtime docker",
-			    "dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: no docker run "
-			    "gets a vendor (--gpus: \"could not select device driver\")");
+			r->docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
+						 "no docker run gets a vendor");
 		else if (since > 0 || engine_installed(root, dk))
 			say(r, INFO, "docker", "ocidec install --runtime docker",
 			    "%s without " DOCKER_JSON ": docker run gets no vendor but through CDI (Docker 25 or "
@@ -819,9 +831,8 @@ static void check_docker(struct checks *r, int root, int proc)
 		}
 	}
 	if (!any && docker_gives_nothing(root, info))
-		say(r, PROBLEM, "docker", "ocidec install --runtime docker",
-		    DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, no hook for --gpus: "
-		    "no docker run gets a vendor (--gpus: \"could not select device driver\")");
+		r->docker_none = xstrdup(DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, "
+					 "no hook for --gpus: no docker run gets a vendor");
 	else if (!any)
 		say(r, INFO, "docker", "ocidec install --runtime docker",
 		    DOCKER_JSON " names no runtime of ocidec's: docker run gets no vendor but through CDI");
@@ -1078,6 +1089,20 @@ static void check_all(struct checks *r, const char *dir, const char *host, int r
 	check_docker(r, root, proc);
 	check_containerd(r, root, proc);
 	check_cdi(r, root);
+	/* Docker that gives nothing: a problem until ocidec install has run
+	 * (right after the package's install); after, the engines it was
+	 * given are the operator's choice, and this node may not mean Docker
+	 * for its accelerators (an NRI or containerd node also running
+	 * dockerd) */
+	if (r->docker_none) {
+		struct stat ist;
+		bool installed = r->toolkit || host_stat(root, "/var/lib/ocidec/install.json", &ist, false);
+
+		say(r, installed ? INFO : PROBLEM, "docker", "ocidec install --runtime docker", "%s%s", r->docker_none,
+		    r->nvidia ? " (--gpus: \"could not select device driver\")" : "");
+		free(r->docker_none);
+		r->docker_none = NULL;
+	}
 	check_selinux(r);
 	if (!r->drivers)
 		advise(r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a "

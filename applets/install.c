@@ -1112,9 +1112,10 @@ static int restart_by(char *const argv[], const char *engine, struct oerr *err)
 	if (code < 0)
 		return -1;
 	if (code)
-		return oerr_set(err, 0, "--restart: %s restart%s%s failed (exit %d): restart %s yourself", cmd,
+		return oerr_set(err, 0, "--restart: %s %s%s%s failed (exit %d): restart %s yourself", cmd, argv[1],
 				argv[2] ? " " : "", argv[2] ? argv[2] : "", code, engine);
-	out("ocidec install: restarted %s (%s restart%s%s)\n", engine, cmd, argv[2] ? " " : "", argv[2] ? argv[2] : "");
+	out("ocidec install: %s %s (%s %s%s%s)\n", strstr(argv[1], "reload") ? "reloaded" : "restarted", engine, cmd,
+	    argv[1], argv[2] ? " " : "", argv[2] ? argv[2] : "");
 	return 0;
 }
 
@@ -1131,7 +1132,13 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 		_cleanup_free_ char *sock = xasprintf("%.*s.socket", (int)strcspn(unit, "."), unit);
 		char *const reset[] = { (char *)"systemctl", (char *)"reset-failed", (char *)unit, sock, NULL };
 		char *const argv[] = { (char *)"systemctl", (char *)"restart", (char *)unit, NULL };
+		char *const rl[] = { (char *)"systemctl", (char *)"try-reload-or-restart", (char *)unit, NULL };
 		struct oerr ignored;
+
+		/* a reload where it is enough (Docker's runtimes and default
+		 * runtime): no container stops */
+		if (reload)
+			return restart_by(rl, engine, err);
 
 		/* the unit's start limit cleared first: restarts of earlier
 		 * runs (or the engine's own failures) would have systemd refuse
@@ -1309,7 +1316,20 @@ static void on_signal(int sig)
 static const char *driver_root_auto(const struct inst *in)
 {
 	_cleanup_close_ int fd = root_open(in->root, DRIVER_CONTAINER_ROOT "/usr", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int op = fd < 0 ? root_open(in->root, "/run/nvidia", O_PATH | O_DIRECTORY) : -1;
 
+	/* the GPU Operator's /run/nvidia there but not yet its driver's root
+	 * (after a boot its driver pod takes minutes): waited for, 10 minutes
+	 * at most, rather than the node's own driver taken for good */
+	if (fd < 0 && op >= 0) {
+		out("ocidec install: waiting for the driver container's root at " DRIVER_CONTAINER_ROOT
+		    " (NVIDIA's GPU Operator's /run/nvidia is there; --driver-root auto)\n");
+		fflush(stdout);
+		for (int i = 0; i < 600 && fd < 0; i++) {
+			sleep(1);
+			fd = root_open(in->root, DRIVER_CONTAINER_ROOT "/usr", O_PATH | O_DIRECTORY);
+		}
+	}
 	if (fd >= 0) {
 		out("ocidec install: driver root " DRIVER_CONTAINER_ROOT ": a driver container's root is there "
 		    "(--driver-root auto)\n");

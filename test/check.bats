@@ -268,17 +268,24 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_line "info     config: the host's vendor configs, $H/etc/ocidec/ocidec.d (-c DIR for others)"
 }
 
-@test "check: two specs that give one device (nvidia-ctk's in /etc/cdi, the refresh's in /var/run/cdi) are a problem, its fix removing the /etc/cdi one (issue 47, finding 3)" {
+@test "check: two specs that give one device: in one directory a problem (engines drop the device), across /etc/cdi and /var/run/cdi information (the refresh's wins, the other is shadowed), each with the rm that keeps one (issue 47, finding 3)" {
 	mkdir -p "$H/etc/cdi" "$H/var/run/cdi"
-	for f in etc/cdi/nvidia.json var/run/cdi/nvidia.com-gpu.json; do
-		printf '{"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu", "devices": [{"name": "0", "containerEdits": {"deviceNodes": [{"path": "/dr/dev/demo0"}]}}, {"name": "all", "containerEdits": {}}]}\n' >"$H/$f"
-	done
+	spec() {
+		printf '{"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu", "devices": [{"name": "0", "containerEdits": {"deviceNodes": [{"path": "/dr/dev/demo0"}]}}, {"name": "all", "containerEdits": {}}]}\n' >"$H/$1"
+	}
+	spec var/run/cdi/nvidia.com-gpu.json
+	spec var/run/cdi/nvidia.json
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_failure 1
-	assert_line "PROBLEM  cdi: /etc/cdi/nvidia.json and /var/run/cdi/nvidia.com-gpu.json both give nvidia.com/gpu=0 (and maybe more): engines refuse a device two specs define, and every container asking for it fails; keep one (ocidec's refresh keeps /var/run/cdi)"
-	assert_line "         fix: rm /etc/cdi/nvidia.json"
+	assert_line "PROBLEM  cdi: /var/run/cdi/nvidia.com-gpu.json and /var/run/cdi/nvidia.json both give nvidia.com/gpu=0 (and maybe more): engines drop a device two specs of one directory define, and every container asking for it fails; keep one"
+	assert_line "         fix: rm /var/run/cdi/nvidia.com-gpu.json"
 	run grep -c 'both give' <<<"$output"
 	assert_output 1
+	mv "$H/var/run/cdi/nvidia.json" "$H/etc/cdi/nvidia.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	assert_line "info     cdi: /etc/cdi/nvidia.json and /var/run/cdi/nvidia.com-gpu.json both give nvidia.com/gpu=0 (and maybe more): the engines take /var/run/cdi's, the other's is shadowed (and goes stale at the next driver upgrade); keep one (ocidec's refresh keeps /var/run/cdi)"
+	assert_line "         fix: rm /etc/cdi/nvidia.json"
 	rm "$H/etc/cdi/nvidia.json"
 	run ocidec check --host-root "$H" -c "$CFG"
 	refute_output --partial "both give"

@@ -773,7 +773,14 @@ print(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])' "$K/ocide
 	assert_line "ocidec install: driver root: the configs' own (no driver container's root at /run/nvidia/driver; --driver-root auto)"
 	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
 	assert_output "$(grep '^driver_root' "$CONF/nvidia.ini")"
-	mkdir -p "$H/run/nvidia/driver/usr"
+	# the GPU Operator's /run/nvidia before its driver pod is done (after a
+	# boot): waited for, not taken as the node's own driver
+	mkdir -p "$H/run/nvidia"
+	(sleep 2; mkdir -p "$H/run/nvidia/driver/usr") &
+	run ocidec install -c "$CONF" "${inst[@]}"
+	assert_success
+	assert_line "ocidec install: waiting for the driver container's root at /run/nvidia/driver (NVIDIA's GPU Operator's /run/nvidia is there; --driver-root auto)"
+	assert_line "ocidec install: driver root /run/nvidia/driver: a driver container's root is there (--driver-root auto)"
 	run ocidec install -c "$CONF" "${inst[@]}"
 	assert_success
 	assert_line "ocidec install: driver root /run/nvidia/driver: a driver container's root is there (--driver-root auto)"
