@@ -62,7 +62,7 @@ int app_profile_write(int rootfd, const char *path, struct oerr *err)
 {
 	uint64_t mask = app_profile_mask(rootfd);
 	_cleanup_free_ char *dir = NULL, *text = NULL;
-	_cleanup_close_ int pfd = -1, dfd = -1;
+	_cleanup_close_ int pfd = -1;
 	const char *name = strrchr(path, '/');
 
 	if (!mask) {
@@ -75,14 +75,12 @@ int app_profile_write(int rootfd, const char *path, struct oerr *err)
 	pfd = root_mkdirs(rootfd, *dir ? dir : "/", 0, NULL, NULL, err);
 	if (pfd < 0)
 		return oerr_prefix(err, "the application profile");
-	dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);  /* (for the writers' lock) */
-	if (dfd < 0)
-		return oerr_set(err, errno, "%s: the application profile's directory", path);
-	/* a new inode renamed over the name: what the image put there (a block
-	 * device node, a FIFO) is replaced, never opened for writing */
+	/* a new inode renamed over the name, as the ld.so.cache is written:
+	 * what the image put there (a block device node, a FIFO) is replaced,
+	 * never opened for writing */
 	text = app_profile_text(mask);
-	if (dir_write_atomic(dfd, name + 1, text, strlen(text), 0444, false, err) < 0)
-		return oerr_prefix(err, "the application profile %s", path);
+	if (root_write_atomic(rootfd, path, text, strlen(text), 0444, false, err) < 0)
+		return oerr_prefix(err, "the application profile");
 	log_info("%s: EGLVisibleDGPUDevices 0x%llx", path, (unsigned long long)mask);
 	return 0;
 }

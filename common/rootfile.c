@@ -85,13 +85,21 @@ bool root_dir_lock_sweep(int dfd)
 	return true;
 }
 
-/* The atomic write of BASE in DFD; PATH and DIR name them in errors */
-static int write_at(int dfd, const char *base, const char *path, const char *dir, const void *buf, size_t len,
-		    mode_t mode, bool durable, struct oerr *err)
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+		      struct oerr *err)
 {
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = path_dir(path);
+	const char *base = slash ? slash + 1 : path;
+	_cleanup_close_ int dfd = -1;
 	char *tmp = NULL;
 	int fd = -1;
 
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return oerr_set(err, 0, "%s: not a file name", path);
+	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return oerr_set(err, errno, "%s", dir);
 	root_dir_lock_sweep(dfd);
 	for (int tries = 0; tries < 16 && fd < 0; tries++) {
 		free(tmp);
@@ -115,7 +123,7 @@ static int write_at(int dfd, const char *base, const char *path, const char *dir
 	}
 	fd = -1;
 	/* the name's old inode, whatever it was (a device node, a FIFO, a
-	 * link), is unlinked, never opened */
+	 * link the image put there), is unlinked, never opened */
 	if (renameat(dfd, tmp, dfd, base) < 0)
 		goto fail;
 	if (durable)
@@ -129,30 +137,6 @@ fail:
 	unlinkat(dfd, tmp, 0);
 	free(tmp);
 	return -1;
-}
-
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
-		      struct oerr *err)
-{
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = path_dir(path);
-	const char *base = slash ? slash + 1 : path;
-	_cleanup_close_ int dfd = -1;
-
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		return oerr_set(err, 0, "%s: not a file name", path);
-	dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0)
-		return oerr_set(err, errno, "%s", dir);
-	return write_at(dfd, base, path, *dir ? dir : "/", buf, len, mode, durable, err);
-}
-
-int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mode_t mode, bool durable,
-		     struct oerr *err)
-{
-	if (!*base || strchr(base, '/') || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		return oerr_set(err, 0, "%s: not a file name", base);
-	return write_at(dfd, base, base, ".", buf, len, mode, durable, err);
 }
 
 int root_symlink_atomic(int dirfd, const char *name, const char *text)

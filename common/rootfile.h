@@ -18,11 +18,6 @@
  * directory (when DURABLE). */
 int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
 		      struct oerr *err);
-/* root_write_atomic of the file BASE in the directory DFD (already
- * resolved in its root). Whatever BASE was (a device node, a FIFO, a
- * symlink the image put there) is replaced by the rename, never opened. */
-int dir_write_atomic(int dfd, const char *base, const void *buf, size_t len, mode_t mode, bool durable,
-		     struct oerr *err);
 /* The regular file PATH inside ROOTFD (not through a final symlink), at
  * most MAX bytes, into *BUF (*LEN, NUL-terminated; ST its stat if not
  * NULL): 1; 0 when there is none; -1 (ERR) when it cannot be read or is
