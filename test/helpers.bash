@@ -457,3 +457,18 @@ watch_catches() {
 	rm -rf "$HOST"
 	mv "$BATS_TEST_TMPDIR/host.saved" "$HOST"
 }
+
+# refused_by_hook_and_shim SHIM_TEXT HOOK_ASSERT...: the bundle $B's
+# config.json refused by the hook's dry run (its line matching
+# assert_output HOOK_ASSERT...) and by the runtime shim (its output holding
+# SHIM_TEXT); $ID the shim's container, $CFG the vendors
+refused_by_hook_and_shim() {
+	local shim_text=$1
+	shift
+	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
+	assert_failure
+	assert_output "$@"
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
+	assert_failure
+	assert_output --partial "$shim_text"
+}

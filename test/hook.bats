@@ -488,12 +488,7 @@ twice() {
 		ANNOTATIONS=$(seq -f 'k%g=v' -s, 20) bundle OCI_DEMO=0 -- true >/dev/null
 		perl -MJSON::PP -i -0777 -pe '$_ = JSON::PP->new->canonical->encode(decode_json($_))' "$B/config.json"
 		twice "${edit%%|*}" "${edit#*|}"
-		run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
-		assert_failure
-		assert_output --regexp "^ocidec hook: $B/config.json: (the key \"(env|path|type|k7)\" is given twice in one object \(runtimes read the last, ocidec would read the first\)|the keys \"[^\"]+\" and \"[^\"]+\" are one to a runtime \(Go's JSON matches a name in any case, and reads the last\), two to ocidec): refused$"
-		run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
-		assert_failure
-		assert_output --partial ": refused"
+		refused_by_hook_and_shim ": refused" --regexp "^ocidec hook: $B/config.json: (the key \"(env|path|type|k7)\" is given twice in one object \(runtimes read the last, ocidec would read the first\)|the keys \"[^\"]+\" and \"[^\"]+\" are one to a runtime \(Go's JSON matches a name in any case, and reads the last\), two to ocidec): refused$"
 	done
 	# annotations are a map to Go: keys that differ in case are two
 	bundle -- true >/dev/null

@@ -801,12 +801,7 @@ procview_bed() {
 		text = text.replace('"process": ', '"process": ' + json.dumps(p1) + ', "process": ', 1)
 		open(sys.argv[1], "w").write(text)
 		EOF
-	run hook -c "$CFG" --dry-run <<<"{\"bundle\": \"$B\"}"
-	assert_failure
-	assert_output --partial "the key \"process\" is given twice in one object (runtimes read the last, ocidec would read the first): refused"
-	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/rr" run --bundle "$B" "$ID"
-	assert_failure
-	assert_output --partial "given twice"
+	refused_by_hook_and_shim "given twice" --partial "the key \"process\" is given twice in one object (runtimes read the last, ocidec would read the first): refused"
 }
 
 @test "a device list is a bind mount of the null device: a tmpfs whose source reads /dev/null selects nothing (issue 32, finding 8)" {
