@@ -59,6 +59,8 @@ const char check_usage[] =
 enum status { OK = REPORT_OK, INFO = REPORT_INFO, PROBLEM = REPORT_PROBLEM };
 
 #define TOOLKIT_RECORD "/usr/local/ocidec/install.json"
+#define HOST_RECORD "/var/lib/ocidec/install.json"   /* ocidec install on the host itself */
+#define NVIDIA_HOOK_USR "/usr/bin/nvidia-container-runtime-hook"   /* NVIDIA's own */
 #define TOOLKIT_CONFIG_DIR "/usr/local/ocidec/etc/ocidec.d"   /* (install's default --prefix) */
 
 struct checks {
@@ -69,6 +71,7 @@ struct checks {
 	int drivers;       /* vendors with a driver here */
 	bool nvidia;       /* a vendor named nvidia (Docker's --gpus) */
 	bool toolkit;      /* a toolkit container installed ocidec here (TOOLKIT_RECORD) */
+	bool installed;    /* ocidec install has run here (TOOLKIT_RECORD or HOST_RECORD) */
 	struct strv kinds, kind_vendors;  /* the CDI kinds of vendors with a driver here, and their names */
 };
 
@@ -530,14 +533,13 @@ static void cdi_clashes(struct checks *r, const cJSON *spec, const char *kind, c
 			if (seen->n < 2 * 4096)
 				strv_push(seen, id), strv_push(seen, path);
 		} else if (!said || strcmp(said, seen->v[i + 1]) != 0) {
-			_cleanup_free_ char *fix = NULL, *q = shell_word(strncmp(path, "/etc/", 5) == 0 ? path : seen->v[i + 1]);
-
 			const char *other = seen->v[i + 1], *s1 = strrchr(other, '/'), *s2 = strrchr(path, '/');
 			bool one_dir = s1 && s2 && s1 - other == s2 - path && strncmp(other, path, (size_t)(s1 - other)) == 0;
+			/* the fix removes the /etc/cdi copy (the refresh keeps /var/run/cdi) */
+			_cleanup_free_ char *q = shell_word(strncmp(path, "/etc/", 5) == 0 ? path : other);
+			_cleanup_free_ char *fix = q ? xasprintf("rm %s", q) : NULL;
 
 			said = other;
-			if (q)
-				fix = xasprintf("rm %s", q);
 			if (one_dir)
 				say(r, PROBLEM, "cdi", fix, "%s and %s both give %s (and maybe more): engines drop a "
 				    "device two specs of one directory define, and every container asking for it "
@@ -757,7 +759,7 @@ static bool docker_gives_nothing(int root, const cJSON *info)
 	struct stat st;
 
 	return info && !docker_cdi_on(info) && !host_stat(root, NVIDIA_HOOK_LINK, &st, true) &&
-	       !host_stat(root, "/usr/bin/nvidia-container-runtime-hook", &st, true);
+	       !host_stat(root, NVIDIA_HOOK_USR, &st, true);
 }
 
 static void check_docker(struct checks *r, int root, int proc)
@@ -867,7 +869,7 @@ static void check_docker(struct checks *r, int root, int proc)
 		const char *hook = NVIDIA_HOOK_LINK;
 
 		if (!host_stat(root, hook, &hs, true))
-			hook = "/usr/bin/nvidia-container-runtime-hook";
+			hook = NVIDIA_HOOK_USR;
 		if (!host_stat(root, hook, &hs, true)) {
 			say_apply(r, root, ENGINE_DOCKER, true, "ocidec install --runtime docker",
 				  "no nvidia-container-runtime-hook on dockerd's PATH: docker run --gpus fails (\"could "
@@ -1073,8 +1075,12 @@ static void check_all(struct checks *r, const char *dir, const char *host, int r
 	_cleanup_free_ char *host_dir = NULL;
 	struct stat st;
 
-	r->toolkit = host_stat(root, TOOLKIT_RECORD, &st, false) &&
-		     !host_stat(root, "/var/lib/ocidec/install.json", &st, false);
+	{
+		bool host_rec = host_stat(root, HOST_RECORD, &st, false), tk = host_stat(root, TOOLKIT_RECORD, &st, false);
+
+		r->toolkit = tk && !host_rec;
+		r->installed = tk || host_rec;
+	}
 	/* the host's configs, not this process's: a toolkit container's view;
 	 * where a toolkit container installed ocidec, those it copied (what
 	 * the binary it installed reads) */
@@ -1095,10 +1101,7 @@ static void check_all(struct checks *r, const char *dir, const char *host, int r
 	 * for its accelerators (an NRI or containerd node also running
 	 * dockerd) */
 	if (r->docker_none) {
-		struct stat ist;
-		bool installed = r->toolkit || host_stat(root, "/var/lib/ocidec/install.json", &ist, false);
-
-		say(r, installed ? INFO : PROBLEM, "docker", "ocidec install --runtime docker", "%s%s", r->docker_none,
+		say(r, r->installed ? INFO : PROBLEM, "docker", "ocidec install --runtime docker", "%s%s", r->docker_none,
 		    r->nvidia ? " (--gpus: \"could not select device driver\")" : "");
 		free(r->docker_none);
 		r->docker_none = NULL;
