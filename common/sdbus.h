@@ -41,7 +41,8 @@ char *sdbus_unit_path(const char *unit);
 
 /* A method call to systemd in BUF (CAP bytes), serial SERIAL; its length,
  * or 0 when it does not fit. */
-size_t sdbus_get_device_policy(uint8_t *buf, size_t cap, uint32_t serial, const char *unit_path);
+size_t sdbus_get_property(uint8_t *buf, size_t cap, uint32_t serial, const char *unit_path, const char *iface,
+			  const char *property);
 size_t sdbus_set_device_allow(uint8_t *buf, size_t cap, uint32_t serial, const char *unit,
 			      const struct devcg_rule *rules, size_t n);
 
@@ -57,5 +58,10 @@ long sdbus_parse(const uint8_t *buf, size_t len, int *type, uint32_t *reply_to, 
  * alone; -1: ERR. */
 int sdbus_allow_devices(const char *socket, const char *unit, const struct devcg_rule *rules, size_t n,
 			struct oerr *err);
+
+/* UNIT's ActiveState ("active", "failed", "inactive", "activating"...)
+ * in STATE (CAP bytes), asked of systemd on FD, a stream connected to its
+ * private socket (left open); -1: ERR. */
+int sdbus_unit_state(int fd, const char *unit, char *state, size_t cap, struct oerr *err);
 
 #endif

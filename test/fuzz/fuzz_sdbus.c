@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	path = sdbus_unit_path(unit);
 	for (int which = 0; which < 2; which++) {
 		len = which ? sdbus_set_device_allow(msg, sizeof(msg), 7, unit, rules, (size_t)(size % 4))
-			    : sdbus_get_device_policy(msg, sizeof(msg), 7, path);
+			    : sdbus_get_property(msg, sizeof(msg), 7, path, "org.freedesktop.systemd1.Scope", "DevicePolicy");
 		if (!len || sdbus_parse(msg, len, &type, &to, text, sizeof(text)) != (long)len || type != 1 || to)
 			abort();
 		/* every prefix is incomplete */
