@@ -836,6 +836,7 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 		       const char *output, bool to_dir, struct oerr *err)
 {
 	int written = 0;
+	struct strv absent = { 0 };
 
 	for (size_t i = 0; i < cfg->n; i++) {
 		const struct vendor *v = &cfg->vendors[i];
@@ -854,11 +855,19 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 					 : run->management ? management_spec(v, run, &empty, err)
 					 : vendor_spec(v, run, &empty, err), run);
 		if (!spec && empty) {
-			log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
+			/* a vendor named: said; of all, one line for those this
+			 * host does not have (the package ships every vendor's
+			 * file; most hosts have one), at info */
+			if (n)
+				log_warn("%s: nothing under driver_root %s: no spec", v->name, v->driver_root);
+			else
+				strv_push(&absent, v->name);
 			continue;
 		}
-		if (!spec)
+		if (!spec) {
+			strv_free(&absent);
 			return -1;
+		}
 		if (run->list) {  /* what engines take: --device KIND=NAME */
 			const cJSON *d;
 			const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(spec, "kind"));
@@ -885,8 +894,10 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 
 			path = xasprintf("%s/%s", output, file);
 		}
-		if (write_spec(path ? path : output, text, !path, err) < 0)
+		if (write_spec(path ? path : output, text, !path, err) < 0) {
+			strv_free(&absent);
 			return -1;
+		}
 		if (path || own_descriptor(output) != 1) {  /* stdout is no spec: say what it holds */
 			_cleanup_free_ char *feats = feature_names(v, run->management ? "all" : run->features);
 
@@ -895,6 +906,12 @@ static int write_specs(const struct config *cfg, char *const *names, int n, cons
 								     "--features all for every one)");
 		}
 	}
+	if (absent.n) {
+		_cleanup_free_ char *list = strv_join(&absent, ", ");
+
+		log_info("not here (nothing under their driver roots): %s: no spec", list);
+	}
+	strv_free(&absent);
 	return written;
 }
 

@@ -346,10 +346,20 @@ static char *host_read(int root, const char *path)
 
 /* ---- the vendors ---- */
 
+/* ROOT if ONE is NULL (the first) or the same; else "" (several) */
+static const char *same_root(const char *one, const char *root)
+{
+	return !one || strcmp(one, root) == 0 ? root : "";
+}
+
 static void check_configs(struct checks *r, const char *dir, int root, bool at_slash)
 {
 	struct config cfg;
 	struct plan_select sel = { .features = "all" };
+	/* the vendors this host does not have: one line for all of them (the
+	 * package ships a file for each vendor; most hosts have one) */
+	struct strv absent = { 0 }, unloaded = { 0 };
+	const char *absent_root = NULL, *unloaded_root = NULL;
 
 	config_load_each(&cfg, dir);
 	for (size_t i = 0; i < cfg.nbroken; i++)
@@ -397,9 +407,8 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		 * and only_where: NVIDIA's gated features without their
 		 * driver): information, as on most hosts */
 		if (at_slash && v->only_with.n && !vendor_here(v)) {
-			say(r, INFO, v->name, NULL, "none of its only_where (%s%s) under driver_root %s: its driver is not "
-			    "loaded here, and a container asking for it gets nothing of it", v->only_where.n ? v->only_where.v[0] : "",
-			    v->only_where.n > 1 ? " ..." : "", v->driver_root);
+			strv_push(&unloaded, v->name);
+			unloaded_root = same_root(unloaded_root, v->driver_root);
 			continue;
 		}
 		/* another platform's file (only_where, not_where): fine where a
@@ -449,10 +458,10 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		for (size_t k = 0; k < plan.n; k++)
 			if (stat(plan.items[k].host, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
 				devs++;
-		if (!plan.n)
-			say(r, INFO, v->name, NULL, "nothing under driver_root %s: this driver is not installed here",
-			    v->driver_root);
-		else if (!devs)
+		if (!plan.n) {
+			strv_push(&absent, v->name);
+			absent_root = same_root(absent_root, v->driver_root);
+		} else if (!devs)
 			advise(r, PROBLEM, v->name, "load the driver's kernel module, which makes the device nodes "
 			       "(NVIDIA's: nvidia-modprobe, or nvidia-smi once)",
 			    "no device node under %s (%zu files otherwise)", v->driver_root, plan.n);
@@ -466,6 +475,19 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		r->drivers += plan.n > 0;
 		plan_free(&plan);
 	}
+	if (absent.n || unloaded.n) {
+		_cleanup_free_ char *a = strv_join(&absent, ", "), *u = strv_join(&unloaded, ", ");
+
+		say(r, INFO, "vendors", NULL, "not here%s%s%s%s%s%s%s%s%s%s: a container asking for one gets nothing of it",
+		    absent.n ? ": " : "", absent.n ? a : "", absent.n ? " (nothing under " : "",
+		    absent.n ? (absent_root && *absent_root ? absent_root : "their driver roots") : "",
+		    absent.n ? ")" : "", unloaded.n ? (absent.n ? "; " : ": ") : "", unloaded.n ? u : "",
+		    unloaded.n ? " (their drivers not loaded: none of their only_where under " : "",
+		    unloaded.n ? (unloaded_root && *unloaded_root ? unloaded_root : "their driver roots") : "",
+		    unloaded.n ? ")" : "");
+	}
+	strv_free(&absent);
+	strv_free(&unloaded);
 	config_free(&cfg);
 }
 
@@ -762,6 +784,38 @@ static bool docker_gives_nothing(int root, const cJSON *info)
 	       !host_stat(root, NVIDIA_HOOK_USR, &st, true);
 }
 
+/* An engine installed here whose daemon does not run (SINCE 0), where
+ * systemd runs the host: its unit's state. A failed unit (its start limit
+ * hit by restarts, a configuration the daemon refused) starts nothing
+ * until it is reset, its socket's first use included: a problem, with the
+ * commands that start it again. One merely stopped is the operator's
+ * choice: nothing said. */
+static void check_unit(struct checks *r, int root, enum engine_id id, int64_t since)
+{
+	const struct engine *e = engine(id);
+	char st[64] = "", sock[64] = "", dep[64] = "";
+	_cleanup_free_ char *fix = NULL;
+	bool sock_failed, dep_failed;
+
+	if (since > 0 || !engine_installed(root, e) || engine_unit_state(root, e, "service", st, sizeof(st)) < 0)
+		return;
+	if (strcmp(st, "failed") != 0) {
+		if (strcmp(st, "inactive") != 0)
+			say(r, INFO, e->name, NULL, "%s does not run: %s.service is %s (systemd)", e->daemon, e->unit, st);
+		return;
+	}
+	sock_failed = engine_unit_state(root, e, "socket", sock, sizeof(sock)) == 0 && strcmp(sock, "failed") == 0;
+	/* dockerd needs containerd, which its unit wants started: one failed
+	 * too is reset with it, or dockerd's start fails again */
+	dep_failed = id == ENGINE_DOCKER && engine_unit_state(root, engine(ENGINE_CONTAINERD), "service", dep,
+								sizeof(dep)) == 0 && strcmp(dep, "failed") == 0;
+	fix = xasprintf("systemctl reset-failed %s%s.service%s%s%s && systemctl start %s.service",
+			dep_failed ? "containerd.service " : "", e->unit, sock_failed ? " " : "",
+			sock_failed ? e->unit : "", sock_failed ? ".socket" : "", e->unit);
+	say(r, PROBLEM, e->name, fix, "%s.service failed (systemd; journalctl -u %s.service says why): %s does not run, "
+	    "and systemd starts it for no one until the unit is reset", e->unit, e->unit, e->daemon);
+}
+
 static void check_docker(struct checks *r, int root, int proc)
 {
 	const struct engine *dk = engine(ENGINE_DOCKER);
@@ -775,6 +829,7 @@ static void check_docker(struct checks *r, int root, int proc)
 	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
 
 	since = started(proc, dk->daemon);
+	check_unit(r, root, ENGINE_DOCKER, since);
 	if (!text) {
 		/* a running dockerd that says its CDI is off: no docker run gets
 		 * a vendor (--gpus: "could not select device driver") */
@@ -990,6 +1045,8 @@ static void check_containerd(struct checks *r, int root, int proc)
 
 	if (!engine_installed(root, engine(ENGINE_CONTAINERD)) || !ctrd_binary(root))
 		return;
+	since = started(proc, "containerd");
+	check_unit(r, root, ENGINE_CONTAINERD, since);
 	if (geteuid() != 0) {
 		advise(r, INFO, "containerd", "run ocidec check as root", "not root: containerd's configuration not read "
 		    "(containerd config dump runs in the host root)");
@@ -1042,7 +1099,6 @@ static void check_containerd(struct checks *r, int root, int proc)
 	}
 	if (version < 3 && conf)
 		check_ctrd_shadow(r, root, conf);
-	since = started(proc, "containerd");
 	if ((host_stat(root, "/etc/containerd/config.toml", &st, false) && changed_after(&st, since)) ||
 	    (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && changed_after(&st, since)))
 		say_apply(r, root, ENGINE_CONTAINERD, true, NULL,

@@ -55,8 +55,9 @@
 
 const char install_usage[] =
 	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"
-	"           [--enable-cdi] [--restart] [--hooks-dir D] [--lock-timeout S]\n"
-	"       ocidec install --uninstall [--restart]\n"
+	"           [--enable-cdi] [--restart] [--restart-timeout S] [--hooks-dir D]\n"
+	"           [--lock-timeout S]\n"
+	"       ocidec install --uninstall [--restart] [--restart-timeout S]\n"
 	"       ocidec install --host-root DIR [--prefix P] [--driver-root PATH]\n"
 	"           [--runtime LIST]... [--runtime-name NAME] [--set-as-default] [--enable-cdi]\n"
 	"           [--hooks-dir D] [-c DIR] [--vendor NAME]... [--tenant-policy open|kubernetes]\n"
@@ -98,8 +99,11 @@ const char install_usage[] =
 	"  --enable-cdi          CDI on in the engine: Docker's features.cdi (Docker 25 and\n"
 	"                        later), containerd's enable_cdi; podman and CRI-O need nothing\n"
 	"  --restart             then restart the engines whose files changed (systemctl\n"
-	"                        restart; without systemd, SIGHUP to dockerd where a reload\n"
-	"                        does); on the host only\n"
+	"                        restart, their start limit reset first; where a reload\n"
+	"                        does, systemctl try-reload-or-restart, or SIGHUP to dockerd\n"
+	"                        without systemd), and wait until each answers on its socket;\n"
+	"                        on the host only\n"
+	"  --restart-timeout S   wait at most S seconds for each (default 60)\n"
 	"  --hooks-dir D         the hooks dir, instead of the above\n"
 	"  --host-root DIR       the host's root directory, from a container: copy, then register\n"
 	"  --prefix P            (--host-root) where on the host (default /usr/local/ocidec)\n"
@@ -152,6 +156,7 @@ struct inst {
 	bool changed_docker_plan;  /* daemon.json is among the files to write */
 	bool enable_cdi;           /* --enable-cdi */
 	bool docker_cdi;           /* --enable-cdi, and Docker has CDI */
+	bool docker_default_undone; /* --uninstall: ocidec was Docker's default runtime */
 	bool docker_cdi_asked;     /* --enable-cdi, now or by the last install */
 	bool docker_default;       /* --set-as-default for Docker, now or by the last install */
 	bool name_given;           /* --runtime-name */
@@ -159,6 +164,7 @@ struct inst {
 	bool restart;              /* --restart */
 	bool uninstalled;          /* --uninstall removed the record */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
+	unsigned restart_timeout;  /* --restart-timeout, seconds */
 	bool changed_docker, changed_containerd;
 	bool gpus_link_new;        /* the --gpus hook's link is new */
 	bool pending_docker, pending_docker_restart, pending_containerd;  /* an earlier --restart's, undone */
@@ -888,10 +894,11 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 }
 
 /* Docker reads a new runtime and default runtime on SIGHUP; CDI (a
- * feature) and a new --gpus hook only when it starts */
+ * feature), a new --gpus hook and a default runtime no longer named only
+ * when it starts */
 static bool docker_needs_restart(const struct inst *in)
 {
-	return in->docker_cdi || in->gpus_link_new || in->pending_docker_restart;
+	return in->docker_cdi || in->gpus_link_new || in->pending_docker_restart || in->docker_default_undone;
 }
 
 /* What each engine whose files changed needs to read them, and the command
@@ -952,8 +959,12 @@ static int uninstall(struct inst *in, struct oerr *err)
 	if (have < 0)
 		return -1;
 	forget_index(in);
-	/* CDI turned off again: Docker reads features when it starts */
+	/* CDI turned off again: Docker reads features when it starts. And
+	 * ocidec's default runtime taken back: on SIGHUP dockerd takes a
+	 * default runtime only where daemon.json names one (Docker 26), so
+	 * one the file no longer names stays ocidec's until it restarts */
 	in->docker_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_cdi"));
+	in->docker_default_undone = cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_default"));
 	n = cJSON_GetArraySize(in->j.files);
 	for (int i = n - 1; i >= 0; i--) {
 		if (undo_file(in, cJSON_GetArrayItem(in->j.files, i), err) < 0)
@@ -1185,6 +1196,30 @@ static int restart_engine(const char *engine, const char *unit, const char *comm
 			reload ? ", no running one named by its pid file" : ", a reload does not do", engine);
 }
 
+/* --restart: ENGINE G answering on its socket again, within
+ * --restart-timeout.
+ * systemd's restart returns once the daemon said it is ready (Docker's and
+ * containerd's units are Type=notify); a reload by signal or an init
+ * script's restart returns sooner. */
+static int wait_answers(const struct inst *in, const struct engine *g, struct oerr *err)
+{
+	struct timespec now, end, tick = { 0, 200 * 1000 * 1000 };
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += in->restart_timeout;
+	for (;;) {
+		if (engine_answers(in->root, g))
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	return oerr_set(err, 0, "--restart: %s does not answer on its socket %u s after: no container starts there; "
+			"see why in its log (journalctl -u %s.service), then start it", g->daemon, in->restart_timeout,
+			g->unit);
+}
+
 /* --restart after the engines' files changed: each of them, and every
  * one that could not be named in the error */
 static int restart_engines(struct inst *in, struct oerr *err)
@@ -1200,17 +1235,24 @@ static int restart_engines(struct inst *in, struct oerr *err)
 		const struct engine *g = engine(e[i].id);
 		char unit[64];
 		struct oerr one;
+		bool done, reload;
 
 		snprintf(unit, sizeof(unit), "%s.service", g->unit);
-		if (!e[i].changed ||
-		    restart_engine(g->daemon, unit, g->daemon, g->pidfile, !e[i].restart && g->reload_loads_runtimes,
-				   &one) == 0)
+		if (!e[i].changed)
+			continue;
+		reload = !e[i].restart && g->reload_loads_runtimes;
+		done = restart_engine(g->daemon, unit, g->daemon, g->pidfile, reload, &one) == 0;
+		/* (a reload leaves the daemon answering: only a restart waited for) */
+		if (done && (reload || wait_answers(in, g, &one) == 0))
 			continue;
 		{
 			char *f = failed ? xasprintf("%s; %s", failed, one.msg) : xstrdup(one.msg);
 			free(failed);
 			failed = f;
 		}
+		/* (restarted, not answering: said, nothing pending) */
+		if (done)
+			continue;
 		/* what is still to do, for the next run (its --restart, its hint) */
 		if (!pending)
 			pending = cJSON_CreateObject();
@@ -1619,6 +1661,7 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 		{ "set-as-default", no_argument, NULL, 'd' },
 		{ "enable-cdi", no_argument, NULL, 'C' },
 		{ "restart", no_argument, NULL, 'X' },
+		{ "restart-timeout", required_argument, NULL, 'Y' },
 		{ 0 },
 	};
 	int o;
@@ -1641,12 +1684,14 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 		case 'U': a->undo = true; break;
 		case 'W': a->wait = true, a->toolkit_opt = "--wait"; break;
 		case 'N': in->runtime_name = optarg, in->name_given = true; break;
-		case 'L': {
+		case 'L':
+		case 'Y': {
 			char *end;
 			unsigned long t = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || t > 86400)
-				return applet_usage_error("--lock-timeout %s: seconds, 0 to 86400", optarg);
-			in->lock_timeout = (unsigned)t;
+				return applet_usage_error("--%s %s: seconds, 0 to 86400", o == 'L' ? "lock-timeout" :
+							  "restart-timeout", optarg);
+			*(o == 'L' ? &in->lock_timeout : &in->restart_timeout) = (unsigned)t;
 			break;
 		}
 		case 'T':
@@ -1753,7 +1798,8 @@ APPLET_MAIN(install)
 {
 	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
 							       .runtime_name = "ocidec", .owner = "install",
-							       .lock_timeout = 120 };
+							       .lock_timeout = 120,
+							       .restart_timeout = 60 };
 	__attribute__((cleanup(install_args_free))) struct install_args a = { .cdir = config_dir_default() };
 	int status;
 

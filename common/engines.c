@@ -1,6 +1,7 @@
 /* The engines' facts: see engines.h */
 #include "common/engines.h"
 #include "common/rootfile.h"
+#include "common/sdbus.h"
 #include "common/rootpath.h"
 #include "common/util.h"
 
@@ -216,22 +217,18 @@ bool conf_hooks_dir_names(const char *text, const char *dir, bool *set)
 	return named;
 }
 
-/* dockerd's /info, asked on its socket in the host root */
-cJSON *engine_docker_info(int root)
+/* A stream connected to the first of SOCKS (paths in the host root ROOT,
+ * never through a link) that is root's socket and takes the connection (a
+ * user's file named so is no daemon), or -1 */
+static int root_connect(int root, const char *const socks[])
 {
-	static const char *const socks[] = { "/run/docker.sock", "/var/run/docker.sock", NULL };
-	static const char req[] = "GET /info HTTP/1.0\r\nHost: docker\r\n\r\n";
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char *buf = NULL, *body;
-	size_t n = 0, cap = 0;
-	cJSON *j = NULL;
 	int s = -1;
 
 	for (int i = 0; socks[i] && s < 0; i++) {
 		_cleanup_close_ int fd = root_open(root, socks[i], O_PATH);
 		struct stat st;
 
-		/* root's socket (a user's file named so is no dockerd) */
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != 0)
 			continue;
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", fd);
@@ -241,6 +238,50 @@ cJSON *engine_docker_info(int root)
 			s = -1;
 		}
 	}
+	return s;
+}
+
+bool engine_answers(int root, const struct engine *e)
+{
+	static const char *const ctrd[] = { "/run/containerd/containerd.sock", NULL };
+	cJSON *info;
+	int s;
+
+	if (e == engine(ENGINE_DOCKER)) {
+		info = engine_docker_info(root);
+		cJSON_Delete(info);
+		return info != NULL;
+	}
+	s = e == engine(ENGINE_CONTAINERD) ? root_connect(root, ctrd) : -1;
+	if (s >= 0)
+		close(s);
+	return s >= 0;
+}
+
+int engine_unit_state(int root, const struct engine *e, const char *suffix, char *state, size_t cap)
+{
+	static const char *const sd[] = { SDBUS_SOCKET, NULL };
+	_cleanup_close_ int s = -1;
+	char unit[64];
+	struct oerr err;
+
+	if (!e->unit || !host_has_systemd(root) || (s = root_connect(root, sd)) < 0)
+		return -1;
+	snprintf(unit, sizeof(unit), "%s.%s", e->unit, suffix);
+	return sdbus_unit_state(s, unit, state, cap, &err);
+}
+
+/* dockerd's /info, asked on its socket in the host root */
+cJSON *engine_docker_info(int root)
+{
+	static const char *const socks[] = { "/run/docker.sock", "/var/run/docker.sock", NULL };
+	static const char req[] = "GET /info HTTP/1.0\r\nHost: docker\r\n\r\n";
+	char *buf = NULL, *body;
+	size_t n = 0, cap = 0;
+	cJSON *j = NULL;
+	int s = -1;
+
+	s = root_connect(root, socks);
 	if (s < 0 || write(s, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1)
 		goto out;
 	for (;;) {  /* the answer, in 3 s and 4 MiB at most */

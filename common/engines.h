@@ -8,6 +8,7 @@
 #define OCIDEC_ENGINES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define HOOKS_DIR_USR "/usr/share/containers/oci/hooks.d"  /* podman's and CRI-O's default */
 #define HOOKS_DIR_ETC "/etc/containers/oci/hooks.d"
@@ -66,6 +67,15 @@ struct cJSON *engine_docker_info(int root);
  * run there: the host's own binary and libraries; 10 s at most; the first
  * on PATH, and only one of root's that no one else may write), or -1 */
 int engine_version(int root, const struct engine *e);
+
+/* Does E's daemon in the host root ROOT answer on its socket (dockerd's
+ * /info; containerd's socket takes a connection)? */
+bool engine_answers(int root, const struct engine *e);
+
+/* The ActiveState of E's systemd unit E->unit.SUFFIX ("service",
+ * "socket") in STATE (CAP bytes), asked of the host root ROOT's systemd on
+ * its private socket (root's); -1: no systemd there, or no answer. */
+int engine_unit_state(int root, const struct engine *e, const char *suffix, char *state, size_t cap);
 
 /* Is systemd the host root ROOT's init (/run/systemd/system there)? */
 bool host_has_systemd(int root);

@@ -223,9 +223,9 @@ engine() {
 	run ls "$BATS_TEST_TMPDIR/run-cdi"
 	assert_output $'management.nvidia.com-gpu.json\nnvidia.com-gpu.json'
 	run ocidec check -c "$CFG"
-	for v in $GATED; do
-		assert_line --regexp "^info +$v: none of its only_where \(/dev/[^ ]*\) under driver_root $bare: its driver is not loaded here, and a container asking for it gets nothing of it$"
-	done
+	# one line for the vendors the host does not have (issue 47, finding 7)
+	assert_line --regexp "^info +vendors: not here: (.*; )?nvidia-gdrcopy, nvidia-gds, nvidia-mofed, nvidia-nvswitch \(their drivers not loaded: none of their only_where under $bare\): a container asking for one gets nothing of it$"
+	assert_equal "$(grep -c 'not here' <<<"$output")" 1
 	refute_line --regexp '^PROBLEM +nvidia-(gds|mofed|gdrcopy|nvswitch)'
 	# where the nodes are: ok, with their count
 	nvidia_ini "$GDR"

@@ -1023,7 +1023,21 @@ host_mode() {
 	run host_mode "$H" --runtime docker --enable-cdi
 	assert_line 'ocidec install: dockerd runs runtime "ocidec" once it restarts: service docker restart (or --restart)'
 	host_mode "$H" --uninstall >/dev/null
+	# (--restart then waits until dockerd answers on its socket: a stand-in
+	# of its API answers there; without it, the wait fails, said)
+	run host_mode "$H" --runtime docker --enable-cdi --restart --restart-timeout 1
+	assert_failure 1
+	assert_line --partial "--restart: dockerd does not answer on its socket 1 s after: no container starts there"
+	host_mode "$H" --uninstall >/dev/null
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+while True:
+    c, _ = s.accept(); c.recv(4096); c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{}"); c.close()' \
+		"$H/var/run/docker.sock" &
+	api=$!
+	wait_until -t 10 '[ -S "$H/var/run/docker.sock" ]'
 	run host_mode "$H" --runtime docker --enable-cdi --restart
+	kill "$api"
 	assert_success
 	assert_line "ocidec install: restarted dockerd (/etc/init.d/docker restart)"
 	[ "$(cat "$H/restarted")" = restart ]

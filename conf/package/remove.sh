@@ -4,9 +4,9 @@
 # - what `ocidec install` registered (its record /var/lib/ocidec/install.json)
 #   given back, byte for byte (ocidec install --uninstall): Docker's and
 #   containerd's runtime and default runtime, CDI as it was, the hooks.d
-#   files; then, where systemd runs them, the engines made to read it:
-#   Docker reloaded (its runtimes and default runtime: no container stops),
-#   containerd restarted (its containers go on);
+#   files; then, where systemd runs them, the engines made to read it
+#   (--restart: Docker restarted where a reload does not give its default
+#   runtime back, containerd restarted, its containers going on);
 # - the CDI specs of ocidec's refresh (/var/run/cdi: their hook is ocidec)
 #   removed; one of ocidec's in /etc/cdi is said and left to its writer.
 # An uninstall that fails stops the removal, saying so: the engines would
@@ -23,28 +23,24 @@ if [ -d /run/systemd/system ]; then
 	done
 fi
 if [ -e "$record" ]; then
-	out=$("$bin" install --uninstall 2>&1)
+	# where systemd runs the engines, made to read what was given back
+	# (ocidec install --restart: the units' start limit cleared first,
+	# Docker restarted where a reload leaves ocidec its default runtime,
+	# containerd restarted, each waited for until it answers); a
+	# restart stops Docker's containers unless its live-restore is on:
+	# those of ocidec's runtime are stopped while its binary is still here
+	restart=
+	[ -d /run/systemd/system ] && restart=--restart
+	out=$("$bin" install --uninstall $restart 2>&1)
 	rc=$?
 	[ -z "$out" ] || printf '%s\n' "$out"
-	if [ "$rc" -ne 0 ]; then
+	if [ "$rc" -ne 0 ] && [ -e "$record" ]; then
 		echo "ocidec: the engines still name ocidec (ocidec install --uninstall: exit $rc): not removed. Give them back as said above, then remove the package; or move $record aside (the engines' files then stay as they are, naming ocidec) and remove it again" >&2
 		exit 1
 	fi
-	# the engines made to read what was given back: Docker reloaded (its
-	# runtimes and default runtime: no container stops; what wants a
-	# restart the lines above say), containerd restarted (its containers
-	# go on), the unit's start limit cleared first
-	if [ -d /run/systemd/system ]; then
-		case $out in *daemon.json*)
-			systemctl -q is-active docker.service 2>/dev/null && systemctl reload docker.service &&
-				echo "ocidec: reloaded docker: its runtimes as they were" ;;
-		esac
-		case $out in *containerd*)
-			systemctl -q is-active containerd.service 2>/dev/null && systemctl reset-failed containerd.service 2>/dev/null
-			systemctl -q is-active containerd.service 2>/dev/null && systemctl restart containerd.service &&
-				echo "ocidec: restarted containerd: its runtimes as they were" ;;
-		esac
-	fi
+	# given back, an engine not restarted (said above): removed all the same,
+	# its files no longer name ocidec
+	[ "$rc" -eq 0 ] || echo "ocidec: the engines' files are given back; restart those named above yourself" >&2
 fi
 # the specs whose hook is this binary (not a toolkit container's copy, a
 # DRA claim's of another path)
