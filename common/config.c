@@ -167,6 +167,53 @@ const char *source_name(unsigned src)
 	return "?";
 }
 
+/* Are S's N bytes all letters, digits or bytes of MORE (none: false)? */
+static bool word_of(const char *s, size_t n, const char *more)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && (!s[i] || !strchr(more, s[i])))
+			return false;
+	return n > 0;
+}
+
+bool device_number_parse(const char *entry, struct device_number *out)
+{
+	const char *c1 = strchr(entry, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	_cleanup_free_ char *name = NULL;
+	size_t dl, ml;
+	char *pct;
+
+	if (!c2 || strchr(c2 + 1, ':'))
+		return false;
+	/* NODE: a name in /dev, "%u" once in a device's (checked as "0") */
+	name = xstrndup(entry, (size_t)(c1 - entry));
+	if ((pct = strstr(name, "%u"))) {
+		memmove(pct, pct + 1, strlen(pct));
+		*pct = '0';
+	}
+	if (!word_of(name, strlen(name), "_.+-") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	/* DRIVER: /proc/devices names, '|' between them */
+	dl = (size_t)(c2 - c1 - 1);
+	if (!word_of(c1 + 1, dl, "_.+-|") || c1[1] == '|' || c2[-1] == '|' || memmem(c1 + 1, dl, "||", 2))
+		return false;
+	/* MINOR: at most 20 bits, the kernel's; "%u" for a device's own */
+	ml = strlen(c2 + 1);
+	if (pct ? strcmp(c2 + 1, "%u") != 0
+		: !ml || ml > 7 || strspn(c2 + 1, "0123456789") != ml || strtoul(c2 + 1, NULL, 10) > 0xfffff)
+		return false;
+	if (out)
+		*out = (struct device_number){ xstrndup(entry, (size_t)(c1 - entry)), xstrndup(c1 + 1, dl),
+					       pct ? -1 : (long)strtoul(c2 + 1, NULL, 10) };
+	return true;
+}
+
+void device_number_free(struct device_number *d)
+{
+	free(d->node);
+	free(d->drivers);
+}
+
 /* Check one list item for KEY; return an error text or NULL. */
 static const char *item_problem(const char *key, const char *item)
 {
@@ -203,6 +250,9 @@ static const char *item_problem(const char *key, const char *item)
 			return "needs an absolute path with exactly one %s (the device's PCI address)";
 		return NULL;
 	}
+	if (strcmp(key, "device_numbers") == 0)
+		return device_number_parse(item, NULL) ? NULL : "is not NODE:DRIVER:MINOR (a name in /dev, its driver's "
+								 "name in /proc/devices, a minor or %u)";
 	if (strchr(item, '%'))
 		return "has a '%'";
 	if (strcmp(key, "devices") == 0)
@@ -519,6 +569,7 @@ static const struct key_def schema[] = {
 	V("only_where", 0, ST_STRV, only_where, NULL),
 	V("not_where", 0, ST_STRV, not_where, NULL),
 	V("per_device_nodes", 0, ST_STRV, per_device_nodes, NULL),
+	VL("device_numbers", 0, ST_STRV, device_numbers, device_numbers_line, NULL),
 	VL("binary_dirs", 0, ST_STRV, binary_dirs, binary_dirs_line, NULL),
 	VL("device_index", 0, ST_OWN, device_index_bus, device_index_line, c_device_index),
 	V("device_uuids", KEY_GLOB, ST_STR, device_uuids, c_abs_path),
@@ -787,6 +838,18 @@ static int vendor_check(struct parse *p)
 	    !(v->mig_minors && v->mig_caps && v->mig_nodes && v->device_uuids && v->per_device_nodes.n))
 		return perr(p, v->line, "MIG needs mig_minors, mig_caps and mig_nodes together, with device_uuids "
 			    "and per_device_nodes (the GPUs)");
+	for (size_t i = 0; i < v->device_numbers.n; i++) {
+		struct device_number d;
+		bool ok;
+
+		device_number_parse(v->device_numbers.v[i], &d);
+		ok = d.minor >= 0 || (v->device_uuids && strv_contains(&v->per_device_nodes, d.node));
+		device_number_free(&d);
+		if (!ok)
+			return perr(p, v->device_numbers_line, "device_numbers: %s: a node with %%u must be one of "
+				    "per_device_nodes, with device_uuids (what gives each device's minor)",
+				    v->device_numbers.v[i]);
+	}
 	if (v->pci_devices.n && (v->device_uuids || v->per_device_nodes.n))
 		return perr(p, v->pci_devices_line, "pci_devices finds the devices and their nodes itself: "
 			    "not with device_uuids or per_device_nodes");

@@ -74,6 +74,9 @@ struct vendor {
 				     * on WSL2 and on a Jetson in CSV mode) */
 	int log_level;
 	struct strv per_device_nodes; /* patterns with one %u, e.g. "nvidia%u" */
+	struct strv device_numbers; /* the nodes `ocidec system` makes, by number:
+				     * "NODE:DRIVER:MINOR" (device_number_parse) */
+	int device_numbers_line;
 	struct strv activation_aliases; /* more env vars that activate, after activation_flag */
 	char *activation_value;     /* NULL: the value selects devices; else the one value
 				     * (of any source) that activates, giving everything
@@ -222,6 +225,20 @@ int config_runtime(const char *dir, char **path, struct oerr *err);
  * it is not root's. PARENT: the stat of the directory holding it (NULL:
  * unknown). Checking a file's directory too is the caller's. */
 int config_check_owner(const char *what, const struct stat *st, const struct stat *parent, struct oerr *err);
+/* One device_numbers entry, "NODE:DRIVER[|DRIVER...]:MINOR": the node
+ * NODE in /dev (a name; "%u" once in a per-device one, a per_device_nodes
+ * pattern) is the character device of the major /proc/devices gives the
+ * first DRIVER the kernel has, minor MINOR (a number; "%u": each device's
+ * minor, from device_uuids). */
+struct device_number {
+	char *node;
+	char *drivers;   /* "nvidia|nvidia-frontend" (char_major's NAMES) */
+	long minor;      /* -1: "%u" */
+};
+/* ENTRY split into *OUT (when not NULL; device_number_free): false when
+ * it is no such entry */
+bool device_number_parse(const char *entry, struct device_number *out);
+void device_number_free(struct device_number *d);
 /* KIND is a CDI kind, VENDOR/CLASS (nvidia.com/gpu, ocidec.io/demo). */
 bool cdi_kind_valid(const char *kind);
 struct feature *vendor_feature(const struct vendor *v, const char *name);

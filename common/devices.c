@@ -717,6 +717,46 @@ long vendor_index_minor(const struct vendor *v, unsigned long index)
 	return f.found;
 }
 
+long char_major(const char *names)
+{
+	_cleanup_close_ int fd = openat(proc_fd, "devices", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	size_t len, best = (size_t)-1;
+	char *save = NULL;
+	bool chr = false;
+	struct oerr err;
+	long found = -1;
+
+	if (fd < 0 || read_fd_all(fd, 64 * 1024, &buf, &len, &err) < 0)
+		return -1;
+	/* "Character devices:", its lines "%3d NAME", then "Block devices:" */
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *name;
+		unsigned long major = strtoul(l, &name, 10);
+		size_t k = 0;
+
+		if (!isdigit((unsigned char)l[strspn(l, " ")]) || *name != ' ') {
+			chr = strcmp(l, "Character devices:") == 0;
+			continue;
+		}
+		if (!chr || major > 4095)  /* (12 bits: the kernel's most) */
+			continue;
+		name++;
+		for (const char *n = names; k < best; k++) {
+			size_t nl = strcspn(n, "|");
+
+			if (strlen(name) == nl && memcmp(name, n, nl) == 0) {
+				best = k;
+				found = (long)major;
+			}
+			if (!n[nl])
+				break;
+			n += nl + 1;
+		}
+	}
+	return found;
+}
+
 /* ---- selections ---- */
 
 bool selection_has(const struct selection *s, unsigned long index)

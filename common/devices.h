@@ -128,6 +128,11 @@ void vendor_device_buses(const struct vendor *v, const struct selection *sel, st
 /* The minor of vendor V's device INDEX: INDEX itself, or with device_index
  * = bus the minor of the INDEXth device; -1 when there is none. */
 long vendor_index_minor(const struct vendor *v, unsigned long index);
+/* The major the kernel gave the character device driver NAMES names
+ * ("nvidia|nvidia-frontend": the first of them it has), as /proc/devices
+ * lists them, read through the host's /proc (proc_fd); -1 when no loaded
+ * driver has any of them. (ocidec system: nodes made by number) */
+long char_major(const char *names);
 /* The access files of V's MIG instances (mig_caps's
  * gpuN/mig/giG/ciC/access), as the glob gives them; empty without MIG */
 const struct strv *vendor_mig_access(const struct vendor *v);
