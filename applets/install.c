@@ -108,9 +108,10 @@ const char install_usage[] =
 	"  --host-root DIR       the host's root directory, from a container: copy, then register\n"
 	"  --prefix P            (--host-root) where on the host (default /usr/local/ocidec)\n"
 	"  --driver-root PATH    (--host-root) driver_root of every installed config (a host\n"
-	"                        path, /run/nvidia/driver for a driver container; empty:\n"
-	"                        the configs' own; auto: /run/nvidia/driver where a driver\n"
-	"                        container's root is there, else the configs' own, said)\n"
+	"                        path; empty: the configs' own); container: each vendor's\n"
+	"                        driver_container_root (nvidia.ini: /run/nvidia/driver), the\n"
+	"                        others their own; auto: the same where that root is there,\n"
+	"                        else the vendor's own, said\n"
 	"  -c, --config-dir DIR  (--host-root) the configs to install (default " CONFIG_DIR_DEFAULT ")\n"
 	"  --vendor NAMES        (--host-root) install these vendors only (comma-separated,\n"
 	"                        repeatable; default all), with their other platforms'\n"
@@ -165,6 +166,7 @@ struct inst {
 	bool uninstalled;          /* --uninstall removed the record */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	unsigned restart_timeout;  /* --restart-timeout, seconds */
+	unsigned waited;           /* --driver-root auto: seconds waited for a driver container */
 	bool changed_docker, changed_containerd;
 	bool gpus_link_new;        /* the --gpus hook's link is new */
 	bool pending_docker, pending_docker_restart, pending_containerd;  /* an earlier --restart's, undone */
@@ -349,6 +351,56 @@ static bool named_or_sibling(const struct config *cfg, const struct vendor *v, c
 	return false;
 }
 
+/* --driver-root auto and container: the vendor's driver container's root
+ * (its driver_container_root: NVIDIA's GPU Operator's /run/nvidia/driver)
+ * for a vendor that has one; the others keep their own (MOFED's and the
+ * other vendors' drivers are the node's). container: that root, there or
+ * not yet (the hook reads the driver root at each container: the driver
+ * container's files are used once it has put them there). auto: that root
+ * where its /usr is there when the install runs, else the vendor's own:
+ * where its parent is there but not it (NVIDIA's /run/nvidia: after a boot
+ * the driver pod takes minutes), waited for, 10 minutes at most in all
+ * (IN->waited), rather than the node's own driver taken for good. Said
+ * either way, for the pod's log. Any other DRIVER_ROOT: that path, for
+ * every vendor; NULL: the vendor's own. */
+#define DRIVER_ROOT_WAIT 600
+static const char *vendor_driver_root(struct inst *in, const struct vendor *v, const char *driver_root)
+{
+	const char *dc = v->driver_container_root;
+	_cleanup_free_ char *usr = NULL, *parent = NULL;
+	_cleanup_close_ int fd = -1, op = -1;
+
+	if (!driver_root || (strcmp(driver_root, "auto") != 0 && strcmp(driver_root, "container") != 0))
+		return driver_root;
+	if (!dc)
+		return NULL;
+	if (strcmp(driver_root, "container") == 0) {
+		out("ocidec install: %s: driver root %s, its driver container's (--driver-root container)\n", v->name, dc);
+		return dc;
+	}
+	usr = xasprintf("%s/usr", dc);
+	parent = path_dir(dc);
+	fd = root_open(in->root, usr, O_PATH | O_DIRECTORY);
+	op = fd < 0 ? root_open(in->root, parent, O_PATH | O_DIRECTORY) : -1;
+	if (fd < 0 && op >= 0 && in->waited < DRIVER_ROOT_WAIT) {
+		out("ocidec install: %s: waiting for its driver container's root at %s (%s is there; --driver-root "
+		    "auto)\n", v->name, dc, parent);
+		fflush(stdout);
+		for (; in->waited < DRIVER_ROOT_WAIT && fd < 0; in->waited++) {
+			sleep(1);
+			fd = root_open(in->root, usr, O_PATH | O_DIRECTORY);
+		}
+	}
+	if (fd >= 0) {
+		out("ocidec install: %s: driver root %s: its driver container's root is there (--driver-root auto)\n",
+		    v->name, dc);
+		return dc;
+	}
+	out("ocidec install: %s: driver root: its own (no driver container's root at %s; --driver-root auto)\n",
+	    v->name, dc);
+	return NULL;
+}
+
 static int plan_configs(struct inst *in, const char *cdir, char *const *names, int nnames,
 			const char *driver_root, struct oerr *err)
 {
@@ -369,8 +421,12 @@ static int plan_configs(struct inst *in, const char *cdir, char *const *names, i
 			r = fd < 0 ? oerr_set(err, errno, "%s", v->file) : oerr_prefix(err, "%s", v->file);
 			break;
 		}
-		if (driver_root)
-			text = config_set_vendor_key(text, "driver_root", driver_root);
+		{
+			const char *root = vendor_driver_root(in, v, driver_root);
+
+			if (root)
+				text = config_set_vendor_key(text, "driver_root", root);
+		}
 		/* a shared node: only what the device plugin or the runtime
 		 * set selects devices; privileged pods (the device plugin's,
 		 * the operator's) keep the environment */
@@ -1350,38 +1406,6 @@ static void on_signal(int sig)
 
 /* The options that go together, as the usage says; EXIT_OK or the usage
  * error's status */
-/* --driver-root auto: the driver container's root (NVIDIA's GPU Operator
- * mounts it at DRIVER_CONTAINER_ROOT on the node) where one is there (its
- * /usr), else NULL (the configs' own: the driver on the node itself); said
- * either way, for the pod's log */
-#define DRIVER_CONTAINER_ROOT "/run/nvidia/driver"
-static const char *driver_root_auto(const struct inst *in)
-{
-	_cleanup_close_ int fd = root_open(in->root, DRIVER_CONTAINER_ROOT "/usr", O_PATH | O_DIRECTORY);
-	_cleanup_close_ int op = fd < 0 ? root_open(in->root, "/run/nvidia", O_PATH | O_DIRECTORY) : -1;
-
-	/* the GPU Operator's /run/nvidia there but not yet its driver's root
-	 * (after a boot its driver pod takes minutes): waited for, 10 minutes
-	 * at most, rather than the node's own driver taken for good */
-	if (fd < 0 && op >= 0) {
-		out("ocidec install: waiting for the driver container's root at " DRIVER_CONTAINER_ROOT
-		    " (NVIDIA's GPU Operator's /run/nvidia is there; --driver-root auto)\n");
-		fflush(stdout);
-		for (int i = 0; i < 600 && fd < 0; i++) {
-			sleep(1);
-			fd = root_open(in->root, DRIVER_CONTAINER_ROOT "/usr", O_PATH | O_DIRECTORY);
-		}
-	}
-	if (fd >= 0) {
-		out("ocidec install: driver root " DRIVER_CONTAINER_ROOT ": a driver container's root is there "
-		    "(--driver-root auto)\n");
-		return DRIVER_CONTAINER_ROOT;
-	}
-	out("ocidec install: driver root: the configs' own (no driver container's root at " DRIVER_CONTAINER_ROOT
-	    "; --driver-root auto)\n");
-	return NULL;
-}
-
 static int check_args(const struct inst *in, const char *host, const char *hooks_dir, const char *driver_root,
 		      bool undo, bool wait)
 {
@@ -1390,7 +1414,8 @@ static int check_args(const struct inst *in, const char *host, const char *hooks
 		return applet_usage_error("--prefix %s: not a clean absolute path", in->prefix);
 	if (hooks_dir && !clean_path(hooks_dir))
 		return applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
-	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0)
+	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0 &&
+	    strcmp(driver_root, "container") != 0)
 		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	if (undo && wait)
 		return applet_usage_error("--uninstall and --wait: one or the other");
@@ -1779,8 +1804,6 @@ static int install_run(struct inst *in, struct install_args *a, struct oerr *err
 		return uninstall(in, err) < 0 || (in->restart && restart_engines(in, err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
 	carry_recorded(in);
-	if (a->driver_root && strcmp(a->driver_root, "auto") == 0)
-		a->driver_root = driver_root_auto(in);
 	return (!in->host_mode && (plan_binary(in, err) < 0 ||
 				   plan_configs(in, a->cdir, a->vendors.v, (int)a->vendors.n, a->driver_root, err) < 0)) ||
 	       plan_engines(in, a->rts ? a->rts : RT_PODMAN, a->hooks_dir, err) < 0 || install(in, err) < 0 ||

@@ -460,6 +460,15 @@ static int c_driver_root(struct parse *p, const struct key_def *k, const char *v
 	return 1;
 }
 
+/* where the vendor's driver container puts its root on the host: not / */
+static int c_driver_container_root(struct parse *p, const struct key_def *k, const char *value, int line)
+{
+	(void)k;
+	if (value[0] != '/' || !value[1] || has_dot_component(value))
+		return perr(p, line, "driver_container_root must be an absolute path, not /");
+	return 1;
+}
+
 static int c_annotation(struct parse *p, const struct key_def *k, const char *value, int line)
 {
 	(void)k;
@@ -566,6 +575,7 @@ static const struct key_def schema[] = {
 	V("application_profile", 0, ST_STR, application_profile, c_abs_path),
 	VL("driver_feature", 0, ST_STRV, driver_feature, driver_feature_line, NULL),
 	V("driver_root", KEY_DIR, ST_STR, driver_root, c_driver_root),
+	V("driver_container_root", KEY_DIR, ST_STR, driver_container_root, c_driver_container_root),
 	V("only_where", 0, ST_STRV, only_where, NULL),
 	V("not_where", 0, ST_STRV, not_where, NULL),
 	V("per_device_nodes", 0, ST_STRV, per_device_nodes, NULL),

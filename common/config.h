@@ -68,6 +68,9 @@ struct vendor {
 	struct strv driver_feature; /* empty: every feature */
 	int driver_feature_line;
 	char *driver_root;          /* "/" unless set; no trailing slash except "/" */
+	char *driver_container_root; /* where its driver container's root is on the
+				     * host (ocidec install --driver-root auto,
+				     * container); NULL: none */
 	struct strv only_where;     /* the vendor is this platform's only where one of
 				     * these paths is in the driver root (WSL2's /dev/dxg) */
 	struct strv not_where;      /* ... and none of these (nvidia.ini steps aside

@@ -716,6 +716,47 @@ for m in sorted(idx["manifests"], key=lambda m: m["platform"]["architecture"]):
 
 # --- deploy/kubernetes ---
 
+@test "deploy/kubernetes with kustomize (Debian 13's kubectl): the base and each overlay give the manifests' objects, passing the API's types; the base's settings are ocidec-toolkit.yaml's ConfigMap, key for key; the DaemonSet names the generated ConfigMap, whose name changes with any setting (a change rolls the pods); the overlays' driver roots (issue 47)" {
+	local kubectl rc=0 K=$BATS_TEST_TMPDIR/deploy
+	kubectl=$("$FIXTURES/kubectl.sh") || rc=$?
+	[ "$rc" -ne 3 ] || skip "Debian 13's archive has no kubectl"
+	[ "$rc" -eq 0 ]
+	cp -r "$BATS_TEST_DIRNAME/../deploy" "$K"
+	for k in kubernetes overlays/driver-container overlays/host-driver; do
+		"$kubectl" kustomize "$K/$k" >"$BATS_TEST_TMPDIR/${k##*/}.yaml"
+		run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/${k##*/}.yaml"
+		assert_success
+		assert_output --regexp $'^Namespace/ocidec\nResourceQuota/ocidec-critical-pods\nServiceAccount/ocidec-toolkit\nConfigMap/ocidec-toolkit-settings-[a-z0-9]{10}\nDaemonSet/ocidec-toolkit$'
+	done
+	# the settings and what the DaemonSet reads them from
+	settings() {
+		/usr/bin/python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+cm = next(d for d in docs if d["kind"] == "ConfigMap")
+ds = next(d for d in docs if d["kind"] == "DaemonSet")
+print(ds["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]["configMapRef"]["name"] == cm["metadata"]["name"])
+print(sorted(cm["data"].items()))' "$1"
+	}
+	run settings "$BATS_TEST_TMPDIR/kubernetes.yaml"
+	assert_line True
+	base=${lines[1]}
+	run settings "$K/kubernetes/ocidec-toolkit.yaml"
+	assert_line "$base"
+	# a setting changed: another ConfigMap, named in the pod template
+	name() { grep -o 'ocidec-toolkit-settings-[a-z0-9]*' "$1" | sort -u; }
+	assert_equal "$(name "$BATS_TEST_TMPDIR/kubernetes.yaml" | wc -l)" 1
+	sed -i 's/^OCIDEC_VENDORS=nvidia$/OCIDEC_VENDORS=nvidia,amd/' "$K/kubernetes/ocidec.env"
+	"$kubectl" kustomize "$K/kubernetes" >"$BATS_TEST_TMPDIR/changed.yaml"
+	[ "$(name "$BATS_TEST_TMPDIR/changed.yaml")" != "$(name "$BATS_TEST_TMPDIR/kubernetes.yaml")" ]
+	# the args each gives the pod: the base finds the driver root per
+	# node, the overlays as they say
+	for k in kubernetes:auto driver-container:container host-driver:; do
+		run "$FIXTURES/k8s-args.py" "$BATS_TEST_TMPDIR/${k%%:*}.yaml"
+		assert_line -- "--driver-root=${k#*:}"
+		assert_line -- "--vendor=nvidia"
+	done
+}
+
 @test "deploy/kubernetes: the manifests pass the API's types (python3-kubernetes); a misspelt field does not" {
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
 	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/shim/runtimeclass.yaml"
@@ -770,7 +811,7 @@ print(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])' "$K/ocide
 	# driver, then a driver container's root at /run/nvidia/driver
 	run ocidec install -c "$CONF" "${inst[@]}"
 	assert_success
-	assert_line "ocidec install: driver root: the configs' own (no driver container's root at /run/nvidia/driver; --driver-root auto)"
+	assert_line "ocidec install: nvidia: driver root: its own (no driver container's root at /run/nvidia/driver; --driver-root auto)"
 	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
 	assert_output "$(grep '^driver_root' "$CONF/nvidia.ini")"
 	# the GPU Operator's /run/nvidia before its driver pod is done (after a
@@ -779,14 +820,31 @@ print(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])' "$K/ocide
 	(sleep 2; mkdir -p "$H/run/nvidia/driver/usr") &
 	run ocidec install -c "$CONF" "${inst[@]}"
 	assert_success
-	assert_line "ocidec install: waiting for the driver container's root at /run/nvidia/driver (NVIDIA's GPU Operator's /run/nvidia is there; --driver-root auto)"
-	assert_line "ocidec install: driver root /run/nvidia/driver: a driver container's root is there (--driver-root auto)"
+	assert_line "ocidec install: nvidia: waiting for its driver container's root at /run/nvidia/driver (/run/nvidia is there; --driver-root auto)"
+	assert_line "ocidec install: nvidia: driver root /run/nvidia/driver: its driver container's root is there (--driver-root auto)"
 	run ocidec install -c "$CONF" "${inst[@]}"
 	assert_success
-	assert_line "ocidec install: driver root /run/nvidia/driver: a driver container's root is there (--driver-root auto)"
+	assert_line "ocidec install: nvidia: driver root /run/nvidia/driver: its driver container's root is there (--driver-root auto)"
 	assert_line --partial "NRI: nothing to register"
 	run grep '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini"
 	assert_output "driver_root = /run/nvidia/driver"
+	# only the vendor whose driver that container is (its
+	# driver_container_root): MOFED's nodes are the node's (review of
+	# issue 47)
+	run grep -h '^driver_root' "$H$P/etc/ocidec.d/nvidia-mofed.ini" "$H$P/etc/ocidec.d/nvidia-gds.ini"
+	assert_output $'driver_root = /\ndriver_root = /'
+	# container (deploy/overlays/driver-container): the driver container's
+	# root whether or not it is there yet, no wait
+	rm -rf "$H/run/nvidia/driver"
+	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml" OCIDEC_DRIVER_ROOT=container)
+	toolkit_args "${args[@]}"
+	run timeout 20 ocidec install -c "$CONF" "${inst[@]}"
+	assert_success
+	assert_line "ocidec install: nvidia: driver root /run/nvidia/driver, its driver container's (--driver-root container)"
+	run grep -h '^driver_root' "$H$P/etc/ocidec.d/nvidia.ini" "$H$P/etc/ocidec.d/nvidia-mofed.ini"
+	assert_output $'driver_root = /run/nvidia/driver\ndriver_root = /'
+	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml")
+	toolkit_args "${args[@]}"
 	assert_file_not_exists "$H$P/etc/ocidec.d/solarflare.ini"
 	assert_file_not_exists "$H/etc/containerd/conf.d/ocidec.toml"
 	mapfile -t args < <("$FIXTURES/k8s-args.py" "$K/ocidec-toolkit.yaml" OCIDEC_RUNTIME=containerd OCIDEC_DRIVER_ROOT=)
