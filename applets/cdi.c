@@ -41,6 +41,7 @@ const char cdi_usage[] =
 	"       ocidec cdi --claim NAME --devices SEL [-o DIR|FILE] [OPTIONS] VENDOR\n"
 	"       ocidec cdi --list [-c DIR] [VENDOR...]\n"
 	"       ocidec cdi --refresh [-o DIR] [OPTIONS] [VENDOR...]\n"
+	"       (nvidia-ctk cdi's generate and list: ocidec cdi generate ..., cdi list)\n"
 	"\n"
 	"Print (or write) one CDI spec per vendor (default: all configured): devices\n"
 	"by index, by UUID where the vendor has them, and \"all\", for engines that\n"
@@ -49,7 +50,7 @@ const char cdi_usage[] =
 	"  -c, --config-dir DIR  vendor configs (default " CONFIG_DIR_DEFAULT ")\n"
 	"      --cdi-version V   cdiVersion (default 0.5.0, 1.1.0 for network devices; 0.3.0 to 1.1.0)\n"
 	"  -F, --format FORMAT   json (the default) or yaml\n"
-	"  -o, --output DIR|FILE write DIR/VENDOR-CLASS.json (.yaml) for each vendor,\n"
+	"  -o, --output DIR|FILE write DIR/KIND.json (.yaml: nvidia.com-gpu.json) for each vendor,\n"
 	"                        or FILE for one vendor (a .yaml name means yaml),\n"
 	"                        atomically; a FILE that is no regular file (a FIFO,\n"
 	"                        /dev/stdout) is written through; default and -: stdout;\n"
@@ -1074,6 +1075,14 @@ APPLET_MAIN(cdi)
 	_cleanup_config_ struct config cfg = { 0 };
 	int written, named, status;
 
+	/* nvidia-ctk cdi's verbs, as an NVIDIA user types them: generate is
+	 * what cdi does, list is --list (no vendor is named so) */
+	if (argc > 1 && strcmp(argv[1], "generate") == 0) {
+		argv[1] = argv[0];
+		argv++, argc--;
+	} else if (argc > 1 && strcmp(argv[1], "list") == 0) {
+		argv[1] = (char *)"--list";
+	}
 	if ((status = cdi_options(argc, argv, &run)) != EXIT_OK)
 		return status;
 	named = argc - optind;

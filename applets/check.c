@@ -773,6 +773,14 @@ static bool docker_cdi_on(const cJSON *info)
 	return cJSON_IsArray(dirs) && cJSON_GetArraySize(dirs) > 0;
 }
 
+/* Is the running dockerd one that has CDI (Docker 25 or later)? */
+static bool docker_has_cdi(const cJSON *info)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
+
+	return v && atoi(v) >= 25;
+}
+
 /* Does nothing on this host give a docker run a vendor: no runtime of
  * ocidec's (the caller knows), the running dockerd's CDI off (INFO), and
  * no hook for --gpus on its PATH? */
@@ -822,7 +830,7 @@ static void check_docker(struct checks *r, int root, int proc)
 	_cleanup_free_ char *text = host_read(root, DOCKER_JSON);
 	const char *stop = NULL;
 	cJSON *j = text ? json_parse_exact(text, strlen(text), &stop) : NULL, *rt, *e, *info = NULL;
-	const char *def = NULL;
+	const char *def = NULL, *running;
 	int64_t since;
 	struct stat st;
 	bool any = false, cdi = false, restart = false, hook_said = false;
@@ -834,7 +842,13 @@ static void check_docker(struct checks *r, int root, int proc)
 		/* a running dockerd that says its CDI is off: no docker run gets
 		 * a vendor (--gpus: "could not select device driver") */
 		info = since > 0 ? engine_docker_info(root) : NULL;
-		if (docker_gives_nothing(root, info))
+		running = info ? cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime")) : NULL;
+		/* a default runtime of an install whose file is gone since (an
+		 * uninstall that removed it): runc once dockerd restarts */
+		if (running && strcmp(running, "runc") != 0)
+			say_apply(r, root, ENGINE_DOCKER, true, NULL, "the running dockerd has the default runtime \"%s\" "
+				  "(no " DOCKER_JSON ": runc once it restarts, a reload keeps it)", running);
+		else if (docker_gives_nothing(root, info))
 			r->docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
 						 "no docker run gets a vendor");
 		else if (since > 0 || engine_installed(root, dk))
@@ -894,13 +908,24 @@ static void check_docker(struct checks *r, int root, int proc)
 		say(r, INFO, "docker", "ocidec install --runtime docker",
 		    DOCKER_JSON " names no runtime of ocidec's: docker run gets no vendor but through CDI");
 	if (info) {
-		const char *running = cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime"));
+		running = cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime"));
 
 		if (def && running && strcmp(def, running) != 0)
 			strv_push_owned(&lag, xasprintf("has the default runtime \"%s\" (" DOCKER_JSON " says \"%s\")",
 							running, def));
+		/* one the file no longer names: runc once dockerd restarts (a
+		 * reload keeps what it has) */
+		else if (!def && running && strcmp(running, "runc") != 0) {
+			strv_push_owned(&lag, xasprintf("has the default runtime \"%s\" (" DOCKER_JSON " names none: runc "
+							"once it restarts, a reload keeps it)", running));
+			restart = true;
+		}
 		/* (Docker 25 and later list CDISpecDirs where CDI is on; it reads
 		 * features at its start only) */
+		if (any && !cdi && !docker_cdi_on(info) && r->kinds.n && docker_has_cdi(info))
+			advise(r, INFO, "docker", "ocidec install --runtime docker --enable-cdi --restart", "its CDI is off: "
+			       "docker run --device %s=... fails (could not select device driver \"cdi\"); "
+			       "--gpus and the runtime work without it", r->kinds.v[0]);
 		if (cdi && !docker_cdi_on(info)) {
 			strv_push(&lag, "has CDI off (" DOCKER_JSON "'s features.cdi, read at its start; Docker 25 or "
 				  "later)");
@@ -1022,7 +1047,7 @@ static void check_ctrd_shadow(struct checks *r, int root, const char *conf)
 		goto out;
 	fresh = ctrd_dropin(dump, len, 2, o.name, o.shim, &binary);
 	if (fresh)  /* what install set on top of it (--set-as-default, --enable-cdi) */
-		fresh = ctrd_carry(fresh, dropin, 2, o.name);
+		fresh = ctrd_carry(fresh, dropin, 2, o.name, NULL);
 	if (fresh && strcmp(fresh, dropin) != 0)
 		say_apply(r, root, ENGINE_CONTAINERD, true, "ocidec install --runtime containerd",
 		    "/etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was "
@@ -1081,6 +1106,13 @@ static void check_containerd(struct checks *r, int root, int proc)
 	else if (!seen.any)
 		say(r, INFO, "containerd", "ocidec install --runtime containerd",
 		    "no runtime runs ocidec-runtime (a RuntimeClass's handler; pods that use CDI need none)");
+	/* the CDI devices a pod asks for (the CRI's CDI field, a device
+	 * plugin's CDI answer, DRA): none while CDI is off (containerd 1.7's
+	 * default), and the pod starts all the same */
+	if (r->kinds.n && memmem(dump, len, "enable_cdi = false", 18))
+		advise(r, INFO, "containerd", "ocidec install --runtime containerd --enable-cdi --restart", "its CDI is off "
+		       "(enable_cdi = false): a pod asking for a CDI device (%s=...: the CRI's CDI field, a device "
+		       "plugin's CDI answer) starts without it", r->kinds.v[0]);
 	/* a pod's own annotations reach its containers where pod_annotations
 	 * lets them: the vendors' (ocidec.io/...) would select devices */
 	for (const char *l = dump, *end = dump + len; l < end;) {

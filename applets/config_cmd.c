@@ -103,11 +103,19 @@ static void setting_free(struct setting *k)
  * header and a line may hold. */
 static int setting_name(struct setting *k, const char *name, struct oerr *err)
 {
-	const char *dot = strrchr(name, '.');
+	const char *dot;
 	const struct nvidia_key *nk = nvidia_key(name);
 
-	if (nk && nk->ocidec)
-		return oerr_usage(err, "NVIDIA's key %s is ocidec's %s in nvidia.ini", name, nk->ocidec);
+	/* (--get: NVIDIA's name read as ocidec's key where the value means
+	 * the same; a switch of the opposite sense is said instead) */
+	if (nk && nk->ocidec && !nk->invert) {
+		log_warn("NVIDIA's key %s is ocidec's %s in nvidia.ini", name, nk->ocidec);
+		name = nk->ocidec;
+		nk = NULL;
+	} else if (nk && nk->ocidec)
+		return oerr_usage(err, "NVIDIA's key %s is ocidec's %s in nvidia.ini (of the opposite sense)", name,
+				  nk->ocidec);
+	dot = strrchr(name, '.');
 	if (nk)
 		return oerr_usage(err, "NVIDIA's key %s %s", name, nk->what);
 	if (!*name || name[0] == '.' || (dot && !dot[1]) ||

@@ -154,6 +154,7 @@ struct inst {
 	char *bin;                 /* the directory of ocidec, ocidec-hook, ocidec-runtime */
 	const char *cdir;          /* host mode: the config dir the registered binary reads */
 	bool set_default;          /* --set-as-default */
+	char *recorded_name;       /* the last install's runtime name (its record) */
 	bool changed_docker_plan;  /* daemon.json is among the files to write */
 	bool enable_cdi;           /* --enable-cdi */
 	bool docker_cdi;           /* --enable-cdi, and Docker has CDI */
@@ -515,6 +516,8 @@ static void carry_recorded(struct inst *in)
 		free(in->name_kept);
 		in->runtime_name = in->name_kept = xstrdup(n);
 	}
+	free(in->recorded_name);
+	in->recorded_name = n && *n ? xstrdup(n) : NULL;
 	in->docker_default = in->set_default || cJSON_IsTrue(cJSON_GetObjectItem(j, "docker_default"));
 	in->docker_cdi_asked = in->enable_cdi || cJSON_IsTrue(cJSON_GetObjectItem(j, "docker_cdi"));
 	cJSON_Delete(j);
@@ -726,7 +729,7 @@ static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, st
 			struct oerr oe;
 
 			if (read_host(in, CONTAINERD_DROPIN, &old, &ol, &ost, &oe) > 0 && strncmp(old, "# ocidec install:", 17) == 0)
-				t = ctrd_carry(t, old, version, in->runtime_name);
+				t = ctrd_carry(t, old, version, in->runtime_name, in->recorded_name);
 		}
 		{
 			const char *cri = version >= 3 ? "plugins.\"io.containerd.cri.v1.runtime\""
@@ -1440,6 +1443,7 @@ static void inst_free(struct inst *in)
 	}
 	free(in->a);
 	free(in->name_kept);
+	free(in->recorded_name);
 	free(in->bin);
 	free(in->state_path);
 	journal_free(&in->j);

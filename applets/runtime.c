@@ -350,6 +350,12 @@ APPLET_MAIN(runtime)
 		out("%s", runtime_usage);
 		return applet_finish_stdout(EXIT_OK);
 	}
+	/* nvidia-ctk runtime configure, as an NVIDIA user types it to this
+	 * runtime's name: no runc command of that name, said where it is */
+	if (argc > 1 && strcmp(argv[1], "configure") == 0)
+		return applet_usage_error("configure: this is the runtime shim the engines run; registering it with "
+					  "them (nvidia-ctk runtime configure's work) is ocidec install --runtime "
+					  "docker,containerd (ocidec-install(1))");
 	shim_args(argc, argv, &a);
 	/* a real runtime that leads back here (a wrapper calling
 	 * ocidec-runtime) would loop for ever */

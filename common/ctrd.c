@@ -487,14 +487,15 @@ char *ctrd_get_key(const char *text, const char *table, const char *key)
 	return NULL;
 }
 
-char *ctrd_carry(char *fresh, const char *old, int version, const char *name)
+char *ctrd_carry(char *fresh, const char *old, int version, const char *name, const char *old_name)
 {
 	const char *cri = version >= 3 ? "plugins.\"io.containerd.cri.v1.runtime\"" : "plugins.\"io.containerd.grpc.v1.cri\"";
 	char *ctr = xasprintf("%s.containerd", cri), *q = xasprintf("\"%s\"", name);
+	char *oq = old_name ? xasprintf("\"%s\"", old_name) : NULL;
 	char *d = old ? ctrd_get_key(old, ctr, "default_runtime_name") : NULL;
 	char *c = old ? ctrd_get_key(old, cri, "enable_cdi") : NULL;
 
-	if (d && strcmp(d, q) == 0) {
+	if (d && (strcmp(d, q) == 0 || (oq && strcmp(d, oq) == 0))) {
 		char *k = ctrd_set_key(fresh, ctr, "default_runtime_name", q);
 		free(fresh);
 		fresh = k;
@@ -504,7 +505,7 @@ char *ctrd_carry(char *fresh, const char *old, int version, const char *name)
 		free(fresh);
 		fresh = k;
 	}
-	free(d), free(c), free(ctr), free(q);
+	free(d), free(c), free(ctr), free(q), free(oq);
 	return fresh;
 }
 

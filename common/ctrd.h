@@ -56,8 +56,9 @@ char *ctrd_get_key(const char *text, const char *table, const char *key);
  * OLD of runtime NAME set on top of the node's CRI section: NAME as the
  * default runtime, enable_cdi = true (install --set-as-default,
  * --enable-cdi): an install run again keeps them, and check compares like
- * with like */
-char *ctrd_carry(char *fresh, const char *old, int version, const char *name);
+ * with like. OLD_NAME (NULL: none): the earlier install's runtime name,
+ * the default runtime there too: the default follows the rename. */
+char *ctrd_carry(char *fresh, const char *old, int version, const char *name, const char *old_name);
 
 /* DROPIN, a version 3 drop-in (containerd 2.x's names), in version 2's
  * names: for a node whose config.toml is still version 2, which containerd

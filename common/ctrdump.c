@@ -81,9 +81,15 @@ int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *le
 	} else if (!dir) {
 		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
 	} else {
-		/* (no .toml: an imports glob must never read a leftover) */
+		/* (no .toml: an imports glob must never read a leftover). TEXT
+		 * stands for config.toml: an import of config.toml itself (what
+		 * containerd 1.x's config dump writes, and an operator pasted as
+		 * the converted file) would read the file on disk instead, with
+		 * what TEXT leaves out */
+		_cleanup_free_ char *own = text ? ctrd_remove_import(text, CONTAINERD_TOML) : NULL;
+
 		snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d", dir, (int)getpid());
-		if (root_write_atomic(root, tmp, text ? text : "", text ? strlen(text) : 0, 0600, false, err) < 0)
+		if (root_write_atomic(root, tmp, own ? own : "", own ? strlen(own) : 0, 0600, false, err) < 0)
 			return -1;
 	}
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {

@@ -237,7 +237,13 @@ changed() {
 	run --separate-stderr config -c "$CFG" --set nvidia-container-runtime.mode=cdi acme
 	assert_failure 2
 	[[ $stderr == *"NVIDIA's key nvidia-container-runtime.mode has none in nvidia.ini"* ]]
+	# --get reads them too (review of issue 47); the switch of the opposite
+	# sense is said
 	run --separate-stderr config -c "$CFG" --get nvidia-container-cli.root acme
+	assert_success
+	assert_output "$(sed -n 's/^driver_root = //p' "$CFG/acme.ini")"
+	[ "$stderr" = "ocidec config: warn: NVIDIA's key nvidia-container-cli.root is ocidec's vendor.driver_root in nvidia.ini" ]
+	run --separate-stderr config -c "$CFG" --get nvidia-container-cli.no-cgroups acme
 	assert_failure 2
-	[ "$stderr" = "ocidec config: NVIDIA's key nvidia-container-cli.root is ocidec's vendor.driver_root in nvidia.ini" ]
+	[[ $stderr == *"NVIDIA's key nvidia-container-cli.no-cgroups is ocidec's vendor.cgroup_devices in nvidia.ini (of the opposite sense)"* ]]
 }

@@ -273,6 +273,18 @@ containerd2() {
 	run chroot "$H" /usr/bin/containerd config dump
 	assert_line --regexp '^ +sandbox_image = "registry.example/pause:9"$'
 	assert_line --regexp '^ +default_runtime_name = "ocidec"$'
+	# renamed (the migration guide's nvidia): the default runtime follows,
+	# as Docker's does (review of issue 47)
+	# run again: the converted file imports config.toml itself
+	# (containerd 1.6's dump writes that), which the dump of the node's own
+	# configuration leaves out, or it would read ocidec's part back
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd
+	assert_success
+	assert_line "ocidec install: nothing to change"
+	run ocidec install --host-root "$H" -c "$CFG" --runtime containerd --runtime-name nvidia
+	assert_success
+	run chroot "$H" /usr/bin/containerd config dump
+	assert_line --regexp '^ +default_runtime_name = "nvidia"$'
 }
 
 @test "install: containerd 1.6 keeps every CRI setting of the node, the runtime inherits runc's options (issue 21, finding 3)" {

@@ -285,3 +285,40 @@ removed() {
 	run bed "$SD" systemctl is-active containerd.service docker.service
 	assert_output $'active\nactive'
 }
+
+@test "the deb removed after ocidec install --uninstall without --restart (the engines still run ocidec's runtime): check says so, each with its restart; dpkg -r restarts them, as check says, while the runtime is there: every docker run and CRI pod still starts, Docker's default runtime runc (issue 47, review)" {
+	local d=$SD
+	! grep -q "make deb failed" "$DEBLOG" 2>/dev/null || fail "make deb failed: $(tail -n 20 "$DEBLOG")"
+	[ -e "$DEB" ] || skip "no deb to test: make deb needs dpkg-buildpackage"
+	node_fresh
+	run bed "$d" dpkg -i "$d/pkg/$(basename "$DEB")"
+	assert_success
+	registered
+	run bed "$d" ocidec install --uninstall
+	assert_success
+	assert_line --partial "once it restarts: systemctl restart docker"
+	# the running dockerd still has ocidec's default runtime: not ready
+	run bed "$d" ocidec check
+	assert_failure 1
+	assert_line --regexp '^PROBLEM +docker: the running dockerd has the default runtime "ocidec" \(/etc/docker/daemon.json names none: runc once it restarts, a reload keeps it\)'
+	assert_line --regexp '^ +fix: systemctl restart docker$'
+	assert_line --regexp '^ +fix: systemctl restart containerd$'
+	run bed "$d" dpkg -r ocidec
+	assert_success
+	assert_line "ocidec: systemctl restart docker: the running engine had not read its files since ocidec was taken out"
+	assert_line "ocidec: systemctl restart containerd: the running engine had not read its files since ocidec was taken out"
+	cmp "$d/node/daemon.json" "$d/root/etc/docker/daemon.json"
+	run bed "$d" docker info --format '{{.DefaultRuntime}}'
+	assert_output runc
+	for args in "" "-e OCI_DEMO=all"; do
+		# shellcheck disable=SC2086
+		run exits bed "$d" docker run --rm --network none $args node-test:1 sh -c "$NOTHING"
+		assert_output $'started\n0\nexit 0'
+	done
+	run exits node_pod --env OCI_DEMO=all docker.io/library/node-test:1 sh -c "$NOTHING"
+	assert_output $'started\n0\nexit 0'
+	run bed "$d" dpkg --purge ocidec
+	assert_success
+	run leftovers
+	assert_output ""
+}

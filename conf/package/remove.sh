@@ -42,6 +42,17 @@ if [ -e "$record" ]; then
 	# its files no longer name ocidec
 	[ "$rc" -eq 0 ] || echo "ocidec: the engines' files are given back; restart those named above yourself" >&2
 fi
+# an engine still running what its files no longer say (an uninstall run
+# earlier without --restart, a restart that failed): Docker keeps ocidec's
+# default runtime until it restarts, containerd its runtimes; ocidec check
+# names the command, run here while ocidec's runtime is still there to
+# stop what it started
+if [ -d /run/systemd/system ]; then
+	"$bin" check 2>/dev/null | sed -n 's/^ *fix: \(systemctl \(restart\|reload\) \(docker\|containerd\)\)$/\1/p' |
+		sort -u | while read -r cmd; do
+		$cmd && echo "ocidec: $cmd: the running engine had not read its files since ocidec was taken out"
+	done
+fi
 # the specs whose hook is this binary (not a toolkit container's copy, a
 # DRA claim's of another path)
 for f in /var/run/cdi/* /etc/cdi/*; do

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			/* an install run again carries what the first set (ctrd_carry, ctrd_get_key) */
 			{
-				char *carried = ctrd_carry(xstrdup(out), set, version, "ocidec");
+				char *carried = ctrd_carry(xstrdup(out), set, version, "ocidec", NULL);
 				char *v = ctrd_get_key(carried, ctr, "default_runtime_name");
 
 				if (!v || strcmp(v, "\"ocidec\"") != 0)
