@@ -574,10 +574,67 @@ static void cdi_clashes(struct checks *r, const cJSON *spec, const char *kind, c
 	}
 }
 
+/* A YAML spec's kind: its top-level "kind:" line's value (quotes taken
+ * off), malloc'd, or NULL. No YAML is parsed: CDI's YAML specs (nvidia-ctk
+ * cdi generate's) carry their kind so, and one that does not is said not
+ * read. */
+static char *yaml_kind(const char *text)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *v = l + 5;
+		size_t n;
+
+		if (strncmp(l, "kind:", 5) != 0)
+			continue;
+		v += strspn(v, " \t");
+		n = strcspn(v, " \t\r\n#");
+		if (n >= 2 && (*v == '"' || *v == '\'') && v[n - 1] == *v)
+			v++, n -= 2;
+		return n && n < 256 && !memchr(v, '"', n) && !memchr(v, '\'', n) ? xstrndup(v, n) : NULL;
+	}
+	return NULL;
+}
+
+/* A YAML spec (SPECS: path, kind pairs, in the engines' order) of the kind
+ * of another spec: in one directory the engines drop every device both
+ * name (NVIDIA's spec and ocidec's name theirs alike: 0, all, the UUIDs);
+ * across directories /var/run/cdi's shadows /etc/cdi's. The YAML one is
+ * the one to remove (nvidia-ctk's, ocidec's own are JSON). */
+static void yaml_clashes(struct checks *r, const struct strv *specs)
+{
+	for (size_t i = 0; i + 1 < specs->n; i += 2) {
+		const char *p = specs->v[i], *e = strrchr(p, '.');
+
+		if (!e || strcmp(e, ".json") == 0)
+			continue;
+		for (size_t j = 0; j + 1 < specs->n; j += 2) {
+			const char *o = specs->v[j], *s1 = strrchr(o, '/'), *s2 = strrchr(p, '/');
+			bool one_dir = s1 - o == s2 - p && strncmp(o, p, (size_t)(s1 - o)) == 0;
+			_cleanup_free_ char *q = NULL, *fix = NULL;
+
+			if (j == i || strcmp(specs->v[j + 1], specs->v[i + 1]) != 0 || (j < i && strrchr(o, '.') &&
+			    strcmp(strrchr(o, '.'), ".json") != 0))
+				continue;
+			q = shell_word(p);
+			fix = q ? xasprintf("rm %s", q) : NULL;
+			if (one_dir)
+				say(r, PROBLEM, "cdi", fix, "%s and %s are both specs of %s in one directory: the engines "
+				    "drop every device both name (0, all, the UUIDs: likely all), and every container "
+				    "asking for one fails; keep one", p, o, specs->v[i + 1]);
+			else
+				say(r, INFO, "cdi", fix, "%s and %s are both specs of %s: where both name a device the "
+				    "engines take /var/run/cdi's, the other's is shadowed (and goes stale at the next "
+				    "driver upgrade); keep one (ocidec's refresh keeps /var/run/cdi)", p, o,
+				    specs->v[i + 1]);
+			break;
+		}
+	}
+}
+
 static void check_cdi(struct checks *r, int root)
 {
 	static const char *const dirs[] = { "/etc/cdi", "/var/run/cdi" };
-	_cleanup_strv_ struct strv seen = { 0 };
+	_cleanup_strv_ struct strv seen = { 0 }, specs = { 0 };  /* specs: path, kind */
 
 	for (size_t d = 0; d < 2; d++) {
 		_cleanup_close_ int fd = root_open(root, dirs[d], O_RDONLY | O_DIRECTORY);
@@ -602,10 +659,6 @@ static void check_cdi(struct checks *r, int root)
 
 			if (!ext || (strcmp(ext, ".json") != 0 && strcmp(ext, ".yaml") != 0 && strcmp(ext, ".yml") != 0))
 				continue;
-			if (strcmp(ext, ".json") != 0) {
-				say(r, INFO, "cdi", NULL, "%s: a YAML spec, not read: its paths are not checked", path);
-				continue;
-			}
 			{
 				/* as the engines read it: through a link (in the host
 				 * root), a regular file; at most 4 MiB here */
@@ -628,6 +681,17 @@ static void check_cdi(struct checks *r, int root)
 					why = "larger than 4 MiB: not read";
 				else if (read_fd_all(sfd, 4 << 20, &text, &tl, &e) < 0)
 					why = "cannot be read";
+				/* a YAML spec (nvidia-ctk's): only its kind, from its
+				 * top-level kind: line, for the clash below */
+				if (!why && strcmp(ext, ".json") != 0) {
+					_cleanup_free_ char *yk = yaml_kind(text);
+
+					say(r, INFO, "cdi", NULL, "%s (%s): a YAML spec, not read: its paths are not checked",
+					    path, yk ? yk : "no kind: line");
+					if (yk)
+						strv_push(&specs, path), strv_push(&specs, yk);
+					continue;
+				}
 				spec = why ? NULL : cJSON_Parse(text);
 				if (!spec) {
 					advise(r, PROBLEM, "cdi", "correct it, or remove it: engines refuse a spec they "
@@ -637,8 +701,10 @@ static void check_cdi(struct checks *r, int root)
 				}
 			}
 			kind = cJSON_GetObjectItemCaseSensitive(spec, "kind");
-			if (cJSON_IsString(kind))
+			if (cJSON_IsString(kind)) {
 				cdi_clashes(r, spec, kind->valuestring, path, &seen);
+				strv_push(&specs, path), strv_push(&specs, kind->valuestring);
+			}
 			edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"));
 			cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
 				edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(dev, "containerEdits"));
@@ -668,6 +734,7 @@ static void check_cdi(struct checks *r, int root)
 		}
 		strv_free(&names);
 	}
+	yaml_clashes(r, &specs);
 }
 
 /* ---- the host ---- */

@@ -136,7 +136,22 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_success
 	assert_line --regexp '^ok +cdi: /etc/cdi/ocidec.io-demo.json \(ocidec.io/demo\): the [0-9]+ host paths it names are there$'
-	assert_line "info     cdi: /etc/cdi/nvidia.yaml: a YAML spec, not read: its paths are not checked"
+	assert_line "info     cdi: /etc/cdi/nvidia.yaml (no kind: line): a YAML spec, not read: its paths are not checked"
+	# nvidia-ctk's YAML spec beside ocidec's, of one kind in one directory:
+	# the engines drop the devices both name; its removal is the fix (only
+	# its kind: line read: issue 47)
+	printf 'cdiVersion: 0.5.0\nkind: "ocidec.io/demo"\ndevices:\n- name: "0"\n' >"$H/etc/cdi/nvidia.yaml"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line "info     cdi: /etc/cdi/nvidia.yaml (ocidec.io/demo): a YAML spec, not read: its paths are not checked"
+	assert_line --partial "PROBLEM  cdi: /etc/cdi/nvidia.yaml and /etc/cdi/ocidec.io-demo.json are both specs of ocidec.io/demo in one directory: the engines drop every device both name"
+	assert_line "         fix: rm /etc/cdi/nvidia.yaml"
+	# in /var/run/cdi instead: it shadows /etc/cdi's, information
+	mv "$H/etc/cdi/nvidia.yaml" "$H/var/run/cdi/"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	assert_line --partial "info     cdi: /var/run/cdi/nvidia.yaml and /etc/cdi/ocidec.io-demo.json are both specs of ocidec.io/demo: where both name a device the engines take /var/run/cdi's"
+	rm "$H/var/run/cdi/nvidia.yaml"
 	# the driver upgraded: its library's file name changed
 	mv "$H/dr/opt/demo/lib/libdemo.so.1.0" "$H/dr/opt/demo/lib/libdemo.so.1.1"
 	# (a claim's spec: devices of their own names, none given twice)
