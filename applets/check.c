@@ -1199,7 +1199,8 @@ static void check_containerd(struct checks *r, int root, int proc)
 	if (version < 3 && conf)
 		check_ctrd_shadow(r, root, conf);
 	if ((host_stat(root, "/etc/containerd/config.toml", &st, false) && changed_after(&st, since)) ||
-	    (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && changed_after(&st, since)))
+	    (host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && changed_after(&st, since)) ||
+	    (host_stat(root, CTRD_RESTART_MARK, &st, false) && changed_after(&st, since)))
 		say_apply(r, root, ENGINE_CONTAINERD, true, NULL,
 			  "containerd started before its configuration last changed: it runs the old one");
 }

@@ -1045,6 +1045,17 @@ static int uninstall(struct inst *in, struct oerr *err)
 		if (d && clean_path(d) && journal_remove_dir(&in->j, i))
 			out("removed %s/\n", d);
 	}
+	/* containerd still runs ocidec's runtime until it restarts, and
+	 * nothing it answers says so: a mark in /run (gone with a reboot),
+	 * for ocidec check and the package's removal: check compares its time
+	 * with containerd's start; --restart takes it away */
+	if (in->changed_containerd) {
+		struct oerr ignored;
+		_cleanup_close_ int run = root_mkdirs(in->root, "/run/ocidec", 0, NULL, NULL, &ignored);
+
+		if (run >= 0)
+			(void)root_write_atomic(in->root, CTRD_RESTART_MARK, "", 0, 0644, false, &ignored);
+	}
 	out("ocidec install: uninstalled from %s\n", in->prefix);
 	apply_hints(in, "without ocidec's runtime");
 	return 0;
@@ -1302,8 +1313,15 @@ static int restart_engines(struct inst *in, struct oerr *err)
 		reload = !e[i].restart && g->reload_loads_runtimes;
 		done = restart_engine(g->daemon, unit, g->daemon, g->pidfile, reload, &one) == 0;
 		/* (a reload leaves the daemon answering: only a restart waited for) */
-		if (done && (reload || wait_answers(in, g, &one) == 0))
+		if (done && (reload || wait_answers(in, g, &one) == 0)) {
+			if (e[i].id == ENGINE_CONTAINERD) {
+				_cleanup_close_ int dfd = root_open(in->root, "/run/ocidec", O_PATH | O_DIRECTORY);
+
+				if (dfd >= 0)
+					(void)unlinkat(dfd, strrchr(CTRD_RESTART_MARK, '/') + 1, 0);
+			}
 			continue;
+		}
 		{
 			char *f = failed ? xasprintf("%s; %s", failed, one.msg) : xstrdup(one.msg);
 			free(failed);

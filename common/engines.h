@@ -17,6 +17,9 @@
 #define CONTAINERD_DROPIN "/etc/containerd/conf.d/ocidec.toml"
 #define PODMAN_DROPIN "/etc/containers/containers.conf.d/ocidec.conf"   /* hooks_dir, for podman */
 #define CRIO_DROPIN "/etc/crio/crio.conf.d/99-ocidec.conf"            /* hooks_dir, for CRI-O */
+/* an uninstall changed containerd's configuration, which the running
+ * containerd has not read (until it restarts): a mark in /run */
+#define CTRD_RESTART_MARK "/run/ocidec/containerd-restart"
 /* Docker's --gpus runs this name from dockerd's PATH */
 #define NVIDIA_HOOK_LINK "/usr/local/bin/nvidia-container-runtime-hook"
 

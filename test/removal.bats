@@ -303,8 +303,12 @@ removed() {
 	assert_line --regexp '^PROBLEM +docker: the running dockerd has the default runtime "ocidec" \(/etc/docker/daemon.json names none: runc once it restarts, a reload keeps it\)'
 	assert_line --regexp '^ +fix: systemctl restart docker$'
 	assert_line --regexp '^ +fix: systemctl restart containerd$'
+	# a container made with the runtime by its name: said, it will not start again
+	bed "$d" docker create --runtime ocidec --network none --name kept node-test:1 true >/dev/null
 	run bed "$d" dpkg -r ocidec
 	assert_success
+	assert_line "ocidec: Docker containers made with ocidec's runtime by name, which will not start again: kept (docker rm them, and run them anew)"
+	bed "$d" docker rm kept >/dev/null
 	assert_line "ocidec: systemctl restart docker: the running engine had not read its files since ocidec was taken out"
 	assert_line "ocidec: systemctl restart containerd: the running engine had not read its files since ocidec was taken out"
 	cmp "$d/node/daemon.json" "$d/root/etc/docker/daemon.json"

@@ -22,6 +22,9 @@ if [ -d /run/systemd/system ]; then
 		systemctl disable --now "$u" >/dev/null 2>&1 && echo "ocidec: stopped and disabled $u"
 	done
 fi
+# the runtime's name install gave Docker (lower-case letters, digits, - and
+# _ only: install refuses others), for the containers said below
+rtname=$(sed -n 's/.*"runtime_name":[[:space:]]*"\([a-z0-9_-]*\)".*/\1/p' "$record" 2>/dev/null | head -n 1)
 if [ -e "$record" ]; then
 	# where systemd runs the engines, made to read what was given back
 	# (ocidec install --restart: the units' start limit cleared first,
@@ -52,6 +55,16 @@ if [ -d /run/systemd/system ]; then
 		sort -u | while read -r cmd; do
 		$cmd && echo "ocidec: $cmd: the running engine had not read its files since ocidec was taken out"
 	done
+fi
+rm -f /run/ocidec/containerd-restart
+# Docker's containers made with ocidec's runtime by name (docker run
+# --runtime ocidec): Docker keeps the name, and starts none of them again
+# once the runtime is gone from daemon.json; said, for their owner
+if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+	ids=$(docker ps -aq 2>/dev/null)
+	[ -z "$ids" ] || docker inspect --format '{{.HostConfig.Runtime}} {{.Name}}' $ids 2>/dev/null |
+		awk -v rt="${rtname:-ocidec}" '$1 == rt { sub(/^\//, "", $2); names = names (names ? ", " : "") $2 }
+			END { if (names) print "ocidec: Docker containers made with ocidec'"'"'s runtime by name, which will not start again: " names " (docker rm them, and run them anew)" }' >&2
 fi
 # the specs whose hook is this binary (not a toolkit container's copy, a
 # DRA claim's of another path)
