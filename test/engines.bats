@@ -732,7 +732,7 @@ teardown() {
 	d=$V2
 	run bed "$d" ocidec check
 	assert_line --regexp '^ok +demo: driver_root .*: 3 device nodes'
-	assert_line --regexp '^info +vendors: not here: .*nvidia, .*\(nothing under /\)
+	assert_line --regexp '^info +vendors: not here: .*nvidia, .*\(nothing under /\)'
 	assert_line --regexp '^ok +podman: the hook /usr/libexec/oci/hooks.d/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json'
 	# the hooks.d file where podman does not look (what install wrote before)
 	bed "$d" sh -c 'mkdir -p /etc/containers/oci/hooks.d && mv /usr/share/containers/oci/hooks.d/ocidec.json /etc/containers/oci/hooks.d/'
