@@ -900,15 +900,24 @@ static void check_docker(struct checks *r, int root, int proc)
 	const char *def = NULL, *running;
 	int64_t since;
 	struct stat st;
-	bool any = false, cdi = false, restart = false, hook_said = false;
+	bool any = false, cdi = false, restart = false, hook_said = false, silent;
 	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
 
 	since = started(proc, dk->daemon);
 	check_unit(r, root, ENGINE_DOCKER, since);
+	/* the running dockerd, asked what it read; one that runs and does not
+	 * answer on root's socket where it listens by default fails every
+	 * docker command (a -H of its own elsewhere: not known here) */
+	info = since > 0 ? engine_docker_info(root) : NULL;
+	silent = since > 0 && !info && geteuid() == 0 && ((host_stat(root, "/run/docker.sock", &st, false) &&
+		 S_ISSOCK(st.st_mode) && st.st_uid == 0) || (host_stat(root, "/var/run/docker.sock", &st, false) &&
+		 S_ISSOCK(st.st_mode) && st.st_uid == 0));
+	if (silent)
+		say_apply(r, root, ENGINE_DOCKER, true, NULL, "dockerd runs but does not answer on /run/docker.sock "
+			  "(3 s): every docker command fails (its log says why: journalctl -u docker.service)");
 	if (!text) {
 		/* a running dockerd that says its CDI is off: no docker run gets
 		 * a vendor (--gpus: "could not select device driver") */
-		info = since > 0 ? engine_docker_info(root) : NULL;
 		running = info ? cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime")) : NULL;
 		/* a default runtime of an install whose file is gone since (an
 		 * uninstall that removed it): runc once dockerd restarts */
@@ -935,8 +944,6 @@ static void check_docker(struct checks *r, int root, int proc)
 	rt = cJSON_GetObjectItem(j, "runtimes");
 	def = cJSON_GetStringValue(cJSON_GetObjectItem(j, "default-runtime"));
 	cdi = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "features"), "cdi"));
-	/* the running dockerd, asked what it read */
-	info = since > 0 ? engine_docker_info(root) : NULL;
 	cJSON_ArrayForEach(e, rt) {
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 		enum shim_kind k = shim_kind(root, p);
@@ -998,7 +1005,7 @@ static void check_docker(struct checks *r, int root, int proc)
 				  "later)");
 			restart = true;
 		}
-	} else if (since > 0 && any && host_stat(root, DOCKER_JSON, &st, false) && changed_after(&st, since)) {
+	} else if (since > 0 && !silent && any && host_stat(root, DOCKER_JSON, &st, false) && changed_after(&st, since)) {
 		/* no answer on its socket: by the file's time, which only a
 		 * restart moves (a reload leaves dockerd's start as it was) */
 		if (geteuid() != 0)

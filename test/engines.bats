@@ -947,6 +947,16 @@ sys.exit(any(c["detail"] == os.environ["DETAIL"] for c in json.load(sys.stdin)["
 	assert_output $'active\nactive'
 	run bed "$d" ocidec check
 	assert_success
+	# a dockerd that runs and does not answer on its socket (stopped here,
+	# as a hung one): a problem, its restart the fix
+	bed "$d" sh -c 'kill -STOP $(cat /var/run/docker.pid)'
+	run bed "$d" ocidec check
+	assert_failure 1
+	assert_line "PROBLEM  docker: dockerd runs but does not answer on /run/docker.sock (3 s): every docker command fails (its log says why: journalctl -u docker.service)"
+	assert_line "         fix: systemctl restart docker"
+	check_fixes "$d"
+	run bed "$d" ocidec check
+	assert_success
 	# install --restart returns with the engines answering: the next
 	# command finds them without a wait
 	run bed "$d" sh -c 'ocidec install --uninstall --restart && docker info --format "{{.DefaultRuntime}}" && ctr --address /run/containerd/containerd.sock version >/dev/null && echo answered'
