@@ -782,8 +782,14 @@ sa = next(d for d in docs if d["kind"] == "ServiceAccount")
 pod = next(d for d in docs if d["kind"] == "DaemonSet")["spec"]["template"]["spec"]
 terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 print(sa["automountServiceAccountToken"], pod["serviceAccountName"], pod["automountServiceAccountToken"])
+ds = next(d for d in docs if d["kind"] == "DaemonSet")
+print("tolerate:", ds["spec"]["template"]["metadata"]["annotations"]["tolerate-missing-plugins.ocidec.io"])
 print(" ".join(t["matchExpressions"][0]["key"].split("/")[-1] for t in terms))' "$K/ocidec-toolkit.yaml"
 	assert_line "False ocidec-toolkit False"
+	# its own pod let start where containerd 2.2 requires ocidec's NRI
+	# plugin of every container (the key test/nri-closed.bats configures)
+	assert_line "tolerate: true"
+	grep -q 'tolerate_missing_plugins_annotation = "tolerate-missing-plugins.ocidec.io"' "$BATS_TEST_DIRNAME/nri-closed.bats"
 	assert_line --partial "pci-0302_10de.present"
 	# admitted where Pod Security is enforced: its namespace says privileged
 	run /usr/bin/python3 -c 'import sys, yaml
