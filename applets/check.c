@@ -574,27 +574,6 @@ static void cdi_clashes(struct checks *r, const cJSON *spec, const char *kind, c
 	}
 }
 
-/* A YAML spec's kind: its top-level "kind:" line's value (quotes taken
- * off), malloc'd, or NULL. No YAML is parsed: CDI's YAML specs (nvidia-ctk
- * cdi generate's) carry their kind so, and one that does not is said not
- * read. */
-static char *yaml_kind(const char *text)
-{
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *v = l + 5;
-		size_t n;
-
-		if (strncmp(l, "kind:", 5) != 0)
-			continue;
-		v += strspn(v, " \t");
-		n = strcspn(v, " \t\r\n#");
-		if (n >= 2 && (*v == '"' || *v == '\'') && v[n - 1] == *v)
-			v++, n -= 2;
-		return n && n < 256 && !memchr(v, '"', n) && !memchr(v, '\'', n) ? xstrndup(v, n) : NULL;
-	}
-	return NULL;
-}
-
 /* A YAML spec (SPECS: path, kind pairs, in the engines' order) of the kind
  * of another spec: in one directory the engines drop every device both
  * name (NVIDIA's spec and ocidec's name theirs alike: 0, all, the UUIDs);
@@ -684,7 +663,7 @@ static void check_cdi(struct checks *r, int root)
 				/* a YAML spec (nvidia-ctk's): only its kind, from its
 				 * top-level kind: line, for the clash below */
 				if (!why && strcmp(ext, ".json") != 0) {
-					_cleanup_free_ char *yk = yaml_kind(text);
+					_cleanup_free_ char *yk = yaml_top_scalar(text, "kind");
 
 					say(r, INFO, "cdi", NULL, "%s (%s): a YAML spec, not read: its paths are not checked",
 					    path, yk ? yk : "no kind: line");

@@ -382,3 +382,22 @@ int engine_version(int root, const struct engine *e)
 	}
 	return major;
 }
+
+char *yaml_top_scalar(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *v = l + kl + 1;
+		size_t n;
+
+		if (strncmp(l, key, kl) != 0 || l[kl] != ':')
+			continue;
+		v += strspn(v, " \t");
+		n = strcspn(v, " \t\r\n#");
+		if (n >= 2 && (*v == '"' || *v == '\'') && v[n - 1] == *v)
+			v++, n -= 2;
+		return n && n < 256 && !memchr(v, '"', n) && !memchr(v, '\'', n) ? xstrndup(v, n) : NULL;
+	}
+	return NULL;
+}

@@ -88,4 +88,11 @@ bool host_has_systemd(int root);
  * one line or continued on the lines after? */
 bool conf_hooks_dir_names(const char *text, const char *dir, bool *set);
 
+/* A YAML file's top-level KEY (a line "KEY: VALUE" at column 0, the first
+ * one): VALUE, quotes taken off, malloc'd; NULL where there is none, or it
+ * is empty, longer than 255 or quoted other than whole. No YAML is parsed:
+ * CDI's YAML specs (nvidia-ctk cdi generate's) carry their kind so, and
+ * check reads no more of them. */
+char *yaml_top_scalar(const char *text, const char *key);
+
 #endif
