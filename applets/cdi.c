@@ -1074,28 +1074,37 @@ APPLET_MAIN(cdi)
 	struct cdi_run run = { .dir = config_dir_default(), .co = { .version = "0.5.0" } };
 	_cleanup_config_ struct config cfg = { 0 };
 	int written, named, status;
+	bool generate = false;
+	char *nvidia[] = { (char *)"nvidia", NULL }, **names;
 
 	/* nvidia-ctk cdi's verbs, as an NVIDIA user types them: generate is
-	 * what cdi does, list is --list (no vendor is named so) */
+	 * what cdi does (NVIDIA's vendor where none is named, as nvidia-ctk
+	 * writes NVIDIA's spec), list is --list (no vendor is named so) */
 	if (argc > 1 && strcmp(argv[1], "generate") == 0) {
 		argv[1] = argv[0];
 		argv++, argc--;
+		generate = true;
 	} else if (argc > 1 && strcmp(argv[1], "list") == 0) {
 		argv[1] = (char *)"--list";
 	}
 	if ((status = cdi_options(argc, argv, &run)) != EXIT_OK)
 		return status;
 	named = argc - optind;
+	names = argv + optind;
+	if (generate && !named) {
+		names = nvidia;
+		named = 1;
+	}
 	if (run.refresh)
-		return applet_finish_stdout(refresh_all(&run, argv + optind, named));
-	if (config_load_named(&cfg, run.dir, argv + optind, named, err) < 0)
+		return applet_finish_stdout(refresh_all(&run, names, named));
+	if (config_load_named(&cfg, run.dir, names, named, err) < 0)
 		return APPLET_FAILED;
 	if (run.output && !run.to_dir && (named > 1 || (named == 0 && cfg.n != 1)))
 		return applet_usage_error("-o %s: not a directory: name one VENDOR to write one file", run.output);
 	for (size_t i = 0; i < cfg.n; i++)
-		if (vendor_named(&cfg.vendors[i], argv + optind, named))
+		if (vendor_named(&cfg.vendors[i], names, named))
 			vendor_log_level(&cfg.vendors[i]);
-	written = cfg.n ? write_specs(&cfg, argv + optind, named, &run, run.output, run.to_dir, err) : 0;
+	written = cfg.n ? write_specs(&cfg, names, named, &run, run.output, run.to_dir, err) : 0;
 	if (written > 0)
 		return applet_finish_stdout(EXIT_OK);
 	if (written == 0 && cfg.n == 0)

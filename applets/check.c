@@ -130,9 +130,27 @@ enum shim_kind { NOT_SHIM, OURS, OURS_GONE, NVIDIAS, NVIDIAS_GONE };
 
 static enum shim_kind shim_kind(int root, const char *path)
 {
-	const char *base = path ? strrchr(path, '/') : NULL;
-	bool ours_name = base && strcmp(base, "/ocidec-runtime") == 0;
+	const char *base;
+	bool ours_name;
 	struct stat st;
+
+	/* a bare name (NVIDIA's documents write "nvidia-container-runtime"):
+	 * the first on dockerd's PATH, as dockerd finds it; none there: gone */
+	if (path && !strchr(path, '/') && (strcmp(path, "ocidec-runtime") == 0 ||
+					  strcmp(path, "nvidia-container-runtime") == 0)) {
+		static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
+						    "/sbin", "/bin" };
+
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+			_cleanup_free_ char *full = xasprintf("%s/%s", dirs[i], path);
+
+			if (host_stat(root, full, &st, true))
+				return shim_kind(root, full);
+		}
+		return path[0] == 'o' ? OURS_GONE : NVIDIAS_GONE;
+	}
+	base = path ? strrchr(path, '/') : NULL;
+	ours_name = base && strcmp(base, "/ocidec-runtime") == 0;
 
 	if (!base || (!ours_name && strcmp(base, "/nvidia-container-runtime") != 0))
 		return NOT_SHIM;
@@ -1053,8 +1071,9 @@ static void on_runtime(void *arg, const char *name, const char *type, const char
 		say(s->r, PROBLEM, "containerd", fix, "runtime \"%s\": %s is not there%s", name, binary,
 		    k == NVIDIAS_GONE ? " (NVIDIA's toolkit removed?)" : "");
 	else if ((s->r->registered = true))
-		say(s->r, OK, "containerd", NULL, "runtime \"%s\" (%s): %s (a RuntimeClass with handler %s)", name,
-		    type ? type : "no type", binary, name);
+		say(s->r, OK, "containerd", NULL, "runtime \"%s\" (%s): %s (a RuntimeClass with handler %s)%s", name,
+		    type ? type : "no type", binary, name,
+		    strcmp(name, *s->def ? *s->def : "runc") == 0 ? ", the default runtime" : "");
 }
 
 /* ocidec's runtime in a drop-in: its name and shim (the runtime whose

@@ -1756,6 +1756,11 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 	}
 	if (optind < argc)
 		return applet_usage_error("unexpected argument '%s'", argv[optind]);
+	/* the record's engines are given back together: one alone would leave
+	 * the others naming ocidec with no record left to undo them */
+	if (a->undo && a->rts)
+		return applet_usage_error("--uninstall gives back every engine the install record names: no --runtime "
+					  "with it");
 	if ((o = check_args(in, a->host, a->hooks_dir, a->driver_root, a->undo, a->wait)) != EXIT_OK)
 		return o;
 	if (in->restart && a->host && strcmp(a->host, "/") != 0)

@@ -578,3 +578,21 @@ print(" ".join(n["path"] for n in s["deviceNodes"]), len([m for m in s["mounts"]
 	assert_success
 	assert_equal "$stderr" "ocidec cdi: warn: nvidia: no MIG devices in the spec: the MIG map $BATS_TEST_TMPDIR/mig.map (made by ocidec mig-map when MIG is set up): No such file or directory"
 }
+
+@test "nvidia-ctk cdi's verbs: ocidec cdi generate --output=FILE writes NVIDIA's vendor's spec where none is named; cdi list is --list (review of issue 47)" {
+	mkdir -m 0755 "$BATS_TEST_TMPDIR/nv"
+	sed 's/^name = demo$/name = nvidia/' "$CFG/demo.ini" >"$BATS_TEST_TMPDIR/nv/nvidia.ini"
+	chmod 0644 "$BATS_TEST_TMPDIR/nv/nvidia.ini"
+	run cdi generate -c "$BATS_TEST_TMPDIR/nv" --output="$BATS_TEST_TMPDIR/nvidia.yaml"
+	assert_success
+	run grep -c '^kind: ' "$BATS_TEST_TMPDIR/nvidia.yaml"
+	assert_output 1
+	run cdi list -c "$BATS_TEST_TMPDIR/nv"
+	assert_success
+	assert_output "$(cdi --list -c "$BATS_TEST_TMPDIR/nv")"
+	assert_line --regexp '=all$'
+	# a vendor named is that one; generate of none without an nvidia.ini: said
+	run cdi generate -c "$CFG" --output="$BATS_TEST_TMPDIR/x.json"
+	assert_failure 2
+	assert_output --partial "no vendor 'nvidia'"
+}

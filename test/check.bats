@@ -103,6 +103,17 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$H" -c "$CFG"
 	assert_line 'ok       docker: runtime "nvidia": /usr/bin/nvidia-container-runtime (docker run --runtime nvidia)'
 	refute_line --partial '"other"'
+	# a bare name (NVIDIA's documents write it so), looked up on dockerd's
+	# PATH: there, ocidec's; NVIDIA's toolkit removed, gone (review of issue 47)
+	printf '{"runtimes": {"nvidia": {"path": "nvidia-container-runtime"}}, "default-runtime": "nvidia"}\n' \
+		>"$H/etc/docker/daemon.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line 'ok       docker: runtime "nvidia": nvidia-container-runtime (docker run --runtime nvidia), the default runtime'
+	rm "$H/usr/bin/nvidia-container-runtime"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line 'PROBLEM  docker: runtime "nvidia": nvidia-container-runtime is not there (NVIDIA'"'"'s toolkit removed?)'
+	assert_line '         fix: ocidec install --runtime docker --runtime-name nvidia'
 	run ocidec check --host-root "$H" -c "$CFG" extra
 	assert_failure 2
 }

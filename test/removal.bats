@@ -242,6 +242,18 @@ removed() {
 	run bed "$SD" systemctl is-enabled ocidec-cdi-refresh.path
 	assert_output enabled
 	registered
+	# a container running through ocidec's runtime (Docker's default now):
+	# the removal refuses, nothing changed, until it is stopped (its shim
+	# would call the runtime gone for its kill and delete)
+	bed "$SD" docker run -d --network none --name busy node-test:1 sh -c 'sleep 600' >/dev/null
+	cp "$SD/root/etc/docker/daemon.json" "$SD/registered.json"
+	run bed "$SD" dpkg -r ocidec
+	assert_failure
+	assert_output --regexp "ocidec: containers run through ocidec's runtime \(containerd namespace/id: moby/[0-9a-f]{64}\): with it removed, neither Docker nor containerd nor kubelet could stop or delete them"
+	cmp "$SD/registered.json" "$SD/root/etc/docker/daemon.json"
+	run bed "$SD" dpkg-query -W -f '${Status}' ocidec
+	assert_output "install ok installed"
+	bed "$SD" docker rm -f busy >/dev/null
 	run bed "$SD" dpkg -r ocidec
 	assert_success
 	echo "# dpkg -r ocidec: $(grep -E '^ocidec: (reloaded|restarted)' <<<"$output" | paste -sd ';')" >&3
@@ -307,7 +319,7 @@ removed() {
 	bed "$d" docker create --runtime ocidec --network none --name kept node-test:1 true >/dev/null
 	run bed "$d" dpkg -r ocidec
 	assert_success
-	assert_line "ocidec: Docker containers made with ocidec's runtime by name, which will not start again: kept (docker rm them, and run them anew)"
+	assert_line "ocidec: Docker containers whose runtime was ocidec's (named at docker run, or the default when they were made), which will not start again: kept (ocidec); docker rm them, and run them anew"
 	bed "$d" docker rm kept >/dev/null
 	assert_line "ocidec: systemctl restart docker: the running engine had not read its files since ocidec was taken out"
 	assert_line "ocidec: systemctl restart containerd: the running engine had not read its files since ocidec was taken out"

@@ -10,10 +10,29 @@
 # - the CDI specs of ocidec's refresh (/var/run/cdi: their hook is ocidec)
 #   removed; one of ocidec's in /etc/cdi is said and left to its writer.
 # An uninstall that fails stops the removal, saying so: the engines would
-# otherwise fail every container. (make install sets the binary's path below.)
+# otherwise fail every container; so does a container that runs through
+# ocidec's runtime, before anything is changed. (make install sets the
+# binary's path below.)
 set -u
 bin=/usr/bin/ocidec
 record=/var/lib/ocidec/install.json
+# containers whose shim runs this ocidec as their runtime (containerd's
+# runc shim keeps its runtime's path in the task's bundle, and calls it for
+# every kill and delete): with it gone neither the engine nor kubelet could
+# stop or delete them again. Nothing is changed while any runs: drained
+# first (OCIDEC_REMOVE_BUSY=1: removed all the same)
+busy=
+for f in /run/containerd/io.containerd.runtime.v2.task/*/*/runtime; do
+	[ -f "$f" ] || continue
+	rt=$(cat "$f" 2>/dev/null) || continue
+	[ -n "$rt" ] && [ "$(readlink -f "$rt" 2>/dev/null)" = "$(readlink -f "$bin")" ] || continue
+	t=${f%/runtime}
+	busy="$busy ${t#/run/containerd/io.containerd.runtime.v2.task/}"
+done
+if [ -n "$busy" ] && [ "${OCIDEC_REMOVE_BUSY:-}" != 1 ]; then
+	echo "ocidec: containers run through ocidec's runtime (containerd namespace/id:$busy): with it removed, neither Docker nor containerd nor kubelet could stop or delete them. Stop them first (kubectl drain NODE, docker stop), then remove the package; or remove it all the same with OCIDEC_REMOVE_BUSY=1 in its environment. Nothing was changed." >&2
+	exit 1
+fi
 # the package's own services first: the NRI plugin would go on giving
 # containers a hook that is about to be gone
 if [ -d /run/systemd/system ]; then
@@ -22,9 +41,6 @@ if [ -d /run/systemd/system ]; then
 		systemctl disable --now "$u" >/dev/null 2>&1 && echo "ocidec: stopped and disabled $u"
 	done
 fi
-# the runtime's name install gave Docker (lower-case letters, digits, - and
-# _ only: install refuses others), for the containers said below
-rtname=$(sed -n 's/.*"runtime_name":[[:space:]]*"\([a-z0-9_-]*\)".*/\1/p' "$record" 2>/dev/null | head -n 1)
 if [ -e "$record" ]; then
 	# where systemd runs the engines, made to read what was given back
 	# (ocidec install --restart: the units' start limit cleared first,
@@ -57,14 +73,21 @@ if [ -d /run/systemd/system ]; then
 	done
 fi
 rm -f /run/ocidec/containerd-restart
-# Docker's containers made with ocidec's runtime by name (docker run
-# --runtime ocidec): Docker keeps the name, and starts none of them again
-# once the runtime is gone from daemon.json; said, for their owner
+# Docker's containers whose runtime Docker will not have (ocidec's: named
+# at docker run, or the default runtime when they were made: Docker keeps
+# its name in each container), which will not start again: said
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+	keep=
+	for kv in $(docker info --format '{{range $k, $v := .Runtimes}}{{$k}}={{$v.Path}} {{end}}' 2>/dev/null); do
+		p=${kv#*=}
+		case $p in /*) ;; *) p=$(command -v "$p" 2>/dev/null || echo "$p") ;; esac
+		[ "$(readlink -f "$p" 2>/dev/null)" = "$(readlink -f "$bin")" ] || keep="$keep ${kv%%=*}"
+	done
 	ids=$(docker ps -aq 2>/dev/null)
 	[ -z "$ids" ] || docker inspect --format '{{.HostConfig.Runtime}} {{.Name}}' $ids 2>/dev/null |
-		awk -v rt="${rtname:-ocidec}" '$1 == rt { sub(/^\//, "", $2); names = names (names ? ", " : "") $2 }
-			END { if (names) print "ocidec: Docker containers made with ocidec'"'"'s runtime by name, which will not start again: " names " (docker rm them, and run them anew)" }' >&2
+		awk -v keep="$keep runc" 'BEGIN { n = split(keep, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1 }
+			$1 != "" && !k[$1] { sub(/^\//, "", $2); names = names (names ? ", " : "") $2 " (" $1 ")" }
+			END { if (names) print "ocidec: Docker containers whose runtime was ocidec'"'"'s (named at docker run, or the default when they were made), which will not start again: " names "; docker rm them, and run them anew" }' >&2
 fi
 # the specs whose hook is this binary (not a toolkit container's copy, a
 # DRA claim's of another path)
@@ -75,4 +98,8 @@ for f in /var/run/cdi/* /etc/cdi/*; do
 	*) echo "ocidec: $f names ocidec's hook, which is going: remove it, or make it anew with the toolkit that replaces ocidec" >&2 ;;
 	esac
 done
+# the hook's index of the configs (a cache in /run, made again by whoever
+# runs next)
+rm -f /run/ocidec/keys-*
+rmdir /run/ocidec 2>/dev/null
 exit 0
