@@ -11,6 +11,7 @@
  */
 #include "applets/applet.h"
 #include "applets/cdi.h"
+#include "common/engines.h"
 #include "common/activate.h"
 #include "common/devices.h"
 #include "common/config.h"
@@ -780,6 +781,52 @@ static void refresh_clashes(const struct vendor *v, const struct cdi_run *run, i
 	closedir(d);
 }
 
+/* --refresh of every vendor: a spec of ours in DFD (DIR) (named as we name
+ * them, its hook ocidec's) whose kind no vendor config of CFG gives any
+ * more (the vendor's file removed) goes too, or engines would go on giving
+ * its devices. Not while a config is broken: it may be that vendor's. */
+static void refresh_orphans(const struct config *cfg, int dfd, const char *dir)
+{
+	int fd = cfg->nbroken ? -1 : dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *rel = xconcat("/", e->d_name), *text = NULL, *kind = NULL, *named = NULL;
+		bool yaml = ends_with(e->d_name, ".yaml"), given = false;
+		struct oerr ignored;
+		size_t len;
+
+		if (e->d_name[0] == '.' || (!yaml && !ends_with(e->d_name, ".json")) ||
+		    root_read_file(dfd, rel, 16 << 20, &text, &len, NULL, &ignored) != 1 || !strstr(text, "ocidec-hook"))
+			continue;
+		if (yaml)
+			kind = yaml_top_scalar(text, "kind");
+		else {
+			cJSON *j = cJSON_Parse(text);
+			const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
+
+			kind = k && strchr(k, '/') ? xstrdup(k) : NULL;
+			cJSON_Delete(j);
+		}
+		if (!kind || !strchr(kind, '/') || strcmp((named = spec_file(kind, yaml)), e->d_name) != 0)
+			continue;
+		for (size_t i = 0; i < cfg->n && !given; i++) {
+			_cleanup_free_ char *m = management_kind(&cfg->vendors[i]);
+
+			given = strcmp(cfg->vendors[i].cdi_kind, kind) == 0 || strcmp(m, kind) == 0;
+		}
+		if (!given && unlinkat(dfd, e->d_name, 0) == 0)
+			out("removed %s/%s: no vendor config gives %s any more\n", dir, e->d_name, kind);
+	}
+	closedir(d);
+}
+
 /* --refresh: every vendor of run->dir that NAMES names (none: all), each
  * config loaded on its own: one that does not load, or whose spec cannot
  * be written, is said, and the others are refreshed all the same. DIR
@@ -826,6 +873,8 @@ static int refresh_all(const struct cdi_run *run, char *const *names, int n)
 			status = applet_fail(&err);
 		refresh_clashes(v, run, dfd, run->output);
 	}
+	if (!n)
+		refresh_orphans(&cfg, dfd, run->output);
 	root_dir_release();
 	return status ? EXIT_FAIL : EXIT_OK;
 }

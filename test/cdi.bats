@@ -317,6 +317,22 @@ ocidec cdi: no vendor has anything to give: none of their files is under their d
 	run bash -c "cd '$B' && runc --root '$BATS_TEST_TMPDIR/runc-root' run ocidec-cdi-$$-refresh 2>&1"
 	runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "ocidec-cdi-$$-refresh" >/dev/null 2>&1 || true
 	assert_output --partial "demo-tool: the answer is 42"
+	# the vendor's file taken away: its specs go with the next refresh of
+	# every vendor, not with a broken file's (review of issue 47); another
+	# tool's stays
+	mv "$CFG/demo.ini" "$BATS_TEST_TMPDIR/demo.ini.aside"
+	printf '[vendor]\nname = broken\nno_such_key = 1\n' >"$CFG/broken.ini"
+	chmod 0644 "$CFG/broken.ini"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_file_exists "$out/ocidec.io-demo.json"
+	rm "$CFG/broken.ini"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_line "removed $out/ocidec.io-demo.json: no vendor config gives ocidec.io/demo any more"
+	assert_line "removed $out/management.ocidec.io-demo.json: no vendor config gives management.ocidec.io/demo any more"
+	assert_equal "$(ls -A "$out")" other.io-x.json
+	mv "$BATS_TEST_TMPDIR/demo.ini.aside" "$CFG/demo.ini"
+	run cdi -c "$CFG" --refresh -o "$out"
+	assert_line "demo: wrote $out/ocidec.io-demo.json"
 	# the driver gone: its specs go; another tool's stays
 	rm -rf "$DR" && mkdir "$DR"
 	run cdi -c "$CFG" --refresh -o "$out"
