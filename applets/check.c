@@ -484,8 +484,8 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 			       "(NVIDIA's: nvidia-modprobe, or nvidia-smi once)",
 			    "no device node under %s (%zu files otherwise)", v->driver_root, plan.n);
 		else
-			say(r, OK, v->name, NULL, "driver_root %s: %zu device node%s, %zu paths in all", v->driver_root,
-			    devs, devs == 1 ? "" : "s", plan.n);
+			say(r, OK, v->name, NULL, "driver_root %s: %zu device node%s, %zu path%s in all", v->driver_root,
+			    devs, devs == 1 ? "" : "s", plan.n, plan.n == 1 ? "" : "s");
 		if (plan.n && v->cdi_kind) {
 			strv_push(&r->kinds, v->cdi_kind);
 			strv_push(&r->kind_vendors, v->name);
