@@ -251,8 +251,8 @@ removed() {
 	assert_failure
 	assert_output --regexp "ocidec: containers run through ocidec's runtime \(containerd namespace/id: moby/[0-9a-f]{64}\): with it removed, neither Docker nor containerd nor kubelet could stop or delete them"
 	cmp "$SD/registered.json" "$SD/root/etc/docker/daemon.json"
-	run bed "$SD" dpkg-query -W -f '${Status}' ocidec
-	assert_output "install ok installed"
+	run bed "$SD" dpkg-query -W -f '${db:Status-Status}' ocidec
+	assert_output installed
 	bed "$SD" docker rm -f busy >/dev/null
 	run bed "$SD" dpkg -r ocidec
 	assert_success

@@ -17,17 +17,17 @@ set -u
 bin=/usr/bin/ocidec
 record=/var/lib/ocidec/install.json
 # containers whose shim runs this ocidec as their runtime (containerd's
-# runc shim keeps its runtime's path in the task's bundle, and calls it for
-# every kill and delete): with it gone neither the engine nor kubelet could
-# stop or delete them again. Nothing is changed while any runs: drained
-# first (OCIDEC_REMOVE_BUSY=1: removed all the same)
+# runc shim runs in its task's bundle, where it keeps its runtime's path,
+# and calls it for every kill and delete): with it gone neither the engine
+# nor kubelet could stop or delete them again. Nothing is changed while any
+# runs: drained first (OCIDEC_REMOVE_BUSY=1: removed all the same)
 busy=
-for f in /run/containerd/io.containerd.runtime.v2.task/*/*/runtime; do
-	[ -f "$f" ] || continue
-	rt=$(cat "$f" 2>/dev/null) || continue
+for p in /proc/[0-9]*; do
+	case $(cat "$p/comm" 2>/dev/null) in containerd-shim*) ;; *) continue ;; esac
+	rt=$(cat "$p/cwd/runtime" 2>/dev/null) || continue
 	[ -n "$rt" ] && [ "$(readlink -f "$rt" 2>/dev/null)" = "$(readlink -f "$bin")" ] || continue
-	t=${f%/runtime}
-	busy="$busy ${t#/run/containerd/io.containerd.runtime.v2.task/}"
+	t=$(readlink "$p/cwd")
+	busy="$busy $(basename "$(dirname "$t")")/$(basename "$t")"
 done
 if [ -n "$busy" ] && [ "${OCIDEC_REMOVE_BUSY:-}" != 1 ]; then
 	echo "ocidec: containers run through ocidec's runtime (containerd namespace/id:$busy): with it removed, neither Docker nor containerd nor kubelet could stop or delete them. Stop them first (kubectl drain NODE, docker stop), then remove the package; or remove it all the same with OCIDEC_REMOVE_BUSY=1 in its environment. Nothing was changed." >&2
