@@ -1045,11 +1045,12 @@ static int uninstall(struct inst *in, struct oerr *err)
 		if (d && clean_path(d) && journal_remove_dir(&in->j, i))
 			out("removed %s/\n", d);
 	}
-	/* containerd still runs ocidec's runtime until it restarts, and
-	 * nothing it answers says so: a mark in /run (gone with a reboot),
-	 * for ocidec check and the package's removal: check compares its time
-	 * with containerd's start; --restart takes it away */
-	if (in->changed_containerd) {
+	/* a running containerd runs ocidec's runtime still until it
+	 * restarts, and nothing it answers says so: a mark in /run (gone with
+	 * a reboot), for ocidec check and the package's removal: check
+	 * compares its time with containerd's start (with --restart, done
+	 * next) */
+	if (in->changed_containerd && !in->restart && engine_answers(in->root, engine(ENGINE_CONTAINERD))) {
 		struct oerr ignored;
 		_cleanup_close_ int run = root_mkdirs(in->root, "/run/ocidec", 0, NULL, NULL, &ignored);
 
@@ -1058,6 +1059,12 @@ static int uninstall(struct inst *in, struct oerr *err)
 	}
 	out("ocidec install: uninstalled from %s\n", in->prefix);
 	apply_hints(in, "without ocidec's runtime");
+	/* Docker keeps a container's runtime by name (given at docker run, or
+	 * the default one when it was made) */
+	if (in->changed_docker)
+		out("ocidec install: Docker's containers made with runtime \"%s\" (docker run --runtime %s, or while it "
+		    "was the default) do not start again: remove them and run them anew\n", state_runtime_name(in),
+		    state_runtime_name(in));
 	return 0;
 }
 
