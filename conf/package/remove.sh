@@ -22,8 +22,11 @@ record=/var/lib/ocidec/install.json
 # nor kubelet could stop or delete them again. Nothing is changed while any
 # runs: drained first (OCIDEC_REMOVE_BUSY=1: removed all the same)
 busy=
+hostmnt=$(readlink /proc/1/ns/mnt)
 for p in /proc/[0-9]*; do
 	case $(cat "$p/comm" 2>/dev/null) in containerd-shim*) ;; *) continue ;; esac
+	# (the host's shims: a container's process of that name is no shim)
+	[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$hostmnt" ] || continue
 	rt=$(cat "$p/cwd/runtime" 2>/dev/null) || continue
 	[ -n "$rt" ] && [ "$(readlink -f "$rt" 2>/dev/null)" = "$(readlink -f "$bin")" ] || continue
 	t=$(readlink "$p/cwd")
