@@ -1060,11 +1060,21 @@ static int uninstall(struct inst *in, struct oerr *err)
 	out("ocidec install: uninstalled from %s\n", in->prefix);
 	apply_hints(in, "without ocidec's runtime");
 	/* Docker keeps a container's runtime by name (given at docker run, or
-	 * the default one when it was made) */
-	if (in->changed_docker)
-		out("ocidec install: Docker's containers made with runtime \"%s\" (docker run --runtime %s, or while it "
-		    "was the default) do not start again: remove them and run them anew\n", state_runtime_name(in),
-		    state_runtime_name(in));
+	 * the default one when it was made): where daemon.json no longer has
+	 * that name (not NVIDIA's given back under it), those do not start */
+	if (in->changed_docker) {
+		_cleanup_free_ char *text = NULL;
+		struct stat st;
+		struct oerr ignored;
+		size_t len;
+		cJSON *j = read_host(in, DOCKER_JSON, &text, &len, &st, &ignored) > 0 ? cJSON_Parse(text) : NULL;
+		const char *name = state_runtime_name(in);
+
+		if (!cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "runtimes"), name))
+			out("ocidec install: Docker's containers made with runtime \"%s\" (docker run --runtime %s, or "
+			    "while it was the default) do not start again: remove them and run them anew\n", name, name);
+		cJSON_Delete(j);
+	}
 	return 0;
 }
 

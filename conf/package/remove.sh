@@ -22,26 +22,37 @@ record=/var/lib/ocidec/install.json
 # nor kubelet could stop or delete them again. Nothing is changed while any
 # runs: drained first (OCIDEC_REMOVE_BUSY=1: removed all the same)
 busy=
-hostmnt=$(readlink /proc/1/ns/mnt)
+hostroot=$(stat -L -c %d:%i /proc/1/root/ 2>/dev/null)
 for p in /proc/[0-9]*; do
 	case $(cat "$p/comm" 2>/dev/null) in containerd-shim*) ;; *) continue ;; esac
-	# (the host's shims: a container's process of that name is no shim)
-	[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$hostmnt" ] || continue
-	rt=$(cat "$p/cwd/runtime" 2>/dev/null) || continue
+	# the host's shims: root's, in the host's root directory (not a
+	# container's process of that name, nor a user's)
+	[ "$(stat -c %u "$p" 2>/dev/null)" = 0 ] && [ "$(stat -L -c %d:%i "$p/root/" 2>/dev/null)" = "$hostroot" ] ||
+		continue
+	[ -f "$p/cwd/runtime" ] && [ ! -L "$p/cwd/runtime" ] || continue
+	rt=$(head -c 4096 "$p/cwd/runtime" 2>/dev/null) || continue
 	[ -n "$rt" ] && [ "$(readlink -f "$rt" 2>/dev/null)" = "$(readlink -f "$bin")" ] || continue
 	t=$(readlink "$p/cwd")
-	busy="$busy $(basename "$(dirname "$t")")/$(basename "$t")"
+	busy="$busy $(basename "$(dirname "$t")" | tr -cd 'A-Za-z0-9._-')/$(basename "$t" | tr -cd 'A-Za-z0-9._-')"
 done
 if [ -n "$busy" ] && [ "${OCIDEC_REMOVE_BUSY:-}" != 1 ]; then
-	echo "ocidec: containers run through ocidec's runtime (containerd namespace/id:$busy): with it removed, neither Docker nor containerd nor kubelet could stop or delete them. Stop them first (kubectl drain NODE, docker stop), then remove the package; or remove it all the same with OCIDEC_REMOVE_BUSY=1 in its environment. Nothing was changed." >&2
+	echo "ocidec: containers run through ocidec's runtime (containerd namespace/id:$busy; crictl pods --id, docker ps name them): with it removed, neither Docker nor containerd nor kubelet could stop or delete them. Stop them first (docker stop; on a Kubernetes node, drain it, then stop kubelet and remove what is left, DaemonSets' and static pods: crictl stopp and rmp), then remove the package; or remove it all the same with OCIDEC_REMOVE_BUSY=1 in its environment (sudo OCIDEC_REMOVE_BUSY=1 apt remove ocidec). Nothing was changed." >&2
 	exit 1
 fi
+[ -z "$busy" ] || echo "ocidec: removed all the same (OCIDEC_REMOVE_BUSY=1), containers running through ocidec's runtime:$busy. To stop and delete one afterwards, give its shim a runtime at that path for the while: ln -s runc /usr/bin/ocidec-runtime (where runc is /usr/bin/runc), stop and delete them, then rm /usr/bin/ocidec-runtime" >&2
 # the package's own services first: the NRI plugin would go on giving
 # containers a hook that is about to be gone
+# (--keep-enabled, the deb's: stopped only, their enablement the package
+# manager's, which masks them on removal and gives them back as they were
+# on a reinstall; the rpm's: disabled too, or their links would stay)
 if [ -d /run/systemd/system ]; then
 	for u in ocidec-nri.service ocidec-cdi-refresh.path ocidec-cdi-refresh.service; do
 		systemctl -q is-enabled "$u" 2>/dev/null || systemctl -q is-active "$u" 2>/dev/null || continue
-		systemctl disable --now "$u" >/dev/null 2>&1 && echo "ocidec: stopped and disabled $u"
+		if [ "${1:-}" = --keep-enabled ]; then
+			systemctl stop "$u" >/dev/null 2>&1 && echo "ocidec: stopped $u"
+		else
+			systemctl disable --now "$u" >/dev/null 2>&1 && echo "ocidec: stopped and disabled $u"
+		fi
 	done
 fi
 if [ -e "$record" ]; then
