@@ -249,7 +249,7 @@ removed() {
 	cp "$SD/root/etc/docker/daemon.json" "$SD/registered.json"
 	run bed "$SD" dpkg -r ocidec
 	assert_failure
-	assert_output --regexp "ocidec: containers run through ocidec's runtime \(containerd namespace/id: moby/[0-9a-f]{64}\): with it removed, neither Docker nor containerd nor kubelet could stop or delete them"
+	assert_output --regexp "ocidec: containers run through ocidec's runtime \(containerd namespace/id: moby/[0-9a-f]{64}; crictl pods --id, docker ps name them\): with it removed, neither Docker nor containerd nor kubelet could stop or delete them"
 	cmp "$SD/registered.json" "$SD/root/etc/docker/daemon.json"
 	run bed "$SD" dpkg-query -W -f '${db:Status-Status}' ocidec
 	assert_output installed
