@@ -114,7 +114,9 @@ payload() {
 	files() {
 		(cd "$C" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./tmp -o -path ./run \
 			-o -path ./var/lib/dpkg -o -path ./var/lib/apt -o -path ./var/cache -o -path ./var/log \) -prune \
-			-o -printf '%p %y %m %s\n' | LC_ALL=C sort)
+			-o -type d -printf '%p %y %m\n' -o -printf '%p %y %m %s\n' | LC_ALL=C sort)
+		# (a directory's size is its entries' high water: ext4 never
+		# shrinks one; its entries are listed)
 	}
 	# the node's own Docker configuration, which ocidec install edits
 	mkdir -p "$C/etc/docker"
