@@ -234,7 +234,7 @@ engine() {
 	run ocidec check -c "$CFG"
 	assert_line --regexp "^ok +nvidia-gds: driver_root $GDR: 16 device nodes, 18 paths in all$"
 	assert_line --regexp "^ok +nvidia-mofed: driver_root $GDR: 3 device nodes, 3 paths in all$"
-	assert_line --regexp "^ok +nvidia-gdrcopy: driver_root $GDR: 1 device node, 1 paths in all$"
+	assert_line --regexp "^ok +nvidia-gdrcopy: driver_root $GDR: 1 device node, 1 path in all$"
 	assert_line --regexp "^ok +nvidia-nvswitch: driver_root $GDR: 3 device nodes, 3 paths in all$"
 	# a gated file without NVIDIA's GPU files: never given, a problem
 	rm "$CFG/nvidia.ini"
