@@ -472,3 +472,42 @@ refused_by_hook_and_shim() {
 	assert_failure
 	assert_output --partial "$shim_text"
 }
+
+# ---- ocidec nri in a bed (test/nri.bats, test/nri-closed.bats) ----
+
+# nri_start DIR [ARGS...]: ocidec nri in the bed, its pid (the bed's) in
+# DIR/nri.pid, its log DIR/nri.log; waits until a runtime took it
+nri_start() {
+	local d=$1
+	shift
+	rm -f "$d/nri.pid"
+	bed "$d" sh -c 'echo $$ >"$0/nri.pid"; exec ocidec nri "$@" >>"$0/nri.log" 2>&1' "$d" "$@" &
+	wait_until -t 10 '[ -s "$d/nri.pid" ]'
+}
+
+nri_stop() {
+	local d=$1 hp
+	[ -s "$d/nri.pid" ] || return 0
+	# (one a test froze: thawed, with the nsenter that stopped with it)
+	if hp=$(host_pid "$d" "$(cat "$d/nri.pid")"); then
+		kill -CONT "$(awk '/^PPid:/ { print $2 }' "/proc/$hp/status")" "$hp" 2>/dev/null || true
+	fi
+	bed "$d" sh -c 'kill "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done' sh "$(cat "$d/nri.pid")" || true
+	rm -f "$d/nri.pid"
+}
+
+# host_pid DIR PID: this host's pid of the bed's process PID
+host_pid() {
+	local ns p
+	ns=$(readlink "/proc/$(cat "$1/anchor.pid")/ns/pid")
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] &&
+			[ "$(awk '/^NSpid:/ { print $NF }' "$p/status" 2>/dev/null)" = "$2" ] && { echo "${p#/proc/}"; return 0; }
+	done
+	return 1
+}
+
+# nri_registered DIR N: the plugin's log says it registered N times
+nri_registered() {
+	[ "$(grep -c '^ocidec nri: info: registered with containerd' "$1/nri.log")" -ge "$2" ]
+}

@@ -147,41 +147,6 @@ pod_steps() {
 
 # nri_start DIR [ARGS...]: ocidec nri in the bed, its pid (the bed's) in
 # DIR/nri.pid, its log DIR/nri.log (as test/nri.bats)
-nri_start() {
-	local d=$1
-	shift
-	rm -f "$d/nri.pid"
-	bed "$d" sh -c 'echo $$ >"$0/nri.pid"; exec ocidec nri "$@" >>"$0/nri.log" 2>&1' "$d" "$@" &
-	wait_until -t 10 '[ -s "$d/nri.pid" ]'
-}
-
-nri_stop() {
-	local d=$1 hp
-	[ -s "$d/nri.pid" ] || return 0
-	# (one a test froze: thawed, with the nsenter that stopped with it)
-	if hp=$(host_pid "$d" "$(cat "$d/nri.pid")"); then
-		kill -CONT "$(awk '/^PPid:/ { print $2 }' "/proc/$hp/status")" "$hp" 2>/dev/null || true
-	fi
-	bed "$d" sh -c 'kill "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done' sh "$(cat "$d/nri.pid")" || true
-	rm -f "$d/nri.pid"
-}
-
-# host_pid DIR PID: this host's pid of the bed's process PID
-host_pid() {
-	local ns p
-	ns=$(readlink "/proc/$(cat "$1/anchor.pid")/ns/pid")
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] &&
-			[ "$(awk '/^NSpid:/ { print $NF }' "$p/status" 2>/dev/null)" = "$2" ] && { echo "${p#/proc/}"; return 0; }
-	done
-	return 1
-}
-
-# registered DIR N: the plugin's log says it registered N times
-registered() {
-	[ "$(grep -c '^ocidec nri: info: registered with containerd' "$1/nri.log")" -ge "$2" ]
-}
-
 @test "containerd 2.2, required_plugins = [\"ocidec\"] and no plugin connected: a pod's container is refused, the CRI's error naming the missing plugin ocidec, whether it asks for a device or for nothing; a pod annotated tolerate-missing-plugins.ocidec.io=true starts (without devices)" {
 	bed_up
 	d=$NB
@@ -207,7 +172,7 @@ registered() {
 	: >"$d/nri.log"
 	ctrd22 "$d" "$REQUIRED"
 	nri_start "$d"
-	wait_until -t 10 'registered "$d" 1'
+	wait_until -t 10 'nri_registered "$d" 1'
 	grep -q '^ocidec nri: info: registered with containerd v2\.2\.[0-9]* as 50-ocidec$' "$d/nri.log"
 	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
 	assert_success
@@ -226,7 +191,7 @@ registered() {
 	: >"$d/nri.log"
 	ctrd22 "$d" "$REQUIRED"
 	nri_start "$d"
-	wait_until -t 10 'registered "$d" 1'
+	wait_until -t 10 'nri_registered "$d" 1'
 	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
 	assert_output "$DEMO1"
 	nri_stop "$d"
@@ -237,7 +202,7 @@ registered() {
 	assert_failure
 	assert_output --partial "$REFUSED"
 	nri_start "$d"
-	wait_until -t 10 'registered "$d" 2'
+	wait_until -t 10 'nri_registered "$d" 2'
 	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
 	assert_success
 	assert_output "$DEMO1"
@@ -256,7 +221,7 @@ registered() {
 	assert_success
 	assert_output $'started\n0'
 	nri_start "$d"
-	wait_until -t 10 'registered "$d" 1'
+	wait_until -t 10 'nri_registered "$d" 1'
 	run pod "$d" --pod-ann 'required-plugins.noderesource.dev=["ocidec"]' --env OCI_DEMO=1 \
 		docker.io/library/ocidec-test:1 sh -c "$SEE"
 	assert_success
@@ -278,7 +243,7 @@ registered() {
 	: >"$d/nri.log"
 	ctrd22 "$d" "$REQUIRED"
 	nri_start "$d"
-	wait_until -t 10 'registered "$d" 1'
+	wait_until -t 10 'nri_registered "$d" 1'
 	hp=$(host_pid "$d" "$(cat "$d/nri.pid")")
 	run pod_steps "$d" ctr:OCI_DEMO=1 "host:kill $hp; while kill -0 $hp 2>/dev/null; do sleep 0.1; done; echo killed" \
 		ctr:OCI_DEMO=1 ctr:OCI_DEMO=1
@@ -296,7 +261,7 @@ refused: $ERR"
 	: >"$d/nri.log"
 	ctrd22 "$d" "$REQUIRED"
 	nri_start "$d"
-	wait_until -t 10 'registered "$d" 1'
+	wait_until -t 10 'nri_registered "$d" 1'
 	hp=$(host_pid "$d" "$(cat "$d/nri.pid")")
 	run pod_steps "$d" ctr:OCI_DEMO=1 "host:kill -STOP $hp; echo stopped" ctr:OCI_DEMO=1 ctr:OCI_DEMO=1 \
 		"host:kill -CONT \$(awk '/^PPid:/ { print \$2 }' /proc/$hp/status) $hp

@@ -50,28 +50,6 @@ teardown() {
 
 SEE='ls /dev | grep demo; grep -c " /opt/demo/lib" /proc/mounts; demo-tool'
 
-# nri_start DIR [ARGS...]: ocidec nri in the bed, its pid (the bed's) in
-# DIR/nri.pid, its log DIR/nri.log; waits until a runtime took it
-nri_start() {
-	local d=$1
-	shift
-	rm -f "$d/nri.pid"
-	bed "$d" sh -c 'echo $$ >"$0/nri.pid"; exec ocidec nri "$@" >>"$0/nri.log" 2>&1' "$d" "$@" &
-	wait_until -t 10 '[ -s "$d/nri.pid" ]'
-}
-
-nri_stop() {
-	local d=$1
-	[ -s "$d/nri.pid" ] || return 0
-	bed "$d" sh -c 'kill "$1"; while kill -0 "$1" 2>/dev/null; do sleep 0.1; done' sh "$(cat "$d/nri.pid")" || true
-	rm -f "$d/nri.pid"
-}
-
-# registered DIR N: the plugin's log says it registered N times
-registered() {
-	[ "$(grep -c '^ocidec nri: info: registered with containerd' "$1/nri.log")" -ge "$2" ]
-}
-
 # ctrd_nri DIR 1.7|2: containerd of that version as a node runs it, with
 # NRI (1.7: turned on, once per node; 2.x: its default) and CDI on
 ctrd_nri() {
@@ -98,7 +76,7 @@ ctrd_nri() {
 		run bed "$d" containerd --version
 		echo "# $output" >&3
 		nri_start "$d"
-		wait_until -t 10 'registered "$d" 1'
+		wait_until -t 10 'nri_registered "$d" 1'
 		# envvar: the variable the device plugin (or the pod) sets
 		run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
 		assert_success
@@ -123,7 +101,7 @@ ctrd_nri() {
 		# containerd restarted under the plugin: it connects again
 		containerd_stop "$d"
 		containerd_start "$d"
-		wait_until -t 15 'registered "$d" 2'
+		wait_until -t 15 'nri_registered "$d" 2'
 		run pod "$d" --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c "$SEE"
 		assert_output $'demo0\ndemoctl\n1\ndemo-tool: the answer is 42'
 		# the plugin killed: a pod asking for nothing starts (NRI goes on
@@ -136,7 +114,7 @@ ctrd_nri() {
 		assert_output 0
 		# and started again: its devices again
 		nri_start "$d"
-		wait_until -t 10 'registered "$d" 3'
+		wait_until -t 10 'nri_registered "$d" 3'
 		run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$SEE"
 		assert_output $'demo0\ndemo1\ndemoctl\n1\ndemo-tool: the answer is 42'
 		nri_stop "$d"
@@ -157,7 +135,7 @@ ctrd_nri() {
 	chmod 0644 "$d/nvk/nvidia.ini"
 	ctrd_nri "$d" 2
 	nri_start "$d" -c "$d/nvk"
-	wait_until -t 10 'registered "$d" 1'
+	wait_until -t 10 'nri_registered "$d" 1'
 	see='ls /dev | grep demo; true'
 	run pod "$d" --env NVIDIA_VISIBLE_DEVICES=all docker.io/library/ocidec-test:1 sh -c "$see"
 	assert_success
