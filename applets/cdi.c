@@ -750,12 +750,10 @@ static int refresh_vendor(const struct vendor *v, const struct cdi_run *run, int
 	return 0;
 }
 
-/* Another tool's spec in DFD (DIR) that gives V's kind too: said (an
- * engine refuses every device both define, NVIDIA's nvidia-cdi-refresh
- * writing nvidia.yaml beside ours, say) */
-static void refresh_clashes(const struct vendor *v, const struct cdi_run *run, int dfd, const char *dir)
+/* Each spec file in DFD (its name .json or .yaml, not hidden), its text
+ * (at most MAX bytes; one that cannot be read skipped) handed to FN */
+static void each_spec(int dfd, size_t max, void (*fn)(const char *name, const char *text, void *arg), void *arg)
 {
-	_cleanup_free_ char *ours = spec_file(v->cdi_kind, run->yaml), *ours2 = spec_file(v->cdi_kind, !run->yaml);
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
@@ -770,15 +768,73 @@ static void refresh_clashes(const struct vendor *v, const struct cdi_run *run, i
 		struct oerr ignored;
 		size_t len;
 
-		if (e->d_name[0] == '.' || strcmp(e->d_name, ours) == 0 || strcmp(e->d_name, ours2) == 0 ||
-		    (!ends_with(e->d_name, ".json") && !ends_with(e->d_name, ".yaml")))
-			continue;
-		if (root_read_file(dfd, rel, 1 << 20, &text, &len, NULL, &ignored) == 1 && spec_gives_kind(text, v->cdi_kind))
-			log_warn("%s: %s/%s gives kind %s too: an engine refuses a device two specs define (remove one: "
-				 "NVIDIA's refresh, nvidia-cdi-refresh, writes nvidia.yaml there)", v->name, dir, e->d_name,
-				 v->cdi_kind);
+		if (e->d_name[0] != '.' && (ends_with(e->d_name, ".json") || ends_with(e->d_name, ".yaml")) &&
+		    root_read_file(dfd, rel, max, &text, &len, NULL, &ignored) == 1)
+			fn(e->d_name, text, arg);
 	}
 	closedir(d);
+}
+
+struct clash_walk {
+	const struct vendor *v;
+	const char *dir;
+	char *ours, *ours2;
+};
+
+static void on_clash(const char *name, const char *text, void *arg)
+{
+	struct clash_walk *w = arg;
+
+	if (strcmp(name, w->ours) != 0 && strcmp(name, w->ours2) != 0 && spec_gives_kind(text, w->v->cdi_kind))
+		log_warn("%s: %s/%s gives kind %s too: an engine refuses a device two specs define (remove one: "
+			 "NVIDIA's refresh, nvidia-cdi-refresh, writes nvidia.yaml there)", w->v->name, w->dir, name,
+			 w->v->cdi_kind);
+}
+
+/* Another tool's spec in DFD (DIR) that gives V's kind too: said (an
+ * engine refuses every device both define, NVIDIA's nvidia-cdi-refresh
+ * writing nvidia.yaml beside ours, say) */
+static void refresh_clashes(const struct vendor *v, const struct cdi_run *run, int dfd, const char *dir)
+{
+	struct clash_walk w = { v, dir, spec_file(v->cdi_kind, run->yaml), spec_file(v->cdi_kind, !run->yaml) };
+
+	each_spec(dfd, 1 << 20, on_clash, &w);
+	free(w.ours);
+	free(w.ours2);
+}
+
+struct orphan_walk {
+	const struct config *cfg;
+	int dfd;
+	const char *dir;
+};
+
+static void on_orphan(const char *name, const char *text, void *arg)
+{
+	struct orphan_walk *w = arg;
+	bool yaml = ends_with(name, ".yaml"), given = false;
+	_cleanup_free_ char *kind = NULL, *named = NULL;
+
+	if (!strstr(text, "ocidec-hook"))
+		return;
+	if (yaml)
+		kind = yaml_top_scalar(text, "kind");
+	else {
+		cJSON *j = cJSON_Parse(text);
+		const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
+
+		kind = k && strchr(k, '/') ? xstrdup(k) : NULL;
+		cJSON_Delete(j);
+	}
+	if (!kind || !strchr(kind, '/') || strcmp((named = spec_file(kind, yaml)), name) != 0)
+		return;
+	for (size_t i = 0; i < w->cfg->n && !given; i++) {
+		_cleanup_free_ char *m = management_kind(&w->cfg->vendors[i]);
+
+		given = strcmp(w->cfg->vendors[i].cdi_kind, kind) == 0 || strcmp(m, kind) == 0;
+	}
+	if (!given && unlinkat(w->dfd, name, 0) == 0)
+		out("removed %s/%s: no vendor config gives %s any more\n", w->dir, name, kind);
 }
 
 /* --refresh of every vendor: a spec of ours in DFD (DIR) (named as we name
@@ -787,44 +843,10 @@ static void refresh_clashes(const struct vendor *v, const struct cdi_run *run, i
  * its devices. Not while a config is broken: it may be that vendor's. */
 static void refresh_orphans(const struct config *cfg, int dfd, const char *dir)
 {
-	int fd = cfg->nbroken ? -1 : dup(dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
+	struct orphan_walk w = { cfg, dfd, dir };
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		_cleanup_free_ char *rel = xconcat("/", e->d_name), *text = NULL, *kind = NULL, *named = NULL;
-		bool yaml = ends_with(e->d_name, ".yaml"), given = false;
-		struct oerr ignored;
-		size_t len;
-
-		if (e->d_name[0] == '.' || (!yaml && !ends_with(e->d_name, ".json")) ||
-		    root_read_file(dfd, rel, 16 << 20, &text, &len, NULL, &ignored) != 1 || !strstr(text, "ocidec-hook"))
-			continue;
-		if (yaml)
-			kind = yaml_top_scalar(text, "kind");
-		else {
-			cJSON *j = cJSON_Parse(text);
-			const char *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "kind"));
-
-			kind = k && strchr(k, '/') ? xstrdup(k) : NULL;
-			cJSON_Delete(j);
-		}
-		if (!kind || !strchr(kind, '/') || strcmp((named = spec_file(kind, yaml)), e->d_name) != 0)
-			continue;
-		for (size_t i = 0; i < cfg->n && !given; i++) {
-			_cleanup_free_ char *m = management_kind(&cfg->vendors[i]);
-
-			given = strcmp(cfg->vendors[i].cdi_kind, kind) == 0 || strcmp(m, kind) == 0;
-		}
-		if (!given && unlinkat(dfd, e->d_name, 0) == 0)
-			out("removed %s/%s: no vendor config gives %s any more\n", dir, e->d_name, kind);
-	}
-	closedir(d);
+	if (!cfg->nbroken)
+		each_spec(dfd, 16 << 20, on_orphan, &w);
 }
 
 /* --refresh: every vendor of run->dir that NAMES names (none: all), each
