@@ -260,7 +260,7 @@ bed() {
 pod() {
 	local d=$1
 	shift
-	timeout 300 /usr/bin/python3 "$FIXTURES/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" "$@"
+	timeout 300 /usr/bin/python3 "$FIXTURES/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" --daemon-log "$d/containerd.log" "$@"
 }
 
 # containerd_start DIR: containerd 1.7 as a node runs it (/etc/containerd/config.toml)
