@@ -15,6 +15,7 @@
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -720,31 +721,77 @@ static char *decode_ascii_escapes(const char *text, size_t len, size_t *n)
 	return out;
 }
 
+/* A key and its length, in the order of the hash of its first two bytes */
+struct key_at {
+	const char *k;
+	size_t len;
+};
+
+/* The bucket of a string whose first two bytes are A and B (B 0 for a key
+ * of one byte) */
+static unsigned key_hash(unsigned char a, unsigned char b)
+{
+	return (a * 31u + b) & 255;
+}
+
 static bool activation_possible_plain(const struct strv *keys, const struct strv *state_ann, const char *text,
 				      size_t len)
 {
-	bool first[256] = { false };
+	/* the keys of bucket H: by[at[H]] .. by[at[H + 1] - 1] (32 bits: the
+	 * idle path's stack stays in one page) */
+	uint32_t at[257] = { 0 };
+	_cleanup_free_ struct key_at *by = NULL;
+	bool short_keys = false;
 
 	for (size_t i = 0; i < keys->n; i++)
 		if (oci_annotation(state_ann, keys->v[i]))
 			return true;
+	if (!keys->n || keys->n > UINT32_MAX)
+		return keys->n > 0;
+	for (size_t i = 0; i < keys->n; i++) {
+		const unsigned char *k = (const unsigned char *)keys->v[i];
+
+		at[key_hash(k[0], k[0] ? k[1] : 0)]++;
+		short_keys |= !k[0] || !k[1];
+	}
+	for (size_t h = 1; h < 257; h++)  /* at[H]: where bucket H ends */
+		at[h] += at[h - 1];
+	by = xmalloc(keys->n * sizeof(*by));
+	for (size_t i = keys->n; i-- > 0;) {  /* at[H]: where it starts, after */
+		const unsigned char *k = (const unsigned char *)keys->v[i];
+
+		by[--at[key_hash(k[0], k[0] ? k[1] : 0)]] = (struct key_at){ keys->v[i], strlen(keys->v[i]) };
+	}
 	/* Every such key starts a JSON string: "NAME=value" in process.env, an
 	 * annotation's name, a mount's destination. Every '"' is tried as a
 	 * string's start, escaped or not: more than the strings, never fewer. */
-	for (size_t i = 0; i < keys->n; i++)
-		first[(unsigned char)keys->v[i][0]] = true;
 	for (const char *p = text, *end = text + len; p + 1 < end; p++) {
-		if (*p != '"' || !first[(unsigned char)p[1]])
-			continue;
-		for (size_t i = 0; i < keys->n; i++) {
-			const char *k = keys->v[i];
+		size_t left;
+		unsigned h;
 
-			size_t kl = k[0] == p[1] ? strlen(k) : 0;
-
-			if (kl && (size_t)(end - p - 1) >= kl && memcmp(p + 1, k, kl) == 0)
+		while (*p != '"' && p + 1 < end)
+			p++;
+		if (*p != '"')
+			break;
+		left = (size_t)(end - p - 1);
+		h = key_hash((unsigned char)p[1], left > 1 ? (unsigned char)p[2] : 0);
+		for (size_t j = at[h]; j < at[h + 1]; j++)
+			if (by[j].len <= left && memcmp(p + 1, by[j].k, by[j].len) == 0)
 				return true;
-		}
+		/* a key of one byte (an env name "X"), whatever follows it */
+		for (size_t j = 0; short_keys && j < keys->n; j++)
+			if (by[j].len <= 1 && (!by[j].len || p[1] == by[j].k[0]))
+				return true;
 	}
+	return false;
+}
+
+/* Does TEXT hold an escape activation_possible decodes (\uXXXX, \/)? */
+static bool has_escapes(const char *text, size_t len)
+{
+	for (const char *p = text, *end = text + len; (p = memchr(p, '\\', (size_t)(end - p))) && p + 1 < end; p += 2)
+		if (p[1] == 'u' || p[1] == '/')
+			return true;
 	return false;
 }
 
@@ -753,7 +800,7 @@ bool activation_possible(const struct strv *keys, const struct strv *state_ann, 
 	size_t n;
 	_cleanup_free_ char *plain = NULL;
 
-	if (!memmem(text, len, "\\u", 2) && !memmem(text, len, "\\/", 2))
+	if (!has_escapes(text, len))
 		return activation_possible_plain(keys, state_ann, text, len);
 	/* a key spelled with escapes: looked for in the decoded text (no JSON
 	 * parse on the idle path, whatever the nesting of config.json) */
