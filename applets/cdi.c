@@ -13,7 +13,6 @@
 #include "applets/applet.h"
 #include "common/cdispec.h"
 #include "common/config.h"
-#include "common/log.h"
 
 #include <errno.h>
 #include <getopt.h>

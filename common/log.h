@@ -33,8 +33,8 @@ void log_stderr_line(const char *line);
 void log_error_line(const char *line);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* E said as an error, "PROG: MESSAGE" (escaped): to stderr, the log file
- * and the system log; E's exit code (EXIT_FAIL without one). What every
- * failure that a run goes on after, or ends with, prints (applet_fail). */
+ * and the system log, one write each; E's exit code (EXIT_FAIL without
+ * one). How every failure that a run ends with, or goes on after, is said. */
 struct oerr;
 int log_oerr(const struct oerr *e);
 

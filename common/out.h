@@ -1,7 +1,7 @@
 /* out.h: an applet's output on stdout, and whether it all got there.
  * The units that print what they find or do (report.c, dryrun.c, the CDI
  * refresh's lines) write through out() too, so one failed write anywhere
- * is the run's (applet_finish_stdout reads it back at the exit). */
+ * is the run's (out_flush says it at the exit). */
 #ifndef OCIDEC_OUT_H
 #define OCIDEC_OUT_H
 
