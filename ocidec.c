@@ -115,13 +115,7 @@ static const struct applet *option_alias(const struct applet *a, int argc, char 
 
 int applet_fail(const struct oerr *e)
 {
-	char line[4200];
-
-	escape_line(e->msg, line, sizeof(line), "");
-	log_stderr_line(line);
-	log_file_only("error: %s", e->msg);
-	log_error_line(line);
-	return e->code ? e->code : EXIT_FAIL;
+	return log_oerr(e);
 }
 
 int applet_usage_error(const char *fmt, ...)
@@ -148,30 +142,13 @@ int applet_bad_option(int o, int argc, char **argv)
 	return applet_usage_error("unknown option '%s'", opt);
 }
 
-static int out_errno;
-
-int out(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (out_errno)
-		return -1;  /* stdout is gone: stop writing */
-	va_start(ap, fmt);
-	n = vprintf(fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		out_errno = errno ? errno : EIO;
-	return n;
-}
-
 int applet_finish_stdout(int status)
 {
-	if (!out_errno && (fflush(stdout) != 0 || ferror(stdout)))
-		out_errno = errno ? errno : EIO;
-	if (!out_errno || out_errno == EPIPE)
+	int e = out_flush();
+
+	if (!e || e == EPIPE)
 		return status;  /* EPIPE: the reader is gone, `ocidec list | head` */
-	fprintf(stderr, "%s: write error: %s\n", log_prog, strerror(out_errno));
+	fprintf(stderr, "%s: write error: %s\n", log_prog, strerror(e));
 	return EXIT_FAIL;
 }
 

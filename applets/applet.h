@@ -2,6 +2,7 @@
 #ifndef OCIDEC_APPLET_H
 #define OCIDEC_APPLET_H
 
+#include "common/out.h"
 #include "common/util.h"
 
 enum {
@@ -23,15 +24,13 @@ extern const struct applet applets[];
 extern const unsigned napplets;
 extern const struct applet *current_applet;
 
-/* Print "ocidec APPLET: MESSAGE" for E and return its exit code. */
+/* Print "ocidec APPLET: MESSAGE" for E and return its exit code
+ * (log_oerr). */
 int applet_fail(const struct oerr *e);
 /* A usage error: one line, then exit code 2. */
 int applet_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* getopt_long returned ':' or '?' (with opterr = 0): say which option. */
 int applet_bad_option(int o, int argc, char **argv);
-/* printf to stdout, keeping the errno of the first failed write (the
- * failure can come long before the exit, when stdio flushes a full buffer). */
-int out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
 int applet_finish_stdout(int status);
 

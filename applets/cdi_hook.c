@@ -10,8 +10,8 @@
  */
 #include "applets/applet.h"
 #include "common/appprofile.h"
-#include "applets/dryrun.h"
-#include "applets/hook.h"
+#include "common/dryrun.h"
+#include "common/hookio.h"
 #include "common/inject.h"
 #include "common/log.h"
 #include "common/oci.h"
@@ -202,7 +202,7 @@ int cdi_hook_nvidia_argv(int argc, char ***argvp)
 APPLET_MAIN(cdi_hook)
 {
 	static const struct option opts[] = {
-		HOOK_LONG_OPTS,
+		HOOKIO_LONG_OPTS,
 		CACHEHOOK_LONG_OPTS,
 		{ "cdi", no_argument, NULL, 'C' },
 		{ 0 },
@@ -217,23 +217,25 @@ APPLET_MAIN(cdi_hook)
 	opterr = 0;
 	log_syslog(SYSLOG_DEFAULT);
 	deadline_arm_sec(TIMEOUT_DEFAULT);
-	while ((o = getopt_long(argc, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":" HOOKIO_SHORT_OPTS, opts, NULL)) != -1) {
 		if (o == 'C')  /* `ocidec-hook --cdi`, the specs' spelling */
 			continue;
 		if ((r = cachehook_option(&ce, o, optarg, err)) < 0)
 			return applet_usage_error("%s", err->msg);
-		if (r > 0 && (r = hook_option(o, &dry_run, argc, argv)) != EXIT_OK)
-			return r;
+		if (r > 0 && (r = hookio_option(o, optarg, &dry_run, err)) < 0)
+			return applet_usage_error("%s", err->msg);
+		if (r > 0)
+			return applet_bad_option(o, argc, argv);
 	}
 	if (cachehook_check(&ce, err) < 0)
 		return applet_usage_error("%s", err->msg);
-	if ((r = hook_stage(argc, argv)) <= 0)
-		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	if ((r = hookio_stage(argc, argv, err)) <= 0)
+		return r < 0 ? applet_usage_error("%s", err->msg) : EXIT_OK;
 	if (dry_run) {
 		dry_run_print_cache(&ce);
 		return applet_finish_stdout(EXIT_OK);
 	}
-	if (hook_input(&st, &buf, &len, err) < 0)
+	if (hookio_input(&st, &buf, &len, err) < 0)
 		return APPLET_FAILED;
 	r = cdi_hook_apply(&st, buf, len, &ce, err);
 	free(buf);

@@ -11,7 +11,7 @@
  * command that fixes it; text, or --json. Nothing is changed.
  */
 #include "applets/applet.h"
-#include "applets/report.h"
+#include "common/report.h"
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/engines.h"

@@ -2,20 +2,18 @@
  *
  * See: ocidec-hook(1), ocidec(1) (ACTIVATION); oci-hooks(5). The state on
  * stdin and the bundle's config.json, to the edits (container.h), applied
- * (inject.c) or printed (dryrun.c). No active vendor: exit 0 having
+ * (inject.c) or printed (common/dryrun.c). No active vendor: exit 0 having
  * changed nothing. The hook's own environment is what the hooks.d file gives it; the
  * container's env is only read as data.
  */
 #include "applets/applet.h"
-#include "applets/dryrun.h"
-#include "applets/hook.h"
 #include "common/config.h"
+#include "common/dryrun.h"
+#include "common/hookio.h"
 #include "common/container.h"
 #include "common/inject.h"
 #include "common/log.h"
-#include "common/rootpath.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,61 +72,6 @@ int hook_nvidia_argv(int argc, char ***argvp)
 	return 2;
 }
 
-int hook_stage(int argc, char **argv)
-{
-	const char *stage = optind < argc ? argv[optind] : "prestart";
-
-	if (optind + 1 < argc)
-		return applet_usage_error("one STAGE at most"), -1;
-	if (strcmp(stage, "prestart") == 0 || strcmp(stage, "createRuntime") == 0 ||
-	    strcmp(stage, "createContainer") == 0)
-		return 1;
-	if (strcmp(stage, "poststart") == 0 || strcmp(stage, "poststop") == 0 || strcmp(stage, "startContainer") == 0)
-		return 0;
-	return applet_usage_error("unknown stage '%s'", stage), -1;
-}
-
-int hook_option(int o, bool *dry_run, int argc, char **argv)
-{
-	const char *arg = optarg;
-
-	switch (o) {
-	case 'l':
-		if (log_open_file(arg) < 0)
-			log_warn("%s: cannot open the log file: %s", arg, strerror(errno));
-		return EXIT_OK;
-	case 'n': *dry_run = true; return EXIT_OK;
-	case 't':
-		if (deadline_arm(arg) < 0)
-			return applet_usage_error("--timeout %s: not a number of seconds (0 to 3600)", arg);
-		return EXIT_OK;
-	case 'R': rootpath_init(arg); return EXIT_OK;
-	case 'M': inject_mount_api(arg); return EXIT_OK;
-	case 'S': log_syslog(arg); return EXIT_OK;
-	default: return applet_bad_option(o, argc, argv);
-	}
-}
-
-int hook_input(struct oci_state *st, char **buf, size_t *len, struct oerr *err)
-{
-	_cleanup_free_ char *text = NULL;
-
-	*buf = NULL;
-	if (read_fd_all(STDIN_FILENO, OCI_STATE_MAX, &text, len, err) < 0)
-		return oerr_prefix(err, "container state on stdin");
-	if (*len == strspn(text, " \t\r\n"))
-		return oerr_usage(err, "no container state on stdin: the engine gives a hook the OCI state "
-				  "({\"bundle\": DIR, \"pid\": N, ...}); to try one by hand: ocidec hook --dry-run "
-				  "<<<'{\"bundle\": \"/path/to/bundle\"}'");
-	if (oci_state_parse(text, *len, st, err) < 0)
-		return -1;
-	if (oci_bundle_read(st, buf, len, err) < 0) {
-		oci_state_free(st);
-		return -1;
-	}
-	return 0;
-}
-
 /* The edits applied to the container of state ST, or (DRY_RUN) printed */
 static int hook_apply(const struct oci_state *st, const struct container *c, bool dry_run, bool json,
 		      struct oerr *err)
@@ -157,7 +100,7 @@ APPLET_MAIN(hook)
 	static const struct option opts[] = {
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "format", required_argument, NULL, 'F' },
-		HOOK_LONG_OPTS,
+		HOOKIO_LONG_OPTS,
 		{ 0 },
 	};
 	const char *dir = NULL;
@@ -171,7 +114,7 @@ APPLET_MAIN(hook)
 	opterr = 0;
 	log_syslog(SYSLOG_DEFAULT);
 	deadline_arm_sec(TIMEOUT_DEFAULT);
-	while ((o = getopt_long(argc, argv, ":c:" HOOK_SHORT_OPTS, opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":c:" HOOKIO_SHORT_OPTS, opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': dir = optarg; break;
 		case 'F':
@@ -179,15 +122,17 @@ APPLET_MAIN(hook)
 				return applet_usage_error("--format %s: text or json", optarg);
 			break;
 		default:
-			if ((r = hook_option(o, &dry_run, argc, argv)) != EXIT_OK)
-				return r;
+			if ((r = hookio_option(o, optarg, &dry_run, err)) < 0)
+				return applet_usage_error("%s", err->msg);
+			if (r > 0)
+				return applet_bad_option(o, argc, argv);
 		}
 	}
-	if ((r = hook_stage(argc, argv)) <= 0)
-		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	if ((r = hookio_stage(argc, argv, err)) <= 0)
+		return r < 0 ? applet_usage_error("%s", err->msg) : EXIT_OK;
 	if (!dir)
 		dir = config_dir_default();
-	if (hook_input(&st, &buf, &len, err) < 0)
+	if (hookio_input(&st, &buf, &len, err) < 0)
 		return APPLET_FAILED;
 	r = container_decide(dir, &st, st.bundle, buf, len, &c, err);
 	free(buf);

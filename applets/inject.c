@@ -10,9 +10,9 @@
  * path here, before pivot_root (a runtime's hook such as Enroot's).
  */
 #include "applets/applet.h"
-#include "applets/dryrun.h"
 #include "common/activate.h"
 #include "common/config.h"
+#include "common/dryrun.h"
 #include "common/container.h"
 #include "common/inject.h"
 #include "common/log.h"

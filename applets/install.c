@@ -14,8 +14,8 @@
  * touched: a second install changes nothing.
  */
 #include "applets/applet.h"
-#include "applets/cdi.h"
-#include "applets/nri.h"
+#include "common/cdispec.h"
+#include "common/nriplugin.h"
 #include "common/config.h"
 #include "common/ctrd.h"
 #include "common/dockerjson.h"

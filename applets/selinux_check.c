@@ -20,7 +20,7 @@
  * could not be read (nothing said about them).
  */
 #include "applets/applet.h"
-#include "applets/report.h"
+#include "common/report.h"
 #include "common/config.h"
 #include "common/ere.h"
 #include "common/log.h"

@@ -3,7 +3,7 @@
  * plan (host paths, held by descriptor) -> edits (this: container paths,
  * mount flags, links, device nodes and rules, library directories) ->
  * four consumers: inject() applies them, the dry run prints them (text or
- * JSON, applets/dryrun.c), the runtime shim writes them into config.json
+ * JSON, dryrun.c), the runtime shim writes them into config.json
  * (edits_oci_apply), the cdi applet into a spec (edits_cdi_json); nothing
  * else derives these facts. Building edits changes
  * nothing: it reads the plan, and the driver root's links (readlinkat).

@@ -181,3 +181,14 @@ void log_msg(int level, const char *fmt, ...)
 	if (level <= LOG_WARN)
 		write_syslog_line(level, line);
 }
+
+int log_oerr(const struct oerr *e)
+{
+	char line[4200];
+
+	escape_line(e->msg, line, sizeof(line), "");
+	log_stderr_line(line);
+	log_file_only("error: %s", e->msg);
+	log_error_line(line);
+	return e->code ? e->code : EXIT_FAIL;
+}

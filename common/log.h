@@ -32,6 +32,11 @@ void log_syslog_connect(void);
 void log_stderr_line(const char *line);
 void log_error_line(const char *line);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* E said as an error, "PROG: MESSAGE" (escaped): to stderr, the log file
+ * and the system log, one write each; E's exit code (EXIT_FAIL without
+ * one). How every failure that a run ends with, or goes on after, is said. */
+struct oerr;
+int log_oerr(const struct oerr *e);
 
 #define log_debug(...) do { if (log_threshold >= LOG_DEBUG) log_msg(LOG_DEBUG, __VA_ARGS__); } while (0)
 #define log_info(...)  do { if (log_threshold >= LOG_INFO) log_msg(LOG_INFO, __VA_ARGS__); } while (0)

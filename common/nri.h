@@ -8,7 +8,7 @@
  *   then read off it: the same device nodes, mounts, cgroup rules and cache
  *   hook as the shim writes.
  *
- * The plugin itself (the socket, the loop, the calls) is applets/nri.c;
+ * The plugin itself (the socket, the loop, the calls) is nriplugin.c;
  * the bytes under it, common/ttrpc.c. */
 #ifndef OCIDEC_NRI_H
 #define OCIDEC_NRI_H

@@ -9,8 +9,8 @@
  * messages: [length: u32 BE][stream id: u32 BE][type: u8][flags: u8][payload],
  * a request (1) answered by a response (2) with the same stream id.
  *
- * Everything here is pure: bytes in, frames out, for the applet's loop
- * (applets/nri.c) and the fuzz targets alike. */
+ * Everything here is pure: bytes in, frames out, for the plugin's loop
+ * (common/nriplugin.c) and the fuzz targets alike. */
 #ifndef OCIDEC_TTRPC_H
 #define OCIDEC_TTRPC_H
 

@@ -114,3 +114,22 @@ deb [arch=arm64] http://ports.ubuntu.com/ubuntu-ports/ noble-security main"
 	run grep -l '#include "common/\(activate\|container\|plan\|mig\)\.h"' "$BATS_TEST_DIRNAME"/../common/devices.[ch]
 	assert_failure
 }
+
+# The files of DIR (applets/ or common/) that include a header of applets/
+# other than the dispatcher's (applet.h, applets.def), "FILE: LINE" each
+applet_includes() {
+	grep -H '#include "applets/' "$1"/*.[ch] | grep -v '#include "applets/\(applet\.h\|applets\.def\)"' |
+		sed "s|^$1/||"
+}
+
+@test "no applet includes another applet's header, and common/ none of applets/: what applets share is library code (issue 48)" {
+	run applet_includes "$BATS_TEST_DIRNAME/../applets"
+	assert_output ""
+	run applet_includes "$BATS_TEST_DIRNAME/../common"
+	assert_output ""
+	# the check can fail: a file that does is named
+	mkdir "$BATS_TEST_TMPDIR/applets"
+	printf '#include "applets/applet.h"\n#include "applets/cdi.h"\n' >"$BATS_TEST_TMPDIR/applets/nri.c"
+	run applet_includes "$BATS_TEST_TMPDIR/applets"
+	assert_output 'nri.c:#include "applets/cdi.h"'
+}

@@ -37,8 +37,8 @@ applet_of() {
 		[ -n "$a" ] || continue
 		documented=$(page_options "$a")
 		table=$(sed -n '/struct option opts\[\]/,/{ 0 }/p' "$f")
-		# the hooks' shared entries (applets/hook.h)
-		grep -q HOOK_LONG_OPTS <<<"$table" && table+=$(sed -n '/define HOOK_LONG_OPTS/,/[^\\]$/p' "$TOP/applets/hook.h")
+		# the hooks' shared entries (common/hookio.h)
+		grep -q HOOKIO_LONG_OPTS <<<"$table" && table+=$(sed -n '/define HOOKIO_LONG_OPTS/,/[^\\]$/p' "$TOP/common/hookio.h")
 		for o in $(grep -o '{ "[a-z0-9-]*"' <<<"$table" | sed 's/{ "//; s/"//'); do
 			[ "$o" = cdi ] && [ "$a" = cdi-hook ] && continue  # `ocidec-hook --cdi`, the specs' spelling
 			grep -qx -- "--$o" <<<"$documented" || missing+=("$a --$o")

@@ -1,5 +1,5 @@
 /* libFuzzer target: the NRI plugin's inbound side (common/ttrpc.c's
- * mux_in_feed, then what applets/nri.c does with a message short of the
+ * mux_in_feed, then what common/nriplugin.c does with a message short of the
  * decision: ttrpc's Request, NRI's CreateContainerRequest, the container as
  * config.json's view, nri_edited). The first byte picks the chunk size the
  * trunk's bytes come in; the same bytes fed whole must give the same

@@ -2,8 +2,8 @@
  * cachehook_args writes, getopt_long and cachehook_option read back the
  * same, as the cdi-hook applet reads it; each wrong argument refused with
  * its line; the options' codes meet none of the hooks' own. */
-#include "applets/hook.h"
 #include "common/cachehook.h"
+#include "common/hookio.h"
 #include "test/unit/tap.h"
 
 #include <getopt.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const struct option opts[] = {
-	HOOK_LONG_OPTS,
+	HOOKIO_LONG_OPTS,
 	CACHEHOOK_LONG_OPTS,
 	{ "cdi", no_argument, NULL, 'C' },
 	{ 0 },
@@ -29,7 +29,7 @@ static int parse(const struct strv *args, struct cache_edits *c, struct oerr *er
 		argv[i + 1] = args->v[i];
 	optind = 0;  /* (glibc: start over) */
 	opterr = 0;
-	while (r == 0 && (o = getopt_long((int)args->n + 1, argv, ":" HOOK_SHORT_OPTS, opts, NULL)) != -1)
+	while (r == 0 && (o = getopt_long((int)args->n + 1, argv, ":" HOOKIO_SHORT_OPTS, opts, NULL)) != -1)
 		if ((r = cachehook_option(c, o, optarg, err)) > 0)
 			r = oerr_usage(err, "not a cache hook option: %d", o);
 	free(argv);

@@ -1,8 +1,8 @@
 /* dryrun.c: see dryrun.h. */
-#include "applets/dryrun.h"
+#include "common/dryrun.h"
 
-#include "applets/applet.h"
 #include "common/devcg.h"
+#include "common/out.h"
 
 #include <cJSON.h>
 #include <limits.h>

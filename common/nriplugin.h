@@ -1,7 +1,10 @@
-/* nri.h: the NRI plugin (applets/nri.c), for ocidec nri and for ocidec
- * install --runtime nri --wait (a DaemonSet's main process). */
-#ifndef OCIDEC_APPLETS_NRI_H
-#define OCIDEC_APPLETS_NRI_H
+/* nriplugin.h: the NRI plugin (the socket, the loop, the calls), for
+ * ocidec nri and for ocidec install --runtime nri --wait (a DaemonSet's
+ * main process). What it does it logs (log.h); a container it cannot
+ * decide is refused with the error said (log_oerr). NRI's messages and
+ * ocidec's edits as them are nri.h's; the bytes under them, ttrpc.h's. */
+#ifndef OCIDEC_NRIPLUGIN_H
+#define OCIDEC_NRIPLUGIN_H
 
 #include "common/util.h"
 

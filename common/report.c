@@ -1,7 +1,7 @@
 /* report.c: see report.h. */
-#include "applets/report.h"
+#include "common/report.h"
 
-#include "applets/applet.h"
+#include "common/out.h"
 #include "common/util.h"
 
 #include <stdio.h>

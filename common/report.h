@@ -1,5 +1,5 @@
-/* report.h: what the two checkers find, in one shape (check.c,
- * selinux_check.c).
+/* report.h: what the two checkers find, in one shape (the check and
+ * selinux-check applets).
  *
  * Each finding: the check it belongs to, its status (ok, info, problem),
  * what was found, and how to set it right: FIX a command to paste (it works
