@@ -208,7 +208,7 @@ int mig_resolve(const struct vendor *v, const char *tok, struct mig_instance *ou
 	long idx, minor;
 	struct stat st;
 
-	if (!v->mig_minors || !v->mig_caps)
+	if (!vendor_has_mig(v))
 		return oerr_set(err, 0, "%s: '%.64s' names a MIG device: MIG is not set up for this vendor (mig_minors)",
 				v->name, tok);
 	if (strncasecmp(tok, "MIG-GPU-", 8) == 0) {
