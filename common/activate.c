@@ -4,7 +4,6 @@
 #include "common/devices.h"
 
 #include "common/log.h"
-#include "common/mig.h"
 #include "common/rootpath.h"
 #include "common/util.h"
 
@@ -20,94 +19,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-/* "0,GPU-xxxx,2-3" -> "0,1,2,3": UUIDs and PCI addresses mapped to
- * indices, ranges ("0-3", AMD's syntax) expanded; each index once, in
- * order (a bitmap: a value of any length costs what its text does). A hex
- * ID of more than 8 digits is a UUID first, as AMD's toolkit takes it; at
- * most 64 lookups by ID. */
-static int map_devices(const struct vendor *v, const char *value, bool module, struct selection *sel,
-		       struct oerr *err)
-{
-	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
-	_cleanup_free_ char *copy = xstrdup(value);
-	_cleanup_free_ bool *set = xcalloc(MAXDEV, sizeof(*set));
-	char *save = NULL;
-	size_t lookups = 0, turn = 0;
-
-	memset(sel, 0, sizeof(*sel));
-
-	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		size_t d1 = strspn(tok, "0123456789"), hex = strspn(tok, "0123456789abcdefABCDEF");
-		long idx = -1;
-		char *end;
-
-		if (deadline_passed_at(turn++)) {
-			oerr_set(err, 0, "%s: the deadline passed while reading the devices the container names", v->name);
-			goto fail;
-		}
-		/* module_env: module IDs (Habana's HABANA_VISIBLE_MODULES), each
-		 * the device whose pci_module file says it */
-		if (module) {
-			if (++lookups > 64)
-				goto too_many;
-			if (!vendor_id_indices(v, tok, true, set, MAXDEV)) {
-				oerr_set(err, 0, "%s: no module '%.64s' (%s)", v->name, tok, v->module_env);
-				goto fail;
-			}
-			continue;
-		}
-
-		/* a range of indices, "0-3" (AMD's syntax) */
-		if (d1 && d1 <= 4 && tok[d1] == '-' && strspn(tok + d1 + 1, "0123456789") == strlen(tok + d1 + 1) &&
-		    strlen(tok + d1 + 1) && strlen(tok + d1 + 1) <= 4) {
-			long lo = strtol(tok, NULL, 10), hi = strtol(tok + d1 + 1, NULL, 10);
-
-			if (lo > hi || hi > SELECT_MAX_INDEX) {
-				oerr_set(err, 0, "%s: device range '%s' is backwards or beyond 4096", v->name, tok);
-				goto fail;
-			}
-			for (long i = lo; i <= hi; i++)
-				set[i] = true;
-			continue;
-		}
-		/* a MIG device: its GPU instance and compute instance (mig.h) */
-		if (mig_name(tok)) {
-			struct mig_instance m;
-
-			if (++lookups > 64)
-				goto too_many;
-			if (mig_resolve(v, tok, &m, err) < 0)
-				goto fail;
-			selection_add_mig(sel, &m);
-			continue;
-		}
-		if (!(hex > 8 && !tok[hex])) {
-			errno = 0;
-			idx = strtol(tok, &end, 10);
-			if (*end || errno || idx < 0 || idx > SELECT_MAX_INDEX)
-				idx = -1;
-		}
-		if (idx < 0) {
-			if (++lookups > 64)
-				goto too_many;
-			/* a GPU's ID or address: every partition of it */
-			if (!vendor_id_indices(v, tok, false, set, MAXDEV)) {
-				oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
-				goto fail;
-			}
-			continue;
-		}
-		set[idx] = true;
-	}
-	selection_set(sel, set, MAXDEV);
-	return 0;
-too_many:
-	oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
-fail:
-	selection_free(sel);
-	return -1;
-}
-
 int vendor_select(const struct vendor *v, const char *value, struct selection *sel, struct oerr *err)
 {
 	memset(sel, 0, sizeof(*sel));
@@ -117,7 +28,7 @@ int vendor_select(const struct vendor *v, const char *value, struct selection *s
 		sel->kind = SEL_NONE;
 		return 0;
 	}
-	return map_devices(v, value, false, sel, err);
+	return devices_select(v, value, false, sel, err);
 }
 
 /* Variable K of the NVARS vendor V's environment request reads:
@@ -170,12 +81,12 @@ static int env_entries_bounded(const struct vendor *v, const struct strv *env, c
  * one says "void", or lists have no device in common (said). *VARS: "A=x"
  * or "A=x B=y", for the logs. -1: a device the vendor does not have, more
  * than ENV_ENTRIES_MAX entries of one variable, or the deadline passed. */
-static int env_request(const struct vendor *v, const struct strv *env, struct selection *out, bool *asked,
-		       char **vars, struct oerr *err)
+static int env_read(const struct vendor *v, const struct strv *env, struct selection *out, bool *asked,
+		    char **vars, struct oerr *err)
 {
 	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
 	static bool in[MAXDEV], keep[MAXDEV];
-	struct selection mig = { 0 };  /* the MIG devices every variable names */
+	_cleanup_selection_ struct selection mig = { 0 };  /* the MIG devices every variable names */
 	bool listed = false, none = false, off = false;
 	size_t nset = 0;
 
@@ -198,7 +109,7 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 		/* each entry is a device list to read: a tenant's 100,000 of
 		 * them would hold the plugin (and the hook) for seconds */
 		if ((e % env->n == 0 && env_entries_bounded(v, env, var, err) < 0) || env_deadline(v, env, e, err) < 0)
-			goto fail;
+			return -1;
 		if (strncmp(val, var, vl) != 0 || val[vl] != '=' || !val[vl + 1])
 			continue;
 		val += vl + 1;
@@ -242,8 +153,8 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 			none = true;
 			continue;
 		}
-		if (map_devices(v, val, module, &vs, err) < 0)
-			goto fail;
+		if (devices_select(v, val, module, &vs, err) < 0)
+			return -1;
 		memset(in, 0, sizeof(in));
 		for (size_t i = 0; vs.kind == SEL_SOME && i < vs.n; i++)
 			in[vs.idx[i] % MAXDEV] = true;
@@ -271,7 +182,6 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 		listed = true;
 	}
 	if (!nset || off || none || !listed) {
-		selection_free(&mig);
 		if (!nset || off)
 			return 0;
 		*asked = true;
@@ -281,6 +191,7 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 	selection_set(out, keep, MAXDEV);
 	out->mig = mig.mig;   /* (SEL_NONE with MIG devices: those alone) */
 	out->nmig = mig.nmig;
+	mig = (struct selection){ 0 };
 	if (out->kind == SEL_NONE && !out->nmig) {
 		log_warn("%s: %s: no device in common: none given", v->name, *vars);
 		selection_free(out);
@@ -288,8 +199,14 @@ static int env_request(const struct vendor *v, const struct strv *env, struct se
 	}
 	*asked = true;
 	return 0;
-fail:
-	selection_free(&mig);
+}
+
+/* env_read, *VARS freed on failure */
+static int env_request(const struct vendor *v, const struct strv *env, struct selection *out, bool *asked,
+		       char **vars, struct oerr *err)
+{
+	if (env_read(v, env, out, asked, vars, err) == 0)
+		return 0;
 	free(*vars);
 	*vars = NULL;
 	return -1;

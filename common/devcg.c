@@ -193,11 +193,10 @@ static int prepare_prog(struct devprog *prog, const struct devcg_rule *rules, si
 {
 	union attr a;
 	struct prog_info info;
-	struct insn *old = NULL, *new = NULL;
-	struct devcg_rule *have = NULL, *all = NULL;
+	_cleanup_free_ struct insn *old = NULL, *new = NULL;
+	_cleanup_free_ struct devcg_rule *have = NULL, *all = NULL;
 	size_t nold, body, nall = 0, nnew;
 	long nhave;
-	int r = -1;
 
 	memset(&a, 0, sizeof(a));
 	a.getid.prog_id = prog->id;
@@ -209,16 +208,12 @@ static int prepare_prog(struct devprog *prog, const struct devcg_rule *rules, si
 	a.info.bpf_fd = (uint32_t)prog->old_fd;
 	a.info.info_len = sizeof(info);
 	a.info.info = (uint64_t)(uintptr_t)&info;
-	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0 || info.xlated_prog_len == 0) {
-		oerr_set(err, errno, "%s: reading device program %u", dir, prog->id);
-		goto out;
-	}
+	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0 || info.xlated_prog_len == 0)
+		return oerr_set(err, errno, "%s: reading device program %u", dir, prog->id);
 	nold = info.xlated_prog_len / sizeof(struct insn);
-	if (nold > MAX_INSNS) {
-		oerr_set(err, 0, "%s: device program %u has %zu instructions, more than the kernel loads (%d)",
-			 dir, prog->id, nold, MAX_INSNS);
-		goto out;
-	}
+	if (nold > MAX_INSNS)
+		return oerr_set(err, 0, "%s: device program %u has %zu instructions, more than the kernel loads "
+				"(%d)", dir, prog->id, nold, MAX_INSNS);
 	old = xcalloc(nold, sizeof(*old));
 	memset(&info, 0, sizeof(info));
 	memset(&a, 0, sizeof(a));
@@ -230,9 +225,8 @@ static int prepare_prog(struct devprog *prog, const struct devcg_rule *rules, si
 	if (bpf(BPF_OBJ_GET_INFO_BY_FD_, &a) < 0) {
 		/* the kernel copies a program out in one allocation: the largest
 		 * ones (half a million instructions) it cannot */
-		oerr_set(err, errno, "%s: reading device program %u (%zu instructions): nothing changed", dir,
-			 prog->id, nold);
-		goto out;
+		return oerr_set(err, errno, "%s: reading device program %u (%zu instructions): nothing changed",
+				dir, prog->id, nold);
 	}
 
 	/* A prefix of ours already there: merge, and stop if nothing is new. */
@@ -246,16 +240,13 @@ static int prepare_prog(struct devprog *prog, const struct devcg_rule *rules, si
 			all[nall++] = rules[i];
 	if (nhave >= 0 && (size_t)nhave == nall) {
 		log_debug("%s: device program %u allows the devices already", dir, prog->id);
-		r = 0;
-		goto out;
+		return 0;
 	}
 	nnew = prefix_len(nall) + nold - body;
-	if (nnew > MAX_INSNS) {
-		oerr_set(err, 0, "%s: device program %u (%zu instructions) with %zu device rules in front would "
-			 "have %zu, more than the kernel loads (%d): nothing changed", dir, prog->id, nold - body,
-			 nall, nnew, MAX_INSNS);
-		goto out;
-	}
+	if (nnew > MAX_INSNS)
+		return oerr_set(err, 0, "%s: device program %u (%zu instructions) with %zu device rules in front "
+				"would have %zu, more than the kernel loads (%d): nothing changed", dir, prog->id,
+				nold - body, nall, nnew, MAX_INSNS);
 	new = xcalloc(nnew, sizeof(*new));
 	make_prefix(new, all, nall);
 	memcpy(new + prefix_len(nall), old + body, (nold - body) * sizeof(*new));
@@ -275,17 +266,10 @@ static int prepare_prog(struct devprog *prog, const struct devcg_rule *rules, si
 		int e = errno;
 
 		verifier_reason(new, nnew, why, sizeof(why));
-		oerr_set(err, e, "%s: loading the device program (%zu instructions)%s%s: nothing changed", dir, nnew,
-			 *why ? ": " : "", why);
-		goto out;
+		return oerr_set(err, e, "%s: loading the device program (%zu instructions)%s%s: nothing changed", dir,
+				nnew, *why ? ": " : "", why);
 	}
-	r = 0;
-out:
-	free(old);
-	free(new);
-	free(have);
-	free(all);
-	return r;
+	return 0;
 }
 
 /* Put PROG's replacement in its place (or, ROLLBACK, the original back). */

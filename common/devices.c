@@ -1,7 +1,9 @@
 /* devices.c: see devices.h. */
 #include "common/devices.h"
 
+#include "common/cleanup.h"
 #include "common/log.h"
+#include "common/mig.h"
 #include "common/rootpath.h"
 
 #include <ctype.h>
@@ -18,6 +20,27 @@
 enum { MAX_GLOB = 4096 };
 
 static long long pci_address(const char *s, size_t n);
+
+enum device_kind vendor_device_kind(const struct vendor *v)
+{
+	if (v->pci_devices.n)
+		return DEVICES_PCI;
+	if (v->device_uuids)
+		return DEVICES_INFO;
+	return v->per_device_nodes.n ? DEVICES_NODES : DEVICES_WHOLE;
+}
+
+bool vendor_devices_addressed(const struct vendor *v)
+{
+	enum device_kind k = vendor_device_kind(v);
+
+	return k == DEVICES_INFO || k == DEVICES_PCI;
+}
+
+bool vendor_has_mig(const struct vendor *v)
+{
+	return v->mig_minors && v->mig_caps;
+}
 
 /* The first line of DIR/NAME (at most 255 bytes), or NULL */
 static char *first_line(const char *dir, const char *name)
@@ -450,7 +473,8 @@ static const struct inventory *inventory(const struct vendor *v)
 	inv = xreallocarray(inv, ninv + 1, sizeof(*inv));
 	in = inv[ninv++] = xcalloc(1, sizeof(*in));
 	in->serial = v->serial;
-	if (v->pci_devices.n) {
+	switch (vendor_device_kind(v)) {
+	case DEVICES_PCI:
 		in->npci = read_pci_devices(v, &in->pci);
 		for (size_t i = 0; i < in->npci; i++) {
 			_cleanup_free_ char *file = xasprintf("%s/uevent", in->pci[i].dir);
@@ -460,8 +484,13 @@ static const struct inventory *inventory(const struct vendor *v)
 			inv_add(in, file, d->bus >= 0 && shared ? NULL : d->uuid, (int)i, (int)i);
 			in->dev[in->ndev - 1].pci = d;
 		}
-	} else if (v->device_uuids) {
+		break;
+	case DEVICES_INFO:
 		read_uuid_files(v, in);
+		break;
+	case DEVICES_NODES:
+	case DEVICES_WHOLE:
+		break;
 	}
 	return in;
 }
@@ -491,7 +520,7 @@ const struct strv *vendor_mig_access(const struct vendor *v)
 {
 	struct inventory *in = (struct inventory *)inventory(v);
 
-	if (!in->mig_read && v->mig_caps) {
+	if (!in->mig_read && vendor_has_mig(v)) {
 		_cleanup_free_ char *pat = xasprintf("%s/gpu*/mig/gi*/ci*/access", v->mig_caps);
 
 		root_glob(HOST_ROOT, pat, &in->mig, 65536);
@@ -681,7 +710,7 @@ void vendor_device_dirs(const struct vendor *v, const struct selection *sel, str
 {
 	struct dir_pick d = { NULL, 0, out };
 
-	if ((!v->device_uuids && !v->pci_devices.n) || (sel && sel->kind == SEL_NONE))
+	if (!vendor_devices_addressed(v) || (sel && sel->kind == SEL_NONE))
 		return;
 	if (sel && sel->kind == SEL_SOME) {
 		d.minors = xcalloc(sel->n + 1, sizeof(*d.minors));
@@ -850,4 +879,220 @@ char *selection_text(const struct selection *s)
 		len += (size_t)snprintf(out + len, cap - len, "%s%lu/%u/%u", i ? "," : ", MIG ", s->mig[i].gpu,
 					s->mig[i].gi, s->mig[i].ci);
 	return out;
+}
+
+/* The node patterns (per_device_nodes) */
+
+/* Per-device node pattern ("nvidia%u" or "/dev/dri/renderD%u") split into
+ * directory, prefix and suffix. */
+static void split_pattern(const char *pat, char **dir, char **prefix, char **suffix)
+{
+	_cleanup_free_ char *full = pat[0] == '/' ? xstrdup(pat) : xasprintf("/dev/%s", pat);
+	char *slash = strrchr(full, '/');
+	char *pct = strstr(slash, "%u");
+
+	*dir = slash == full ? xstrdup("/") : xstrndup(full, slash - full);
+	*prefix = xstrndup(slash + 1, pct - slash - 1);
+	*suffix = xstrdup(pct + 2);
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The indices of the nodes per-device pattern PAT matches in the driver
+ * root (ROOTFD), appended to IDX (at most MAX in all; *N counts them). */
+static void scan_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx,
+			 size_t *n, size_t max)
+{
+	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
+	_cleanup_dir_ DIR *d = NULL;
+	size_t pl, sl;
+	struct dirent *de;
+
+	split_pattern(pat, &dir, &prefix, &suffix);
+	pl = strlen(prefix);
+	sl = strlen(suffix);
+	d = root_opendir(rootfd, dir);
+	if (!d) {
+		log_debug("%s: no per-device nodes: %s: %s", v->name, dir, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		const char *s = de->d_name;
+		size_t digits, len = strlen(s);
+
+		if (len <= pl + sl || strncmp(s, prefix, pl) != 0 || strcmp(s + len - sl, suffix) != 0)
+			continue;
+		digits = strspn(s + pl, "0123456789");
+		if (digits == 0 || digits != len - pl - sl || digits > 9)
+			continue;
+		if (*n == max) {  /* said, never silent */
+			log_warn("%s: more than %zu per-device nodes under %s: the first %zu taken", v->name, max,
+				 dir, max);
+			break;
+		}
+		idx[(*n)++] = strtoul(s + pl, NULL, 10);
+	}
+}
+
+size_t node_pattern_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx, size_t max)
+{
+	size_t n = 0;
+
+	scan_indices(rootfd, v, pat, idx, &n, max);
+	qsort(idx, n, sizeof(*idx), cmp_index);
+	return n;
+}
+
+char *node_pattern_path(const char *pat, unsigned long index)
+{
+	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
+
+	split_pattern(pat, &dir, &prefix, &suffix);
+	return xasprintf("%s/%s%lu%s", strcmp(dir, "/") ? dir : "", prefix, index, suffix);
+}
+
+struct bus_map {
+	const unsigned long *minors;  /* the nodes there, sorted */
+	size_t n;
+	unsigned long *out;           /* the indices of their devices */
+	size_t nout;
+};
+
+static int bus_index(const char *file, const char *uuid, int minor, int index, void *arg)
+{
+	(void)file;
+	struct bus_map *m = arg;
+	unsigned long key = (unsigned long)minor;
+
+	(void)uuid;
+	if (m->nout < 4096 && bsearch(&key, m->minors, m->n, sizeof(key), cmp_index))
+		m->out[m->nout++] = (unsigned long)index;
+	return 0;
+}
+
+unsigned long *vendor_node_indices(const struct vendor *v, size_t *n)
+{
+	_cleanup_close_ int rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const size_t max = 4096;
+	unsigned long *idx;
+	size_t k = 0;
+
+	*n = 0;
+	if (vendor_device_kind(v) == DEVICES_PCI) {  /* every device found, by its index */
+		const struct pci_dev *d;
+
+		*n = vendor_pci_devices(v, &d);
+		idx = xcalloc(*n ? *n : 1, sizeof(*idx));
+		for (size_t i = 0; i < *n; i++)
+			idx[i] = i;
+		return idx;
+	}
+	if (rootfd < 0 || !v->per_device_nodes.n)
+		return NULL;
+	idx = xcalloc(max, sizeof(*idx));
+	for (size_t i = 0; i < v->per_device_nodes.n; i++)
+		scan_indices(rootfd, v, v->per_device_nodes.v[i], idx, n, max);
+	qsort(idx, *n, sizeof(*idx), cmp_index);
+	for (size_t i = 0; i < *n; i++)
+		if (k == 0 || idx[k - 1] != idx[i])
+			idx[k++] = idx[i];
+	*n = k;
+	if (v->device_index_bus) {  /* the minors found, as the indices of their devices */
+		struct bus_map m = { idx, *n, xcalloc(max, sizeof(*idx)), 0 };
+
+		vendor_uuid_each(v, bus_index, &m);
+		free(idx);
+		idx = m.out;
+		*n = m.nout;
+		qsort(idx, *n, sizeof(*idx), cmp_index);
+	}
+	return idx;
+}
+
+/* The device IDs a container names */
+
+/* One token of devices_select's VALUE into SET (indices) or S (MIG
+ * devices); *LOOKUPS counts those by ID */
+static int select_token(const struct vendor *v, const char *tok, bool module, bool *set, size_t max,
+			struct selection *s, size_t *lookups, struct oerr *err)
+{
+	size_t d1 = strspn(tok, "0123456789"), hex = strspn(tok, "0123456789abcdefABCDEF");
+	long idx = -1;
+	char *end;
+
+	/* module_env: module IDs (Habana's HABANA_VISIBLE_MODULES), each
+	 * the device whose pci_module file says it */
+	if (module) {
+		if (++*lookups > 64)
+			return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+		if (!vendor_id_indices(v, tok, true, set, max))
+			return oerr_set(err, 0, "%s: no module '%.64s' (%s)", v->name, tok, v->module_env);
+		return 0;
+	}
+	/* a range of indices, "0-3" (AMD's syntax) */
+	if (d1 && d1 <= 4 && tok[d1] == '-' && strspn(tok + d1 + 1, "0123456789") == strlen(tok + d1 + 1) &&
+	    strlen(tok + d1 + 1) && strlen(tok + d1 + 1) <= 4) {
+		long lo = strtol(tok, NULL, 10), hi = strtol(tok + d1 + 1, NULL, 10);
+
+		if (lo > hi || hi > SELECT_MAX_INDEX)
+			return oerr_set(err, 0, "%s: device range '%s' is backwards or beyond 4096", v->name, tok);
+		for (long i = lo; i <= hi; i++)
+			set[i] = true;
+		return 0;
+	}
+	/* a MIG device: its GPU instance and compute instance (mig.h) */
+	if (mig_name(tok)) {
+		struct mig_instance m;
+
+		if (++*lookups > 64)
+			return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+		if (mig_resolve(v, tok, &m, err) < 0)
+			return -1;
+		selection_add_mig(s, &m);
+		return 0;
+	}
+	if (!(hex > 8 && !tok[hex])) {
+		errno = 0;
+		idx = strtol(tok, &end, 10);
+		if (*end || errno || idx < 0 || idx > SELECT_MAX_INDEX)
+			idx = -1;
+	}
+	if (idx >= 0) {
+		set[idx] = true;
+		return 0;
+	}
+	if (++*lookups > 64)
+		return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
+	/* a GPU's ID or address: every partition of it */
+	if (!vendor_id_indices(v, tok, false, set, max))
+		return oerr_set(err, 0, "%s: no device '%.64s'", v->name, tok);
+	return 0;
+}
+
+int devices_select(const struct vendor *v, const char *value, bool module, struct selection *sel,
+		   struct oerr *err)
+{
+	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
+	_cleanup_free_ char *copy = xstrdup(value);
+	_cleanup_free_ bool *set = xcalloc(MAXDEV, sizeof(*set));
+	_cleanup_selection_ struct selection s = { 0 };
+	char *save = NULL;
+	size_t lookups = 0, turn = 0;
+
+	memset(sel, 0, sizeof(*sel));
+	for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		if (deadline_passed_at(turn++))
+			return oerr_set(err, 0, "%s: the deadline passed while reading the devices the container names",
+					v->name);
+		if (select_token(v, tok, module, set, MAXDEV, &s, &lookups, err) < 0)
+			return -1;
+	}
+	selection_set(&s, set, MAXDEV);
+	*sel = s;
+	s = (struct selection){ 0 };
+	return 0;
 }

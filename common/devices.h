@@ -3,10 +3,12 @@
  * What activation, the planner, MIG, CDI and the proc views ask of the
  * host's devices: PCI enumeration of pci_devices vendors (sysfs), the
  * information files of device_uuids vendors (NVIDIA's
- * /proc/driver/nvidia/gpus/BUS/information), index to minor, PCI addresses.
- * It reads the host only; it knows nothing of containers. A selection (what
- * a container asks for) is made in activate.c from these answers; MIG
- * instances in mig.c. Nothing here calls either.
+ * /proc/driver/nvidia/gpus/BUS/information), the nodes of per_device_nodes
+ * patterns, index to minor, PCI addresses; and the ID syntax a container
+ * names devices in (devices_select: indices, ranges, UUIDs, PCI addresses,
+ * modules, MIG names, the last resolved by mig.c). It reads the host only;
+ * it knows nothing of containers: activate.c decides which value of a
+ * container's to read, and reads it through devices_select.
  *
  * One snapshot a run: a vendor's devices are read the first time they are
  * asked for, and every answer after comes from that reading (one
@@ -18,6 +20,25 @@
 #define OCIDEC_DEVICES_H
 
 #include "common/config.h"
+
+/* What a vendor's devices are, as its keys say (config.h checks that they
+ * go together): named here once (vendor_device_kind), asked everywhere
+ * else. A new kind is a new key in the config's schema and a new case
+ * here. */
+enum device_kind {
+	DEVICES_WHOLE,   /* none of the keys below: the features' nodes, all or none */
+	DEVICES_NODES,   /* per_device_nodes: a device is the number its nodes' names end in */
+	DEVICES_INFO,    /* device_uuids: information files give each device's UUID, PCI address
+			  * and minor (NVIDIA's; per_device_nodes its nodes; MIG, device_index = bus) */
+	DEVICES_PCI,     /* pci_devices: sysfs's PCI devices, their nodes those of the pci_classes
+			  * (AMD's partitions, Gaudi's modules, network interfaces) */
+};
+enum device_kind vendor_device_kind(const struct vendor *v);
+/* Does V's kind tell each device's PCI address and UUID (DEVICES_INFO,
+ * DEVICES_PCI)? */
+bool vendor_devices_addressed(const struct vendor *v);
+/* Has V MIG devices (mig_minors, with mig_caps and mig_nodes)? */
+bool vendor_has_mig(const struct vendor *v);
 
 /* A device by its number, as a device rule names it (the cgroup's, a
  * systemd unit's DeviceAllow=): devcg.h and sdbus.h pass these */
@@ -64,6 +85,7 @@ static inline bool mig_instance_eq(const struct mig_instance *a, const struct mi
 }
 void selection_add_mig(struct selection *s, const struct mig_instance *m);
 void selection_free(struct selection *s);
+#define _cleanup_selection_ __attribute__((cleanup(selection_free)))
 
 /* Every vendor's snapshot let go: the next question reads the host anew.
  * Every answer given before (vendor_pci_devices' array, vendor_mig_access'
@@ -143,5 +165,31 @@ long vendor_uuid_index(const struct vendor *v, const char *uuid);
  * takes a unique ID as all of them); with MODULE, the devices whose
  * pci_module file says ID. Returns how many it names (set before or not). */
 size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max);
+
+/* Per-device node patterns (per_device_nodes: "nvidia%u",
+ * "/dev/dri/renderD%u", relative ones under /dev): */
+/* The indices of the nodes pattern PAT matches in the driver root
+ * (ROOTFD), sorted, into IDX (at most MAX; more are said); their number */
+size_t node_pattern_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx, size_t max);
+/* PAT's node of index INDEX ("/dev/nvidia3"), malloc'd */
+char *node_pattern_path(const char *pat, unsigned long index);
+/* The indices of vendor V's devices whose nodes exist in its driver root,
+ * sorted, each once (*N of them; NULL when none): pci_devices' every
+ * device, per_device_nodes' every index (device_index = bus: of the
+ * devices those minors are) */
+unsigned long *vendor_node_indices(const struct vendor *v, size_t *n);
+
+/* The devices VALUE names as vendor V's selection *SEL (SEL_SOME, or
+ * SEL_NONE with MIG devices alone): "0,GPU-xxxx,2-3" is 0,1,2,3. Tokens
+ * separated by commas or blanks: an index, a range of indices ("0-3",
+ * AMD's syntax), a UUID or PCI address (every partition of that GPU; a
+ * hex ID of more than 8 digits is a UUID first, as AMD's toolkit takes
+ * it), a MIG device's name (mig.h); with MODULE each token a module ID
+ * (module_env: the device whose pci_module file says it). Each index once,
+ * in order (a bitmap: a value of any length costs what its text does); at
+ * most 64 lookups by ID. -1 (ERR): a device V does not have, a range
+ * backwards or beyond SELECT_MAX_INDEX, the deadline passed. */
+int devices_select(const struct vendor *v, const char *value, bool module, struct selection *sel,
+		   struct oerr *err);
 
 #endif

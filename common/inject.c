@@ -1,6 +1,7 @@
 /* inject.c: see inject.h. */
 #include "common/inject.h"
 #include "common/appprofile.h"
+#include "common/cleanup.h"
 #include "common/mountapi.h"
 #include "common/procview.h"
 
@@ -612,10 +613,9 @@ static char *compat_dropin_dir(int rootfd)
 static int update_cache(int rootfd, const struct strv *libdirs, const char *compat_dir, const char *compat_host,
 			struct oerr *err)
 {
-	struct strv dirs = { 0 };
+	_cleanup_strv_ struct strv dirs = { 0 };
 	struct ldconfig lc = { .rootfd = rootfd, .conf = "/etc/ld.so.conf", .cache = "/etc/ld.so.cache" };
 	bool compat;
-	int r = -1;
 
 	compat = compat_newer(rootfd, compat_dir, compat_host);
 	if (compat_dir && compat_host && !compat) {
@@ -648,24 +648,17 @@ static int update_cache(int rootfd, const struct strv *libdirs, const char *comp
 			strv_push(&dirs, libdirs->v[i]);
 	lc.dirs = dirs.v;
 	lc.ndirs = dirs.n;
-	if (ldconfig_add(&lc, err) < 0) {
-		oerr_prefix(err, "the container's ld.so.cache");
-		goto out;
-	}
+	if (ldconfig_add(&lc, err) < 0)
+		return oerr_prefix(err, "the container's ld.so.cache");
 	if (compat) {
 		if (write_compat_dropin(rootfd, compat_dir, err) < 0)
-			goto out;
+			return -1;
 		lc.dirs = dirs.v + 1;
 		lc.ndirs = dirs.n - 1;
 	}
-	if (ldconfig_dropin(&lc, err) < 0) {
-		oerr_prefix(err, "the container's /etc/ld.so.conf.d");
-		goto out;
-	}
-	r = 0;
-out:
-	strv_free(&dirs);
-	return r;
+	if (ldconfig_dropin(&lc, err) < 0)
+		return oerr_prefix(err, "the container's /etc/ld.so.conf.d");
+	return 0;
 }
 
 /* NVIDIA's application profile PATH (NULL: none) for the GPUs the
@@ -680,43 +673,46 @@ static void write_app_profile(int rootfd, const char *path)
 		log_warn("%s (EGL and Vulkan may list GPUs the container cannot open)", err.msg);
 }
 
-static void close_rootfs(int rootfd)
+static void close_rootfs(int *rootfd)
 {
-	if (rootfd >= 0) {
-		root_unconfine(rootfd);
-		close(rootfd);
+	if (*rootfd >= 0) {
+		root_unconfine(*rootfd);
+		close(*rootfd);
 	}
 }
+#define _cleanup_rootfs_ __attribute__((cleanup(close_rootfs)))
 
 static int open_rootfs(const struct inject_opts *o, struct oerr *err);
 
-int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
+static int inject_jobs(const struct edits *e, const struct inject_opts *o, struct job *jobs, struct oerr *err)
 {
-	struct job *jobs = xcalloc(e->nmounts ? e->nmounts : 1, sizeof(*jobs));
-	int rootfd = -1, r = -1;
+	_cleanup_rootfs_ int rootfd = -1;
 
-	if (o->in_container && !o->standalone) {
-		oerr_set(err, 0, "the hook runs in the container's namespaces (a createContainer hook): "
-			 "the vendor hook runs at prestart or createRuntime; refused");
-		goto out;
-	}
+	if (o->in_container && !o->standalone)
+		return oerr_set(err, 0, "the hook runs in the container's namespaces (a createContainer hook): "
+				"the vendor hook runs at prestart or createRuntime; refused");
 	/* On the host: sources, detached mounts, cgroup. Then in the container
 	 * (standalone: the caller's namespace is the container's already). */
 	if (jobs_prepare(e, jobs, err) < 0 || (!o->no_cgroups && cgroup_allow(e, o, err) < 0) ||
 	    (rootfd = open_rootfs(o, err)) < 0)
-		goto out;
+		return -1;
 	if (confine_rootfs(rootfd, o->rootfs, err) < 0 || jobs_attach(jobs, e->nmounts, e, rootfd, err) < 0)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < e->nviews; i++)
 		if (proc_view_apply(rootfd, e->views[i].vendor->proc_view, e->views[i].vendor->proc_view_set,
 				    &e->views[i].entries, err) < 0)
-			goto out;
+			return -1;
 	if (update_cache(rootfd, &e->libdirs, e->compat_dir, e->compat_host, err) < 0)
-		goto out;
+		return -1;
 	write_app_profile(rootfd, e->app_profile);
-	r = 0;
-out:
-	close_rootfs(rootfd);
+	return 0;
+}
+
+int inject(const struct edits *e, const struct inject_opts *o, struct oerr *err)
+{
+	struct job *jobs = xcalloc(e->nmounts ? e->nmounts : 1, sizeof(*jobs));
+	int r = inject_jobs(e, o, jobs, err);
+
 	jobs_free(jobs, e->nmounts);
 	return r;
 }
@@ -813,31 +809,27 @@ void inject_cache_dirs(const struct cache_edits *c, struct strv *dirs)
 
 int inject_cache(const struct cache_edits *c, const struct inject_opts *o, struct oerr *err)
 {
-	struct strv dirs = { 0 };
-	int rootfd = -1, r = -1;
+	_cleanup_strv_ struct strv dirs = { 0 };
+	_cleanup_rootfs_ int rootfd = -1;
 
 	inject_cache_dirs(c, &dirs);
 	if ((rootfd = open_rootfs(o, err)) < 0 || confine_rootfs(rootfd, o->rootfs, err) < 0)
-		goto out;
+		return -1;
 	for (size_t i = 0; i < c->chmod.n; i++)
 		if (chmod_dir(rootfd, c->chmod.v[i], c->chmod_mode, err) < 0)
-			goto out;
+			return -1;
 	for (size_t i = 0; i < c->libraries.n; i++)
 		allow_spec_mount(rootfd, c->libraries.v[i]);
 	for (size_t i = 0; i < c->folders.n; i++)
 		allow_folder_mounts(rootfd, c->folders.v[i]);
 	for (size_t i = 0; i + 1 < c->links.n; i += 2)
 		if (make_link(rootfd, c->links.v[i], c->links.v[i + 1], err) < 0)
-			goto out;
+			return -1;
 	for (size_t i = 0; i < c->nviews; i++)
 		if (proc_view_apply(rootfd, c->views[i].dir, c->views[i].set, &c->views[i].entries, err) < 0)
-			goto out;
+			return -1;
 	if (update_cache(rootfd, &dirs, c->compat_dir, c->compat_host, err) < 0)
-		goto out;
+		return -1;
 	write_app_profile(rootfd, c->app_profile);
-	r = 0;
-out:
-	close_rootfs(rootfd);
-	strv_free(&dirs);
-	return r;
+	return 0;
 }

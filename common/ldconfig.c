@@ -513,26 +513,23 @@ static bool is_ld_soname(const char *s)
 static void create_link(struct state *st, int dirfd, const char *path, const char *libname,
 			const char *soname)
 {
-	char *full_so = xasprintf("%s/%s", path, soname), *full_lib = xasprintf("%s/%s", path, libname);
+	_cleanup_free_ char *full_so = xasprintf("%s/%s", path, soname), *full_lib = xasprintf("%s/%s", path, libname);
 	struct stat so, lib, lso;
 
 	if (root_stat(st, full_so, &so) == 0) {
 		if (root_stat(st, full_lib, &lib) < 0) {
 			log_warn("can't stat %s", full_lib);
-			goto out;
+			return;
 		}
 		if (is_ld_soname(soname) || (so.st_dev == lib.st_dev && so.st_ino == lib.st_ino))
-			goto out;
+			return;
 		if (fstatat(dirfd, soname, &lso, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(lso.st_mode)) {
 			log_warn("%s is not a symbolic link", full_so);
-			goto out;
+			return;
 		}
 	}
 	if (root_symlink_atomic(dirfd, soname, libname) < 0)
 		log_warn("can't link %s to %s: %s", full_so, libname, strerror(errno));
-out:
-	free(full_so);
-	free(full_lib);
 }
 
 /* glibc's process_file: classify one file. 0 with FLAG and SONAME (maybe

@@ -208,7 +208,7 @@ int mig_resolve(const struct vendor *v, const char *tok, struct mig_instance *ou
 	long idx, minor;
 	struct stat st;
 
-	if (!v->mig_minors || !v->mig_caps)
+	if (!vendor_has_mig(v))
 		return oerr_set(err, 0, "%s: '%.64s' names a MIG device: MIG is not set up for this vendor (mig_minors)",
 				v->name, tok);
 	if (strncasecmp(tok, "MIG-GPU-", 8) == 0) {
@@ -323,11 +323,12 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 {
 	enum { MAX_GPUS = 1024, MAX_MIG = 4096 };
 	_cleanup_free_ char *copy = xstrndup(text, len), *now = mig_fingerprint(v);
-	struct smi_dev *listed = NULL, *queried = NULL;
-	char (*section)[NAME_MAX_ + 1] = NULL;   /* -q: each "GPU BUSID" section's GPU UUID */
+	_cleanup_free_ struct smi_dev *listed = NULL, *queried = NULL;
+	_cleanup_free_ char (*section)[NAME_MAX_ + 1] = NULL;   /* -q: each "GPU BUSID" section's GPU UUID */
+	_cleanup_free_ char *res = NULL;
 	size_t nl = 0, nq = 0, ns = 0, cap;
-	char gpu_l[NAME_MAX_ + 1] = "", *save = NULL, *res = NULL;
-	int mig_indent = -1, r = -1;
+	char gpu_l[NAME_MAX_ + 1] = "", *save = NULL;
+	int mig_indent = -1;
 	struct smi_dev *rec = NULL;
 	bool processes = false;
 
@@ -345,20 +346,15 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		if (indent > 0 && strncmp(line + indent, "MIG ", 4) == 0 && paren_uuid(line, tmp) &&
 		    strncmp(tmp, "MIG-", 4) == 0 &&
 		    strstr(line, "Device ") && sscanf(strstr(line, "Device ") + 7, " %u:", &u) == 1) {
-			if (!gpu_l[0]) {
-				oerr_set(err, 0, "nvidia-smi -L: MIG device %u before any GPU", u);
-				goto out;
-			}
+			if (!gpu_l[0])
+				return oerr_set(err, 0, "nvidia-smi -L: MIG device %u before any GPU", u);
 			for (size_t k = 0; k < nl; k++)
 				if (strcasecmp(listed[k].mig, tmp) == 0 ||
-				    (strcasecmp(listed[k].gpu, gpu_l) == 0 && listed[k].idx == u)) {
-					oerr_set(err, 0, "nvidia-smi -L: MIG device %s (%s, device %u) given twice", tmp, gpu_l, u);
-					goto out;
-				}
-			if (nl == MAX_MIG) {
-				oerr_set(err, 0, "nvidia-smi -L: more than %d MIG devices", MAX_MIG);
-				goto out;
-			}
+				    (strcasecmp(listed[k].gpu, gpu_l) == 0 && listed[k].idx == u))
+					return oerr_set(err, 0, "nvidia-smi -L: MIG device %s (%s, device %u) given "
+							"twice", tmp, gpu_l, u);
+			if (nl == MAX_MIG)
+				return oerr_set(err, 0, "nvidia-smi -L: more than %d MIG devices", MAX_MIG);
 			listed = xreallocarray(listed, nl + 1, sizeof(*listed));
 			listed[nl] = (struct smi_dev){ .idx = u };
 			snprintf(listed[nl].gpu, sizeof(listed[nl].gpu), "%s", gpu_l);
@@ -372,10 +368,8 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		 * in any order; nothing after its "Processes" (their names are
 		 * anyone's text) until the next section */
 		if (indent == 0 && section_line(line)) {
-			if (ns == MAX_GPUS) {
-				oerr_set(err, 0, "nvidia-smi -q: more than %d GPUs", MAX_GPUS);
-				goto out;
-			}
+			if (ns == MAX_GPUS)
+				return oerr_set(err, 0, "nvidia-smi -q: more than %d GPUs", MAX_GPUS);
 			section = xreallocarray(section, ns + 1, sizeof(*section));
 			section[ns++][0] = '\0';
 			rec = NULL;
@@ -392,10 +386,8 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 			continue;
 		}
 		if (strcmp(line + indent, "MIG Device") == 0 && ns) {
-			if (nq == MAX_MIG) {
-				oerr_set(err, 0, "nvidia-smi -q: more than %d MIG devices", MAX_MIG);
-				goto out;
-			}
+			if (nq == MAX_MIG)
+				return oerr_set(err, 0, "nvidia-smi -q: more than %d MIG devices", MAX_MIG);
 			queried = xreallocarray(queried, nq + 1, sizeof(*queried));
 			rec = &queried[nq++];
 			*rec = (struct smi_dev){ .idx = (unsigned)-1, .section = ns - 1 };
@@ -405,15 +397,11 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		if (!key_value(line, &key, &value))
 			continue;
 		if (strcmp(key, "GPU UUID") == 0 && ns && valid_id(value, strlen(value)) && !rec) {
-			if (section[ns - 1][0]) {
-				oerr_set(err, 0, "nvidia-smi -q: a GPU section with two UUIDs (%s)", value);
-				goto out;
-			}
+			if (section[ns - 1][0])
+				return oerr_set(err, 0, "nvidia-smi -q: a GPU section with two UUIDs (%s)", value);
 			for (size_t k = 0; k + 1 < ns; k++)
-				if (strcasecmp(section[k], value) == 0) {
-					oerr_set(err, 0, "nvidia-smi -q: GPU %s given twice", value);
-					goto out;
-				}
+				if (strcasecmp(section[k], value) == 0)
+					return oerr_set(err, 0, "nvidia-smi -q: GPU %s given twice", value);
 			snprintf(section[ns - 1], sizeof(section[ns - 1]), "%s", value);
 		} else if (rec && sscanf(value, "%u", &u) == 1) {
 			if (strcmp(key, "Index") == 0)
@@ -429,10 +417,9 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		snprintf(queried[k].gpu, sizeof(queried[k].gpu), "%s", section[queried[k].section]);
 		for (size_t j = 0; j < k; j++)
 			if (queried[k].gpu[0] && strcasecmp(queried[j].gpu, queried[k].gpu) == 0 &&
-			    queried[j].idx == queried[k].idx) {
-				oerr_set(err, 0, "nvidia-smi -q: MIG device %u of %s given twice", queried[k].idx, queried[k].gpu);
-				goto out;
-			}
+			    queried[j].idx == queried[k].idx)
+				return oerr_set(err, 0, "nvidia-smi -q: MIG device %u of %s given twice", queried[k].idx,
+						queried[k].gpu);
 	}
 	cap = 256 + strlen(now) + nl * (3 * NAME_MAX_);
 	res = xmalloc(cap);
@@ -455,32 +442,22 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 				ok = true;
 			}
 		}
-		if (!ok) {
-			oerr_set(err, 0, "MIG device %s (%s, device %u): nvidia-smi -q gives no GPU and compute instance "
-				 "for it: give the output of both nvidia-smi -L and nvidia-smi -q", listed[i].mig,
-				 listed[i].gpu, listed[i].idx);
-			goto out;
-		}
+		if (!ok)
+			return oerr_set(err, 0, "MIG device %s (%s, device %u): nvidia-smi -q gives no GPU and compute "
+					"instance for it: give the output of both nvidia-smi -L and nvidia-smi -q",
+					listed[i].mig, listed[i].gpu, listed[i].idx);
 		*n += (size_t)snprintf(res + *n, cap - *n, "%s %s %u %u %u\n", listed[i].mig, listed[i].gpu,
 				       listed[i].idx, gi, ci);
 		listed[i].gi = gi;
 		listed[i].ci = ci;
 		for (size_t j = 0; j < i; j++)
-			if (strcasecmp(listed[j].gpu, listed[i].gpu) == 0 && listed[j].gi == gi && listed[j].ci == ci) {
-				oerr_set(err, 0, "MIG devices %s and %s are the same instance (%s gi%u/ci%u)", listed[j].mig,
-					 listed[i].mig, listed[i].gpu, gi, ci);
-				goto out;
-			}
+			if (strcasecmp(listed[j].gpu, listed[i].gpu) == 0 && listed[j].gi == gi && listed[j].ci == ci)
+				return oerr_set(err, 0, "MIG devices %s and %s are the same instance (%s gi%u/ci%u)",
+						listed[j].mig, listed[i].mig, listed[i].gpu, gi, ci);
 	}
 	*out = res;
 	res = NULL;
-	r = 0;
-out:
-	free(res);
-	free(listed);
-	free(queried);
-	free(section);
-	return r;
+	return 0;
 }
 
 int mig_map_current(const struct vendor *v, const char *map, struct oerr *err)

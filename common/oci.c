@@ -1,6 +1,7 @@
 /* oci.c: see oci.h. */
 #include "common/oci.h"
 
+#include "common/cleanup.h"
 #include "common/log.h"
 
 #include <errno.h>
@@ -147,6 +148,7 @@ static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err
 	}
 	if (!cJSON_IsObject(*out)) {
 		cJSON_Delete(*out);
+		*out = NULL;
 		return oerr_set(err, 0, "not a JSON object");
 	}
 	if (duplicate_key(*out, 0, &dup, &dup2)) {
@@ -157,6 +159,7 @@ static int parse_json(const char *buf, size_t len, cJSON **out, struct oerr *err
 			oerr_set(err, 0, "the keys \"%s\" and \"%s\" are one to a runtime (Go's JSON matches a name in any "
 				 "case, and reads the last), two to ocidec: refused", dup, dup2);
 		cJSON_Delete(*out);
+		*out = NULL;
 		return -1;
 	}
 	return 0;
@@ -193,60 +196,53 @@ static int get_annotations(const cJSON *o, struct strv *ann, struct oerr *err)
 	return 0;
 }
 
-int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err)
+/* ST from the parsed state J; on failure ST holds what was read so far */
+static int state_fill(const cJSON *j, struct oci_state *st, struct oerr *err)
 {
-	cJSON *j;
 	const cJSON *pid;
 	const char *s;
-	int r = -1;
 
-	memset(st, 0, sizeof(*st));
-	if (parse_json(buf, len, &j, err) < 0)
-		return oerr_prefix(err, "container state");
 	if (get_str(j, "id", &s, err) < 0)
-		goto out;
+		return -1;
 	st->id = xstrdup(s ? s : "");
 	if (get_str(j, "bundle", &s, err) < 0)
-		goto out;
+		return -1;
 	if (!s && get_str(j, "bundlePath", &s, err) < 0)
-		goto out;
-	if (!s || !*s) {
-		oerr_set(err, 0, "no \"bundle\"");
-		goto out;
-	}
-	if (s[0] != '/') {
-		oerr_set(err, 0, "\"bundle\" is not an absolute path: %s", s);
-		goto out;
-	}
+		return -1;
+	if (!s || !*s)
+		return oerr_set(err, 0, "no \"bundle\"");
+	if (s[0] != '/')
+		return oerr_set(err, 0, "\"bundle\" is not an absolute path: %s", s);
 	st->bundle = xstrdup(s);
 	if (get_str(j, "root", &s, err) < 0)
-		goto out;
+		return -1;
 	if (s && *s) {
 		st->root = path_clean_join(st->bundle, s);
-		if (strcmp(st->root, "/") == 0) {
-			oerr_set(err, 0, "\"root\" is the host's / (%s)", s);
-			goto out;
-		}
+		if (strcmp(st->root, "/") == 0)
+			return oerr_set(err, 0, "\"root\" is the host's / (%s)", s);
 	}
 	pid = cJSON_GetObjectItemCaseSensitive(j, "pid");
 	if (pid && !cJSON_IsNull(pid)) {
 		if (!cJSON_IsNumber(pid) || pid->valuedouble < 0 || pid->valuedouble > INT_MAX ||
-		    pid->valuedouble != (double)(int)pid->valuedouble) {
-			oerr_set(err, 0, "\"pid\" is not a process id");
-			goto out;
-		}
+		    pid->valuedouble != (double)(int)pid->valuedouble)
+			return oerr_set(err, 0, "\"pid\" is not a process id");
 		st->pid = (int)pid->valuedouble;
 	}
-	if (get_annotations(j, &st->ann, err) < 0)
-		goto out;
-	r = 0;
-out:
-	cJSON_Delete(j);
-	if (r < 0) {
+	return get_annotations(j, &st->ann, err);
+}
+
+int oci_state_parse(const char *buf, size_t len, struct oci_state *st, struct oerr *err)
+{
+	_cleanup_json_ cJSON *j = NULL;
+
+	memset(st, 0, sizeof(*st));
+	if (parse_json(buf, len, &j, err) < 0)
+		return oerr_prefix(err, "container state");
+	if (state_fill(j, st, err) < 0) {
 		oci_state_free(st);
-		oerr_prefix(err, "container state");
+		return oerr_prefix(err, "container state");
 	}
-	return r;
+	return 0;
 }
 
 static const cJSON *get_obj(const cJSON *o, const char *key)
@@ -277,42 +273,29 @@ static bool null_bind(const cJSON *e)
 	return is_null == 1;
 }
 
-int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
-		     struct oerr *err)
+/* C from the parsed config.json J; on failure C holds what was read so far */
+static int config_fill(const cJSON *j, const char *bundle, struct oci_config *c, struct oerr *err)
 {
 	const cJSON *root, *process, *a, *e;
-	cJSON *j;
 	const char *path;
-	int r = -1;
 
-	memset(c, 0, sizeof(*c));
-	if (parse_json(buf, len, &j, err) < 0)
-		return -1;
 	root = get_obj(j, "root");
 	if (root && get_str(root, "path", &path, err) < 0)
-		goto out;
-	if (!root || !path || !*path) {
-		oerr_set(err, 0, "no \"root\".\"path\"");
-		goto out;
-	}
+		return -1;
+	if (!root || !path || !*path)
+		return oerr_set(err, 0, "no \"root\".\"path\"");
 	/* as runc reads it: joined to the bundle and cleaned lexically, so
 	 * "x/.." is the bundle whatever symlink x is */
 	c->root = path_clean_join(bundle, path);
-	if (strcmp(c->root, "/") == 0) {
-		oerr_set(err, 0, "\"root\".\"path\" is the host's / (%s)", path);
-		goto out;
-	}
+	if (strcmp(c->root, "/") == 0)
+		return oerr_set(err, 0, "\"root\".\"path\" is the host's / (%s)", path);
 	process = get_obj(j, "process");
 	a = process ? cJSON_GetObjectItemCaseSensitive(process, "env") : NULL;
-	if (a && !cJSON_IsArray(a)) {
-		oerr_set(err, 0, "\"process\".\"env\" is not an array");
-		goto out;
-	}
+	if (a && !cJSON_IsArray(a))
+		return oerr_set(err, 0, "\"process\".\"env\" is not an array");
 	cJSON_ArrayForEach(e, a) {
-		if (!cJSON_IsString(e)) {
-			oerr_set(err, 0, "\"process\".\"env\" holds a non-string");
-			goto out;
-		}
+		if (!cJSON_IsString(e))
+			return oerr_set(err, 0, "\"process\".\"env\" holds a non-string");
 		strv_push(&c->env, e->valuestring);
 	}
 	a = process ? get_obj(process, "capabilities") : NULL;
@@ -332,17 +315,25 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 	}
 	a = get_obj(j, "linux");
 	if (a && get_str(a, "cgroupsPath", &path, err) < 0)
-		goto out;
+		return -1;
 	if (a && path)
 		c->cgroups_path = xstrdup(path);
-	if (get_annotations(j, &c->ann, err) < 0)
-		goto out;
-	r = 0;
-out:
-	cJSON_Delete(j);
-	if (r < 0)
+	return get_annotations(j, &c->ann, err);
+}
+
+int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *c,
+		     struct oerr *err)
+{
+	_cleanup_json_ cJSON *j = NULL;
+
+	memset(c, 0, sizeof(*c));
+	if (parse_json(buf, len, &j, err) < 0)
+		return -1;
+	if (config_fill(j, bundle, c, err) < 0) {
 		oci_config_free(c);
-	return r;
+		return -1;
+	}
+	return 0;
 }
 
 int oci_config_read(const char *bundle, char **buf, size_t *len, struct oerr *err)

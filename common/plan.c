@@ -37,6 +37,8 @@ const char *const plan_binary_dirs[] = {
 };
 
 static void plan_item_free(struct plan_item *it);
+#define PLAN_ITEM_NONE ((struct plan_item){ .fd = -1, .link_dirfd = -1 })
+#define _cleanup_plan_item_ __attribute__((cleanup(plan_item_free)))
 
 /* State while planning one vendor. */
 struct vctx {
@@ -59,6 +61,7 @@ static void plan_push(struct vctx *c, struct plan_item *n)
 	for (size_t i = 0; i < p->n; i++) {
 		if (strcmp(p->items[i].host, n->host) == 0) {
 			plan_item_free(n);
+			*n = PLAN_ITEM_NONE;
 			return;
 		}
 	}
@@ -67,6 +70,7 @@ static void plan_push(struct vctx *c, struct plan_item *n)
 		p->items = xreallocarray(p->items, p->cap, sizeof(*p->items));
 	}
 	p->items[p->n++] = *n;
+	*n = PLAN_ITEM_NONE;
 }
 
 static bool kind_accepts(enum item_kind kind, mode_t m)
@@ -187,52 +191,50 @@ static enum item_kind ipc_writable(struct vctx *c, int fd, const char *path, con
 static bool add_existing(struct vctx *c, enum item_kind kind, const char *path)
 {
 	_cleanup_free_ char *parent = NULL, *cparent = NULL;
-	struct plan_item it = { .kind = kind, .vendor = c->v, .fd = -1, .link_dirfd = -1 };
+	_cleanup_plan_item_ struct plan_item it = { .kind = kind, .vendor = c->v, .fd = -1, .link_dirfd = -1 };
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	char *canon;
 
 	it.fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
 	if (it.fd < 0 || fstat(it.fd, &it.st) < 0) {
 		log_debug("%s: skipped %s: %s", c->v->name, path, strerror(errno));
-		goto drop;
+		return false;
 	}
 	/* the item's own canonical name: its directory resolved, its name kept */
 	parent = path_dir(path);
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
 	    root_realpath(c->rootfd, parent, &cparent) < 0) {
 		log_debug("%s: skipped %s: not a plain path", c->v->name, path);
-		goto drop;
+		return false;
 	}
 	canon = xasprintf("%s/%s", strcmp(cparent, "/") ? cparent : "", base);
 	it.host = path_join_root(c->v->driver_root, canon);
 	free(canon);
 	if ((kind == KIND_IPC || kind == KIND_IPC_WRITABLE) && !ipc_safe(c, path, cparent, it.fd, &it.st))
-		goto drop;
+		return false;
 	if (S_ISLNK(it.st.st_mode)) {
 		close(it.fd);
+		it.fd = -1;
 		it.link_dirfd = root_open(c->rootfd, cparent, O_PATH | O_DIRECTORY);
 		it.link_name = xstrdup(base);
 		if (it.link_dirfd < 0 || root_realpath(c->rootfd, path, &it.target) < 0 ||
 		    (it.fd = root_open(c->rootfd, it.target, O_PATH)) < 0 || fstat(it.fd, &it.st) < 0) {
 			log_debug("%s: skipped %s: symlink does not resolve: %s", c->v->name, path,
 				  strerror(errno));
-			goto drop;
+			return false;
 		}
 		it.host_target = path_join_root(c->v->driver_root, it.target);
 	}
 	if (!kind_accepts(kind, it.st.st_mode)) {
 		log_warn("%s: skipped %s: not of the kind '%s' lists", c->v->name, path,
 			 item_kind_key[kind]);
-		goto drop;
+		return false;
 	}
 	if (kind == KIND_IPC_WRITABLE)
 		it.kind = ipc_writable(c, it.fd, path, cparent);
 	it.path = xstrdup(path);
 	plan_push(c, &it);
 	return true;
-drop:
-	plan_item_free(&it);
-	return false;
 }
 
 static void add_pattern(struct vctx *c, enum item_kind kind, const char *path)
@@ -359,135 +361,21 @@ static void add_item(struct vctx *c, enum item_kind kind, const char *item)
 		add_library(c, s);
 }
 
-/* Per-device node pattern ("nvidia%u" or "/dev/dri/renderD%u") split into
- * directory, prefix and suffix. */
-static void split_pattern(const char *pat, char **dir, char **prefix, char **suffix)
-{
-	_cleanup_free_ char *full = pat[0] == '/' ? xstrdup(pat) : xasprintf("/dev/%s", pat);
-	char *slash = strrchr(full, '/');
-	char *pct = strstr(slash, "%u");
-
-	*dir = slash == full ? xstrdup("/") : xstrndup(full, slash - full);
-	*prefix = xstrndup(slash + 1, pct - slash - 1);
-	*suffix = xstrdup(pct + 2);
-}
-
-static int cmp_index(const void *a, const void *b)
-{
-	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The indices of the nodes per-device pattern PAT matches in the driver
- * root (ROOTFD), appended to IDX (at most MAX in all; *N counts them). */
-static void scan_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx,
-			 size_t *n, size_t max)
-{
-	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
-	size_t pl, sl;
-	struct dirent *de;
-	DIR *d;
-
-	split_pattern(pat, &dir, &prefix, &suffix);
-	pl = strlen(prefix);
-	sl = strlen(suffix);
-	d = root_opendir(rootfd, dir);
-	if (!d) {
-		log_debug("%s: no per-device nodes: %s: %s", v->name, dir, strerror(errno));
-		return;
-	}
-	while ((de = readdir(d))) {
-		const char *s = de->d_name;
-		size_t digits, len = strlen(s);
-
-		if (len <= pl + sl || strncmp(s, prefix, pl) != 0 || strcmp(s + len - sl, suffix) != 0)
-			continue;
-		digits = strspn(s + pl, "0123456789");
-		if (digits == 0 || digits != len - pl - sl || digits > 9)
-			continue;
-		if (*n == max) {  /* said, never silent */
-			log_warn("%s: more than %zu per-device nodes under %s: the first %zu taken", v->name, max,
-				 dir, max);
-			break;
-		}
-		idx[(*n)++] = strtoul(s + pl, NULL, 10);
-	}
-	closedir(d);
-}
-
 /* Every existing node the pattern matches, by index. */
 static void add_all_nodes(struct vctx *c, const char *pat)
 {
-	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
 	unsigned long idx[1024];
-	size_t n = 0;
+	size_t n = node_pattern_indices(c->rootfd, c->v, pat, idx, ARRAY_SIZE(idx));
 
-	scan_indices(c->rootfd, c->v, pat, idx, &n, sizeof(idx) / sizeof(*idx));
-	qsort(idx, n, sizeof(*idx), cmp_index);
-	split_pattern(pat, &dir, &prefix, &suffix);
 	for (size_t i = 0; i < n; i++) {
-		_cleanup_free_ char *path = xasprintf("%s%s%s%lu%s", strcmp(dir, "/") ? dir : "",
-						      "/", prefix, idx[i], suffix);
+		_cleanup_free_ char *path = node_pattern_path(pat, idx[i]);
 		add_existing(c, KIND_DEVICES, path);
 	}
 }
 
-struct bus_map {
-	const unsigned long *minors;  /* the nodes there, sorted */
-	size_t n;
-	unsigned long *out;           /* the indices of their devices */
-	size_t nout;
-};
-
-static int bus_index(const char *file, const char *uuid, int minor, int index, void *arg)
-{
-	(void)file;
-	struct bus_map *m = arg;
-	unsigned long key = (unsigned long)minor;
-
-	(void)uuid;
-	if (m->nout < 4096 && bsearch(&key, m->minors, m->n, sizeof(key), cmp_index))
-		m->out[m->nout++] = (unsigned long)index;
-	return 0;
-}
-
 unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 {
-	_cleanup_close_ int rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	const size_t max = 4096;
-	unsigned long *idx;
-	size_t k = 0;
-
-	*n = 0;
-	if (v->pci_devices.n) {  /* every device found, by its index */
-		const struct pci_dev *d;
-
-		*n = vendor_pci_devices(v, &d);
-		idx = xcalloc(*n ? *n : 1, sizeof(*idx));
-		for (size_t i = 0; i < *n; i++)
-			idx[i] = i;
-		return idx;
-	}
-	if (rootfd < 0 || !v->per_device_nodes.n)
-		return NULL;
-	idx = xcalloc(max, sizeof(*idx));
-	for (size_t i = 0; i < v->per_device_nodes.n; i++)
-		scan_indices(rootfd, v, v->per_device_nodes.v[i], idx, n, max);
-	qsort(idx, *n, sizeof(*idx), cmp_index);
-	for (size_t i = 0; i < *n; i++)
-		if (k == 0 || idx[k - 1] != idx[i])
-			idx[k++] = idx[i];
-	*n = k;
-	if (v->device_index_bus) {  /* the minors found, as the indices of their devices */
-		struct bus_map m = { idx, *n, xcalloc(max, sizeof(*idx)), 0 };
-
-		vendor_uuid_each(v, bus_index, &m);
-		free(idx);
-		idx = m.out;
-		*n = m.nout;
-		qsort(idx, *n, sizeof(*idx), cmp_index);
-	}
-	return idx;
+	return vendor_node_indices(v, n);
 }
 
 /* A pci_devices node, "/dev/NAME\tMAJOR:MINOR": added when the driver
@@ -540,7 +428,7 @@ static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool stric
 				add_pci_node(c, d[i].nodes.v[k]);
 			add_netdevs(c, &d[i]);
 		}
-		goto out;
+		return 0;
 	}
 	for (size_t s = 0; sel->kind == SEL_SOME && s < sel->n && r == 0; s++) {
 		unsigned long i = sel->idx[s];
@@ -557,7 +445,6 @@ static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool stric
 				  : oerr_set(err, 0, "%s: no device %lu: %s finds %zu", c->v->name, i,
 					     c->v->partition_devices.n ? "pci_devices with partition_devices" : "pci_devices", n);
 	}
-out:
 	return r;
 }
 
@@ -657,7 +544,7 @@ static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *e
 static char *indices_text(const struct vendor *v)
 {
 	size_t n = 0, len = 0;
-	_cleanup_free_ unsigned long *idx = plan_node_indices(v, &n);
+	_cleanup_free_ unsigned long *idx = vendor_node_indices(v, &n);
 	char *out;
 
 	if (!n)
@@ -674,10 +561,9 @@ static int add_nodes(struct vctx *c, const struct selection *sel, bool strict, s
 {
 	if (sel && sel->kind == SEL_NONE)
 		return 0;
-	if (c->v->pci_devices.n)
+	if (vendor_device_kind(c->v) == DEVICES_PCI)
 		return add_pci_nodes(c, sel, strict, err);
-
-	if (!c->v->per_device_nodes.n)
+	if (!c->v->per_device_nodes.n)  /* DEVICES_WHOLE, or device_uuids with no node of their own */
 		return 0;
 	if (!sel || sel->kind == SEL_ALL) {
 		for (size_t i = 0; i < c->v->per_device_nodes.n; i++)
@@ -697,9 +583,7 @@ static int add_nodes(struct vctx *c, const struct selection *sel, bool strict, s
 			continue;
 		}
 		for (size_t i = 0; i < c->v->per_device_nodes.n; i++) {
-			_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL, *path = NULL;
-			split_pattern(c->v->per_device_nodes.v[i], &dir, &prefix, &suffix);
-			path = xasprintf("%s/%s%ld%s", strcmp(dir, "/") ? dir : "", prefix, minor, suffix);
+			_cleanup_free_ char *path = node_pattern_path(c->v->per_device_nodes.v[i], (unsigned long)minor);
 			any |= add_existing(c, KIND_DEVICES, path);
 			if (!first)
 				first = xstrdup(path);
@@ -956,24 +840,38 @@ static enum item_kind csv_kind(struct vctx *c, enum item_kind kind, const char *
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? KIND_DIRECTORIES : kind;
 }
 
+static void vctx_free(struct vctx *c)
+{
+	if (c->rootfd >= 0)
+		close(c->rootfd);
+	if (c->cache_state == 1)
+		ldcache_free(&c->cache);
+	free(c->version);
+}
+#define _cleanup_vctx_ __attribute__((cleanup(vctx_free)))
+
+static void csv_free(struct strv (*csv)[KIND_COUNT])
+{
+	for (int k = 0; k < KIND_COUNT; k++)
+		strv_free(&(*csv)[k]);
+}
+#define _cleanup_csv_ __attribute__((cleanup(csv_free)))
+
 int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select *sel,
 		struct oerr *err)
 {
-	struct vctx c = { .v = v, .p = p, .rootfd = -1, .container = sel->container, .privileged = sel->privileged,
-			  .by_path = sel->by_path };
+	_cleanup_vctx_ struct vctx c = { .v = v, .p = p, .rootfd = -1, .container = sel->container,
+					 .privileged = sel->privileged, .by_path = sel->by_path };
 	size_t before = p->n;
-	bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
-	struct strv csv[KIND_COUNT] = { 0 };
-	int r = -1;
+	_cleanup_free_ bool *selected = xcalloc(v->nfeatures, sizeof(*selected));
+	_cleanup_csv_ struct strv csv[KIND_COUNT] = { 0 };
 
 	if (vendor_select_features(v, sel->features, selected, err) < 0)
-		goto out;
+		return -1;
 	/* another vendor file serves this platform (WSL2, a Jetson): nothing,
 	 * not even a failure for a container that asks */
-	if (!vendor_here(v)) {
-		r = 0;
-		goto out;
-	}
+	if (!vendor_here(v))
+		return 0;
 	for (size_t f = 0; f < v->nfeatures; f++)
 		c.arch32 |= selected[f] && v->features[f].libraries32;
 	if (sel->container && v->proc_view) {
@@ -992,25 +890,22 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 							      "rootless podman: podman system migrate)";
 		int e = errno;
 
-		if (sel->container && !v->missing_driver_start) {
-			oerr_set(err, 0, "%s: asked for, but its driver is not there: driver_root %s: %s%s "
-				 "(missing_driver = start in %s lets such a container start without it)", v->name,
-				 v->driver_root, strerror(e), hint, v->file);
-			goto out;
-		}
+		if (sel->container && !v->missing_driver_start)
+			return oerr_set(err, 0, "%s: asked for, but its driver is not there: driver_root %s: %s%s "
+					"(missing_driver = start in %s lets such a container start without it)", v->name,
+					v->driver_root, strerror(e), hint, v->file);
 		if (sel->container)
 			log_warn("%s: active, but driver_root %s: %s: the container gets nothing from it%s",
 				 v->name, v->driver_root, strerror(e), hint);
 		else
 			log_debug("%s: driver_root %s: %s", v->name, v->driver_root, strerror(e));
-		r = 0;
-		goto out;
+		return 0;
 	}
 	c.version = read_version(v);
 	if (sel->requires && sel->requires->n && check_requirements(&c, sel->requires, err) < 0)
-		goto out;
+		return -1;
 	if (!sel->nodes_only && read_csv_files(&c, selected, csv, err) < 0)
-		goto out;
+		return -1;
 	if (v->application_profile && !sel->nodes_only && !p->app_profile)
 		p->app_profile = v->application_profile;
 	if (v->cuda_compat_dir && c.version && !sel->nodes_only && !p->compat_dir) {
@@ -1028,36 +923,24 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		for (size_t i = 0; i < csv[k].n; i++)
 			add_existing(&c, csv_kind(&c, (enum item_kind)k, csv[k].v[i]), csv[k].v[i]);
 		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
-			goto out;
-		if (k == KIND_DEVICES && v->mig_minors &&
+			return -1;
+		if (k == KIND_DEVICES && vendor_has_mig(v) &&
 		    ((sel->devices && sel->devices->nmig) || sel->mig_caps || !sel->devices ||
 		     sel->devices->kind == SEL_ALL) &&
 		    add_mig(&c, sel, sel->container && v->proc_view ? &p->views[p->nviews - 1].entries : NULL, err) < 0)
-			goto out;
+			return -1;
 		if (k == KIND_DEVICES)
 			add_bus_devices(&c, selected, sel->devices);
 	}
 	if (p->n == before && sel->container && !v->missing_driver_start &&
-	    !(sel->devices && sel->devices->kind == SEL_NONE)) {
-		oerr_set(err, 0, "%s: asked for, but none of its files is under driver_root %s: is the driver "
-			 "installed? (missing_driver = start in %s lets such a container start without it)", v->name,
-			 v->driver_root, v->file);
-		goto out;
-	}
+	    !(sel->devices && sel->devices->kind == SEL_NONE))
+		return oerr_set(err, 0, "%s: asked for, but none of its files is under driver_root %s: is the "
+				"driver installed? (missing_driver = start in %s lets such a container start without "
+				"it)", v->name, v->driver_root, v->file);
 	if (p->n == before && sel->container)
 		log_warn("%s: active, but none of its files is under driver_root %s: the container gets "
 			 "nothing from it", v->name, v->driver_root);
-	r = 0;
-out:
-	if (c.rootfd >= 0)
-		close(c.rootfd);
-	if (c.cache_state == 1)
-		ldcache_free(&c.cache);
-	free(c.version);
-	free(selected);
-	for (int k = 0; k < KIND_COUNT; k++)
-		strv_free(&csv[k]);
-	return r;
+	return 0;
 }
 
 static void plan_item_free(struct plan_item *it)

@@ -294,124 +294,113 @@ static void expand_entries(int dirfd, const struct strv *entries, struct strv *o
 	}
 }
 
+/* What proc_view_apply holds while it makes the view */
+struct view_work {
+	struct collect c;          /* the directory's files */
+	struct strv all;           /* the entries */
+	int *src;                  /* each entry's directory in the procfs (-1: none) */
+	struct entry_file *files;  /* each entry that is a file: its content */
+};
+
+static void view_work_free(struct view_work *w)
+{
+	for (size_t i = 0; w->src && i < w->all.n; i++)
+		if (w->src[i] >= 0)
+			close(w->src[i]);
+	for (size_t i = 0; w->files && i < w->all.n; i++)
+		free(w->files[i].data);
+	free(w->files);
+	free(w->src);
+	strv_free(&w->all);
+	for (size_t i = 0; i < w->c.n; i++)
+		free(w->c.files[i].data);
+	free(w->c.files);
+}
+#define _cleanup_view_work_ __attribute__((cleanup(view_work_free)))
+
 int proc_view_apply(int rootfd, const char *dir, const char *set, const struct strv *given, struct oerr *err)
 {
 	_cleanup_close_ int procfd = -1, dirfd = -1, viewfd = -1;
-	struct collect c = { -1, NULL, 0 };
-	struct strv all = { 0 };
-	const struct strv *entries = &all;
-	int *src = NULL;
-	struct entry_file *files = NULL;
+	_cleanup_view_work_ struct view_work w = { .c = { -1, NULL, 0 } };
+	const struct strv *entries = &w.all;
 	struct statfs sf;
-	int r = -1;
 
 	/* the container's procfs, and the directory in it */
 	procfd = root_open_any(rootfd, "/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW);
 	if (procfd < 0 || fstatfs(procfd, &sf) < 0 || (long)sf.f_type != PROC_MAGIC) {
 		/* a link (/proc -> /p, procfs there) would show the directory whole */
-		oerr_set(err, procfd < 0 ? errno : EXDEV, "%s: the container's /proc is not a procfs: no view "
-			 "can be made", dir);
-		goto out;
+		return oerr_set(err, procfd < 0 ? errno : EXDEV, "%s: the container's /proc is not a procfs: no "
+				"view can be made", dir);
 	}
 	dirfd = open_dir_under(procfd, dir + strlen("/proc/"), 0, O_RDONLY);
 	if (dirfd < 0) {
 		log_info("%s: not in the container's procfs (%s): no view needed", dir, strerror(errno));
-		r = 0;
-		goto out;
+		return 0;
 	}
 	if (fstatfs(dirfd, &sf) == 0 && (long)sf.f_type == TMPFS_MAGIC_) {
 		log_debug("%s: a view already (a run before)", dir);
-		r = 0;
-		goto out;
+		return 0;
 	}
-	expand_entries(dirfd, given, &all);
-	src = xcalloc(entries->n + 1, sizeof(*src));
+	expand_entries(dirfd, given, &w.all);
+	w.src = xcalloc(entries->n + 1, sizeof(*w.src));
 	for (size_t i = 0; i < entries->n; i++)
-		src[i] = -1;
+		w.src[i] = -1;
 	/* what goes into the view, read before it covers the directory */
-	c.dirfd = dirfd;
-	c.files = xcalloc(FILES_MAX, sizeof(*c.files));
-	if (dir_each(dirfd, collect_file, &c) < 0) {
-		oerr_set(err, errno, "%s: reading", dir);
-		goto out;
-	}
+	w.c.dirfd = dirfd;
+	w.c.files = xcalloc(FILES_MAX, sizeof(*w.c.files));
+	if (dir_each(dirfd, collect_file, &w.c) < 0)
+		return oerr_set(err, errno, "%s: reading", dir);
 	/* an entry is a directory (bound), or a file (copied: MIG's access
 	 * files, each one of a directory with others') */
-	files = xcalloc(entries->n + 1, sizeof(*files));
+	w.files = xcalloc(entries->n + 1, sizeof(*w.files));
 	for (size_t i = 0; i < entries->n; i++) {
-		src[i] = open_dir_under(dirfd, entries->v[i], 0, O_PATH);
-		if (src[i] < 0 && errno == ENOTDIR)
-			read_entry_file(dirfd, entries->v[i], &files[i]);
+		w.src[i] = open_dir_under(dirfd, entries->v[i], 0, O_PATH);
+		if (w.src[i] < 0 && errno == ENOTDIR)
+			read_entry_file(dirfd, entries->v[i], &w.files[i]);
 	}
 
-	if (mount_tmpfs(dirfd) < 0) {
-		oerr_set(err, errno, "%s: mounting the view", dir);
-		goto out;
-	}
+	if (mount_tmpfs(dirfd) < 0)
+		return oerr_set(err, errno, "%s: mounting the view", dir);
 	viewfd = open_dir_under(procfd, dir + strlen("/proc/"), 0, O_RDONLY);
-	if (viewfd < 0 || fstatfs(viewfd, &sf) < 0 || (long)sf.f_type != TMPFS_MAGIC_ || set_attrs(viewfd, false) < 0) {
-		oerr_set(err, errno, "%s: the view just mounted", dir);
-		goto out;
-	}
-	for (size_t i = 0; i < c.n; i++) {
+	if (viewfd < 0 || fstatfs(viewfd, &sf) < 0 || (long)sf.f_type != TMPFS_MAGIC_ || set_attrs(viewfd, false) < 0)
+		return oerr_set(err, errno, "%s: the view just mounted", dir);
+	for (size_t i = 0; i < w.c.n; i++) {
 		size_t len;
-		_cleanup_free_ char *text = view_text(&c.files[i], set, &len);
+		_cleanup_free_ char *text = view_text(&w.c.files[i], set, &len);
 
-		if (write_file(viewfd, c.files[i].name, text, len) < 0) {
-			oerr_set(err, errno, "%s/%s: in the view", dir, c.files[i].name);
-			goto out;
-		}
+		if (write_file(viewfd, w.c.files[i].name, text, len) < 0)
+			return oerr_set(err, errno, "%s/%s: in the view", dir, w.c.files[i].name);
 	}
 	for (size_t i = 0; i < entries->n; i++) {
 		_cleanup_free_ char *parent = NULL;
+		_cleanup_close_ int t = -1;
 		const char *slash = strrchr(entries->v[i], '/');
 
-		if (src[i] < 0 && !files[i].data)
+		if (w.src[i] < 0 && !w.files[i].data)
 			continue;
-		parent = src[i] >= 0 ? xstrdup(entries->v[i]) : xstrndup(entries->v[i], slash ? (size_t)(slash - entries->v[i]) : 0);
-		int t = *parent ? make_entry_dir(viewfd, parent) : dup(viewfd);
-		if (t < 0 || (src[i] < 0 && write_file_mode(t, slash ? slash + 1 : entries->v[i], files[i].data,
-							      files[i].len, files[i].mode) < 0)) {
-			oerr_set(err, errno, "%s/%s: in the view", dir, entries->v[i]);
-			if (t >= 0)
-				close(t);
-			goto out;
-		}
-		close(t);
+		parent = w.src[i] >= 0 ? xstrdup(entries->v[i])
+				       : xstrndup(entries->v[i], slash ? (size_t)(slash - entries->v[i]) : 0);
+		t = *parent ? make_entry_dir(viewfd, parent) : dup(viewfd);
+		if (t < 0 || (w.src[i] < 0 && write_file_mode(t, slash ? slash + 1 : entries->v[i], w.files[i].data,
+							      w.files[i].len, w.files[i].mode) < 0))
+			return oerr_set(err, errno, "%s/%s: in the view", dir, entries->v[i]);
 	}
-	if (set_attrs(viewfd, true) < 0) {
-		oerr_set(err, errno, "%s: the view read-only", dir);
-		goto out;
-	}
+	if (set_attrs(viewfd, true) < 0)
+		return oerr_set(err, errno, "%s: the view read-only", dir);
 	/* each device's entry, bind-mounted read-only from the procfs */
 	for (size_t i = 0; i < entries->n; i++) {
 		_cleanup_close_ int t = -1;
 
-		if (src[i] < 0) {
-			if (!files[i].data)
+		if (w.src[i] < 0) {
+			if (!w.files[i].data)
 				log_warn("%s/%s: not in the container's procfs", dir, entries->v[i]);
 			continue;
 		}
 		t = open_dir_under(viewfd, entries->v[i], TMPFS_MAGIC_, O_PATH);
-		if (t < 0 || bind_ro(src[i], t) < 0) {
-			oerr_set(err, errno, "%s/%s: bind mount", dir, entries->v[i]);
-			goto out;
-		}
+		if (t < 0 || bind_ro(w.src[i], t) < 0)
+			return oerr_set(err, errno, "%s/%s: bind mount", dir, entries->v[i]);
 	}
 	log_info("%s: the container sees its files and %zu device entr%s", dir, entries->n,
 		 entries->n == 1 ? "y" : "ies");
-	r = 0;
-out:
-	for (size_t i = 0; src && i < entries->n; i++)
-		if (src[i] >= 0)
-			close(src[i]);
-	for (size_t i = 0; files && i < entries->n; i++)
-		free(files[i].data);
-	free(files);
-	free(src);
-	strv_free(&all);
-	for (size_t i = 0; i < c.n; i++)
-		free(c.files[i].data);
-	free(c.files);
-	return r;
+	return 0;
 }

@@ -85,6 +85,20 @@ bool root_dir_lock_sweep(int dfd)
 	return true;
 }
 
+/* BUF (LEN bytes) into the new file FD, its mode MODE, synced when
+ * DURABLE; FD closed either way: 0, or -1 with errno */
+static int fill_temp(int fd, const void *buf, size_t len, mode_t mode, bool durable)
+{
+	if (write_all(fd, buf, len) < 0 || fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
 int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
 		      struct oerr *err)
 {
@@ -92,7 +106,7 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 	_cleanup_free_ char *dir = path_dir(path);
 	const char *base = slash ? slash + 1 : path;
 	_cleanup_close_ int dfd = -1;
-	char *tmp = NULL;
+	_cleanup_free_ char *tmp = NULL;
 	int fd = -1;
 
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
@@ -108,35 +122,18 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
-	if (fd < 0) {
-		oerr_set(err, errno, "%s: can't create a temporary file", dir);
-		free(tmp);
-		return -1;
-	}
-	if (write_all(fd, buf, len) < 0)
-		goto fail;
-	if (fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0))
-		goto fail;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
+	if (fd < 0)
+		return oerr_set(err, errno, "%s: can't create a temporary file", dir);
 	/* the name's old inode, whatever it was (a device node, a FIFO, a
 	 * link the image put there), is unlinked, never opened */
-	if (renameat(dfd, tmp, dfd, base) < 0)
-		goto fail;
+	if (fill_temp(fd, buf, len, mode, durable) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
+		oerr_set(err, errno ? errno : EIO, "%s", path);
+		unlinkat(dfd, tmp, 0);
+		return -1;
+	}
 	if (durable)
 		fsync(dfd);
-	free(tmp);
 	return 0;
-fail:
-	oerr_set(err, errno ? errno : EIO, "%s", path);
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-	free(tmp);
-	return -1;
 }
 
 int root_symlink_atomic(int dirfd, const char *name, const char *text)

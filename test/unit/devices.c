@@ -221,10 +221,47 @@ static void test_forget(void)
 	free(glob);
 }
 
+/* devices_select, the ID syntax, for a vendor with no inventory: what
+ * each token gives, and each refusal's words */
+static void test_devices_select(void)
+{
+	static const struct { const char *value; bool module; const char *want; } t[] = {
+		{ "0", false, "0" }, { "3,1", false, "1,3" }, { "0-2,1", false, "0,1,2" }, { "4096", false, "4096" },
+		{ "", false, "none" }, { " , ", false, "none" }, { "0-0", false, "0" },
+		{ "2-1", false, "error: unit: device range '2-1' is backwards or beyond 4096" },
+		{ "0-4097", false, "error: unit: device range '0-4097' is backwards or beyond 4096" },
+		{ "00001-2", false, "error: unit: no device '00001-2'" },
+		{ "4097", false, "error: unit: no device '4097'" },
+		{ "abcdef012", false, "error: unit: no device 'abcdef012'" },
+		{ "0,GPU-x", false, "error: unit: no device 'GPU-x'" },
+		{ "1", true, "error: unit: no module '1' (UNIT_MODULES)" },
+		{ "MIG-GPU-x/1/0", false, NULL },
+	};
+	struct vendor v = { .name = (char *)"unit", .module_env = (char *)"UNIT_MODULES" };
+
+	for (size_t i = 0; i < N_CASES(t); i++) {
+		struct selection s;
+		struct oerr err;
+		int r = devices_select(&v, t[i].value, t[i].module, &s, &err);
+		char *text = r == 0 ? selection_text(&s) : xconcat("error: ", err.msg);
+
+		if (t[i].want)
+			CHECK(strcmp(text, t[i].want) == 0, "devices_select(\"%s\"%s) = %s", t[i].value,
+			      t[i].module ? ", module" : "", text);
+		else
+			CHECK(r < 0 && s.kind == SEL_ALL && !s.nmig, "devices_select(\"%s\") refused, nothing left: %s",
+			      t[i].value, text);
+		free(text);
+		if (r == 0)
+			selection_free(&s);
+	}
+}
+
 int main(void)
 {
 	test_parse();
 	test_select();
+	test_devices_select();
 	test_set();
 	test_kfd();
 	test_env_bounds();
