@@ -4,6 +4,7 @@
 #include "common/devices.h"
 
 #include "common/log.h"
+#include "common/mig.h"
 #include "common/rootpath.h"
 #include "common/util.h"
 
@@ -19,6 +20,14 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* devices_select's MIG names: mig.c's (the device layer knows no MIG) */
+static int mig_device(const struct vendor *v, const char *tok, struct mig_instance *m, struct oerr *err)
+{
+	if (!m)
+		return mig_name(tok);
+	return mig_resolve(v, tok, m, err) < 0 ? -1 : 0;
+}
+
 int vendor_select(const struct vendor *v, const char *value, struct selection *sel, struct oerr *err)
 {
 	memset(sel, 0, sizeof(*sel));
@@ -28,7 +37,7 @@ int vendor_select(const struct vendor *v, const char *value, struct selection *s
 		sel->kind = SEL_NONE;
 		return 0;
 	}
-	return devices_select(v, value, false, sel, err);
+	return devices_select(v, value, false, mig_device, sel, err);
 }
 
 /* Variable K of the NVARS vendor V's environment request reads:
@@ -153,7 +162,7 @@ static int env_read(const struct vendor *v, const struct strv *env, struct selec
 			none = true;
 			continue;
 		}
-		if (devices_select(v, val, module, &vs, err) < 0)
+		if (devices_select(v, val, module, mig_device, &vs, err) < 0)
 			return -1;
 		memset(in, 0, sizeof(in));
 		for (size_t i = 0; vs.kind == SEL_SOME && i < vs.n; i++)

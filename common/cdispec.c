@@ -305,7 +305,7 @@ static cJSON *vendor_spec(const struct vendor *v, const struct cdi_run *run, boo
 			log_warn("%s: GPU %s: no device node with index %s; left out", v->name, u.names.v[k],
 				 u.names.v[k + 1]);
 	}
-	if (v->mig_minors && v->mig_map && add_mig_devices(v, run, devices, err) < 0)
+	if (vendor_has_mig(v) && v->mig_map && add_mig_devices(v, run, devices, err) < 0)
 		goto fail;
 	/* "all": every per-device node; a vendor without any gets its whole
 	 * edits there (a device's edits may not be empty) */

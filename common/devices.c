@@ -3,7 +3,6 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
-#include "common/mig.h"
 #include "common/rootpath.h"
 
 #include <ctype.h>
@@ -1017,8 +1016,8 @@ unsigned long *vendor_node_indices(const struct vendor *v, size_t *n)
 
 /* One token of devices_select's VALUE into SET (indices) or S (MIG
  * devices); *LOOKUPS counts those by ID */
-static int select_token(const struct vendor *v, const char *tok, bool module, bool *set, size_t max,
-			struct selection *s, size_t *lookups, struct oerr *err)
+static int select_token(const struct vendor *v, const char *tok, bool module, devices_mig_fn *mig, bool *set,
+			size_t max, struct selection *s, size_t *lookups, struct oerr *err)
 {
 	size_t d1 = strspn(tok, "0123456789"), hex = strspn(tok, "0123456789abcdefABCDEF");
 	long idx = -1;
@@ -1044,13 +1043,14 @@ static int select_token(const struct vendor *v, const char *tok, bool module, bo
 			set[i] = true;
 		return 0;
 	}
-	/* a MIG device: its GPU instance and compute instance (mig.h) */
-	if (mig_name(tok)) {
+	/* a MIG device: its GPU instance and compute instance (the caller's
+	 * resolver, mig.h's) */
+	if (mig && mig(v, tok, NULL, NULL) == 1) {
 		struct mig_instance m;
 
 		if (++*lookups > 64)
 			return oerr_set(err, 0, "%s: more than 64 devices named by ID", v->name);
-		if (mig_resolve(v, tok, &m, err) < 0)
+		if (mig(v, tok, &m, err) < 0)
 			return -1;
 		selection_add_mig(s, &m);
 		return 0;
@@ -1073,8 +1073,8 @@ static int select_token(const struct vendor *v, const char *tok, bool module, bo
 	return 0;
 }
 
-int devices_select(const struct vendor *v, const char *value, bool module, struct selection *sel,
-		   struct oerr *err)
+int devices_select(const struct vendor *v, const char *value, bool module, devices_mig_fn *mig,
+		   struct selection *sel, struct oerr *err)
 {
 	enum { MAXDEV = SELECT_MAX_INDEX + 1 };
 	_cleanup_free_ char *copy = xstrdup(value);
@@ -1088,7 +1088,7 @@ int devices_select(const struct vendor *v, const char *value, bool module, struc
 		if (deadline_passed_at(turn++))
 			return oerr_set(err, 0, "%s: the deadline passed while reading the devices the container names",
 					v->name);
-		if (select_token(v, tok, module, set, MAXDEV, &s, &lookups, err) < 0)
+		if (select_token(v, tok, module, mig, set, MAXDEV, &s, &lookups, err) < 0)
 			return -1;
 	}
 	selection_set(&s, set, MAXDEV);

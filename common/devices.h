@@ -6,7 +6,8 @@
  * /proc/driver/nvidia/gpus/BUS/information), the nodes of per_device_nodes
  * patterns, index to minor, PCI addresses; and the ID syntax a container
  * names devices in (devices_select: indices, ranges, UUIDs, PCI addresses,
- * modules, MIG names, the last resolved by mig.c). It reads the host only;
+ * modules; a MIG device's name through the resolver its caller passes,
+ * activate.c mig.c's: the device layer stays below MIG). It reads the host only;
  * it knows nothing of containers: activate.c decides which value of a
  * container's to read, and reads it through devices_select.
  *
@@ -184,12 +185,15 @@ unsigned long *vendor_node_indices(const struct vendor *v, size_t *n);
  * separated by commas or blanks: an index, a range of indices ("0-3",
  * AMD's syntax), a UUID or PCI address (every partition of that GPU; a
  * hex ID of more than 8 digits is a UUID first, as AMD's toolkit takes
- * it), a MIG device's name (mig.h); with MODULE each token a module ID
- * (module_env: the device whose pci_module file says it). Each index once,
- * in order (a bitmap: a value of any length costs what its text does); at
- * most 64 lookups by ID. -1 (ERR): a device V does not have, a range
- * backwards or beyond SELECT_MAX_INDEX, the deadline passed. */
-int devices_select(const struct vendor *v, const char *value, bool module, struct selection *sel,
-		   struct oerr *err);
+ * it), a MIG device's name (MIG(V, TOK, NULL, NULL): 1 when TOK is one,
+ * else 0; MIG(V, TOK, &M, ERR) resolves it, 0, or -1 with ERR; MIG NULL:
+ * no token is); with MODULE each token a
+ * module ID (module_env: the device whose pci_module file says it). Each
+ * index once, in order (a bitmap: a value of any length costs what its text
+ * does); at most 64 lookups by ID. -1 (ERR): a device V does not have, a
+ * range backwards or beyond SELECT_MAX_INDEX, the deadline passed. */
+typedef int devices_mig_fn(const struct vendor *v, const char *tok, struct mig_instance *m, struct oerr *err);
+int devices_select(const struct vendor *v, const char *value, bool module, devices_mig_fn *mig,
+		   struct selection *sel, struct oerr *err);
 
 #endif

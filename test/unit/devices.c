@@ -221,6 +221,14 @@ static void test_forget(void)
 	free(glob);
 }
 
+/* A MIG resolver that knows every "MIG-" name and resolves none */
+static int unit_mig(const struct vendor *v, const char *tok, struct mig_instance *m, struct oerr *err)
+{
+	if (!m)
+		return strncmp(tok, "MIG-", 4) == 0;
+	return oerr_set(err, 0, "%s: no MIG device '%s'", v->name, tok);
+}
+
 /* devices_select, the ID syntax, for a vendor with no inventory: what
  * each token gives, and each refusal's words */
 static void test_devices_select(void)
@@ -235,14 +243,14 @@ static void test_devices_select(void)
 		{ "abcdef012", false, "error: unit: no device 'abcdef012'" },
 		{ "0,GPU-x", false, "error: unit: no device 'GPU-x'" },
 		{ "1", true, "error: unit: no module '1' (UNIT_MODULES)" },
-		{ "MIG-GPU-x/1/0", false, NULL },
+		{ "MIG-GPU-x/1/0", false, "error: unit: no MIG device 'MIG-GPU-x/1/0'" },
 	};
 	struct vendor v = { .name = (char *)"unit", .module_env = (char *)"UNIT_MODULES" };
 
 	for (size_t i = 0; i < N_CASES(t); i++) {
 		struct selection s;
 		struct oerr err;
-		int r = devices_select(&v, t[i].value, t[i].module, &s, &err);
+		int r = devices_select(&v, t[i].value, t[i].module, unit_mig, &s, &err);
 		char *text = r == 0 ? selection_text(&s) : xconcat("error: ", err.msg);
 
 		if (t[i].want)
