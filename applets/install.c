@@ -259,13 +259,6 @@ static int apply(struct inst *in, const struct engine_action *a, struct oerr *er
 
 /* ---- what to write ---- */
 
-static bool clean_path(const char *p)
-{
-	return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && !strstr(p, "//") &&
-	       strcspn(p, "\n\r\t \";#\\") == strlen(p) &&
-	       !(strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0);
-}
-
 /* Is V named, or another platform's file of a named vendor (its
  * only_where, the same CDI kind: --vendor nvidia brings nvidia-tegra.ini
  * and nvidia-wsl.ini, inert where their platform is not), or a vendor
@@ -393,8 +386,9 @@ static cJSON *recorded(struct inst *in)
 }
 
 /* An install run again keeps what the last one set: its runtime name
- * (unless --runtime-name), Docker's default runtime and CDI (containerd's
- * drop-in carries its own, ctrd_carry); only --uninstall takes them back */
+ * (unless --runtime-name), and what the drivers read of its record
+ * (Docker's default runtime and CDI; containerd's drop-in carries its
+ * own, ctrd_carry); only --uninstall takes them back */
 static void carry_recorded(struct inst *in)
 {
 	cJSON *j = recorded(in);
@@ -436,116 +430,6 @@ static int plan_binary(struct inst *in, struct oerr *err)
 
 /* ---- uninstall ---- */
 
-/* The record is a file on the host like any other, and --uninstall acts
- * only on what an install writes, whatever the record says: files under
- * the prefix, the engines' files above, a hooks dir's ocidec.json
- * (--hooks-dir's), and the directories above them. */
-static bool below(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
-/* PATH as the host resolves it: its directory's canonical path inside the
- * host root (its symlinks followed there, as uninstall's opens follow
- * them) and its name; PATH itself when the directory is not there */
-static char *host_canon(struct inst *in, const char *path)
-{
-	_cleanup_free_ char *dir = path_dir(path), *real = NULL;
-
-	if (root_realpath(in->p.root, dir, &real) < 0)
-		return xstrdup(path);
-	return xasprintf("%s%s", strcmp(real, "/") == 0 ? "" : real, strrchr(path, '/'));
-}
-
-/* Does TEST(F, ARG) hold for F, a file a driver writes, as the host
- * resolves it? */
-static bool engine_file(struct inst *in, bool (*test)(const char *f, const char *arg), const char *arg)
-{
-	for each_driver(i)
-		for (size_t k = 0; engine_drivers[i]->files && engine_drivers[i]->files[k]; k++) {
-			_cleanup_free_ char *f = host_canon(in, engine_drivers[i]->files[k]);
-
-			if (test(f, arg))
-				return true;
-		}
-	return false;
-}
-
-static bool same(const char *a, const char *b)
-{
-	return strcmp(a, b) == 0;
-}
-
-/* PATH (canonical, CPREFIX the prefix's canonical path) is one an install
- * writes: below the prefix, an engine file, or an ocidec.json holding the
- * hook of this prefix (--hooks-dir's, wherever that was) */
-static bool install_file(struct inst *in, const char *path, const char *cprefix)
-{
-	const char *base = strrchr(path, '/');
-
-	if (below(path, cprefix))
-		return true;
-	if (in->p.host_mode && in->p.cdir) {  /* the shim's runtime.conf, in the config dir it reads */
-		_cleanup_free_ char *rc = xasprintf("%s/runtime.conf", in->p.cdir), *c = host_canon(in, rc);
-		if (strcmp(path, c) == 0)
-			return true;
-	}
-	if (engine_file(in, same, path))
-		return true;
-	if (base && strcmp(base, "/ocidec.json") == 0) {
-		_cleanup_free_ char *text = NULL, *hook = xasprintf("\"%s/ocidec-hook\"", in->bin);
-		struct stat st;
-		size_t len;
-		struct oerr e;
-		int have = read_host(in, path, &text, &len, &st, &e);
-
-		return have == 0 || (have > 0 && strstr(text, hook));
-	}
-	return false;
-}
-
-/* Every entry of the record one an install makes, or ERR (exit 2) and
- * nothing done; FILES gets the files' paths. */
-static int check_record(struct inst *in, struct strv *files, struct oerr *err)
-{
-	_cleanup_free_ char *cprefix = NULL;
-	const cJSON *e;
-
-	if (root_realpath(in->p.root, in->p.prefix, &cprefix) < 0)
-		cprefix = xstrdup(in->p.prefix);
-	cJSON_ArrayForEach(e, in->j.files) {
-		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-		_cleanup_free_ char *canon = NULL;
-
-		if (!path || !clean_path(path))
-			return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
-		canon = host_canon(in, path);
-		if (!install_file(in, canon, cprefix))
-			return oerr_usage(err, "%s names %s%s%s, which no install writes: nothing changed",
-					  in->state_path, path, strcmp(canon, path) ? ", that is " : "",
-					  strcmp(canon, path) ? canon : "");
-		strv_push(files, canon);
-	}
-	cJSON_ArrayForEach(e, in->j.dirs) {
-		const char *d = cJSON_GetStringValue(e);
-		_cleanup_free_ char *canon = NULL;
-		bool ok = d && clean_path(d) && strcmp(d, "/") != 0;
-
-		if (ok && root_realpath(in->p.root, d, &canon) < 0)
-			canon = xstrdup(d);
-		ok = ok && (strcmp(canon, cprefix) == 0 || below(canon, cprefix) || below(cprefix, canon));
-		ok = ok || (canon && engine_file(in, below, canon));
-		for (size_t i = 0; !ok && canon && i < files->n; i++)
-			ok = below(files->v[i], canon);
-		if (!ok)
-			return oerr_usage(err, "%s names the directory %s, which no install makes: nothing changed",
-					  in->state_path, d ? d : "(not a string)");
-	}
-	return 0;
-}
-
 /* A merged file's text without ocidec's part (journal_undo's take_out):
  * its driver's */
 static char *take_out(enum journal_merge m, const char *cur, void *arg, struct oerr *err)
@@ -565,10 +449,10 @@ static bool nothing_left(const char *text)
 static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 {
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-	enum journal_merge m = journal_merge_of(e, DOCKER_JSON, CONTAINERD_TOML);  /* (an old record's) */
+	enum journal_merge m = engine_merge_of(e);
 	enum journal_undone done;
 
-	if (!path || !clean_path(path))
+	if (!path || !engine_clean_path(path))
 		return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
 	for each_driver(i)
 		in->p.run[i].changed |= engine_drivers[i]->reads && engine_drivers[i]->reads(path, m);
@@ -581,37 +465,6 @@ static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
 	case JOURNAL_NOTHING: break;
 	}
 	return 0;
-}
-
-/* What makes driver I's daemon read what changed: a restart (a reload
- * does where it loads new runtimes, and nothing needs more) */
-static bool needs_restart(const struct inst *in, size_t i)
-{
-	const struct engine_run *r = &in->p.run[i];
-
-	return r->restart || r->pending_restart || !engine(engine_drivers[i]->facts)->reload_loads_runtimes;
-}
-
-/* What each engine whose files changed needs to read them, and the command
- * that does it on this host (engines.h); WHAT: what it then runs (NULL:
- * the runtime) */
-static void apply_hints(struct inst *in, const char *what)
-{
-	_cleanup_free_ char *rt = what ? NULL : xasprintf("runtime \"%s\"", in->p.runtime_name);
-
-	for each_driver(i) {
-		const struct engine *e = engine_drivers[i]->facts >= 0 ? engine(engine_drivers[i]->facts) : NULL;
-		bool restart = e && needs_restart(in, i);
-		_cleanup_free_ char *cmd = NULL;
-
-		if (!e || !in->p.run[i].changed)
-			continue;
-		cmd = engine_apply_command(in->p.root, e, restart);
-		out("ocidec install: %s runs %s once it %s: %s%s\n", e->daemon, what ? what : rt,
-		    restart ? "restarts" : "reloads", cmd ? cmd : restart ? "restart it" : "reload it",
-		    cmd ? (in->restart ? "" : " (or --restart)") : " the way this host starts it (no systemd or init "
-		    "script of its own here)");
-	}
 }
 
 /* The idle path's index of the installed configs (the hook's and the
@@ -643,7 +496,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 		out("ocidec install: nothing to uninstall (no install record %s)\n", in->state_path);
 		return 0;
 	}
-	have = check_record(in, &files, err);
+	have = engine_check_record(&in->p, &in->j, in->state_path, &files, err);
 	strv_free(&files);
 	if (have < 0)
 		return -1;
@@ -670,7 +523,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 	n = cJSON_GetArraySize(in->j.dirs);
 	for (int i = n - 1; i >= 0; i--) {
 		const char *d = cJSON_GetStringValue(cJSON_GetArrayItem(in->j.dirs, i));
-		if (d && clean_path(d) && journal_remove_dir(&in->j, i))
+		if (d && engine_clean_path(d) && journal_remove_dir(&in->j, i))
 			out("removed %s/\n", d);
 	}
 	/* an engine that runs ocidec's runtime still until it restarts, where
@@ -690,7 +543,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 		}
 	}
 	out("ocidec install: uninstalled from %s\n", in->p.prefix);
-	apply_hints(in, "without ocidec's runtime");
+	engine_hints(&in->p, in->restart, "without ocidec's runtime", out);
 	for each_driver(i) {
 		_cleanup_free_ char *note = in->p.run[i].changed && engine_drivers[i]->uninstalled ?
 					    engine_drivers[i]->uninstalled(in->p.root, in->j.state) : NULL;
@@ -788,188 +641,17 @@ static int install(struct inst *in, struct oerr *err)
 		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->p.prefix);
 	else
 		out("ocidec install: nothing to change\n");
-	apply_hints(in, NULL);
+	engine_hints(&in->p, in->restart, NULL, out);
 	return 0;
-}
-
-/* ARGV run (found on PATH), waited for: its exit status (128 + N for a
- * signal), or -1 with ERR. QUIET: its output to /dev/null. */
-static int run_wait_out(char *const argv[], bool quiet, struct oerr *err)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return oerr_set(err, errno, "fork");
-	if (pid == 0) {
-		int null = quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
-
-		if (null >= 0)
-			dup2(null, 1), dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int run_wait(char *const argv[], struct oerr *err)
-{
-	return run_wait_out(argv, false, err);
-}
-
-/* ARGV ("CMD restart UNIT" or "SCRIPT restart") restarts ENGINE: said, or
- * its failure in ERR */
-static int restart_by(char *const argv[], const char *engine, struct oerr *err)
-{
-	int code = run_wait(argv, err);
-	const char *cmd = strrchr(argv[0], '/') && argv[2] ? strrchr(argv[0], '/') + 1 : argv[0];
-
-	if (code < 0)
-		return -1;
-	if (code)
-		return oerr_set(err, 0, "--restart: %s %s%s%s failed (exit %d): restart %s yourself", cmd, argv[1],
-				argv[2] ? " " : "", argv[2] ? argv[2] : "", code, engine);
-	out("ocidec install: %s %s (%s %s%s%s)\n", strstr(argv[1], "reload") ? "reloaded" : "restarted", engine, cmd,
-	    argv[1], argv[2] ? " " : "", argv[2] ? argv[2] : "");
-	return 0;
-}
-
-/* --restart: ENGINE (its systemd UNIT) made to read what install wrote:
- * systemctl restart UNIT where systemd is PID 1; else, where a reload
- * does (RELOAD: Docker's runtimes and default runtime), SIGHUP to the
- * process PIDFILE names, checked to be COMM; else said, -1 */
-static int restart_engine(const char *engine, const char *unit, const char *comm, const char *pidfile, bool reload,
-			  struct oerr *err)
-{
-	struct stat st;
-
-	if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
-		_cleanup_free_ char *sock = xasprintf("%.*s.socket", (int)strcspn(unit, "."), unit);
-		char *const reset[] = { (char *)"systemctl", (char *)"reset-failed", (char *)unit, sock, NULL };
-		char *const argv[] = { (char *)"systemctl", (char *)"restart", (char *)unit, NULL };
-		char *const rl[] = { (char *)"systemctl", (char *)"try-reload-or-restart", (char *)unit, NULL };
-		struct oerr ignored;
-
-		/* a reload where it is enough (Docker's runtimes and default
-		 * runtime): no container stops */
-		if (reload)
-			return restart_by(rl, engine, err);
-
-		/* the unit's start limit cleared first: restarts of earlier
-		 * runs (or the engine's own failures) would have systemd refuse
-		 * this one, and leave the engine down ("start of the service was
-		 * attempted too often"); a unit without a socket is no error */
-		run_wait_out(reset, true, &ignored);
-		return restart_by(argv, engine, err);
-	}
-	if (reload && pidfile) {
-		_cleanup_close_ int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		char buf[32] = "", path[64], name[64] = "";
-		long pid = 0;
-		ssize_t n;
-
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-		    (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-			buf[n] = '\0';
-			pid = strtol(buf, NULL, 10);
-		}
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		{
-			_cleanup_close_ int c = pid > 1 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-			if (c >= 0 && (n = read(c, name, sizeof(name) - 1)) > 0)
-				name[strcspn(name, "\n")] = '\0';
-		}
-		if (pid > 1 && strcmp(name, comm) == 0 && kill((pid_t)pid, SIGHUP) == 0) {
-			out("ocidec install: reloaded %s (SIGHUP to pid %ld from %s)\n", engine, pid, pidfile);
-			return 0;
-		}
-	}
-	/* the engine's init script (Debian's docker.io has one): its restart */
-	{
-		char script[64];
-
-		snprintf(script, sizeof(script), "/etc/init.d/%.*s", (int)strcspn(unit, "."), unit);
-		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && root_owned(&st) &&
-		    (st.st_mode & 0100)) {
-			char *const argv[] = { script, (char *)"restart", NULL };
-
-			return restart_by(argv, engine, err);
-		}
-	}
-	return oerr_set(err, 0, "--restart: %s: no systemd here (PID 1)%s, no init script: restart %s yourself", engine,
-			reload ? ", no running one named by its pid file" : ", a reload does not do", engine);
-}
-
-/* --restart: ENGINE G answering on its socket again, within
- * --restart-timeout.
- * systemd's restart returns once the daemon said it is ready (Docker's and
- * containerd's units are Type=notify); a reload by signal or an init
- * script's restart returns sooner. */
-static int wait_answers(const struct inst *in, const struct engine *g, struct oerr *err)
-{
-	struct timespec now, end, tick = { 0, 200 * 1000 * 1000 };
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += in->restart_timeout;
-	for (;;) {
-		if (engine_answers(in->p.root, g))
-			return 0;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-			break;
-		nanosleep(&tick, NULL);
-	}
-	return oerr_set(err, 0, "--restart: %s does not answer on its socket %u s after: no container starts there; "
-			"see why in its log (journalctl -u %s.service), then start it", g->daemon, in->restart_timeout,
-			g->unit);
 }
 
 /* --restart after the engines' files changed: each of them, and every
  * one that could not be named in the error */
 static int restart_engines(struct inst *in, struct oerr *err)
 {
-	char *failed = NULL;
 	cJSON *pending = NULL;
+	char *failed = engine_restart_changed(&in->p, in->restart_timeout, out, &pending);
 
-	for each_driver(i) {
-		const struct engine_ops *d = engine_drivers[i];
-		const struct engine *g = d->facts >= 0 ? engine(d->facts) : NULL;
-		char unit[64];
-		struct oerr one;
-		bool done, reload, restart;
-
-		if (!g || !in->p.run[i].changed)
-			continue;
-		snprintf(unit, sizeof(unit), "%s.service", g->unit);
-		restart = needs_restart(in, i);
-		reload = !restart && g->reload_loads_runtimes;
-		done = restart_engine(g->daemon, unit, g->daemon, g->pidfile, reload, &one) == 0;
-		/* (a reload leaves the daemon answering: only a restart waited for) */
-		if (done && (reload || wait_answers(in, g, &one) == 0)) {
-			if (d->restart_mark) {
-				_cleanup_free_ char *dir = path_dir(d->restart_mark);
-				_cleanup_close_ int dfd = root_open(in->p.root, dir, O_PATH | O_DIRECTORY);
-
-				if (dfd >= 0)
-					(void)unlinkat(dfd, strrchr(d->restart_mark, '/') + 1, 0);
-			}
-			continue;
-		}
-		{
-			char *f = failed ? xasprintf("%s; %s", failed, one.msg) : xstrdup(one.msg);
-			free(failed);
-			failed = f;
-		}
-		/* (restarted, not answering: said, nothing pending) */
-		if (done)
-			continue;
-		/* what is still to do, for the next run (its --restart, its hint) */
-		if (!pending)
-			pending = cJSON_CreateObject();
-		cJSON_AddStringToObject(pending, g->name, restart ? "restart" : "reload");
-	}
 	/* an install record: what is pending goes in it (uninstall has none left) */
 	if (in->j.state && cJSON_GetObjectItem(in->j.state, "files") && !in->uninstalled) {
 		struct oerr e2;
@@ -1066,11 +748,11 @@ static int check_args(const struct inst *in, const char *host, const char *hooks
 		      bool undo, bool wait)
 {
 	(void)host;
-	if (!clean_path(in->p.prefix) || strcmp(in->p.prefix, "/") == 0)
+	if (!engine_clean_path(in->p.prefix) || strcmp(in->p.prefix, "/") == 0)
 		return applet_usage_error("--prefix %s: not a clean absolute path", in->p.prefix);
-	if (hooks_dir && !clean_path(hooks_dir))
+	if (hooks_dir && !engine_clean_path(hooks_dir))
 		return applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
-	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0 &&
+	if (driver_root && !engine_clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0 &&
 	    strcmp(driver_root, "container") != 0)
 		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	if (undo && wait)

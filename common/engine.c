@@ -34,6 +34,12 @@ const struct engine_ops *engine_merging(enum journal_merge m)
 	return NULL;
 }
 
+enum journal_merge engine_merge_of(const cJSON *e)
+{
+	/* a record of an ocidec that kept no kind: the two files it merged */
+	return journal_merge_of(e, DOCKER_JSON, CONTAINERD_TOML);
+}
+
 const char *engine_state_runtime_name(const cJSON *state)
 {
 	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(state, "runtime_name"));

@@ -76,6 +76,7 @@ struct engine_check {
 	bool registered;       /* an engine runs ocidec: a hook, a runtime or a spec of ours */
 	bool nvidia;           /* a vendor named nvidia (Docker's --gpus) */
 	struct strv kinds;     /* the CDI kinds of vendors with a driver here */
+	struct strv kind_vendors;  /* and their vendors' names */
 	char *docker_none;     /* a running dockerd gives no docker run a vendor: why */
 };
 
@@ -113,8 +114,46 @@ unsigned engine_runtime_word(const char *word);
 /* The driver whose merged file's kind is M, or NULL */
 const struct engine_ops *engine_merging(enum journal_merge m);
 
+/* The merge kind of the install record's entry E (journal_merge_of) */
+enum journal_merge engine_merge_of(const cJSON *e);
+
 /* The runtime name the install record STATE names ("ocidec" by default) */
 const char *engine_state_runtime_name(const cJSON *state);
+
+/* --restart: the daemon of G made to read what install wrote: systemctl
+ * restart where systemd is PID 1 (its start limit reset first); else,
+ * where a reload does (RELOAD: Docker's runtimes and default runtime),
+ * SIGHUP to the process its pidfile names; else its init script's
+ * restart. SAY (install's out) says what was done; -1 with ERR: not done */
+int engine_restart(const struct engine *g, bool reload, int (*say)(const char *fmt, ...), struct oerr *err);
+/* G's daemon answering on its socket in ROOT again, within TIMEOUT
+ * seconds; -1 with ERR: not */
+int engine_wait_answers(int root, const struct engine *g, unsigned timeout, struct oerr *err);
+
+/* What makes driver I's daemon read what changed in P: a restart (else a
+ * reload) */
+bool engine_needs_restart(const struct engine_plan *p, size_t i);
+/* What each engine whose files changed in P needs to read them, and the
+ * command that does it on this host, said (SAY: install's out); WHAT: what
+ * it then runs (NULL: the runtime); RESTART_ASKED: --restart does it next */
+void engine_hints(const struct engine_plan *p, bool restart_asked, const char *what,
+		  int (*say)(const char *fmt, ...));
+/* --restart: each engine whose files changed in P made to read them and,
+ * restarted, waited for (TIMEOUT s); what could not be done, for the next
+ * run, into *PENDING ({"docker": "reload"}, made here); what failed
+ * (malloc'd), or NULL */
+char *engine_restart_changed(struct engine_plan *p, unsigned timeout, int (*say)(const char *fmt, ...), cJSON **pending);
+
+/* Is P a clean absolute path (no "..", ".", "//", nor a character a
+ * TOML or shell line would read otherwise)? */
+bool engine_clean_path(const char *p);
+/* Every entry of the install record J (at STATE_PATH) one an install (P's
+ * prefix, binary and config dir) makes, or ERR (exit 2) and nothing done;
+ * FILES gets the files' paths. The record is a file on the host like any
+ * other, and --uninstall acts only on what an install writes, whatever the
+ * record says. */
+int engine_check_record(const struct engine_plan *p, const struct journal *j, const char *state_path,
+			struct strv *files, struct oerr *err);
 
 /* ---- for the drivers: install ---- */
 
@@ -152,6 +191,8 @@ bool engine_changed_after(const struct stat *st, int64_t since);
 /* An engine installed here whose daemon does not run (SINCE 0): its
  * systemd unit's state, a failed one a problem */
 void engine_check_unit(struct engine_check *c, const struct engine *e, int64_t since);
+/* The CDI specs the engines read: stale, clashing, unreadable */
+void engine_check_cdi(struct engine_check *c);
 bool engine_host_stat(int root, const char *path, struct stat *st, bool follow);
 /* PATH's content in ROOT (16 MiB at most), malloc'd, or NULL */
 char *engine_host_read(int root, const char *path);

@@ -259,6 +259,6 @@ void engine_check_unit(struct engine_check *c, const struct engine *e, int64_t s
 	fix = xasprintf("systemctl reset-failed %s%s.service%s%s%s && systemctl start %s.service",
 			dep_failed ? "containerd.service " : "", e->unit, sock_failed ? " " : "",
 			sock_failed ? e->unit : "", sock_failed ? ".socket" : "", e->unit);
-	engine_say(c, ENGINE_PROBLEM, e->name, fix, "%s.service failed (systemd; journalctl -u %s.service says why): %s does not run, "
-	    "and systemd starts it for no one until the unit is reset", e->unit, e->unit, e->daemon);
+	engine_say(c, ENGINE_PROBLEM, e->name, fix, "%s.service failed (systemd; journalctl -u %s.service says why): "
+		   "%s does not run, and systemd starts it for no one until the unit is reset", e->unit, e->unit, e->daemon);
 }

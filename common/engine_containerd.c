@@ -291,13 +291,13 @@ static void containerd_check(struct engine_check *c)
 	since = engine_started(proc, "containerd");
 	engine_check_unit(c, engine(ENGINE_CONTAINERD), since);
 	if (geteuid() != 0) {
-		engine_advise(c, ENGINE_INFO, "containerd", "run ocidec check as root", "not root: containerd's configuration not read "
-		    "(containerd config dump runs in the host root)");
+		engine_advise(c, ENGINE_INFO, "containerd", "run ocidec check as root", "not root: containerd's "
+			      "configuration not read (containerd config dump runs in the host root)");
 		return;
 	}
 	if (ctrd_dump_as(root, conf, true, &dump, &len, &err) < 0) {
-		engine_advise(c, ENGINE_PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will not start with it",
-		       "%s", err.msg);
+		engine_advise(c, ENGINE_PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will "
+			      "not start with it", "%s", err.msg);
 		return;
 	}
 	{
@@ -328,8 +328,8 @@ static void containerd_check(struct engine_check *c)
 	 * plugin's CDI answer, DRA): none while CDI is off (containerd 1.7's
 	 * default), and the pod starts all the same */
 	if (c->kinds.n && memmem(dump, len, "enable_cdi = false", 18))
-		engine_advise(c, ENGINE_INFO, "containerd", "ocidec install --runtime containerd --enable-cdi --restart", "its CDI is off "
-		       "(enable_cdi = false): a pod asking for a CDI device (%s=...: the CRI's CDI field, a device "
+		engine_advise(c, ENGINE_INFO, "containerd", "ocidec install --runtime containerd --enable-cdi --restart",
+		       "its CDI is off (enable_cdi = false): a pod asking for a CDI device (%s=...: the CRI's CDI field, a device "
 		       "plugin's CDI answer) starts without it", c->kinds.v[0]);
 	/* a pod's own annotations reach its containers where pod_annotations
 	 * lets them: the vendors' (ocidec.io/...) would select devices */

@@ -228,60 +228,40 @@ static bool docker_gives_nothing(int root, const cJSON *info)
 	       !engine_host_stat(root, NVIDIA_HOOK_USR, &st, true);
 }
 
-static void docker_check(struct engine_check *c)
+/* No daemon.json: what the running dockerd (INFO, SINCE its start) has */
+static void docker_without_file(struct engine_check *c, const cJSON *info, int64_t since)
 {
-	int root = c->root, proc = c->proc;
 	const struct engine *dk = engine(ENGINE_DOCKER);
-	_cleanup_free_ char *text = engine_host_read(root, DOCKER_JSON);
-	const char *stop = NULL;
-	cJSON *j = text ? json_parse_exact(text, strlen(text), &stop) : NULL, *rt, *e, *info = NULL;
-	const char *def = NULL, *running;
-	int64_t since;
-	struct stat st;
-	bool any = false, cdi = false, restart = false, hook_said = false, silent;
-	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
+	int root = c->root;
+	const char *running;
 
-	since = engine_started(proc, dk->daemon);
-	engine_check_unit(c, dk, since);
-	/* the running dockerd, asked what it read; one that runs and does not
-	 * answer on root's socket where it listens by default fails every
-	 * docker command (a -H of its own elsewhere: not known here) */
-	info = since > 0 ? engine_docker_info(root) : NULL;
-	silent = since > 0 && !info && geteuid() == 0 && ((engine_host_stat(root, "/run/docker.sock", &st, false) &&
-		 S_ISSOCK(st.st_mode) && st.st_uid == 0) || (engine_host_stat(root, "/var/run/docker.sock", &st, false) &&
-		 S_ISSOCK(st.st_mode) && st.st_uid == 0));
-	if (silent)
-		engine_say_apply(c, dk, true, NULL, "dockerd runs but does not answer on /run/docker.sock "
-			  "(3 s): every docker command fails (its log says why: journalctl -u docker.service)");
-	if (!text) {
-		/* a running dockerd that says its CDI is off: no docker run gets
-		 * a vendor (--gpus: "could not select device driver") */
-		running = info ? cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime")) : NULL;
-		/* a default runtime of an install whose file is gone since (an
-		 * uninstall that removed it): runc once dockerd restarts */
-		if (running && strcmp(running, "runc") != 0)
-			engine_say_apply(c, dk, true, NULL, "the running dockerd has the default runtime \"%s\" "
-				  "(no " DOCKER_JSON ": runc once it restarts, a reload keeps it)", running);
-		else if (docker_gives_nothing(root, info))
-			c->docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
-						 "no docker run gets a vendor");
-		else if (since > 0 || engine_installed(root, dk))
-			engine_say(c, ENGINE_INFO, "docker", "ocidec install --runtime docker",
-			    "%s without " DOCKER_JSON ": docker run gets no vendor but through CDI (Docker 25 or "
-			    "later, its CDI on)", since > 0 ? "dockerd runs" : "dockerd is installed");
-		cJSON_Delete(info);
-		return;
-	}
-	if (!cJSON_IsObject(j)) {
-		_cleanup_free_ char *where = j ? NULL : json_where(text, stop);
-		engine_advise(c, ENGINE_PROBLEM, "docker", "correct " DOCKER_JSON " (dockerd refuses to start with it)",
-		       DOCKER_JSON " is %s%s", j ? "JSON, but no object" : "no JSON: it stops at ", where ? where : "");
-		cJSON_Delete(j);
-		return;
-	}
-	rt = cJSON_GetObjectItem(j, "runtimes");
-	def = cJSON_GetStringValue(cJSON_GetObjectItem(j, "default-runtime"));
-	cdi = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "features"), "cdi"));
+	/* a running dockerd that says its CDI is off: no docker run gets
+	 * a vendor (--gpus: "could not select device driver") */
+	running = info ? cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime")) : NULL;
+	/* a default runtime of an install whose file is gone since (an
+	 * uninstall that removed it): runc once dockerd restarts */
+	if (running && strcmp(running, "runc") != 0)
+		engine_say_apply(c, dk, true, NULL, "the running dockerd has the default runtime \"%s\" "
+			  "(no " DOCKER_JSON ": runc once it restarts, a reload keeps it)", running);
+	else if (docker_gives_nothing(root, info))
+		c->docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
+					 "no docker run gets a vendor");
+	else if (since > 0 || engine_installed(root, dk))
+		engine_say(c, ENGINE_INFO, "docker", "ocidec install --runtime docker",
+		    "%s without " DOCKER_JSON ": docker run gets no vendor but through CDI (Docker 25 or "
+		    "later, its CDI on)", since > 0 ? "dockerd runs" : "dockerd is installed");
+}
+
+/* daemon.json's runtimes RT (DEF its default one) that run a shim: said;
+ * what the running dockerd (INFO) has not read of them into LAG; true:
+ * one of ocidec's */
+static bool docker_runtimes(struct engine_check *c, const cJSON *rt, const char *def, const cJSON *info,
+			    struct strv *lag)
+{
+	int root = c->root;
+	const cJSON *e;
+	bool any = false;
+
 	cJSON_ArrayForEach(e, rt) {
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 		enum engine_shim k = engine_shim_kind(root, p);
@@ -308,11 +288,56 @@ static void docker_check(struct engine_check *c)
 			const char *has = cJSON_GetStringValue(cJSON_GetObjectItem(
 				cJSON_GetObjectItem(cJSON_GetObjectItem(info, "Runtimes"), e->string), "path"));
 			if (!has || strcmp(has, p) != 0)
-				strv_push_owned(&lag, xasprintf("%s runtime \"%s\" (" DOCKER_JSON " changed since it "
+				strv_push_owned(lag, xasprintf("%s runtime \"%s\" (" DOCKER_JSON " changed since it "
 								"read it)", has ? "runs another binary as" : "has no",
 								e->string));
 		}
 	}
+	return any;
+}
+
+static void docker_check(struct engine_check *c)
+{
+	int root = c->root, proc = c->proc;
+	const struct engine *dk = engine(ENGINE_DOCKER);
+	_cleanup_free_ char *text = engine_host_read(root, DOCKER_JSON);
+	const char *stop = NULL;
+	cJSON *j = text ? json_parse_exact(text, strlen(text), &stop) : NULL, *rt, *info = NULL;
+	const char *def = NULL, *running;
+	int64_t since;
+	struct stat st;
+	bool any = false, cdi = false, restart = false, hook_said = false, silent;
+	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
+
+	since = engine_started(proc, dk->daemon);
+	engine_check_unit(c, dk, since);
+	/* the running dockerd, asked what it read; one that runs and does not
+	 * answer on root's socket where it listens by default fails every
+	 * docker command (a -H of its own elsewhere: not known here) */
+	info = since > 0 ? engine_docker_info(root) : NULL;
+	silent = since > 0 && !info && geteuid() == 0 && ((engine_host_stat(root, "/run/docker.sock", &st, false) &&
+		 S_ISSOCK(st.st_mode) && st.st_uid == 0) || (engine_host_stat(root, "/var/run/docker.sock", &st, false) &&
+		 S_ISSOCK(st.st_mode) && st.st_uid == 0));
+	if (silent)
+		engine_say_apply(c, dk, true, NULL, "dockerd runs but does not answer on /run/docker.sock "
+			  "(3 s): every docker command fails (its log says why: journalctl -u docker.service)");
+	if (!text) {
+		docker_without_file(c, info, since);
+		cJSON_Delete(info);
+		return;
+	}
+	if (!cJSON_IsObject(j)) {
+		_cleanup_free_ char *where = j ? NULL : json_where(text, stop);
+		engine_advise(c, ENGINE_PROBLEM, "docker", "correct " DOCKER_JSON " (dockerd refuses to start with it)",
+		       DOCKER_JSON " is %s%s", j ? "JSON, but no object" : "no JSON: it stops at ", where ? where : "");
+		cJSON_Delete(j);
+		cJSON_Delete(info);
+		return;
+	}
+	rt = cJSON_GetObjectItem(j, "runtimes");
+	def = cJSON_GetStringValue(cJSON_GetObjectItem(j, "default-runtime"));
+	cdi = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "features"), "cdi"));
+	any = docker_runtimes(c, rt, def, info, &lag);
 	if (!any && docker_gives_nothing(root, info))
 		c->docker_none = xstrdup(DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, "
 					 "no hook for --gpus: no docker run gets a vendor");
@@ -343,7 +368,8 @@ static void docker_check(struct engine_check *c)
 				  "later)");
 			restart = true;
 		}
-	} else if (since > 0 && !silent && any && engine_host_stat(root, DOCKER_JSON, &st, false) && engine_changed_after(&st, since)) {
+	} else if (since > 0 && !silent && any && engine_host_stat(root, DOCKER_JSON, &st, false) &&
+		   engine_changed_after(&st, since)) {
 		/* no answer on its socket: by the file's time, which only a
 		 * restart moves (a reload leaves dockerd's start as it was) */
 		if (geteuid() != 0)
