@@ -19,6 +19,8 @@
 #include "common/config.h"
 #include "common/engine.h"
 #include "common/engines.h"
+#include "common/instcopy.h"
+#include "common/instlock.h"
 #include "common/journal.h"
 #include "common/keycache.h"
 #include "common/nrictl.h"
@@ -29,14 +31,11 @@
 #include "common/rootpath.h"
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define PREFIX_DEFAULT "/usr/local/ocidec"
@@ -142,7 +140,6 @@ struct inst {
 	bool uninstalled;          /* --uninstall removed the record */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	unsigned restart_timeout;  /* --restart-timeout, seconds */
-	unsigned waited;           /* --driver-root auto: seconds waited for a driver container */
 	char *state_path;
 	struct journal j;          /* install.json (journal.h) */
 	int changes;
@@ -259,121 +256,6 @@ static int apply(struct inst *in, const struct engine_action *a, struct oerr *er
 
 /* ---- what to write ---- */
 
-/* Is V named, or another platform's file of a named vendor (its
- * only_where, the same CDI kind: --vendor nvidia brings nvidia-tegra.ini
- * and nvidia-wsl.ini, inert where their platform is not), or a vendor
- * only given beside a named one (only_with: NVIDIA's gated features,
- * nvidia-gds.ini and its kin, inert where their nodes are not)? */
-static bool named_or_sibling(const struct config *cfg, const struct vendor *v, char *const *names, int nnames)
-{
-	if (vendor_named(v, names, nnames))
-		return true;
-	for (size_t i = 0; (v->only_where.n || v->only_with.n) && i < cfg->n; i++) {
-		const struct vendor *w = &cfg->vendors[i];
-
-		if (w != v && vendor_named(w, names, nnames) &&
-		    (strcmp(w->cdi_kind, v->cdi_kind) == 0 || strv_contains(&v->only_with, w->name)))
-			return true;
-	}
-	return false;
-}
-
-/* --driver-root auto and container: the vendor's driver container's root
- * (its driver_container_root: NVIDIA's GPU Operator's /run/nvidia/driver)
- * for a vendor that has one; the others keep their own (MOFED's and the
- * other vendors' drivers are the node's). container: that root, there or
- * not yet (the hook reads the driver root at each container: the driver
- * container's files are used once it has put them there). auto: that root
- * where its /usr is there when the install runs, else the vendor's own:
- * where its parent is there but not it (NVIDIA's /run/nvidia: after a boot
- * the driver pod takes minutes), waited for, 10 minutes at most in all
- * (IN->waited), rather than the node's own driver taken for good. Said
- * either way, for the pod's log. Any other DRIVER_ROOT: that path, for
- * every vendor; NULL: the vendor's own. */
-#define DRIVER_ROOT_WAIT 600
-static const char *vendor_driver_root(struct inst *in, const struct vendor *v, const char *driver_root)
-{
-	const char *dc = v->driver_container_root;
-	_cleanup_free_ char *usr = NULL, *parent = NULL;
-	_cleanup_close_ int fd = -1, op = -1;
-
-	if (!driver_root || (strcmp(driver_root, "auto") != 0 && strcmp(driver_root, "container") != 0))
-		return driver_root;
-	if (!dc)
-		return NULL;
-	if (strcmp(driver_root, "container") == 0) {
-		out("ocidec install: %s: driver root %s, its driver container's (--driver-root container)\n", v->name, dc);
-		return dc;
-	}
-	usr = xasprintf("%s/usr", dc);
-	parent = path_dir(dc);
-	fd = root_open(in->p.root, usr, O_PATH | O_DIRECTORY);
-	op = fd < 0 ? root_open(in->p.root, parent, O_PATH | O_DIRECTORY) : -1;
-	if (fd < 0 && op >= 0 && in->waited < DRIVER_ROOT_WAIT) {
-		out("ocidec install: %s: waiting for its driver container's root at %s (%s is there; --driver-root "
-		    "auto)\n", v->name, dc, parent);
-		fflush(stdout);
-		for (; in->waited < DRIVER_ROOT_WAIT && fd < 0; in->waited++) {
-			sleep(1);
-			fd = root_open(in->p.root, usr, O_PATH | O_DIRECTORY);
-		}
-	}
-	if (fd >= 0) {
-		out("ocidec install: %s: driver root %s: its driver container's root is there (--driver-root auto)\n",
-		    v->name, dc);
-		return dc;
-	}
-	out("ocidec install: %s: driver root: its own (no driver container's root at %s; --driver-root auto)\n",
-	    v->name, dc);
-	return NULL;
-}
-
-static int plan_configs(struct inst *in, const char *cdir, char *const *names, int nnames,
-			const char *driver_root, struct oerr *err)
-{
-	struct config cfg;
-	int r = 0;
-
-	if (config_load_named(&cfg, cdir, names, nnames, err) < 0)
-		return -1;
-	for (size_t i = 0; i < cfg.n && r == 0; i++) {
-		const struct vendor *v = &cfg.vendors[i];
-		_cleanup_close_ int fd = open(v->file, O_RDONLY | O_CLOEXEC);
-		char *text = NULL;
-		size_t len;
-
-		if (!named_or_sibling(&cfg, v, names, nnames))
-			continue;
-		if (fd < 0 || read_fd_all(fd, MAX_FILE, &text, &len, err) < 0) {
-			r = fd < 0 ? oerr_set(err, errno, "%s", v->file) : oerr_prefix(err, "%s", v->file);
-			break;
-		}
-		{
-			const char *root = vendor_driver_root(in, v, driver_root);
-
-			if (root)
-				text = config_set_vendor_key(text, "driver_root", root);
-		}
-		/* a shared node: only what the device plugin or the runtime
-		 * set selects devices; privileged pods (the device plugin's,
-		 * the operator's) keep the environment */
-		if (in->tenant_kubernetes) {
-			text = config_set_vendor_key(text, "selection", "mounts annotation env");
-			text = config_set_vendor_key(text, "unprivileged_selection", "mounts annotation");
-			/* a tenant's pod shares no writable host directory */
-			text = config_set_vendor_key(text, "unprivileged_ipc_writable", "false");
-		}
-		len = strlen(text);
-		engine_plan_add(&in->p, xasprintf("%s/etc/ocidec.d/%s", in->p.prefix, strrchr(v->file, '/') + 1), text, len,
-			   0644, JOURNAL_WHOLE);
-		in->p.has_nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
-	}
-	if (r == 0 && cfg.n == 0)
-		r = oerr_usage(err, "%s: no vendor config to install", cdir);
-	config_free(&cfg);
-	return r;
-}
-
 /* The last install's record on this host (its install.json), or NULL */
 static cJSON *recorded(struct inst *in)
 {
@@ -411,20 +293,6 @@ static int plan_engines(struct inst *in, struct oerr *err)
 		if ((in->p.rts & engine_drivers[i]->rts) && engine_drivers[i]->plan &&
 		    engine_drivers[i]->plan(&in->p, &in->p.run[i], err) < 0)
 			return -1;
-	return 0;
-}
-
-static int plan_binary(struct inst *in, struct oerr *err)
-{
-	_cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	char *buf = NULL;
-	size_t len;
-
-	if (fd < 0 || read_fd_all(fd, MAX_FILE, &buf, &len, err) < 0)
-		return fd < 0 ? oerr_set(err, errno, "/proc/self/exe") : oerr_prefix(err, "/proc/self/exe");
-	engine_plan_add(&in->p, xasprintf("%s/bin/ocidec", in->p.prefix), buf, len, 0755, JOURNAL_WHOLE);
-	engine_plan_link(&in->p, xasprintf("%s/bin/ocidec-hook", in->p.prefix), "ocidec");
-	engine_plan_link(&in->p, xasprintf("%s/bin/ocidec-runtime", in->p.prefix), "ocidec");
 	return 0;
 }
 
@@ -671,59 +539,6 @@ static int restart_engines(struct inst *in, struct oerr *err)
 	return 0;
 }
 
-/* The host's install lock: HOST/run/ocidec-install.lock, a regular file
- * of root's that only root may open (made 0600, never through a link),
- * locked exclusive (flock; released when the descriptor closes, by exit or
- * death): every ocidec install on the host, from any container, takes the
- * same lock, and no unprivileged user can hold it (a lock on a directory
- * anyone may open could be). Tried every 100 ms for TIMEOUT seconds, then
- * a clear error; with SIGS (--wait: SIGTERM and SIGINT blocked), one of
- * them ends the wait at once (-1, *SIG the signal, nothing done). */
-#define LOCK_NAME "run/ocidec-install.lock"
-static int host_lock(int root, const char *host, unsigned timeout, const sigset_t *sigs, int *sig, int *fd,
-		     struct oerr *err)
-{
-	_cleanup_close_ int run = -1;
-	struct timespec tick = { 0, 100 * 1000 * 1000 };
-	struct stat st;
-
-	*fd = -1;
-	if (mkdirat(root, "run", 0755) < 0 && errno != EEXIST)
-		return oerr_set(err, errno, "%s/run", host);
-	run = openat(root, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (run < 0)
-		return oerr_set(err, errno, "%s/run", host);
-	*fd = openat(run, "ocidec-install.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-	if (*fd < 0)
-		return oerr_set(err, errno, "%s/" LOCK_NAME, host);
-	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return oerr_set(err, 0, "%s/" LOCK_NAME ": not a regular file of root's that only root may open "
-				"(remove it)", host);
-	for (unsigned long waited = 0;; waited++) {
-		if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return oerr_set(err, errno, "%s/" LOCK_NAME ": lock", host);
-		if (waited == 0) {  /* said at once: a pod's log shows why it waits */
-			out("ocidec install: waiting for another install or uninstall (the lock %s/" LOCK_NAME
-			    ", %u s at most)\n", host, timeout);
-			fflush(stdout);
-		}
-		if (waited >= 10UL * timeout)
-			return oerr_set(err, 0, "%s/" LOCK_NAME ": another ocidec install or uninstall held it for "
-					"%u s (--lock-timeout)", host, timeout);
-		if (sigs) {
-			siginfo_t si;
-			int s2 = sigtimedwait(sigs, &si, &tick);
-			if (s2 > 0) {
-				*sig = s2;
-				return oerr_set(err, 0, "signal %d while waiting for the install lock: nothing done", s2);
-			}
-		} else
-			nanosleep(&tick, NULL);
-	}
-}
-
 /* Is the install on the host still this one (its record names our owner
  * token)? */
 static bool owned(struct inst *in)
@@ -936,7 +751,7 @@ static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t 
 			;
 	}
 	journal_free(&in->j);
-	if (host_lock(in->p.root, host, in->lock_timeout, NULL, NULL, lockfd, err) < 0)
+	if (instlock_take(in->p.root, host, in->lock_timeout, NULL, NULL, lockfd, out, err) < 0)
 		return -1;
 	if (!owned(in)) {
 		out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in->p.prefix);
@@ -1136,6 +951,7 @@ static int install_where(struct inst *in, struct install_args *a, struct oerr *e
  * installs): 0, or -1 (ERR) */
 static int install_run(struct inst *in, struct install_args *a, struct oerr *err)
 {
+	struct instcopy copy;
 	_cleanup_close_ int lockfd = -1;
 	sigset_t sigs;
 	int sig = 0;
@@ -1146,16 +962,18 @@ static int install_run(struct inst *in, struct install_args *a, struct oerr *err
 	if (in->p.root < 0)
 		return oerr_set(err, errno, "--host-root %s", a->host);
 	if ((a->wait && wait_prepare(in, &sigs, err) < 0) ||
-	    host_lock(in->p.root, a->host, in->lock_timeout, a->wait ? &sigs : NULL, &sig, &lockfd, err) < 0)
+	    instlock_take(in->p.root, a->host, in->lock_timeout, a->wait ? &sigs : NULL, &sig, &lockfd, out,
+			  err) < 0)
 		return -1;
 	if (a->undo)
 		return uninstall(in, err) < 0 || (in->restart && restart_engines(in, err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
+	copy = (struct instcopy){ .cdir = a->cdir, .names = a->vendors.v, .nnames = (int)a->vendors.n,
+				  .driver_root = a->driver_root, .tenant_kubernetes = in->tenant_kubernetes, .say = out };
 	in->p.rts = a->rts ? a->rts : ENGINE_RT_PODMAN;
 	in->p.hooks_dir = a->hooks_dir;
 	carry_recorded(in);
-	return (!in->p.host_mode && (plan_binary(in, err) < 0 ||
-				   plan_configs(in, a->cdir, a->vendors.v, (int)a->vendors.n, a->driver_root, err) < 0)) ||
+	return (!in->p.host_mode && (instcopy_binary(&in->p, err) < 0 || instcopy_configs(&in->p, &copy, err) < 0)) ||
 	       plan_engines(in, err) < 0 || install(in, err) < 0 ||
 	       (in->restart && restart_engines(in, err) < 0) ||
 	       (!a->wait && engine_notes(in)) ||
