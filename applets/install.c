@@ -20,6 +20,7 @@
 #include "common/engine.h"
 #include "common/engines.h"
 #include "common/instcopy.h"
+#include "common/instapply.h"
 #include "common/instlock.h"
 #include "common/journal.h"
 #include "common/keycache.h"
@@ -47,7 +48,6 @@
 
 #define PREFIX_DEFAULT "/usr/local/ocidec"
 #define HOST_STATE_DIR "/var/lib/ocidec"   /* host mode: the record's directory */
-#define ORIG JOURNAL_ORIG
 
 const char install_usage[] =
 	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"
@@ -156,102 +156,6 @@ static int read_host(struct inst *in, const char *path, char **buf, size_t *len,
 		     struct oerr *err)
 {
 	return root_read_file(in->p.root, path, MAX_FILE, buf, len, st, err);
-}
-
-/* Make DIR and its missing parents, each recorded (record_dir) */
-static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
-{
-	int fd = root_mkdirs(in->p.root, dir, 0, journal_record_dir, &in->j, err);
-
-	if (fd >= 0)
-		close(fd);
-	return fd < 0 ? -1 : 0;
-}
-
-/* PREFIX, where the record lives: its missing parents made (recorded once
- * the record exists), then PREFIX itself made as PREFIX.ocidec-new with the
- * record in it and renamed into place, so that it never exists without
- * the record that names it. */
-static int make_prefix(struct inst *in, struct oerr *err)
-{
-	_cleanup_free_ char *parent = path_dir(in->p.prefix), *tmp = xconcat(in->p.prefix, ".ocidec-new");
-	_cleanup_free_ char *tmp_state = xasprintf("%s/install.json", tmp);
-	_cleanup_free_ char *text = NULL, *line = NULL;
-	_cleanup_close_ int fd = root_open(in->p.root, in->p.prefix, O_PATH | O_DIRECTORY), pfd = -1;
-
-	if (fd >= 0)
-		return 0;
-	if (errno != ENOENT)
-		return oerr_set(err, errno, "%s", in->p.prefix);
-	/* parents (rare: /usr/local/ocidec's /usr/local exists everywhere),
-	 * into the record that is about to be written */
-	pfd = root_mkdirs(in->p.root, parent, 0, journal_note_dir, &in->j, err);
-	if (pfd < 0)
-		return -1;
-	cJSON_AddItemToArray(in->j.dirs, cJSON_CreateString(in->p.prefix));
-	/* a leftover of an install killed at this step */
-	{
-		_cleanup_close_ int t = root_open(in->p.root, tmp, O_PATH | O_DIRECTORY);
-		if (t >= 0)
-			unlinkat(t, "install.json", 0);
-		unlinkat(pfd, strrchr(tmp, '/') + 1, AT_REMOVEDIR);
-	}
-	if (mkdirat(pfd, strrchr(tmp, '/') + 1, 0755) < 0)
-		return oerr_set(err, errno, "%s: mkdir", tmp);
-	text = cJSON_Print(in->j.state);
-	line = xconcat(text ? text : oom(), "\n");
-	if (root_write_atomic(in->p.root, tmp_state, line, strlen(line), 0600, true, err) < 0)
-		return -1;
-	if (renameat(pfd, strrchr(tmp, '/') + 1, pfd, strrchr(in->p.prefix, '/') + 1) < 0)
-		return oerr_set(err, errno, "%s", in->p.prefix);
-	return 0;
-}
-
-static int apply(struct inst *in, const struct engine_action *a, struct oerr *err)
-{
-	_cleanup_free_ char *dir = path_dir(a->path), *cur = NULL;
-	struct stat st;
-	size_t len = 0;
-	int have;
-
-	if (make_dirs(in, dir, err) < 0)
-		return -1;
-	if (a->link) {
-		char text[PATH_MAX];
-		int l = engine_read_link(in->p.root, a->path, text, sizeof(text));
-		_cleanup_close_ int dfd = -1;
-
-		if (l == 1 && strcmp(text, a->link) == 0)
-			return 0;
-		if (journal_record(&in->j, a->path, l != 0, err) < 0)
-			return -1;
-		dfd = root_open(in->p.root, dir, O_PATH | O_DIRECTORY);
-		if (dfd < 0 || root_symlink_atomic(dfd, strrchr(a->path, '/') + 1, a->link) < 0)
-			return oerr_set(err, errno, "%s: symlink", a->path);
-		out("linked %s -> %s\n", a->path, a->link);
-		in->changes++;
-		return 0;
-	}
-	have = read_host(in, a->path, &cur, &len, &st, err);
-	if (have < 0)
-		return -1;
-	if (have && len == a->len && memcmp(cur, a->data, len) == 0 && (st.st_mode & 07777) == a->mode)
-		return 0;
-	if (journal_record(&in->j, a->path, have, err) < 0)
-		return -1;
-	journal_wrote(&in->j, a->path, a->merge, a->data);
-	if (a->merge != JOURNAL_WHOLE && journal_save(&in->j, err) < 0)
-		return -1;
-	if (root_write_atomic(in->p.root, a->path, a->data, a->len, a->mode, true, err) < 0)
-		return -1;
-	for each_driver(i)
-		in->p.run[i].changed |= engine_drivers[i]->reads && engine_drivers[i]->reads(a->path, a->merge);
-	out("wrote %s%s%s%s\n", a->path,
-	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? " (the original kept as " : "",
-	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? a->path : "",
-	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? ORIG ")" : "");
-	in->changes++;
-	return 0;
 }
 
 /* ---- what to write ---- */
@@ -473,11 +377,15 @@ static int install(struct inst *in, struct oerr *err)
 		if (engine_drivers[i]->record)
 			engine_drivers[i]->record(&in->p.run[i], in->j.state);
 	}
-	if (make_prefix(in, err) < 0)
+	if (instapply_prefix(&in->p, &in->j, err) < 0)
 		return -1;
-	for (size_t i = 0; i < in->p.n; i++)
-		if (apply(in, &in->p.a[i], err) < 0)
+	for (size_t i = 0; i < in->p.n; i++) {
+		int r = instapply_action(&in->p, &in->j, &in->p.a[i], out, err);
+
+		if (r < 0)
 			return -1;
+		in->changes += r;
+	}
 	/* configs an earlier install put there that this one does not */
 	for (int i = cJSON_GetArraySize(in->j.files) - 1; i >= 0; i--) {
 		cJSON *e = cJSON_GetArrayItem(in->j.files, i);
