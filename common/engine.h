@@ -81,7 +81,7 @@ struct engine_check {
 };
 
 struct engine_ops {
-	const char *name;               /* what it is called in lines and its file */
+	const char *name;               /* the driver's name (its file's: engine_NAME.c) */
 	unsigned rts;                   /* the --runtime words it serves */
 	int facts;                      /* its daemon's facts, engine(facts); -1: none to restart */
 	const char *const *files;       /* what install may write for it (uninstall accepts them) */

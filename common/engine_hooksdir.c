@@ -152,7 +152,7 @@ static const char *const hooksdir_files[] = { HOOKS_DIR_USR "/ocidec.json", HOOK
 					       CRIO_DROPIN, NULL };
 
 const struct engine_ops engine_hooksdir = {
-	.name = "hooks-dir",
+	.name = "hooksdir",
 	.rts = ENGINE_RT_PODMAN | ENGINE_RT_CRIO,
 	.facts = -1,
 	.files = hooksdir_files,
