@@ -202,43 +202,6 @@ static int plan_engines(struct inst *in, struct oerr *err)
 
 /* ---- uninstall ---- */
 
-/* A merged file's text without ocidec's part (journal_undo's take_out):
- * its driver's */
-static char *take_out(enum journal_merge m, const char *cur, void *arg, struct oerr *err)
-{
-	struct inst *in = arg;
-
-	return engine_merging(m)->take_out(cur, in->j.state, err);
-}
-
-/* A merged file the install made, with nothing but ocidec's part: gone */
-static bool nothing_left(const char *text)
-{
-	return strspn(text, " \t\n{}") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
-	       strcmp(text, "version = 3\n") == 0;
-}
-
-static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
-{
-	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-	enum journal_merge m = engine_merge_of(e);
-	enum journal_undone done;
-
-	if (!path || !engine_clean_path(path))
-		return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
-	for each_driver(i)
-		in->p.run[i].changed |= engine_drivers[i]->reads && engine_drivers[i]->reads(path, m);
-	if (journal_undo(&in->j, e, m, take_out, nothing_left, in, &done, err) < 0)
-		return -1;
-	switch (done) {
-	case JOURNAL_RESTORED: out("restored %s\n", path); break;
-	case JOURNAL_REMOVED: out("removed %s\n", path); break;
-	case JOURNAL_EDITED: out("edited %s: changed since the install, only ocidec's part taken out\n", path); break;
-	case JOURNAL_NOTHING: break;
-	}
-	return 0;
-}
-
 /* The idle path's index of the installed configs (the hook's and the
  * shim's, in the host's /run/ocidec: common/keycache.h), which goes with
  * them */
@@ -279,7 +242,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 			engine_drivers[i]->undoing(&in->p.run[i], in->j.state);
 	n = cJSON_GetArraySize(in->j.files);
 	for (int i = n - 1; i >= 0; i--) {
-		if (undo_file(in, cJSON_GetArrayItem(in->j.files, i), err) < 0)
+		if (instapply_undo(&in->p, &in->j, cJSON_GetArrayItem(in->j.files, i), in->state_path, out, err) < 0)
 			return -1;
 		cJSON_DeleteItemFromArray(in->j.files, i);
 		if (journal_save(&in->j, err) < 0)
@@ -298,31 +261,11 @@ static int uninstall(struct inst *in, struct oerr *err)
 		if (d && engine_clean_path(d) && journal_remove_dir(&in->j, i))
 			out("removed %s/\n", d);
 	}
-	/* an engine that runs ocidec's runtime still until it restarts, where
-	 * nothing it answers says so: its mark in /run (gone with a reboot),
-	 * for ocidec check and the package's removal: check compares its time
-	 * with the daemon's start (with --restart, done next) */
-	for each_driver(i) {
-		const struct engine_ops *d = engine_drivers[i];
-		struct oerr ignored;
-
-		if (d->restart_mark && in->p.run[i].changed && !in->restart && engine_answers(in->p.root, engine(d->facts))) {
-			_cleanup_free_ char *dir = path_dir(d->restart_mark);
-			_cleanup_close_ int run = root_mkdirs(in->p.root, dir, 0, NULL, NULL, &ignored);
-
-			if (run >= 0)
-				(void)root_write_atomic(in->p.root, d->restart_mark, "", 0, 0644, false, &ignored);
-		}
-	}
+	if (!in->restart)
+		engine_mark_unread(&in->p);
 	out("ocidec install: uninstalled from %s\n", in->p.prefix);
 	engine_hints(&in->p, in->restart, "without ocidec's runtime", out);
-	for each_driver(i) {
-		_cleanup_free_ char *note = in->p.run[i].changed && engine_drivers[i]->uninstalled ?
-					    engine_drivers[i]->uninstalled(in->p.root, in->j.state) : NULL;
-
-		if (note)
-			out("%s\n", note);
-	}
+	engine_uninstalled(&in->p, in->j.state, out);
 	return 0;
 }
 
@@ -365,18 +308,7 @@ static int install(struct inst *in, struct oerr *err)
 	}
 	/* an earlier --restart that could not: still to do (its hint, this
 	 * run's --restart) */
-	for each_driver(i) {
-		const cJSON *p = cJSON_GetObjectItem(in->j.state, "pending");
-		const char *d = engine_drivers[i]->facts < 0 ? NULL :
-			cJSON_GetStringValue(cJSON_GetObjectItem(p, engine(engine_drivers[i]->facts)->name));
-
-		in->p.run[i].pending = d != NULL;
-		in->p.run[i].pending_restart = d && strcmp(d, "restart") == 0;
-		pending |= d != NULL;
-		/* what uninstall takes back of a merged file edited since: ours */
-		if (engine_drivers[i]->record)
-			engine_drivers[i]->record(&in->p.run[i], in->j.state);
-	}
+	pending = engine_record(&in->p, in->j.state);
 	if (instapply_prefix(&in->p, &in->j, err) < 0)
 		return -1;
 	for (size_t i = 0; i < in->p.n; i++) {
@@ -396,15 +328,13 @@ static int install(struct inst *in, struct oerr *err)
 			keep = strcmp(in->p.a[k].path, p) == 0;
 		if (keep)
 			continue;
-		if (undo_file(in, e, err) < 0)
+		if (instapply_undo(&in->p, &in->j, e, in->state_path, out, err) < 0)
 			return -1;
 		cJSON_DeleteItemFromArray(in->j.files, i);
 		in->changes++;
 	}
 	/* what an earlier --restart left undone: this run's hint or
 	 * --restart; said once without --restart, then off the record */
-	for each_driver(i)
-		in->p.run[i].changed |= in->p.run[i].pending;
 	if (pending && !in->restart)
 		cJSON_DeleteItemFromObject(in->j.state, "pending");
 	if (!have || in->changes || (pending && !in->restart))

@@ -75,3 +75,35 @@ int engine_read_link(int root, const char *path, char *text, size_t size)
 	}
 	return errno == ENOENT ? 0 : 2;
 }
+
+bool engine_record(struct engine_plan *p, cJSON *state)
+{
+	const cJSON *pending = cJSON_GetObjectItem(state, "pending");
+	bool any = false;
+
+	for (size_t i = 0; engine_drivers[i]; i++) {
+		const char *d = engine_drivers[i]->facts < 0 ? NULL :
+			cJSON_GetStringValue(cJSON_GetObjectItem(pending, engine(engine_drivers[i]->facts)->name));
+
+		p->run[i].pending = d != NULL;
+		p->run[i].pending_restart = d && strcmp(d, "restart") == 0;
+		/* this run's hint or --restart does it */
+		p->run[i].changed |= d != NULL;
+		any |= d != NULL;
+		/* what uninstall takes back of a merged file edited since: ours */
+		if (engine_drivers[i]->record)
+			engine_drivers[i]->record(&p->run[i], state);
+	}
+	return any;
+}
+
+void engine_uninstalled(const struct engine_plan *p, const cJSON *state, int (*say)(const char *fmt, ...))
+{
+	for (size_t i = 0; engine_drivers[i]; i++) {
+		_cleanup_free_ char *note = p->run[i].changed && engine_drivers[i]->uninstalled ?
+					    engine_drivers[i]->uninstalled(p->root, state) : NULL;
+
+		if (note)
+			say("%s\n", note);
+	}
+}

@@ -120,6 +120,13 @@ enum journal_merge engine_merge_of(const cJSON *e);
 /* The runtime name the install record STATE names ("ocidec" by default) */
 const char *engine_state_runtime_name(const cJSON *state);
 
+/* Install: what an earlier --restart left undone (STATE's "pending"),
+ * each engine's to do now (P->run), and each driver's fields of the record
+ * STATE; true: something was pending */
+bool engine_record(struct engine_plan *p, cJSON *state);
+/* Uninstall, done: each driver's line on what it leaves (SAY) */
+void engine_uninstalled(const struct engine_plan *p, const cJSON *state, int (*say)(const char *fmt, ...));
+
 /* --restart: the daemon of G made to read what install wrote: systemctl
  * restart where systemd is PID 1 (its start limit reset first); else,
  * where a reload does (RELOAD: Docker's runtimes and default runtime),
@@ -154,6 +161,12 @@ bool engine_clean_path(const char *p);
  * record says. */
 int engine_check_record(const struct engine_plan *p, const struct journal *j, const char *state_path,
 			struct strv *files, struct oerr *err);
+
+/* Uninstall without --restart: an engine that runs ocidec's runtime still
+ * until it restarts, where nothing it answers says so, gets its mark in
+ * /run (gone with a reboot), for ocidec check and the package's removal:
+ * check compares its time with the daemon's start */
+void engine_mark_unread(const struct engine_plan *p);
 
 /* ---- for the drivers: install ---- */
 

@@ -220,3 +220,19 @@ char *engine_restart_changed(struct engine_plan *p, unsigned timeout, int (*say)
 	}
 	return failed;
 }
+
+void engine_mark_unread(const struct engine_plan *p)
+{
+	for (size_t i = 0; engine_drivers[i]; i++) {
+		const struct engine_ops *d = engine_drivers[i];
+		struct oerr ignored;
+
+		if (d->restart_mark && p->run[i].changed && engine_answers(p->root, engine(d->facts))) {
+			_cleanup_free_ char *dir = path_dir(d->restart_mark);
+			_cleanup_close_ int run = root_mkdirs(p->root, dir, 0, NULL, NULL, &ignored);
+
+			if (run >= 0)
+				(void)root_write_atomic(p->root, d->restart_mark, "", 0, 0644, false, &ignored);
+		}
+	}
+}

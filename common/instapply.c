@@ -107,3 +107,41 @@ int instapply_action(struct engine_plan *p, struct journal *j, const struct engi
 	    cJSON_GetObjectItem(journal_entry(j, a->path), "backup") ? JOURNAL_ORIG ")" : "");
 	return 1;
 }
+
+/* A merged file's text without ocidec's part (journal_undo's take_out):
+ * its driver's */
+static char *take_out(enum journal_merge m, const char *cur, void *arg, struct oerr *err)
+{
+	const struct journal *j = arg;
+
+	return engine_merging(m)->take_out(cur, j->state, err);
+}
+
+/* A merged file the install made, with nothing but ocidec's part: gone */
+static bool nothing_left(const char *text)
+{
+	return strspn(text, " \t\n{}") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
+	       strcmp(text, "version = 3\n") == 0;
+}
+
+int instapply_undo(struct engine_plan *p, struct journal *j, cJSON *e, const char *state_path,
+		   int (*say)(const char *fmt, ...), struct oerr *err)
+{
+	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+	enum journal_merge m = engine_merge_of(e);
+	enum journal_undone done;
+
+	if (!path || !engine_clean_path(path))
+		return oerr_usage(err, "%s: an entry without a clean \"path\"", state_path);
+	for (size_t i = 0; engine_drivers[i]; i++)
+		p->run[i].changed |= engine_drivers[i]->reads && engine_drivers[i]->reads(path, m);
+	if (journal_undo(j, e, m, take_out, nothing_left, j, &done, err) < 0)
+		return -1;
+	switch (done) {
+	case JOURNAL_RESTORED: say("restored %s\n", path); break;
+	case JOURNAL_REMOVED: say("removed %s\n", path); break;
+	case JOURNAL_EDITED: say("edited %s: changed since the install, only ocidec's part taken out\n", path); break;
+	case JOURNAL_NOTHING: break;
+	}
+	return 0;
+}

@@ -18,5 +18,11 @@ int instapply_prefix(const struct engine_plan *p, struct journal *j, struct oerr
  * did: 1 written, 0 as it was already, -1 with ERR */
 int instapply_action(struct engine_plan *p, struct journal *j, const struct engine_action *a,
 		     int (*say)(const char *fmt, ...), struct oerr *err);
+/* Undo the record J's entry E (at STATE_PATH): the original put back, or
+ * what the install made removed, or (a merged file changed since) only
+ * ocidec's part taken out (its driver's take_out); the drivers whose files
+ * changed marked in P->run; said (SAY) */
+int instapply_undo(struct engine_plan *p, struct journal *j, cJSON *e, const char *state_path,
+		   int (*say)(const char *fmt, ...), struct oerr *err);
 
 #endif
