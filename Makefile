@@ -147,7 +147,7 @@ $(B)/gen/hooks_json.h: conf/hooks.d/ocidec.json
 	@mkdir -p $(@D)
 	@{ echo '/* generated from conf/hooks.d/ocidec.json */'; echo 'static const char hooks_json_template[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
-$(B)/musl/applets/install.o $(B)/asan/applets/install.o: $(B)/gen/hooks_json.h
+$(B)/musl/common/engine_hooksdir.o $(B)/asan/common/engine_hooksdir.o $(B)/fuzz/obj/common/engine_hooksdir.o: $(B)/gen/hooks_json.h
 
 $(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)

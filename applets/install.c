@@ -17,9 +17,11 @@
 #include "common/cdispec.h"
 #include "common/nriplugin.h"
 #include "common/config.h"
-#include "common/ctrd.h"
-#include "common/dockerjson.h"
+#include "common/engine.h"
 #include "common/engines.h"
+#include "common/instcopy.h"
+#include "common/instapply.h"
+#include "common/instlock.h"
 #include "common/journal.h"
 #include "common/keycache.h"
 #include "common/nrictl.h"
@@ -28,17 +30,13 @@
 #include "common/log.h"
 #include "common/rootfile.h"
 #include "common/rootpath.h"
-#include "hooks_json.h"  /* $(B)/gen: conf/hooks.d/ocidec.json */
 
 #include <cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,12 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define PREFIX_DEFAULT "/usr/local/ocidec"
 #define HOST_STATE_DIR "/var/lib/ocidec"   /* host mode: the record's directory */
-#define ORIG JOURNAL_ORIG
 
 const char install_usage[] =
 	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"
@@ -132,53 +128,25 @@ const char install_usage[] =
 #define MAX_FILE (64u << 20)
 
 
-/* One file to put on the host: its content, or a symlink's text. */
-struct action {
-	char *path;
-	char *data;       /* content; NULL for a symlink */
-	size_t len;
-	char *link;       /* symlink text */
-	mode_t mode;
-	enum journal_merge merge; /* a file of the administrator's that we edit: how */
-};
-
 struct inst {
-	int root;
-	const char *prefix;
-	const char *runtime_name;  /* Docker's and containerd's name of the shim */
+	struct engine_plan p;      /* the host root, what was asked, the files to write */
 	char owner[40];            /* this install's token in install.json */
-	bool has_nvidia;           /* the nvidia vendor is among the configs */
 	bool tenant_kubernetes;    /* --tenant-policy kubernetes */
-	bool host_mode;            /* no --host-root: this installed binary, registered where
-				    * it is, its own config dir; nothing copied */
-	char *bin;                 /* the directory of ocidec, ocidec-hook, ocidec-runtime */
-	const char *cdir;          /* host mode: the config dir the registered binary reads */
-	bool set_default;          /* --set-as-default */
-	char *recorded_name;       /* the last install's runtime name (its record) */
-	bool changed_docker_plan;  /* daemon.json is among the files to write */
-	bool enable_cdi;           /* --enable-cdi */
-	bool docker_cdi;           /* --enable-cdi, and Docker has CDI */
-	bool docker_default_undone; /* --uninstall: ocidec was Docker's default runtime */
-	bool docker_cdi_asked;     /* --enable-cdi, now or by the last install */
-	bool docker_default;       /* --set-as-default for Docker, now or by the last install */
+	char *bin;                 /* p.bin's (host mode: this binary's directory) */
+	char *recorded_name;       /* p.recorded_name's */
 	bool name_given;           /* --runtime-name */
 	char *name_kept;           /* the runtime name the last install recorded */
 	bool restart;              /* --restart */
 	bool uninstalled;          /* --uninstall removed the record */
 	unsigned lock_timeout;     /* --lock-timeout, seconds */
 	unsigned restart_timeout;  /* --restart-timeout, seconds */
-	unsigned waited;           /* --driver-root auto: seconds waited for a driver container */
-	bool changed_docker, changed_containerd;
-	bool gpus_link_new;        /* the --gpus hook's link is new */
-	bool pending_docker, pending_docker_restart, pending_containerd;  /* an earlier --restart's, undone */
 	char *state_path;
 	struct journal j;          /* install.json (journal.h) */
-	struct action *a;
-	size_t n;
 	int changes;
 };
 
-enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8, RT_NRI = 16 };
+/* each driver with its run (engine.h) */
+#define each_driver(i) (size_t i = 0; engine_drivers[i]; i++)
 
 /* ---- small file helpers, every path inside the host root ---- */
 
@@ -187,298 +155,10 @@ enum { RT_PODMAN = 1, RT_CRIO = 2, RT_DOCKER = 4, RT_CONTAINERD = 8, RT_NRI = 16
 static int read_host(struct inst *in, const char *path, char **buf, size_t *len, struct stat *st,
 		     struct oerr *err)
 {
-	return root_read_file(in->root, path, MAX_FILE, buf, len, st, err);
-}
-
-/* The symlink text of PATH: 1, 0 when absent, 2 when PATH is something else */
-static int read_link(struct inst *in, const char *path, char *text, size_t size)
-{
-	_cleanup_free_ char *dir = path_dir(path);
-	_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
-	const char *base = strrchr(path, '/') + 1;
-	ssize_t l;
-
-	if (dfd < 0)
-		return 0;
-	l = readlinkat(dfd, base, text, size - 1);
-	if (l >= 0) {
-		text[l] = '\0';
-		return 1;
-	}
-	return errno == ENOENT ? 0 : 2;
-}
-
-/* The runtime name the install recorded (Docker's, containerd's) */
-static const char *state_runtime_name(struct inst *in)
-{
-	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(in->j.state, "runtime_name"));
-
-	return n && *n ? n : "ocidec";
-}
-
-/* Make DIR and its missing parents, each recorded (record_dir) */
-static int make_dirs(struct inst *in, const char *dir, struct oerr *err)
-{
-	int fd = root_mkdirs(in->root, dir, 0, journal_record_dir, &in->j, err);
-
-	if (fd >= 0)
-		close(fd);
-	return fd < 0 ? -1 : 0;
-}
-
-/* PREFIX, where the record lives: its missing parents made (recorded once
- * the record exists), then PREFIX itself made as PREFIX.ocidec-new with the
- * record in it and renamed into place, so that it never exists without
- * the record that names it. */
-static int make_prefix(struct inst *in, struct oerr *err)
-{
-	_cleanup_free_ char *parent = path_dir(in->prefix), *tmp = xconcat(in->prefix, ".ocidec-new");
-	_cleanup_free_ char *tmp_state = xasprintf("%s/install.json", tmp);
-	_cleanup_free_ char *text = NULL, *line = NULL;
-	_cleanup_close_ int fd = root_open(in->root, in->prefix, O_PATH | O_DIRECTORY), pfd = -1;
-
-	if (fd >= 0)
-		return 0;
-	if (errno != ENOENT)
-		return oerr_set(err, errno, "%s", in->prefix);
-	/* parents (rare: /usr/local/ocidec's /usr/local exists everywhere),
-	 * into the record that is about to be written */
-	pfd = root_mkdirs(in->root, parent, 0, journal_note_dir, &in->j, err);
-	if (pfd < 0)
-		return -1;
-	cJSON_AddItemToArray(in->j.dirs, cJSON_CreateString(in->prefix));
-	/* a leftover of an install killed at this step */
-	{
-		_cleanup_close_ int t = root_open(in->root, tmp, O_PATH | O_DIRECTORY);
-		if (t >= 0)
-			unlinkat(t, "install.json", 0);
-		unlinkat(pfd, strrchr(tmp, '/') + 1, AT_REMOVEDIR);
-	}
-	if (mkdirat(pfd, strrchr(tmp, '/') + 1, 0755) < 0)
-		return oerr_set(err, errno, "%s: mkdir", tmp);
-	text = cJSON_Print(in->j.state);
-	line = xconcat(text ? text : oom(), "\n");
-	if (root_write_atomic(in->root, tmp_state, line, strlen(line), 0600, true, err) < 0)
-		return -1;
-	if (renameat(pfd, strrchr(tmp, '/') + 1, pfd, strrchr(in->prefix, '/') + 1) < 0)
-		return oerr_set(err, errno, "%s", in->prefix);
-	return 0;
-}
-
-static int apply(struct inst *in, const struct action *a, struct oerr *err)
-{
-	_cleanup_free_ char *dir = path_dir(a->path), *cur = NULL;
-	struct stat st;
-	size_t len = 0;
-	int have;
-
-	if (make_dirs(in, dir, err) < 0)
-		return -1;
-	if (a->link) {
-		char text[PATH_MAX];
-		int l = read_link(in, a->path, text, sizeof(text));
-		_cleanup_close_ int dfd = -1;
-
-		if (l == 1 && strcmp(text, a->link) == 0)
-			return 0;
-		if (journal_record(&in->j, a->path, l != 0, err) < 0)
-			return -1;
-		dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
-		if (dfd < 0 || root_symlink_atomic(dfd, strrchr(a->path, '/') + 1, a->link) < 0)
-			return oerr_set(err, errno, "%s: symlink", a->path);
-		out("linked %s -> %s\n", a->path, a->link);
-		in->changes++;
-		return 0;
-	}
-	have = read_host(in, a->path, &cur, &len, &st, err);
-	if (have < 0)
-		return -1;
-	if (have && len == a->len && memcmp(cur, a->data, len) == 0 && (st.st_mode & 07777) == a->mode)
-		return 0;
-	if (journal_record(&in->j, a->path, have, err) < 0)
-		return -1;
-	journal_wrote(&in->j, a->path, a->merge, a->data);
-	if (a->merge != JOURNAL_WHOLE && journal_save(&in->j, err) < 0)
-		return -1;
-	if (root_write_atomic(in->root, a->path, a->data, a->len, a->mode, true, err) < 0)
-		return -1;
-	in->changed_docker |= a->merge == JOURNAL_DOCKER;
-	in->changed_containerd |= strcmp(a->path, CONTAINERD_DROPIN) == 0 || a->merge == JOURNAL_TOML;
-	out("wrote %s%s%s%s\n", a->path,
-	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? " (the original kept as " : "",
-	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? a->path : "",
-	    cJSON_GetObjectItem(journal_entry(&in->j, a->path), "backup") ? ORIG ")" : "");
-	in->changes++;
-	return 0;
+	return root_read_file(in->p.root, path, MAX_FILE, buf, len, st, err);
 }
 
 /* ---- what to write ---- */
-
-static void add_action(struct inst *in, char *path, char *data, size_t len, mode_t mode, enum journal_merge m)
-{
-	in->a = xreallocarray(in->a, in->n + 1, sizeof(*in->a));
-	in->a[in->n++] = (struct action){ .path = path, .data = data, .len = len, .mode = mode, .merge = m };
-}
-
-static void add_link(struct inst *in, char *path, const char *text)
-{
-	add_action(in, path, NULL, 0, 0777, JOURNAL_WHOLE);
-	in->a[in->n - 1].link = xstrdup(text);
-}
-
-static bool clean_path(const char *p)
-{
-	return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && !strstr(p, "//") &&
-	       strcspn(p, "\n\r\t \";#\\") == strlen(p) &&
-	       !(strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0);
-}
-
-/* Is V named, or another platform's file of a named vendor (its
- * only_where, the same CDI kind: --vendor nvidia brings nvidia-tegra.ini
- * and nvidia-wsl.ini, inert where their platform is not), or a vendor
- * only given beside a named one (only_with: NVIDIA's gated features,
- * nvidia-gds.ini and its kin, inert where their nodes are not)? */
-static bool named_or_sibling(const struct config *cfg, const struct vendor *v, char *const *names, int nnames)
-{
-	if (vendor_named(v, names, nnames))
-		return true;
-	for (size_t i = 0; (v->only_where.n || v->only_with.n) && i < cfg->n; i++) {
-		const struct vendor *w = &cfg->vendors[i];
-
-		if (w != v && vendor_named(w, names, nnames) &&
-		    (strcmp(w->cdi_kind, v->cdi_kind) == 0 || strv_contains(&v->only_with, w->name)))
-			return true;
-	}
-	return false;
-}
-
-/* --driver-root auto and container: the vendor's driver container's root
- * (its driver_container_root: NVIDIA's GPU Operator's /run/nvidia/driver)
- * for a vendor that has one; the others keep their own (MOFED's and the
- * other vendors' drivers are the node's). container: that root, there or
- * not yet (the hook reads the driver root at each container: the driver
- * container's files are used once it has put them there). auto: that root
- * where its /usr is there when the install runs, else the vendor's own:
- * where its parent is there but not it (NVIDIA's /run/nvidia: after a boot
- * the driver pod takes minutes), waited for, 10 minutes at most in all
- * (IN->waited), rather than the node's own driver taken for good. Said
- * either way, for the pod's log. Any other DRIVER_ROOT: that path, for
- * every vendor; NULL: the vendor's own. */
-#define DRIVER_ROOT_WAIT 600
-static const char *vendor_driver_root(struct inst *in, const struct vendor *v, const char *driver_root)
-{
-	const char *dc = v->driver_container_root;
-	_cleanup_free_ char *usr = NULL, *parent = NULL;
-	_cleanup_close_ int fd = -1, op = -1;
-
-	if (!driver_root || (strcmp(driver_root, "auto") != 0 && strcmp(driver_root, "container") != 0))
-		return driver_root;
-	if (!dc)
-		return NULL;
-	if (strcmp(driver_root, "container") == 0) {
-		out("ocidec install: %s: driver root %s, its driver container's (--driver-root container)\n", v->name, dc);
-		return dc;
-	}
-	usr = xasprintf("%s/usr", dc);
-	parent = path_dir(dc);
-	fd = root_open(in->root, usr, O_PATH | O_DIRECTORY);
-	op = fd < 0 ? root_open(in->root, parent, O_PATH | O_DIRECTORY) : -1;
-	if (fd < 0 && op >= 0 && in->waited < DRIVER_ROOT_WAIT) {
-		out("ocidec install: %s: waiting for its driver container's root at %s (%s is there; --driver-root "
-		    "auto)\n", v->name, dc, parent);
-		fflush(stdout);
-		for (; in->waited < DRIVER_ROOT_WAIT && fd < 0; in->waited++) {
-			sleep(1);
-			fd = root_open(in->root, usr, O_PATH | O_DIRECTORY);
-		}
-	}
-	if (fd >= 0) {
-		out("ocidec install: %s: driver root %s: its driver container's root is there (--driver-root auto)\n",
-		    v->name, dc);
-		return dc;
-	}
-	out("ocidec install: %s: driver root: its own (no driver container's root at %s; --driver-root auto)\n",
-	    v->name, dc);
-	return NULL;
-}
-
-static int plan_configs(struct inst *in, const char *cdir, char *const *names, int nnames,
-			const char *driver_root, struct oerr *err)
-{
-	struct config cfg;
-	int r = 0;
-
-	if (config_load_named(&cfg, cdir, names, nnames, err) < 0)
-		return -1;
-	for (size_t i = 0; i < cfg.n && r == 0; i++) {
-		const struct vendor *v = &cfg.vendors[i];
-		_cleanup_close_ int fd = open(v->file, O_RDONLY | O_CLOEXEC);
-		char *text = NULL;
-		size_t len;
-
-		if (!named_or_sibling(&cfg, v, names, nnames))
-			continue;
-		if (fd < 0 || read_fd_all(fd, MAX_FILE, &text, &len, err) < 0) {
-			r = fd < 0 ? oerr_set(err, errno, "%s", v->file) : oerr_prefix(err, "%s", v->file);
-			break;
-		}
-		{
-			const char *root = vendor_driver_root(in, v, driver_root);
-
-			if (root)
-				text = config_set_vendor_key(text, "driver_root", root);
-		}
-		/* a shared node: only what the device plugin or the runtime
-		 * set selects devices; privileged pods (the device plugin's,
-		 * the operator's) keep the environment */
-		if (in->tenant_kubernetes) {
-			text = config_set_vendor_key(text, "selection", "mounts annotation env");
-			text = config_set_vendor_key(text, "unprivileged_selection", "mounts annotation");
-			/* a tenant's pod shares no writable host directory */
-			text = config_set_vendor_key(text, "unprivileged_ipc_writable", "false");
-		}
-		len = strlen(text);
-		add_action(in, xasprintf("%s/etc/ocidec.d/%s", in->prefix, strrchr(v->file, '/') + 1), text, len,
-			   0644, JOURNAL_WHOLE);
-		in->has_nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
-	}
-	if (r == 0 && cfg.n == 0)
-		r = oerr_usage(err, "%s: no vendor config to install", cdir);
-	config_free(&cfg);
-	return r;
-}
-
-#define HOOKS_JSON_PATH "\"/usr/libexec/oci/hooks.d/ocidec-hook\""
-
-/* conf/hooks.d/ocidec.json, the package's, naming BIN/ocidec-hook */
-static char *hooks_json(const char *bin)
-{
-	const char *at = strstr(hooks_json_template, HOOKS_JSON_PATH);
-
-	if (!at)  /* the build checks the template (test/install.bats) */
-		abort();
-	return xasprintf("%.*s\"%s/ocidec-hook\"%s", (int)(at - hooks_json_template), hooks_json_template, bin,
-			 at + strlen(HOOKS_JSON_PATH));
-}
-
-/* Can files be written under PATH on the host (its nearest existing
- * directory on a read-write mount)? CoreOS's /usr is read-only. */
-static bool host_writable(struct inst *in, const char *path)
-{
-	_cleanup_free_ char *p = xstrdup(path);
-
-	for (;;) {
-		_cleanup_close_ int fd = root_open(in->root, p, O_RDONLY | O_DIRECTORY);
-		struct statvfs sv;
-		char *slash;
-
-		if (fd >= 0)
-			return fstatvfs(fd, &sv) == 0 && !(sv.f_flag & ST_RDONLY);
-		if (errno != ENOENT || !(slash = strrchr(p, '/')) || !p[1])
-			return false;
-		slash[slash == p] = '\0';  /* "/usr" -> "/" */
-	}
-}
 
 /* The last install's record on this host (its install.json), or NULL */
 static cJSON *recorded(struct inst *in)
@@ -491,507 +171,45 @@ static cJSON *recorded(struct inst *in)
 	return read_host(in, in->state_path, &text, &len, &st, &e) > 0 ? cJSON_Parse(text) : NULL;
 }
 
-/* The runtime name the last install on this host recorded (malloc'd),
- * or NULL: none */
-static char *recorded_runtime_name(struct inst *in)
-{
-	cJSON *j = recorded(in);
-	char *name = cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name"))
-			     ? xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name")))
-			     : NULL;
-
-	cJSON_Delete(j);
-	return name;
-}
-
 /* An install run again keeps what the last one set: its runtime name
- * (unless --runtime-name), Docker's default runtime and CDI (containerd's
- * drop-in carries its own, ctrd_carry); only --uninstall takes them back */
+ * (unless --runtime-name), and what the drivers read of its record
+ * (Docker's default runtime and CDI; containerd's drop-in carries its
+ * own, ctrd_carry); only --uninstall takes them back */
 static void carry_recorded(struct inst *in)
 {
 	cJSON *j = recorded(in);
 	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(j, "runtime_name"));
 
-	if (!in->name_given && n && *n && strcmp(n, in->runtime_name) != 0) {
+	if (!in->name_given && n && *n && strcmp(n, in->p.runtime_name) != 0) {
 		free(in->name_kept);
-		in->runtime_name = in->name_kept = xstrdup(n);
+		in->p.runtime_name = in->name_kept = xstrdup(n);
 	}
 	free(in->recorded_name);
-	in->recorded_name = n && *n ? xstrdup(n) : NULL;
-	in->docker_default = in->set_default || cJSON_IsTrue(cJSON_GetObjectItem(j, "docker_default"));
-	in->docker_cdi_asked = in->enable_cdi || cJSON_IsTrue(cJSON_GetObjectItem(j, "docker_cdi"));
-	cJSON_Delete(j);
+	in->p.recorded_name = in->recorded_name = n && *n ? xstrdup(n) : NULL;
+	cJSON_Delete((cJSON *)in->p.recorded);
+	in->p.recorded = j;
 }
 
-/* the BinaryName of the runtime NAME in a dump (ctrd_runtimes) */
-struct named_rt {
-	const char *name;
-	char *binary;
-};
-
-static void on_named_runtime(void *arg, const char *name, const char *type, const char *binary)
+/* What each engine asked needs written (its driver's plan) */
+static int plan_engines(struct inst *in, struct oerr *err)
 {
-	struct named_rt *n = arg;
-
-	(void)type;
-	if (strcmp(name, n->name) == 0 && binary && !n->binary)
-		n->binary = xstrdup(binary);
-}
-
-static int plan_engines(struct inst *in, unsigned rts, const char *hooks_dir, struct oerr *err)
-{
-	_cleanup_free_ char *shim = xasprintf("%s/ocidec-runtime", in->bin);
-
-	if (rts & (RT_PODMAN | RT_CRIO)) {
-		char *j = hooks_json(in->bin);
-
-		/* podman and CRI-O read /usr/share/containers/oci/hooks.d unless
-		 * their configuration says otherwise; where /usr is read-only,
-		 * /etc's hooks dir and a drop-in naming both */
-		if (!hooks_dir && !host_writable(in, HOOKS_DIR_USR)) {
-			const char *dirs = "[\"" HOOKS_DIR_USR "\", \"" HOOKS_DIR_ETC "\"]";
-			const struct engine *pm = engine(ENGINE_PODMAN), *cr = engine(ENGINE_CRIO);
-			bool pset = (rts & RT_PODMAN) && engine_sets_hooks_dir(in->root, pm, PODMAN_DROPIN);
-			bool cset = (rts & RT_CRIO) && engine_sets_hooks_dir(in->root, cr, CRIO_DROPIN);
-			bool petc = pset && engine_reads_hooks_dir(in->root, pm, HOOKS_DIR_ETC, PODMAN_DROPIN);
-			bool cetc = cset && engine_reads_hooks_dir(in->root, cr, HOOKS_DIR_ETC, CRIO_DROPIN);
-
-			hooks_dir = HOOKS_DIR_ETC;
-			/* a hooks_dir of the administrator's (OpenShift's CRI-O lists
-			 * /run/containers/oci/hooks.d): a drop-in would replace it */
-			if ((pset && !petc) || (cset && !cetc)) {
-				free(j);
-				return oerr_usage(err, "%s is read-only and the %s configuration sets its own hooks_dir "
-						  "without %s: add %s there, or name one of its directories with --hooks-dir",
-						  HOOKS_DIR_USR, pset && !petc ? "podman" : "CRI-O", HOOKS_DIR_ETC, HOOKS_DIR_ETC);
-			}
-			if ((rts & RT_PODMAN) && !pset) {
-				char *t = xasprintf("# ocidec install: podman reads the hooks dir ocidec's hook is in\n"
-						    "[engine]\nhooks_dir = %s\n", dirs);
-				add_action(in, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, JOURNAL_WHOLE);
-			}
-			if ((rts & RT_CRIO) && !cset) {
-				char *t = xasprintf("# ocidec install: CRI-O reads the hooks dir ocidec's hook is in\n"
-						    "[crio.runtime]\nhooks_dir = %s\n", dirs);
-				add_action(in, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, JOURNAL_WHOLE);
-			}
-		}
-		add_action(in, xasprintf("%s/ocidec.json", hooks_dir ? hooks_dir : HOOKS_DIR_USR), j, strlen(j), 0644,
-			   JOURNAL_WHOLE);
-	}
-	if (rts & RT_DOCKER) {
-		_cleanup_free_ char *cur = NULL;
-		struct stat st;
-		size_t len;
-		int have = read_host(in, DOCKER_JSON, &cur, &len, &st, err);
-		char *j;
-
-		if (have < 0)
+	for each_driver(i)
+		if ((in->p.rts & engine_drivers[i]->rts) && engine_drivers[i]->plan &&
+		    engine_drivers[i]->plan(&in->p, &in->p.run[i], err) < 0)
 			return -1;
-		if (have) {  /* a runtime of that name that is not ocidec's: replaced, said */
-			cJSON *dj = cJSON_Parse(cur);
-			const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(
-				cJSON_GetObjectItem(cJSON_GetObjectItem(dj, "runtimes"), in->runtime_name), "path"));
-
-			if (p && strcmp(p, shim) != 0)
-				log_warn("%s: Docker's runtime \"%s\" ran %s: it runs %s now (--uninstall puts it back)",
-					 DOCKER_JSON, in->runtime_name, p, shim);
-			cJSON_Delete(dj);
-		}
-		/* a runtime name changed since the last install (--runtime-name):
-		 * the old entry goes, and a default runtime that named it follows */
-		{
-			_cleanup_free_ char *old = recorded_runtime_name(in);
-			cJSON *dj = have && old && strcmp(old, in->runtime_name) != 0 ? cJSON_Parse(cur) : NULL;
-			const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(
-				cJSON_GetObjectItem(cJSON_GetObjectItem(dj, "runtimes"), old), "path"));
-			const char *def = cJSON_GetStringValue(cJSON_GetObjectItem(dj, "default-runtime"));
-
-			if (p && strcmp(p, shim) == 0) {
-				char *k = docker_json_merge(cur, old, NULL, err);
-
-				if (!k) {
-					cJSON_Delete(dj);
-					return -1;
-				}
-				log_warn("%s: runtime \"%s\" of the last install renamed \"%s\"%s", DOCKER_JSON, old,
-					 in->runtime_name, def && strcmp(def, old) == 0 ? ", the default runtime too" : "");
-				if (def && strcmp(def, old) == 0)
-					in->docker_default = true;
-				free(cur);
-				cur = k;
-			}
-			cJSON_Delete(dj);
-		}
-		j = docker_json_merge(have ? cur : NULL, in->runtime_name, shim, err);
-		/* Docker has CDI from 25 on (its daemon.json ignores the feature
-		 * before: said, not set) */
-		in->docker_cdi = in->docker_cdi_asked;
-		if (in->docker_cdi) {
-			/* the running dockerd's own word, else its binary's */
-			cJSON *info = engine_docker_info(in->root);
-			const char *sv = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
-			int v = sv && *sv >= '0' && *sv <= '9' ? atoi(sv) : engine_version(in->root, engine(ENGINE_DOCKER));
-
-			cJSON_Delete(info);
-			if (v >= 0 && v < 25) {
-				log_warn("docker: Docker %d has no CDI (Docker 25 or later): not enabled; docker run "
-					 "--device VENDOR/KIND=N needs 25, the runtime and --gpus work without", v);
-				in->docker_cdi = false;
-			}
-		}
-		if (j && (in->docker_default || in->docker_cdi)) {
-			char *k = docker_json_set(j, in->docker_default ? in->runtime_name : NULL, in->docker_cdi, err);
-			free(j);
-			j = k;
-		}
-		if (!j)
-			return -1;
-		add_action(in, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, JOURNAL_DOCKER);
-		in->changed_docker_plan = true;
-		/* Docker's --gpus runs the hook under NVIDIA's name, found on
-		 * dockerd's PATH when it starts; an NVIDIA toolkit's is left be */
-		if (in->has_nvidia) {
-			char text[PATH_MAX];
-			_cleanup_free_ char *target = xasprintf("%s/ocidec", in->bin);
-			int l = read_link(in, NVIDIA_HOOK_LINK, text, sizeof(text));
-			_cleanup_close_ int other = root_open(in->root, "/usr/bin/nvidia-container-runtime-hook", O_PATH);
-
-			if (other >= 0 || (l == 1 && strcmp(text, target) != 0) || l == 2)
-				log_warn("an nvidia-container-runtime-hook is installed already: Docker's --gpus runs "
-					 "that one");
-			else if (l != 1) {  /* made now: dockerd finds it when it starts */
-				add_link(in, xstrdup(NVIDIA_HOOK_LINK), target);
-				in->gpus_link_new = true;
-			} else
-				add_link(in, xstrdup(NVIDIA_HOOK_LINK), target);
-		}
-	}
-	if (rts & RT_CONTAINERD) {
-		_cleanup_free_ char *cur = NULL, *plain = NULL, *dump = NULL, *binary = NULL;
-		struct stat st;
-		size_t len, dlen;
-		int have = read_host(in, CONTAINERD_TOML, &cur, &len, &st, err), version = 2, file_version = 0;
-		const char *v;
-		char *t;
-
-		if (have < 0)
-			return -1;
-		/* config.toml's own version (none: 1, as containerd reads it) */
-		if (have)
-			file_version = (v = ctrd_top_key(cur, "version")) && (v = strchr(v, '=')) ? atoi(v + 1) : 1;
-		/* the node's configuration as containerd reads it, without ours:
-		 * our import line out, and our drop-in itself aside meanwhile
-		 * (an imports glob such as conf.d/\*.toml would still read it,
-		 * and freeze the CRI section it holds); the host lock keeps
-		 * other installs out */
-		plain = have ? ctrd_remove_import(cur, CONTAINERD_DROPIN) : NULL;
-		{
-			_cleanup_close_ int dfd = root_open(in->root, "/etc/containerd/conf.d", O_PATH | O_DIRECTORY);
-			bool aside = dfd >= 0 && renameat(dfd, "ocidec.toml", dfd, "ocidec.toml.ocidec-aside") == 0;
-			int r = ctrd_dump(in->root, plain, &dump, &dlen, err);
-
-			if (aside && renameat(dfd, "ocidec.toml.ocidec-aside", dfd, "ocidec.toml") < 0)
-				return oerr_set(err, errno, "%s: putting it back", CONTAINERD_DROPIN);
-			if (r < 0)
-				return -1;
-		}
-		if ((v = ctrd_version(dump, dlen)))
-			version = atoi(v);
-		{  /* a runtime of that name that is not ocidec's (NVIDIA's): replaced, said */
-			struct named_rt nr = { .name = in->runtime_name };
-			_cleanup_free_ char *def = NULL;
-
-			if (ctrd_runtimes(dump, dlen, version, &def, on_named_runtime, &nr) == 0 && nr.binary &&
-			    strcmp(nr.binary, shim) != 0)
-				log_warn("containerd: runtime \"%s\" ran %s: it runs %s now (--uninstall puts it back)",
-					 in->runtime_name, nr.binary, shim);
-			free(nr.binary);
-		}
-		t = ctrd_dropin(dump, dlen, version, in->runtime_name, shim, &binary);
-		if (!t)
-			return oerr_usage(err, "%s: containerd's configuration has no CRI plugin section "
-					  "(`containerd config dump`): not registered", CONTAINERD_TOML);
-		/* containerd 2.x with a config.toml still of version 2: the
-		 * drop-in in that version's names (containerd converts a file of
-		 * its own version only); from here on, the drop-in's version */
-		if (version >= 3 && file_version && file_version < 3) {
-			char *k = ctrd_as_version2(t);
-			free(t);
-			t = k;
-			version = 2;
-		}
-		{
-			/* what an earlier install set stays set (as Docker's default-runtime) */
-			_cleanup_free_ char *old = NULL;
-			size_t ol;
-			struct stat ost;
-			struct oerr oe;
-
-			if (read_host(in, CONTAINERD_DROPIN, &old, &ol, &ost, &oe) > 0 && strncmp(old, "# ocidec install:", 17) == 0)
-				t = ctrd_carry(t, old, version, in->runtime_name, in->recorded_name);
-		}
-		{
-			const char *cri = version >= 3 ? "plugins.\"io.containerd.cri.v1.runtime\""
-						       : "plugins.\"io.containerd.grpc.v1.cri\"";
-			_cleanup_free_ char *ctr = xasprintf("%s.containerd", cri), *q = xasprintf("\"%s\"", in->runtime_name);
-			char *k;
-
-			/* a pod without a runtime handler runs ocidec's; CDI devices
-			 * (the CRI field, DRA, the device plugin's CDI names) */
-			if (in->set_default) {
-				k = ctrd_set_key(t, ctr, "default_runtime_name", q);
-				free(t);
-				t = k;
-			}
-			/* containerd's dump lists every key it knows: 1.6 has no CDI */
-			if (in->enable_cdi && !memmem(dump, dlen, "enable_cdi", 10)) {
-				log_warn("containerd: this containerd has no CDI (enable_cdi: containerd 1.7 or later): "
-					 "not enabled");
-			} else if (in->enable_cdi) {
-				k = ctrd_set_key(t, cri, "enable_cdi", "true");
-				free(t);
-				t = k;
-			}
-		}
-		/* config.toml's mode: the CRI section may hold registry credentials */
-		add_action(in, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, JOURNAL_WHOLE);
-		if (binary && (binary[0] != '/' || strcmp(strrchr(binary, '/'), "/ocidec-runtime") == 0 ||
-			       strcmp(strrchr(binary, '/'), "/nvidia-container-runtime") == 0)) {
-			log_warn("%s: the default runtime's BinaryName %s is %s: the shim runs runc from PATH",
-				 CONTAINERD_TOML, binary, binary[0] != '/' ? "not an absolute path" : "a shim itself");
-			free(binary);
-			binary = NULL;
-		}
-		if (binary) {  /* the node's runc is another binary: the shim runs it */
-			char *rc = xasprintf("# ocidec install: the runtime containerd's default runtime ran\n"
-					     "[runtime]\npath = %s\n", binary);
-			add_action(in, in->host_mode ? xasprintf("%s/runtime.conf", in->cdir)
-						     : xasprintf("%s/etc/ocidec.d/runtime.conf", in->prefix),
-				   rc, strlen(rc), 0644, JOURNAL_WHOLE);
-		}
-		/* containerd itself loads the result, or nothing is written */
-		{
-			_cleanup_free_ char *ctr = xasprintf("plugins.\"%s\".containerd",
-							     version >= 3 ? "io.containerd.cri.v1.runtime"
-									  : "io.containerd.grpc.v1.cri"),
-					    *q = xasprintf("\"%s\"", in->runtime_name),
-					    *d = ctrd_get_key(t, ctr, "default_runtime_name");
-
-			if (ctrd_verify(in->root, plain, have ? file_version : version, t, in->runtime_name, shim,
-					d && strcmp(d, q) == 0, err) < 0)
-				return -1;
-		}
-		t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN, version);
-		add_action(in, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
-			   JOURNAL_TOML);
-	}
-	return 0;
-}
-
-static int plan_binary(struct inst *in, struct oerr *err)
-{
-	_cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	char *buf = NULL;
-	size_t len;
-
-	if (fd < 0 || read_fd_all(fd, MAX_FILE, &buf, &len, err) < 0)
-		return fd < 0 ? oerr_set(err, errno, "/proc/self/exe") : oerr_prefix(err, "/proc/self/exe");
-	add_action(in, xasprintf("%s/bin/ocidec", in->prefix), buf, len, 0755, JOURNAL_WHOLE);
-	add_link(in, xasprintf("%s/bin/ocidec-hook", in->prefix), "ocidec");
-	add_link(in, xasprintf("%s/bin/ocidec-runtime", in->prefix), "ocidec");
 	return 0;
 }
 
 /* ---- uninstall ---- */
-
-/* The record is a file on the host like any other, and --uninstall acts
- * only on what an install writes, whatever the record says: files under
- * the prefix, the engines' files above, a hooks dir's ocidec.json
- * (--hooks-dir's), and the directories above them. */
-static const char *const engine_files[] = {
-	HOOKS_DIR_USR "/ocidec.json", HOOKS_DIR_ETC "/ocidec.json", PODMAN_DROPIN, CRIO_DROPIN,
-	NVIDIA_HOOK_LINK, DOCKER_JSON, CONTAINERD_TOML, CONTAINERD_DROPIN, NULL,
-};
-
-static bool below(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
-/* PATH as the host resolves it: its directory's canonical path inside the
- * host root (its symlinks followed there, as uninstall's opens follow
- * them) and its name; PATH itself when the directory is not there */
-static char *host_canon(struct inst *in, const char *path)
-{
-	_cleanup_free_ char *dir = path_dir(path), *real = NULL;
-
-	if (root_realpath(in->root, dir, &real) < 0)
-		return xstrdup(path);
-	return xasprintf("%s%s", strcmp(real, "/") == 0 ? "" : real, strrchr(path, '/'));
-}
-
-/* PATH (canonical, CPREFIX the prefix's canonical path) is one an install
- * writes: below the prefix, an engine file, or an ocidec.json holding the
- * hook of this prefix (--hooks-dir's, wherever that was) */
-static bool install_file(struct inst *in, const char *path, const char *cprefix)
-{
-	const char *base = strrchr(path, '/');
-
-	if (below(path, cprefix))
-		return true;
-	if (in->host_mode && in->cdir) {  /* the shim's runtime.conf, in the config dir it reads */
-		_cleanup_free_ char *rc = xasprintf("%s/runtime.conf", in->cdir), *c = host_canon(in, rc);
-		if (strcmp(path, c) == 0)
-			return true;
-	}
-	for (size_t i = 0; engine_files[i]; i++) {
-		_cleanup_free_ char *f = host_canon(in, engine_files[i]);
-		if (strcmp(path, f) == 0)
-			return true;
-	}
-	if (base && strcmp(base, "/ocidec.json") == 0) {
-		_cleanup_free_ char *text = NULL, *hook = xasprintf("\"%s/ocidec-hook\"", in->bin);
-		struct stat st;
-		size_t len;
-		struct oerr e;
-		int have = read_host(in, path, &text, &len, &st, &e);
-
-		return have == 0 || (have > 0 && strstr(text, hook));
-	}
-	return false;
-}
-
-/* Every entry of the record one an install makes, or ERR (exit 2) and
- * nothing done; FILES gets the files' paths. */
-static int check_record(struct inst *in, struct strv *files, struct oerr *err)
-{
-	_cleanup_free_ char *cprefix = NULL;
-	const cJSON *e;
-
-	if (root_realpath(in->root, in->prefix, &cprefix) < 0)
-		cprefix = xstrdup(in->prefix);
-	cJSON_ArrayForEach(e, in->j.files) {
-		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-		_cleanup_free_ char *canon = NULL;
-
-		if (!path || !clean_path(path))
-			return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
-		canon = host_canon(in, path);
-		if (!install_file(in, canon, cprefix))
-			return oerr_usage(err, "%s names %s%s%s, which no install writes: nothing changed",
-					  in->state_path, path, strcmp(canon, path) ? ", that is " : "",
-					  strcmp(canon, path) ? canon : "");
-		strv_push(files, canon);
-	}
-	cJSON_ArrayForEach(e, in->j.dirs) {
-		const char *d = cJSON_GetStringValue(e);
-		_cleanup_free_ char *canon = NULL;
-		bool ok = d && clean_path(d) && strcmp(d, "/") != 0;
-
-		if (ok && root_realpath(in->root, d, &canon) < 0)
-			canon = xstrdup(d);
-		ok = ok && (strcmp(canon, cprefix) == 0 || below(canon, cprefix) || below(cprefix, canon));
-		for (size_t i = 0; !ok && canon && engine_files[i]; i++) {
-			_cleanup_free_ char *f = host_canon(in, engine_files[i]);
-			ok = below(f, canon);
-		}
-		for (size_t i = 0; !ok && canon && i < files->n; i++)
-			ok = below(files->v[i], canon);
-		if (!ok)
-			return oerr_usage(err, "%s names the directory %s, which no install makes: nothing changed",
-					  in->state_path, d ? d : "(not a string)");
-	}
-	return 0;
-}
-
-/* A merged file's text without ocidec's part (journal_undo's take_out) */
-static char *take_out(enum journal_merge m, const char *cur, void *arg, struct oerr *err)
-{
-	struct inst *in = arg;
-	bool docker_cdi = cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_cdi"));
-	char *edited, *k;
-
-	if (m == JOURNAL_TOML)
-		return ctrd_remove_import(cur, CONTAINERD_DROPIN);
-	edited = docker_json_merge(cur, state_runtime_name(in), NULL, err);
-	if (!edited || !(cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_default")) || docker_cdi))
-		return edited;
-	k = docker_json_unset(edited, state_runtime_name(in), docker_cdi, err);
-	free(edited);
-	return k;
-}
-
-/* A merged file the install made, with nothing but ocidec's part: gone */
-static bool nothing_left(const char *text)
-{
-	return strspn(text, " \t\n{}") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
-	       strcmp(text, "version = 3\n") == 0;
-}
-
-static int undo_file(struct inst *in, cJSON *e, struct oerr *err)
-{
-	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-	enum journal_merge m = journal_merge_of(e, DOCKER_JSON, CONTAINERD_TOML);
-	enum journal_undone done;
-
-	if (!path || !clean_path(path))
-		return oerr_usage(err, "%s: an entry without a clean \"path\"", in->state_path);
-	in->changed_docker |= m == JOURNAL_DOCKER;
-	in->changed_containerd |= m == JOURNAL_TOML || strcmp(path, CONTAINERD_DROPIN) == 0;
-	if (journal_undo(&in->j, e, m, take_out, nothing_left, in, &done, err) < 0)
-		return -1;
-	switch (done) {
-	case JOURNAL_RESTORED: out("restored %s\n", path); break;
-	case JOURNAL_REMOVED: out("removed %s\n", path); break;
-	case JOURNAL_EDITED: out("edited %s: changed since the install, only ocidec's part taken out\n", path); break;
-	case JOURNAL_NOTHING: break;
-	}
-	return 0;
-}
-
-/* Docker reads a new runtime and default runtime on SIGHUP; CDI (a
- * feature), a new --gpus hook and a default runtime no longer named only
- * when it starts */
-static bool docker_needs_restart(const struct inst *in)
-{
-	return in->docker_cdi || in->gpus_link_new || in->pending_docker_restart || in->docker_default_undone;
-}
-
-/* What each engine whose files changed needs to read them, and the command
- * that does it on this host (engines.h); WHAT: what it then runs (NULL:
- * the runtime) */
-static void apply_hints(struct inst *in, const char *what)
-{
-	_cleanup_free_ char *rt = what ? NULL : xasprintf("runtime \"%s\"", in->runtime_name);
-	const struct { bool changed; enum engine_id id; bool restart; } e[] = {
-		{ in->changed_docker, ENGINE_DOCKER, docker_needs_restart(in) },
-		{ in->changed_containerd, ENGINE_CONTAINERD, true },
-	};
-
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
-		_cleanup_free_ char *cmd = NULL;
-
-		if (!e[i].changed)
-			continue;
-		cmd = engine_apply_command(in->root, engine(e[i].id), e[i].restart);
-		out("ocidec install: %s runs %s once it %s: %s%s\n", engine(e[i].id)->daemon, what ? what : rt,
-		    e[i].restart ? "restarts" : "reloads", cmd ? cmd : e[i].restart ? "restart it" : "reload it",
-		    cmd ? (in->restart ? "" : " (or --restart)") : " the way this host starts it (no systemd or init "
-		    "script of its own here)");
-	}
-}
 
 /* The idle path's index of the installed configs (the hook's and the
  * shim's, in the host's /run/ocidec: common/keycache.h), which goes with
  * them */
 static void forget_index(const struct inst *in)
 {
-	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d", in->prefix);
-	_cleanup_close_ int dfd = in->host_mode ? -1 : root_open(in->root, cdir, O_PATH | O_DIRECTORY);
-	_cleanup_close_ int run = dfd < 0 ? -1 : root_open(in->root, KEYCACHE_DIR, O_PATH | O_DIRECTORY);
+	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d", in->p.prefix);
+	_cleanup_close_ int dfd = in->p.host_mode ? -1 : root_open(in->p.root, cdir, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int run = dfd < 0 ? -1 : root_open(in->p.root, KEYCACHE_DIR, O_PATH | O_DIRECTORY);
 	struct stat st;
 	char name[64];
 
@@ -1003,7 +221,7 @@ static void forget_index(const struct inst *in)
 
 static int uninstall(struct inst *in, struct oerr *err)
 {
-	int have = journal_load(&in->j, in->root, in->state_path, err), n;
+	int have = journal_load(&in->j, in->p.root, in->state_path, err), n;
 
 	struct strv files = { 0 };
 
@@ -1013,20 +231,18 @@ static int uninstall(struct inst *in, struct oerr *err)
 		out("ocidec install: nothing to uninstall (no install record %s)\n", in->state_path);
 		return 0;
 	}
-	have = check_record(in, &files, err);
+	have = engine_check_record(&in->p, &in->j, in->state_path, &files, err);
 	strv_free(&files);
 	if (have < 0)
 		return -1;
 	forget_index(in);
-	/* CDI turned off again: Docker reads features when it starts. And
-	 * ocidec's default runtime taken back: on SIGHUP dockerd takes a
-	 * default runtime only where daemon.json names one (Docker 26), so
-	 * one the file no longer names stays ocidec's until it restarts */
-	in->docker_cdi |= cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_cdi"));
-	in->docker_default_undone = cJSON_IsTrue(cJSON_GetObjectItem(in->j.state, "docker_default"));
+	/* what the record says each engine needs when it is taken back */
+	for each_driver(i)
+		if (engine_drivers[i]->undoing)
+			engine_drivers[i]->undoing(&in->p.run[i], in->j.state);
 	n = cJSON_GetArraySize(in->j.files);
 	for (int i = n - 1; i >= 0; i--) {
-		if (undo_file(in, cJSON_GetArrayItem(in->j.files, i), err) < 0)
+		if (instapply_undo(&in->p, &in->j, cJSON_GetArrayItem(in->j.files, i), in->state_path, out, err) < 0)
 			return -1;
 		cJSON_DeleteItemFromArray(in->j.files, i);
 		if (journal_save(&in->j, err) < 0)
@@ -1034,7 +250,7 @@ static int uninstall(struct inst *in, struct oerr *err)
 	}
 	{
 		_cleanup_free_ char *dir = path_dir(in->state_path);
-		_cleanup_close_ int dfd = root_open(in->root, dir, O_PATH | O_DIRECTORY);
+		_cleanup_close_ int dfd = root_open(in->p.root, dir, O_PATH | O_DIRECTORY);
 		if (dfd < 0 || unlinkat(dfd, "install.json", 0) < 0)
 			return oerr_set(err, errno, "%s", in->state_path);
 		in->uninstalled = true;
@@ -1042,39 +258,14 @@ static int uninstall(struct inst *in, struct oerr *err)
 	n = cJSON_GetArraySize(in->j.dirs);
 	for (int i = n - 1; i >= 0; i--) {
 		const char *d = cJSON_GetStringValue(cJSON_GetArrayItem(in->j.dirs, i));
-		if (d && clean_path(d) && journal_remove_dir(&in->j, i))
+		if (d && engine_clean_path(d) && journal_remove_dir(&in->j, i))
 			out("removed %s/\n", d);
 	}
-	/* a running containerd runs ocidec's runtime still until it
-	 * restarts, and nothing it answers says so: a mark in /run (gone with
-	 * a reboot), for ocidec check and the package's removal: check
-	 * compares its time with containerd's start (with --restart, done
-	 * next) */
-	if (in->changed_containerd && !in->restart && engine_answers(in->root, engine(ENGINE_CONTAINERD))) {
-		struct oerr ignored;
-		_cleanup_close_ int run = root_mkdirs(in->root, "/run/ocidec", 0, NULL, NULL, &ignored);
-
-		if (run >= 0)
-			(void)root_write_atomic(in->root, CTRD_RESTART_MARK, "", 0, 0644, false, &ignored);
-	}
-	out("ocidec install: uninstalled from %s\n", in->prefix);
-	apply_hints(in, "without ocidec's runtime");
-	/* Docker keeps a container's runtime by name (given at docker run, or
-	 * the default one when it was made): where daemon.json no longer has
-	 * that name (not NVIDIA's given back under it), those do not start */
-	if (in->changed_docker) {
-		_cleanup_free_ char *text = NULL;
-		struct stat st;
-		struct oerr ignored;
-		size_t len;
-		cJSON *j = read_host(in, DOCKER_JSON, &text, &len, &st, &ignored) > 0 ? cJSON_Parse(text) : NULL;
-		const char *name = state_runtime_name(in);
-
-		if (!cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "runtimes"), name))
-			out("ocidec install: Docker's containers made with runtime \"%s\" (docker run --runtime %s, or "
-			    "while it was the default) do not start again: remove them and run them anew\n", name, name);
-		cJSON_Delete(j);
-	}
+	if (!in->restart)
+		engine_mark_unread(&in->p);
+	out("ocidec install: uninstalled from %s\n", in->p.prefix);
+	engine_hints(&in->p, in->restart, "without ocidec's runtime", out);
+	engine_uninstalled(&in->p, in->j.state, out);
 	return 0;
 }
 
@@ -1086,20 +277,21 @@ static int parse_runtimes(const char *list, unsigned *rts)
 	char *save = NULL;
 
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (strcmp(t, "podman") == 0) *rts |= RT_PODMAN;
-		else if (strcmp(t, "crio") == 0 || strcmp(t, "cri-o") == 0) *rts |= RT_CRIO;
-		else if (strcmp(t, "docker") == 0) *rts |= RT_DOCKER;
-		else if (strcmp(t, "containerd") == 0) *rts |= RT_CONTAINERD;
-		else if (strcmp(t, "nri") == 0) *rts |= RT_NRI;
-		else return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd, nri", t);
+		unsigned rt = engine_runtime_word(t);
+
+		if (rt)
+			*rts |= rt;
+		else
+			return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd, nri", t);
 	}
 	return 0;
 }
 
 static int install(struct inst *in, struct oerr *err)
 {
-	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d/", in->prefix);
-	int have = journal_load(&in->j, in->root, in->state_path, err);
+	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d/", in->p.prefix);
+	int have = journal_load(&in->j, in->p.root, in->state_path, err);
+	bool pending = false;
 
 	if (have < 0)
 		return -1;
@@ -1107,251 +299,65 @@ static int install(struct inst *in, struct oerr *err)
 	 * DaemonSet's old pod, during a surge) does not uninstall */
 	if (!cJSON_IsString(cJSON_GetObjectItem(in->j.state, "owner")) ||
 	    strcmp(cJSON_GetObjectItem(in->j.state, "owner")->valuestring, in->owner) != 0 ||
-	    strcmp(state_runtime_name(in), in->runtime_name) != 0) {
+	    strcmp(engine_state_runtime_name(in->j.state), in->p.runtime_name) != 0) {
 		cJSON_DeleteItemFromObject(in->j.state, "owner");
 		cJSON_AddStringToObject(in->j.state, "owner", in->owner);
 		cJSON_DeleteItemFromObject(in->j.state, "runtime_name");
-		cJSON_AddStringToObject(in->j.state, "runtime_name", in->runtime_name);
+		cJSON_AddStringToObject(in->j.state, "runtime_name", in->p.runtime_name);
 		in->changes += have > 0;
 	}
 	/* an earlier --restart that could not: still to do (its hint, this
 	 * run's --restart) */
-	{
-		cJSON *p = cJSON_GetObjectItem(in->j.state, "pending");
-		const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(p, "docker"));
-
-		in->pending_docker = d != NULL;
-		in->pending_docker_restart = d && strcmp(d, "restart") == 0;
-		in->pending_containerd = cJSON_GetObjectItem(p, "containerd") != NULL;
-	}
-	/* what uninstall takes out of a daemon.json edited since: ours */
-	if (in->changed_docker_plan) {
-		cJSON_DeleteItemFromObject(in->j.state, "docker_default");
-		cJSON_DeleteItemFromObject(in->j.state, "docker_cdi");
-		if (in->docker_default)
-			cJSON_AddTrueToObject(in->j.state, "docker_default");
-		if (in->docker_cdi)
-			cJSON_AddTrueToObject(in->j.state, "docker_cdi");
-	}
-	if (make_prefix(in, err) < 0)
+	pending = engine_record(&in->p, in->j.state);
+	if (instapply_prefix(&in->p, &in->j, err) < 0)
 		return -1;
-	for (size_t i = 0; i < in->n; i++)
-		if (apply(in, &in->a[i], err) < 0)
+	for (size_t i = 0; i < in->p.n; i++) {
+		int r = instapply_action(&in->p, &in->j, &in->p.a[i], out, err);
+
+		if (r < 0)
 			return -1;
+		in->changes += r;
+	}
 	/* configs an earlier install put there that this one does not */
 	for (int i = cJSON_GetArraySize(in->j.files) - 1; i >= 0; i--) {
 		cJSON *e = cJSON_GetArrayItem(in->j.files, i);
 		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 		bool keep = !p || strncmp(p, cdir, strlen(cdir)) != 0;
 
-		for (size_t k = 0; k < in->n && !keep; k++)
-			keep = strcmp(in->a[k].path, p) == 0;
+		for (size_t k = 0; k < in->p.n && !keep; k++)
+			keep = strcmp(in->p.a[k].path, p) == 0;
 		if (keep)
 			continue;
-		if (undo_file(in, e, err) < 0)
+		if (instapply_undo(&in->p, &in->j, e, in->state_path, out, err) < 0)
 			return -1;
 		cJSON_DeleteItemFromArray(in->j.files, i);
 		in->changes++;
 	}
 	/* what an earlier --restart left undone: this run's hint or
 	 * --restart; said once without --restart, then off the record */
-	in->changed_docker |= in->pending_docker;
-	in->changed_containerd |= in->pending_containerd;
-	if ((in->pending_docker || in->pending_containerd) && !in->restart)
+	if (pending && !in->restart)
 		cJSON_DeleteItemFromObject(in->j.state, "pending");
-	if (!have || in->changes || ((in->pending_docker || in->pending_containerd) && !in->restart))
+	if (!have || in->changes || (pending && !in->restart))
 		if (journal_save(&in->j, err) < 0)
 			return -1;
-	if (in->changes && in->host_mode)
+	if (in->changes && in->p.host_mode)
 		out("ocidec install: %d change%s: %s/ocidec registered, as it is installed (the record in %s)\n",
 		    in->changes, in->changes == 1 ? "" : "s", in->bin, in->state_path);
 	else if (in->changes)
-		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->prefix);
+		out("ocidec install: %d change%s under %s\n", in->changes, in->changes == 1 ? "" : "s", in->p.prefix);
 	else
 		out("ocidec install: nothing to change\n");
-	apply_hints(in, NULL);
+	engine_hints(&in->p, in->restart, NULL, out);
 	return 0;
-}
-
-/* ARGV run (found on PATH), waited for: its exit status (128 + N for a
- * signal), or -1 with ERR. QUIET: its output to /dev/null. */
-static int run_wait_out(char *const argv[], bool quiet, struct oerr *err)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return oerr_set(err, errno, "fork");
-	if (pid == 0) {
-		int null = quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
-
-		if (null >= 0)
-			dup2(null, 1), dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int run_wait(char *const argv[], struct oerr *err)
-{
-	return run_wait_out(argv, false, err);
-}
-
-/* ARGV ("CMD restart UNIT" or "SCRIPT restart") restarts ENGINE: said, or
- * its failure in ERR */
-static int restart_by(char *const argv[], const char *engine, struct oerr *err)
-{
-	int code = run_wait(argv, err);
-	const char *cmd = strrchr(argv[0], '/') && argv[2] ? strrchr(argv[0], '/') + 1 : argv[0];
-
-	if (code < 0)
-		return -1;
-	if (code)
-		return oerr_set(err, 0, "--restart: %s %s%s%s failed (exit %d): restart %s yourself", cmd, argv[1],
-				argv[2] ? " " : "", argv[2] ? argv[2] : "", code, engine);
-	out("ocidec install: %s %s (%s %s%s%s)\n", strstr(argv[1], "reload") ? "reloaded" : "restarted", engine, cmd,
-	    argv[1], argv[2] ? " " : "", argv[2] ? argv[2] : "");
-	return 0;
-}
-
-/* --restart: ENGINE (its systemd UNIT) made to read what install wrote:
- * systemctl restart UNIT where systemd is PID 1; else, where a reload
- * does (RELOAD: Docker's runtimes and default runtime), SIGHUP to the
- * process PIDFILE names, checked to be COMM; else said, -1 */
-static int restart_engine(const char *engine, const char *unit, const char *comm, const char *pidfile, bool reload,
-			  struct oerr *err)
-{
-	struct stat st;
-
-	if (stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode)) {
-		_cleanup_free_ char *sock = xasprintf("%.*s.socket", (int)strcspn(unit, "."), unit);
-		char *const reset[] = { (char *)"systemctl", (char *)"reset-failed", (char *)unit, sock, NULL };
-		char *const argv[] = { (char *)"systemctl", (char *)"restart", (char *)unit, NULL };
-		char *const rl[] = { (char *)"systemctl", (char *)"try-reload-or-restart", (char *)unit, NULL };
-		struct oerr ignored;
-
-		/* a reload where it is enough (Docker's runtimes and default
-		 * runtime): no container stops */
-		if (reload)
-			return restart_by(rl, engine, err);
-
-		/* the unit's start limit cleared first: restarts of earlier
-		 * runs (or the engine's own failures) would have systemd refuse
-		 * this one, and leave the engine down ("start of the service was
-		 * attempted too often"); a unit without a socket is no error */
-		run_wait_out(reset, true, &ignored);
-		return restart_by(argv, engine, err);
-	}
-	if (reload && pidfile) {
-		_cleanup_close_ int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		char buf[32] = "", path[64], name[64] = "";
-		long pid = 0;
-		ssize_t n;
-
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-		    (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-			buf[n] = '\0';
-			pid = strtol(buf, NULL, 10);
-		}
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		{
-			_cleanup_close_ int c = pid > 1 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-			if (c >= 0 && (n = read(c, name, sizeof(name) - 1)) > 0)
-				name[strcspn(name, "\n")] = '\0';
-		}
-		if (pid > 1 && strcmp(name, comm) == 0 && kill((pid_t)pid, SIGHUP) == 0) {
-			out("ocidec install: reloaded %s (SIGHUP to pid %ld from %s)\n", engine, pid, pidfile);
-			return 0;
-		}
-	}
-	/* the engine's init script (Debian's docker.io has one): its restart */
-	{
-		char script[64];
-
-		snprintf(script, sizeof(script), "/etc/init.d/%.*s", (int)strcspn(unit, "."), unit);
-		if (stat(script, &st) == 0 && S_ISREG(st.st_mode) && root_owned(&st) &&
-		    (st.st_mode & 0100)) {
-			char *const argv[] = { script, (char *)"restart", NULL };
-
-			return restart_by(argv, engine, err);
-		}
-	}
-	return oerr_set(err, 0, "--restart: %s: no systemd here (PID 1)%s, no init script: restart %s yourself", engine,
-			reload ? ", no running one named by its pid file" : ", a reload does not do", engine);
-}
-
-/* --restart: ENGINE G answering on its socket again, within
- * --restart-timeout.
- * systemd's restart returns once the daemon said it is ready (Docker's and
- * containerd's units are Type=notify); a reload by signal or an init
- * script's restart returns sooner. */
-static int wait_answers(const struct inst *in, const struct engine *g, struct oerr *err)
-{
-	struct timespec now, end, tick = { 0, 200 * 1000 * 1000 };
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += in->restart_timeout;
-	for (;;) {
-		if (engine_answers(in->root, g))
-			return 0;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-			break;
-		nanosleep(&tick, NULL);
-	}
-	return oerr_set(err, 0, "--restart: %s does not answer on its socket %u s after: no container starts there; "
-			"see why in its log (journalctl -u %s.service), then start it", g->daemon, in->restart_timeout,
-			g->unit);
 }
 
 /* --restart after the engines' files changed: each of them, and every
  * one that could not be named in the error */
 static int restart_engines(struct inst *in, struct oerr *err)
 {
-	const struct { bool changed; enum engine_id id; bool restart; } e[] = {
-		{ in->changed_docker, ENGINE_DOCKER, docker_needs_restart(in) },
-		{ in->changed_containerd, ENGINE_CONTAINERD, true },
-	};
-	char *failed = NULL;
 	cJSON *pending = NULL;
+	char *failed = engine_restart_changed(&in->p, in->restart_timeout, out, &pending);
 
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
-		const struct engine *g = engine(e[i].id);
-		char unit[64];
-		struct oerr one;
-		bool done, reload;
-
-		snprintf(unit, sizeof(unit), "%s.service", g->unit);
-		if (!e[i].changed)
-			continue;
-		reload = !e[i].restart && g->reload_loads_runtimes;
-		done = restart_engine(g->daemon, unit, g->daemon, g->pidfile, reload, &one) == 0;
-		/* (a reload leaves the daemon answering: only a restart waited for) */
-		if (done && (reload || wait_answers(in, g, &one) == 0)) {
-			if (e[i].id == ENGINE_CONTAINERD) {
-				_cleanup_close_ int dfd = root_open(in->root, "/run/ocidec", O_PATH | O_DIRECTORY);
-
-				if (dfd >= 0)
-					(void)unlinkat(dfd, strrchr(CTRD_RESTART_MARK, '/') + 1, 0);
-			}
-			continue;
-		}
-		{
-			char *f = failed ? xasprintf("%s; %s", failed, one.msg) : xstrdup(one.msg);
-			free(failed);
-			failed = f;
-		}
-		/* (restarted, not answering: said, nothing pending) */
-		if (done)
-			continue;
-		/* what is still to do, for the next run (its --restart, its hint) */
-		if (!pending)
-			pending = cJSON_CreateObject();
-		cJSON_AddStringToObject(pending, g->name, e[i].restart ? "restart" : "reload");
-	}
 	/* an install record: what is pending goes in it (uninstall has none left) */
 	if (in->j.state && cJSON_GetObjectItem(in->j.state, "files") && !in->uninstalled) {
 		struct oerr e2;
@@ -1371,65 +377,12 @@ static int restart_engines(struct inst *in, struct oerr *err)
 	return 0;
 }
 
-/* The host's install lock: HOST/run/ocidec-install.lock, a regular file
- * of root's that only root may open (made 0600, never through a link),
- * locked exclusive (flock; released when the descriptor closes, by exit or
- * death): every ocidec install on the host, from any container, takes the
- * same lock, and no unprivileged user can hold it (a lock on a directory
- * anyone may open could be). Tried every 100 ms for TIMEOUT seconds, then
- * a clear error; with SIGS (--wait: SIGTERM and SIGINT blocked), one of
- * them ends the wait at once (-1, *SIG the signal, nothing done). */
-#define LOCK_NAME "run/ocidec-install.lock"
-static int host_lock(int root, const char *host, unsigned timeout, const sigset_t *sigs, int *sig, int *fd,
-		     struct oerr *err)
-{
-	_cleanup_close_ int run = -1;
-	struct timespec tick = { 0, 100 * 1000 * 1000 };
-	struct stat st;
-
-	*fd = -1;
-	if (mkdirat(root, "run", 0755) < 0 && errno != EEXIST)
-		return oerr_set(err, errno, "%s/run", host);
-	run = openat(root, "run", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (run < 0)
-		return oerr_set(err, errno, "%s/run", host);
-	*fd = openat(run, "ocidec-install.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-	if (*fd < 0)
-		return oerr_set(err, errno, "%s/" LOCK_NAME, host);
-	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return oerr_set(err, 0, "%s/" LOCK_NAME ": not a regular file of root's that only root may open "
-				"(remove it)", host);
-	for (unsigned long waited = 0;; waited++) {
-		if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
-			return 0;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return oerr_set(err, errno, "%s/" LOCK_NAME ": lock", host);
-		if (waited == 0) {  /* said at once: a pod's log shows why it waits */
-			out("ocidec install: waiting for another install or uninstall (the lock %s/" LOCK_NAME
-			    ", %u s at most)\n", host, timeout);
-			fflush(stdout);
-		}
-		if (waited >= 10UL * timeout)
-			return oerr_set(err, 0, "%s/" LOCK_NAME ": another ocidec install or uninstall held it for "
-					"%u s (--lock-timeout)", host, timeout);
-		if (sigs) {
-			siginfo_t si;
-			int s2 = sigtimedwait(sigs, &si, &tick);
-			if (s2 > 0) {
-				*sig = s2;
-				return oerr_set(err, 0, "signal %d while waiting for the install lock: nothing done", s2);
-			}
-		} else
-			nanosleep(&tick, NULL);
-	}
-}
-
 /* Is the install on the host still this one (its record names our owner
  * token)? */
 static bool owned(struct inst *in)
 {
 	struct oerr e;
-	int have = journal_load(&in->j, in->root, in->state_path, &e);
+	int have = journal_load(&in->j, in->p.root, in->state_path, &e);
 	const char *o = have > 0 ? cJSON_GetStringValue(cJSON_GetObjectItem(in->j.state, "owner")) : NULL;
 	bool r = o ? strcmp(o, in->owner) == 0 : have > 0;
 
@@ -1448,42 +401,43 @@ static int check_args(const struct inst *in, const char *host, const char *hooks
 		      bool undo, bool wait)
 {
 	(void)host;
-	if (!clean_path(in->prefix) || strcmp(in->prefix, "/") == 0)
-		return applet_usage_error("--prefix %s: not a clean absolute path", in->prefix);
-	if (hooks_dir && !clean_path(hooks_dir))
+	if (!engine_clean_path(in->p.prefix) || strcmp(in->p.prefix, "/") == 0)
+		return applet_usage_error("--prefix %s: not a clean absolute path", in->p.prefix);
+	if (hooks_dir && !engine_clean_path(hooks_dir))
 		return applet_usage_error("--hooks-dir %s: not a clean absolute path", hooks_dir);
-	if (driver_root && !clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0 &&
+	if (driver_root && !engine_clean_path(driver_root) && strcmp(driver_root, "/") != 0 && strcmp(driver_root, "auto") != 0 &&
 	    strcmp(driver_root, "container") != 0)
 		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	if (undo && wait)
 		return applet_usage_error("--uninstall and --wait: one or the other");
-	if (strcmp(in->runtime_name, "runc") == 0 || strcmp(in->runtime_name, "crun") == 0 ||
-	    strcmp(in->runtime_name, "io.containerd.runc.v2") == 0)
+	if (strcmp(in->p.runtime_name, "runc") == 0 || strcmp(in->p.runtime_name, "crun") == 0 ||
+	    strcmp(in->p.runtime_name, "io.containerd.runc.v2") == 0)
 		return applet_usage_error("--runtime-name %s: the engines' own runtime's name (Docker reserves runc; "
 					  "containerd's runc is the node's): choose another (ocidec, nvidia)",
-					  in->runtime_name);
-	if (!*in->runtime_name ||
-	    strspn(in->runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(in->runtime_name))
+					  in->p.runtime_name);
+	if (!*in->p.runtime_name ||
+	    strspn(in->p.runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(in->p.runtime_name))
 		return applet_usage_error("--runtime-name %s: lower-case letters, digits, - and _ only",
-					  in->runtime_name);
+					  in->p.runtime_name);
 	return EXIT_OK;
 }
 
 static void inst_free(struct inst *in)
 {
-	for (size_t i = 0; i < in->n; i++) {
-		free(in->a[i].path);
-		free(in->a[i].data);
-		free(in->a[i].link);
+	for (size_t i = 0; i < in->p.n; i++) {
+		free(in->p.a[i].path);
+		free(in->p.a[i].data);
+		free(in->p.a[i].link);
 	}
-	free(in->a);
+	free(in->p.a);
 	free(in->name_kept);
 	free(in->recorded_name);
 	free(in->bin);
 	free(in->state_path);
+	cJSON_Delete((cJSON *)in->p.recorded);
 	journal_free(&in->j);
-	if (in->root >= 0)
-		close(in->root);
+	if (in->p.root >= 0)
+		close(in->p.root);
 }
 
 /* --wait: SIGTERM and SIGINT blocked from the start (a SIGTERM while we
@@ -1508,11 +462,13 @@ static int wait_prepare(struct inst *in, sigset_t *sigs, struct oerr *err)
 	return 0;
 }
 
-/* --runtime nri without --wait: what runs the plugin (0) */
-static int nri_hint(void)
+/* An engine asked for that needs nothing registered (NRI) without
+ * --wait: what runs it (0) */
+static int engine_notes(const struct inst *in)
 {
-	out("ocidec install: NRI: nothing to register; the plugin is `ocidec nri` (on the host: systemctl enable "
-	    "--now ocidec-nri.service), and containerd 1.7 needs NRI on (ocidec-nri(1))\n");
+	for each_driver(i)
+		if ((in->p.rts & engine_drivers[i]->rts) && engine_drivers[i]->note)
+			out("%s\n", engine_drivers[i]->note);
 	return 0;
 }
 
@@ -1527,8 +483,8 @@ static pid_t nri_child(const struct inst *in, const char *host)
 	pid = fork();
 	if (pid == 0) {
 		struct oerr e = { 0 };
-		char *dir = xasprintf("%s/etc/ocidec.d", in->prefix), *hook = xasprintf("%s/ocidec", in->bin);
-		struct nri_opts o = { .dir = dir, .socket = NRI_SOCKET, .hook = hook, .name = in->runtime_name,
+		char *dir = xasprintf("%s/etc/ocidec.d", in->p.prefix), *hook = xasprintf("%s/ocidec", in->bin);
+		struct nri_opts o = { .dir = dir, .socket = NRI_SOCKET, .hook = hook, .name = in->p.runtime_name,
 				      .index = "50", .cdi_dir = "/var/run/cdi" };
 		int r;
 
@@ -1556,7 +512,7 @@ static bool nri_none(const struct inst *in, const char *host)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		int c = chroot(host) == 0 && chdir("/") == 0 ? nrictl_ask(in->runtime_name, NRICTL_STATUS, NULL, NULL) : -1;
+		int c = chroot(host) == 0 && chdir("/") == 0 ? nrictl_ask(in->p.runtime_name, NRICTL_STATUS, NULL, NULL) : -1;
 
 		/* none: no socket, or no one listening on it; a plugin slow to
 		 * answer is one */
@@ -1577,7 +533,7 @@ static void nri_cdi_off(const struct inst *in, const char *host)
 	fflush(stdout);   /* (not twice) */
 	pid = fork();
 	if (pid == 0) {
-		_cleanup_free_ char *dir = xasprintf("%s/etc/ocidec.d", in->prefix);
+		_cleanup_free_ char *dir = xasprintf("%s/etc/ocidec.d", in->p.prefix);
 
 		_exit(chroot(host) == 0 && chdir("/") == 0 ? cdi_unrefresh(dir, "/var/run/cdi") : EXIT_FAIL);
 	}
@@ -1633,10 +589,10 @@ static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t 
 			;
 	}
 	journal_free(&in->j);
-	if (host_lock(in->root, host, in->lock_timeout, NULL, NULL, lockfd, err) < 0)
+	if (instlock_take(in->p.root, host, in->lock_timeout, NULL, NULL, lockfd, out, err) < 0)
 		return -1;
 	if (!owned(in)) {
-		out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in->prefix);
+		out("ocidec install: signal %d: a newer install owns %s: left in place\n", sig, in->p.prefix);
 		return 0;
 	}
 	out("ocidec install: signal %d: uninstalling\n", sig);
@@ -1680,9 +636,9 @@ static void host_configs(struct inst *in)
 {
 	struct config cfg;
 
-	config_load_each(&cfg, in->cdir);
+	config_load_each(&cfg, in->p.cdir);
 	for (size_t i = 0; i < cfg.n; i++)
-		in->has_nvidia |= vendor_answers(&cfg.vendors[i], "NVIDIA_VISIBLE_DEVICES");
+		in->p.has_nvidia |= vendor_answers(&cfg.vendors[i], "NVIDIA_VISIBLE_DEVICES");
 	config_free(&cfg);
 }
 
@@ -1734,7 +690,7 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'R': a->host = optarg; break;
-		case 'P': in->prefix = optarg, a->toolkit_opt = "--prefix"; break;
+		case 'P': in->p.prefix = optarg, a->toolkit_opt = "--prefix"; break;
 		case 'D':  /* empty: the configs' own (a ConfigMap's unset value) */
 			if (*optarg)
 				a->driver_root = optarg, a->toolkit_opt = "--driver-root";
@@ -1742,12 +698,12 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 		case 'H': a->hooks_dir = optarg; break;
 		case 'c': a->cdir = optarg, a->toolkit_opt = "-c"; break;
 		case 'v': vendor_list(&a->vendors, optarg), a->toolkit_opt = "--vendor"; break;
-		case 'd': in->set_default = true; break;
-		case 'C': in->enable_cdi = true; break;
+		case 'd': in->p.set_default = true; break;
+		case 'C': in->p.enable_cdi = true; break;
 		case 'X': in->restart = true; break;
 		case 'U': a->undo = true; break;
 		case 'W': a->wait = true, a->toolkit_opt = "--wait"; break;
-		case 'N': in->runtime_name = optarg, in->name_given = true; break;
+		case 'N': in->p.runtime_name = optarg, in->name_given = true; break;
 		case 'L':
 		case 'Y': {
 			char *end;
@@ -1791,9 +747,9 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
  * under --prefix. EXIT_OK, a usage error's status (said), or -1 (ERR) */
 static int install_where(struct inst *in, struct install_args *a, struct oerr *err)
 {
-	in->host_mode = !a->host;
-	if (!in->host_mode) {
-		in->bin = xasprintf("%s/bin", in->prefix);
+	in->p.host_mode = !a->host;
+	if (!in->p.host_mode) {
+		in->bin = xasprintf("%s/bin", in->p.prefix);
 		return EXIT_OK;
 	}
 	if (a->toolkit_opt && strcmp(a->toolkit_opt, "--wait") == 0)
@@ -1805,8 +761,8 @@ static int install_where(struct inst *in, struct install_args *a, struct oerr *e
 					  "the host, ocidec registers itself and its %s as they are (edit them there)",
 					  a->toolkit_opt, a->cdir);
 	a->host = "/";
-	in->prefix = HOST_STATE_DIR;
-	in->cdir = a->cdir;
+	in->p.prefix = HOST_STATE_DIR;
+	in->p.cdir = a->cdir;
 	if (!a->undo && host_binary(in, err) < 0)
 		return -1;
 	if (a->undo) {
@@ -1833,27 +789,33 @@ static int install_where(struct inst *in, struct install_args *a, struct oerr *e
  * installs): 0, or -1 (ERR) */
 static int install_run(struct inst *in, struct install_args *a, struct oerr *err)
 {
+	struct instcopy copy;
 	_cleanup_close_ int lockfd = -1;
 	sigset_t sigs;
 	int sig = 0;
 
-	in->root = open(a->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	in->state_path = xasprintf("%s/install.json", in->prefix);
-	if (in->root < 0)
+	in->p.bin = in->bin;
+	in->p.root = open(a->host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	in->state_path = xasprintf("%s/install.json", in->p.prefix);
+	if (in->p.root < 0)
 		return oerr_set(err, errno, "--host-root %s", a->host);
 	if ((a->wait && wait_prepare(in, &sigs, err) < 0) ||
-	    host_lock(in->root, a->host, in->lock_timeout, a->wait ? &sigs : NULL, &sig, &lockfd, err) < 0)
+	    instlock_take(in->p.root, a->host, in->lock_timeout, a->wait ? &sigs : NULL, &sig, &lockfd, out,
+			  err) < 0)
 		return -1;
 	if (a->undo)
 		return uninstall(in, err) < 0 || (in->restart && restart_engines(in, err) < 0) ? -1 : 0;
 	/* everything read and checked before anything is written */
+	copy = (struct instcopy){ .cdir = a->cdir, .names = a->vendors.v, .nnames = (int)a->vendors.n,
+				  .driver_root = a->driver_root, .tenant_kubernetes = in->tenant_kubernetes, .say = out };
+	in->p.rts = a->rts ? a->rts : ENGINE_RT_PODMAN;
+	in->p.hooks_dir = a->hooks_dir;
 	carry_recorded(in);
-	return (!in->host_mode && (plan_binary(in, err) < 0 ||
-				   plan_configs(in, a->cdir, a->vendors.v, (int)a->vendors.n, a->driver_root, err) < 0)) ||
-	       plan_engines(in, a->rts ? a->rts : RT_PODMAN, a->hooks_dir, err) < 0 || install(in, err) < 0 ||
+	return (!in->p.host_mode && (instcopy_binary(&in->p, err) < 0 || instcopy_configs(&in->p, &copy, err) < 0)) ||
+	       plan_engines(in, err) < 0 || install(in, err) < 0 ||
 	       (in->restart && restart_engines(in, err) < 0) ||
-	       ((a->rts & RT_NRI) && !a->wait && nri_hint()) ||
-	       (a->wait && wait_uninstall(in, a->host, a->rts & RT_NRI, &sigs, &lockfd, err) < 0) ? -1 : 0;
+	       (!a->wait && engine_notes(in)) ||
+	       (a->wait && wait_uninstall(in, a->host, a->rts & ENGINE_RT_NRI, &sigs, &lockfd, err) < 0) ? -1 : 0;
 }
 
 static void install_args_free(struct install_args *a)
@@ -1863,8 +825,9 @@ static void install_args_free(struct install_args *a)
 
 APPLET_MAIN(install)
 {
-	__attribute__((cleanup(inst_free))) struct inst in = { .root = -1, .prefix = PREFIX_DEFAULT,
-							       .runtime_name = "ocidec", .owner = "install",
+	__attribute__((cleanup(inst_free))) struct inst in = { .p = { .root = -1, .prefix = PREFIX_DEFAULT,
+								       .runtime_name = "ocidec" },
+							       .owner = "install",
 							       .lock_timeout = 120,
 							       .restart_timeout = 60 };
 	__attribute__((cleanup(install_args_free))) struct install_args a = { .cdir = config_dir_default() };

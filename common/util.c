@@ -752,3 +752,34 @@ bool root_owned(const struct stat *st)
 {
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
+
+/* S as one shell word: as it is where it holds nothing a shell reads
+ * otherwise, else in single quotes, a quote in it as '"'"' (a fix is
+ * pasted into a shell; a file name must stay a name). malloc'd; NULL where
+ * S holds a control character (the text output escapes it) */
+char *shell_word(const char *s)
+{
+	size_t n = 3;
+	char *out, *o;
+
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") == strlen(s))
+		return xstrdup(s);
+	/* a control character prints escaped: no word to paste */
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return NULL;
+	for (const char *p = s; *p; p++)
+		n += *p == '\'' ? 5 : 1;
+	o = out = xmalloc(n);
+	*o++ = '\'';
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'') {  /* (no backslash: the text output escapes those) */
+			memcpy(o, "'\"'\"'", 5);
+			o += 5;
+		} else
+			*o++ = *p;
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return out;
+}

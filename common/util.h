@@ -164,4 +164,8 @@ bool utf8_valid(const char *s);
 /* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */
 char *path_join_root(const char *root, const char *path);
 
+/* S as one shell word (a fix to paste): as it is, or single-quoted;
+ * malloc'd; NULL where S holds a control character */
+char *shell_word(const char *s);
+
 #endif
