@@ -14,8 +14,6 @@
  * touched: a second install changes nothing.
  */
 #include "applets/applet.h"
-#include "common/cdispec.h"
-#include "common/nriplugin.h"
 #include "common/config.h"
 #include "common/engine.h"
 #include "common/engines.h"
@@ -24,7 +22,6 @@
 #include "common/instlock.h"
 #include "common/journal.h"
 #include "common/keycache.h"
-#include "common/nrictl.h"
 #include "common/json.h"
 #include "common/ldconfig.h"
 #include "common/log.h"
@@ -125,12 +122,10 @@ const char install_usage[] =
 	"                        SIGTERM while waiting for the lock ends it, nothing done\n"
 	"  --lock-timeout S      wait at most S seconds for another install (default 120)\n";
 
-#define MAX_FILE (64u << 20)
-
 
 struct inst {
 	struct engine_plan p;      /* the host root, what was asked, the files to write */
-	char owner[40];            /* this install's token in install.json */
+	char owner[INSTLOCK_OWNER];  /* this install's token in install.json */
 	bool tenant_kubernetes;    /* --tenant-policy kubernetes */
 	char *bin;                 /* p.bin's (host mode: this binary's directory) */
 	char *recorded_name;       /* p.recorded_name's */
@@ -148,27 +143,14 @@ struct inst {
 /* each driver with its run (engine.h) */
 #define each_driver(i) (size_t i = 0; engine_drivers[i]; i++)
 
-/* ---- small file helpers, every path inside the host root ---- */
-
-/* Read the regular file PATH (not through a final symlink): 1 and its
- * content, 0 when absent, -1 with ERR. */
-static int read_host(struct inst *in, const char *path, char **buf, size_t *len, struct stat *st,
-		     struct oerr *err)
-{
-	return root_read_file(in->p.root, path, MAX_FILE, buf, len, st, err);
-}
-
 /* ---- what to write ---- */
 
 /* The last install's record on this host (its install.json), or NULL */
 static cJSON *recorded(struct inst *in)
 {
-	_cleanup_free_ char *text = NULL;
-	struct stat st;
-	struct oerr e;
-	size_t len;
+	_cleanup_free_ char *text = engine_host_read(in->p.root, in->state_path);
 
-	return read_host(in, in->state_path, &text, &len, &st, &e) > 0 ? cJSON_Parse(text) : NULL;
+	return text ? cJSON_Parse(text) : NULL;
 }
 
 /* An install run again keeps what the last one set: its runtime name
@@ -202,23 +184,6 @@ static int plan_engines(struct inst *in, struct oerr *err)
 
 /* ---- uninstall ---- */
 
-/* The idle path's index of the installed configs (the hook's and the
- * shim's, in the host's /run/ocidec: common/keycache.h), which goes with
- * them */
-static void forget_index(const struct inst *in)
-{
-	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d", in->p.prefix);
-	_cleanup_close_ int dfd = in->p.host_mode ? -1 : root_open(in->p.root, cdir, O_PATH | O_DIRECTORY);
-	_cleanup_close_ int run = dfd < 0 ? -1 : root_open(in->p.root, KEYCACHE_DIR, O_PATH | O_DIRECTORY);
-	struct stat st;
-	char name[64];
-
-	if (run < 0 || fstat(dfd, &st) < 0)
-		return;
-	keycache_name(&st, name);
-	unlinkat(run, name, 0);
-}
-
 static int uninstall(struct inst *in, struct oerr *err)
 {
 	int have = journal_load(&in->j, in->p.root, in->state_path, err), n;
@@ -235,7 +200,8 @@ static int uninstall(struct inst *in, struct oerr *err)
 	strv_free(&files);
 	if (have < 0)
 		return -1;
-	forget_index(in);
+	if (!in->p.host_mode)   /* the idle path's index of the configs goes with them */
+		keycache_forget(in->p.root, in->p.prefix);
 	/* what the record says each engine needs when it is taken back */
 	for each_driver(i)
 		if (engine_drivers[i]->undoing)
@@ -270,22 +236,6 @@ static int uninstall(struct inst *in, struct oerr *err)
 }
 
 /* ---- main ---- */
-
-static int parse_runtimes(const char *list, unsigned *rts)
-{
-	_cleanup_free_ char *copy = xstrdup(list);
-	char *save = NULL;
-
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned rt = engine_runtime_word(t);
-
-		if (rt)
-			*rts |= rt;
-		else
-			return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd, nri", t);
-	}
-	return 0;
-}
 
 static int install(struct inst *in, struct oerr *err)
 {
@@ -390,16 +340,13 @@ static bool owned(struct inst *in)
 	return r;
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-}
-
 /* The options that go together, as the usage says; EXIT_OK or the usage
  * error's status */
 static int check_args(const struct inst *in, const char *host, const char *hooks_dir, const char *driver_root,
 		      bool undo, bool wait)
 {
+	struct oerr e;
+
 	(void)host;
 	if (!engine_clean_path(in->p.prefix) || strcmp(in->p.prefix, "/") == 0)
 		return applet_usage_error("--prefix %s: not a clean absolute path", in->p.prefix);
@@ -410,56 +357,19 @@ static int check_args(const struct inst *in, const char *host, const char *hooks
 		return applet_usage_error("--driver-root %s: not a clean absolute path", driver_root);
 	if (undo && wait)
 		return applet_usage_error("--uninstall and --wait: one or the other");
-	if (strcmp(in->p.runtime_name, "runc") == 0 || strcmp(in->p.runtime_name, "crun") == 0 ||
-	    strcmp(in->p.runtime_name, "io.containerd.runc.v2") == 0)
-		return applet_usage_error("--runtime-name %s: the engines' own runtime's name (Docker reserves runc; "
-					  "containerd's runc is the node's): choose another (ocidec, nvidia)",
-					  in->p.runtime_name);
-	if (!*in->p.runtime_name ||
-	    strspn(in->p.runtime_name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(in->p.runtime_name))
-		return applet_usage_error("--runtime-name %s: lower-case letters, digits, - and _ only",
-					  in->p.runtime_name);
+	if (engine_runtime_name_check(in->p.runtime_name, &e) < 0)
+		return applet_usage_error("%s", e.msg);
 	return EXIT_OK;
 }
 
 static void inst_free(struct inst *in)
 {
-	for (size_t i = 0; i < in->p.n; i++) {
-		free(in->p.a[i].path);
-		free(in->p.a[i].data);
-		free(in->p.a[i].link);
-	}
-	free(in->p.a);
+	engine_plan_free(&in->p);
 	free(in->name_kept);
 	free(in->recorded_name);
 	free(in->bin);
 	free(in->state_path);
-	cJSON_Delete((cJSON *)in->p.recorded);
 	journal_free(&in->j);
-	if (in->p.root >= 0)
-		close(in->p.root);
-}
-
-/* --wait: SIGTERM and SIGINT blocked from the start (a SIGTERM while we
- * wait for the lock or plan, a containerd dump, waits for us), and this
- * install's own token in the record */
-static int wait_prepare(struct inst *in, sigset_t *sigs, struct oerr *err)
-{
-	unsigned char r[16];
-
-	sigemptyset(sigs);
-	sigaddset(sigs, SIGTERM);
-	sigaddset(sigs, SIGINT);
-	sigaddset(sigs, SIGCHLD);    /* the NRI plugin's child (--runtime nri) */
-	signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
-	signal(SIGINT, on_signal);
-	signal(SIGCHLD, on_signal);
-	sigprocmask(SIG_BLOCK, sigs, NULL);
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		return oerr_set(err, errno, "getrandom");
-	for (int i = 0; i < 16; i++)
-		snprintf(in->owner + 2 * i, 3, "%02x", r[i]);
-	return 0;
 }
 
 /* An engine asked for that needs nothing registered (NRI) without
@@ -472,122 +382,19 @@ static int engine_notes(const struct inst *in)
 	return 0;
 }
 
-/* --runtime nri --wait: the NRI plugin, in a child entered into the host
- * root HOST (everything it reads and names is the node's): its pid, or -1
- * (said) */
-static pid_t nri_child(const struct inst *in, const char *host)
-{
-	pid_t pid;
-
-	fflush(stdout);   /* (not twice) */
-	pid = fork();
-	if (pid == 0) {
-		struct oerr e = { 0 };
-		char *dir = xasprintf("%s/etc/ocidec.d", in->p.prefix), *hook = xasprintf("%s/ocidec", in->bin);
-		struct nri_opts o = { .dir = dir, .socket = NRI_SOCKET, .hook = hook, .name = in->p.runtime_name,
-				      .index = "50", .cdi_dir = "/var/run/cdi" };
-		int r;
-
-		if (chroot(host) < 0 || chdir("/") < 0) {
-			log_warn("chroot %s: %s", host, strerror(errno));
-			_exit(EXIT_FAIL);
-		}
-		r = nri_plugin(&o, &e);
-		if (r < 0)
-			applet_fail(&e);
-		_exit(r < 0 ? EXIT_USAGE : r == 1 ? NRI_HANDED_OVER : EXIT_OK);
-	}
-	if (pid < 0)
-		log_warn("fork: %s: no NRI plugin", strerror(errno));
-	return pid;
-}
-
-/* No NRI plugin of IN's name answers in the host root HOST (a child
- * entered there asks its control socket)? */
-static bool nri_none(const struct inst *in, const char *host)
-{
-	pid_t pid;
-	int st;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		int c = chroot(host) == 0 && chdir("/") == 0 ? nrictl_ask(in->p.runtime_name, NRICTL_STATUS, NULL, NULL) : -1;
-
-		/* none: no socket, or no one listening on it; a plugin slow to
-		 * answer is one */
-		_exit(c < 0 && (errno == ENOENT || errno == ECONNREFUSED) ? 1 : 0);
-	}
-	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1;
-}
-
-/* The CDI specs the plugin wrote, removed in the host root HOST (a child
- * entered there: the node's /var/run is a link) */
-static void nri_cdi_off(const struct inst *in, const char *host)
-{
-	pid_t pid;
-	int st;
-
-	fflush(stdout);   /* (not twice) */
-	pid = fork();
-	if (pid == 0) {
-		_cleanup_free_ char *dir = xasprintf("%s/etc/ocidec.d", in->p.prefix);
-
-		_exit(chroot(host) == 0 && chdir("/") == 0 ? cdi_unrefresh(dir, "/var/run/cdi") : EXIT_FAIL);
-	}
-	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	fflush(stdout);
-}
-
 /* --wait, installed: the lock let go, then at SIGTERM or SIGINT the install
  * undone, unless a newer one owns the prefix now. With NRI the plugin runs
  * meanwhile: started again when it fails, not when it handed its
  * connection over to a newer pod's plugin. */
 static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t *sigs, int *lockfd, struct oerr *err)
 {
-	pid_t child;
-	int sig, st;
+	struct engine_serve s = { .host = host, .prefix = in->p.prefix, .bin = in->bin, .name = in->p.runtime_name };
+	int sig;
 
 	applet_finish_stdout(EXIT_OK);
 	close(*lockfd);
 	*lockfd = -1;
-	child = nri ? nri_child(in, host) : -1;
-	for (;;) {
-		struct timespec tick = { .tv_sec = NRI_CDI_TICK };
-		siginfo_t si;
-
-		sig = sigtimedwait(sigs, &si, nri && child < 0 ? &tick : NULL);
-		if (sig < 0 && errno == EAGAIN && nri_none(in, host)) {
-			/* handed over, and the newer plugin is gone (its pod
-			 * deleted before it was ready): this one serves again */
-			out("ocidec install: no NRI plugin serves any more: started again\n");
-			child = nri_child(in, host);
-		}
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD)
-			break;
-		if (child <= 0 || waitpid(child, &st, WNOHANG) != child)
-			continue;
-		if (WIFEXITED(st) && WEXITSTATUS(st) == NRI_HANDED_OVER) {
-			out("ocidec install: the NRI plugin handed its connection over to a newer one\n");
-			child = -1;
-		} else {
-			out("ocidec install: the NRI plugin ended (%s %d): started again\n",
-			    WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-			sleep(1);
-			child = nri_child(in, host);
-		}
-		applet_finish_stdout(EXIT_OK);
-	}
-	if (child > 0) {
-		kill(child, SIGTERM);
-		while (waitpid(child, &st, 0) < 0 && errno == EINTR)
-			;
-	}
+	sig = engine_wait(sigs, nri ? &s : NULL);
 	journal_free(&in->j);
 	if (instlock_take(in->p.root, host, in->lock_timeout, NULL, NULL, lockfd, out, err) < 0)
 		return -1;
@@ -597,49 +404,8 @@ static int wait_uninstall(struct inst *in, const char *host, bool nri, sigset_t 
 	}
 	out("ocidec install: signal %d: uninstalling\n", sig);
 	if (nri)   /* the specs its plugin kept true go with it */
-		nri_cdi_off(in, host);
+		engine_nri_specs_off(&s);
 	return uninstall(in, err);
-}
-
-/* Host mode: this binary, where it is installed (the package's, make
- * install's): BIN its directory, where ocidec-hook and ocidec-runtime must
- * be this binary too (the names the engines run it by), root's and
- * writable by no one else (the engines run it as root) */
-static int host_binary(struct inst *in, struct oerr *err)
-{
-	static const char *const names[] = { "ocidec-hook", "ocidec-runtime" };
-	char exe[PATH_MAX];
-	struct stat self, st;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0 || stat("/proc/self/exe", &self) < 0)
-		return oerr_set(err, errno, "/proc/self/exe");
-	exe[n] = '\0';
-	in->bin = path_dir(exe);
-	if (!root_owned(&self))
-		return oerr_usage(err, "%s is not root's, or others may write it: the engines would run it as root; "
-				  "install it (the package, or make install) and run that one", exe);
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		_cleanup_free_ char *p = xasprintf("%s/%s", in->bin, names[i]);
-
-		if (stat(p, &st) < 0 || st.st_dev != self.st_dev || st.st_ino != self.st_ino)
-			return oerr_usage(err, "%s is not this ocidec (%s): run the installed ocidec, whose %s is "
-					  "beside it (the package, or make install), or give --host-root to copy this "
-					  "one onto a host", p, exe, names[i]);
-	}
-	return 0;
-}
-
-/* Host mode: does the config dir hold a vendor of NVIDIA's (Docker's --gpus
- * hook name then)? */
-static void host_configs(struct inst *in)
-{
-	struct config cfg;
-
-	config_load_each(&cfg, in->p.cdir);
-	for (size_t i = 0; i < cfg.n; i++)
-		in->p.has_nvidia |= vendor_answers(&cfg.vendors[i], "NVIDIA_VISIBLE_DEVICES");
-	config_free(&cfg);
 }
 
 /* What install's command line asks, besides what goes into struct inst */
@@ -651,20 +417,11 @@ struct install_args {
 	unsigned rts;
 };
 
-/* --vendor's NAMES, comma-separated (a ConfigMap's one value), to V */
-static void vendor_list(struct strv *v, const char *names)
-{
-	_cleanup_free_ char *copy = xstrdup(names);
-	char *save = NULL;
-
-	for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-		strv_push(v, t);
-}
-
 /* The command line into IN and A: EXIT_OK, or a usage error's status
  * (said) */
 static int install_options(int argc, char **argv, struct inst *in, struct install_args *a)
 {
+	_cleanup_free_ char *bad = NULL;
 	static const struct option opts[] = {
 		{ "host-root", required_argument, NULL, 'R' },
 		{ "prefix", required_argument, NULL, 'P' },
@@ -697,7 +454,7 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 			break;
 		case 'H': a->hooks_dir = optarg; break;
 		case 'c': a->cdir = optarg, a->toolkit_opt = "-c"; break;
-		case 'v': vendor_list(&a->vendors, optarg), a->toolkit_opt = "--vendor"; break;
+		case 'v': strv_split(&a->vendors, optarg, ", "), a->toolkit_opt = "--vendor"; break;
 		case 'd': in->p.set_default = true; break;
 		case 'C': in->p.enable_cdi = true; break;
 		case 'X': in->restart = true; break;
@@ -721,8 +478,9 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 			a->toolkit_opt = "--tenant-policy";
 			break;
 		case 'r':
-			if (parse_runtimes(optarg, &a->rts) != 0)
-				return EXIT_USAGE;
+			if ((bad = engine_runtime_words(optarg, &a->rts)))
+				return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd, nri",
+							  bad);
 			break;
 		default: return applet_bad_option(o, argc, argv);
 		}
@@ -763,7 +521,7 @@ static int install_where(struct inst *in, struct install_args *a, struct oerr *e
 	a->host = "/";
 	in->p.prefix = HOST_STATE_DIR;
 	in->p.cdir = a->cdir;
-	if (!a->undo && host_binary(in, err) < 0)
+	if (!a->undo && instcopy_host_binary(&in->bin, err) < 0)
 		return -1;
 	if (a->undo) {
 		char exe[PATH_MAX];
@@ -780,7 +538,7 @@ static int install_where(struct inst *in, struct install_args *a, struct oerr *e
 				"($XDG_CONFIG_HOME/docker/daemon.json): \"runtimes\": {\"ocidec\": {\"path\": "
 				"\"%s/ocidec-runtime\"}} (ocidec-install(1), ROOTLESS DOCKER)",
 				in->bin);
-	host_configs(in);
+	in->p.has_nvidia = instcopy_host_nvidia(in->p.cdir);
 	return EXIT_OK;
 }
 
@@ -799,7 +557,7 @@ static int install_run(struct inst *in, struct install_args *a, struct oerr *err
 	in->state_path = xasprintf("%s/install.json", in->p.prefix);
 	if (in->p.root < 0)
 		return oerr_set(err, errno, "--host-root %s", a->host);
-	if ((a->wait && wait_prepare(in, &sigs, err) < 0) ||
+	if ((a->wait && instlock_wait_prepare(&sigs, in->owner, err) < 0) ||
 	    instlock_take(in->p.root, a->host, in->lock_timeout, a->wait ? &sigs : NULL, &sig, &lockfd, out,
 			  err) < 0)
 		return -1;

@@ -13,6 +13,21 @@ const struct engine_ops *const engine_drivers[] = { &engine_hooksdir, &engine_do
 
 _Static_assert(sizeof(engine_drivers) / sizeof(*engine_drivers) - 1 <= ENGINE_DRIVER_MAX, "engine_run slots");
 
+char *engine_runtime_words(const char *list, unsigned *rts)
+{
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned rt = engine_runtime_word(t);
+
+		if (!rt)
+			return xstrdup(t);
+		*rts |= rt;
+	}
+	return NULL;
+}
+
 unsigned engine_runtime_word(const char *word)
 {
 	static const struct { const char *word; unsigned rt; } words[] = {
@@ -106,4 +121,29 @@ void engine_uninstalled(const struct engine_plan *p, const cJSON *state, int (*s
 		if (note)
 			say("%s\n", note);
 	}
+}
+
+int engine_runtime_name_check(const char *name, struct oerr *err)
+{
+	if (strcmp(name, "runc") == 0 || strcmp(name, "crun") == 0 || strcmp(name, "io.containerd.runc.v2") == 0)
+		return oerr_usage(err, "--runtime-name %s: the engines' own runtime's name (Docker reserves runc; "
+				  "containerd's runc is the node's): choose another (ocidec, nvidia)", name);
+	if (!*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(name))
+		return oerr_usage(err, "--runtime-name %s: lower-case letters, digits, - and _ only", name);
+	return 0;
+}
+
+void engine_plan_free(struct engine_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->a[i].path);
+		free(p->a[i].data);
+		free(p->a[i].link);
+	}
+	free(p->a);
+	cJSON_Delete((cJSON *)p->recorded);
+	if (p->root >= 0)
+		close(p->root);
+	memset(p, 0, sizeof(*p));
+	p->root = -1;
 }

@@ -11,6 +11,7 @@
 #ifndef OCIDEC_ENGINE_H
 #define OCIDEC_ENGINE_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -110,6 +111,14 @@ extern const struct engine_ops *const engine_drivers[];
 
 /* The bit of --runtime's WORD (ENGINE_RT_*), or 0: none */
 unsigned engine_runtime_word(const char *word);
+/* --runtime-name NAME: 0, or -1 with ERR (a usage error) where it is the
+ * engines' own runtime's name or not lower-case letters, digits, - and _ */
+int engine_runtime_name_check(const char *name, struct oerr *err);
+/* What P holds freed (its files' contents, the record, the host root) */
+void engine_plan_free(struct engine_plan *p);
+/* --runtime's comma-separated LIST's bits into *RTS: NULL, or its first
+ * word that names no engine (malloc'd) */
+char *engine_runtime_words(const char *list, unsigned *rts);
 
 /* The driver whose merged file's kind is M, or NULL */
 const struct engine_ops *engine_merging(enum journal_merge m);
@@ -209,5 +218,22 @@ void engine_check_cdi(struct engine_check *c);
 bool engine_host_stat(int root, const char *path, struct stat *st, bool follow);
 /* PATH's content in ROOT (16 MiB at most), malloc'd, or NULL */
 char *engine_host_read(int root, const char *path);
+
+/* install --wait from a container: what the NRI plugin is served as, in a
+ * child entered into the host root HOST (everything it reads and names is
+ * the node's) */
+struct engine_serve {
+	const char *host;    /* the host's root directory */
+	const char *prefix;  /* the install's prefix on the host */
+	const char *bin;     /* where ocidec is there */
+	const char *name;    /* the plugin's name (the runtime name) */
+};
+/* A signal of SIGS (blocked) other than SIGCHLD: it. With S, the NRI
+ * plugin runs meanwhile: started again when it fails, not when it handed
+ * its connection over to a newer pod's plugin (until that one is gone),
+ * and stopped at the end. */
+int engine_wait(const sigset_t *sigs, const struct engine_serve *s);
+/* The CDI specs S's plugin kept true, removed from the host */
+void engine_nri_specs_off(const struct engine_serve *s);
 
 #endif

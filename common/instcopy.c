@@ -6,10 +6,12 @@
 #include "common/rootpath.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define INSTCOPY_MAX (64u << 20)
@@ -144,4 +146,47 @@ int instcopy_binary(struct engine_plan *p, struct oerr *err)
 	engine_plan_link(p, xasprintf("%s/bin/ocidec-hook", p->prefix), "ocidec");
 	engine_plan_link(p, xasprintf("%s/bin/ocidec-runtime", p->prefix), "ocidec");
 	return 0;
+}
+
+/* Host mode: this binary, where it is installed (the package's, make
+ * install's): BIN its directory, where ocidec-hook and ocidec-runtime must
+ * be this binary too (the names the engines run it by), root's and
+ * writable by no one else (the engines run it as root) */
+int instcopy_host_binary(char **bin, struct oerr *err)
+{
+	static const char *const names[] = { "ocidec-hook", "ocidec-runtime" };
+	char exe[PATH_MAX];
+	struct stat self, st;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || stat("/proc/self/exe", &self) < 0)
+		return oerr_set(err, errno, "/proc/self/exe");
+	exe[n] = '\0';
+	*bin = path_dir(exe);
+	if (!root_owned(&self))
+		return oerr_usage(err, "%s is not root's, or others may write it: the engines would run it as root; "
+				  "install it (the package, or make install) and run that one", exe);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		_cleanup_free_ char *p = xasprintf("%s/%s", *bin, names[i]);
+
+		if (stat(p, &st) < 0 || st.st_dev != self.st_dev || st.st_ino != self.st_ino)
+			return oerr_usage(err, "%s is not this ocidec (%s): run the installed ocidec, whose %s is "
+					  "beside it (the package, or make install), or give --host-root to copy this "
+					  "one onto a host", p, exe, names[i]);
+	}
+	return 0;
+}
+
+/* Host mode: does the config dir hold a vendor of NVIDIA's (Docker's --gpus
+ * hook name then)? */
+bool instcopy_host_nvidia(const char *cdir)
+{
+	struct config cfg;
+	bool nvidia = false;
+
+	config_load_each(&cfg, cdir);
+	for (size_t i = 0; i < cfg.n; i++)
+		nvidia |= vendor_answers(&cfg.vendors[i], "NVIDIA_VISIBLE_DEVICES");
+	config_free(&cfg);
+	return nvidia;
 }

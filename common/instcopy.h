@@ -27,4 +27,14 @@ int instcopy_binary(struct engine_plan *p, struct oerr *err);
  * driver root and the tenant policy, into P->prefix/etc/ocidec.d */
 int instcopy_configs(struct engine_plan *p, struct instcopy *c, struct oerr *err);
 
+/* Host mode (nothing copied): this binary, where it is installed (the
+ * package's, make install's): *BIN its directory (malloc'd), where
+ * ocidec-hook and ocidec-runtime must be this binary too (the names the
+ * engines run it by), root's and writable by no one else (the engines run
+ * it as root); -1 (ERR, a usage error) otherwise */
+int instcopy_host_binary(char **bin, struct oerr *err);
+/* Host mode: does the config dir CDIR hold a vendor of NVIDIA's (Docker's
+ * --gpus hook name then)? */
+bool instcopy_host_nvidia(const char *cdir);
+
 #endif

@@ -7,6 +7,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/random.h>
+#include <signal.h>
 #include <unistd.h>
 
 #define LOCK_NAME "run/ocidec-install.lock"
@@ -52,4 +54,31 @@ int instlock_take(int root, const char *host, unsigned timeout, const sigset_t *
 		} else
 			nanosleep(&tick, NULL);
 	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+/* --wait: SIGTERM and SIGINT blocked from the start (a SIGTERM while we
+ * wait for the lock or plan, a containerd dump, waits for us), and this
+ * install's own token in the record */
+int instlock_wait_prepare(sigset_t *sigs, char owner[INSTLOCK_OWNER], struct oerr *err)
+{
+	unsigned char r[16];
+
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGCHLD);    /* the NRI plugin's child (--runtime nri) */
+	signal(SIGTERM, on_signal);  /* PID 1 of a container drops signals it has no handler for */
+	signal(SIGINT, on_signal);
+	signal(SIGCHLD, on_signal);
+	sigprocmask(SIG_BLOCK, sigs, NULL);
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return oerr_set(err, errno, "getrandom");
+	for (int i = 0; i < 16; i++)
+		snprintf(owner + 2 * i, 3, "%02x", r[i]);
+	return 0;
 }

@@ -21,4 +21,12 @@
 int instlock_take(int root, const char *host, unsigned timeout, const sigset_t *sigs, int *sig, int *fd,
 		  int (*say)(const char *fmt, ...), struct oerr *err);
 
+/* --wait: SIGTERM and SIGINT (and SIGCHLD, the NRI plugin's child)
+ * blocked from the start (a SIGTERM while we wait for the lock or plan, a
+ * containerd dump, waits for us; a handler each: PID 1 of a container
+ * drops signals it has none for), SIGS them; OWNER this install's token in
+ * the record (random, hex) */
+enum { INSTLOCK_OWNER = 33 };
+int instlock_wait_prepare(sigset_t *sigs, char owner[INSTLOCK_OWNER], struct oerr *err);
+
 #endif

@@ -10,6 +10,7 @@
 #include "common/keycache.h"
 
 #include "common/config.h"
+#include "common/rootpath.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -393,4 +394,18 @@ int keycache_keys(const char *dir, struct keyset *keys)
 	if ((n = cache_read(name, buf, KEYCACHE_MAX)) > 0 && cache_use(buf, (size_t)n, dirfd, &ds, keys))
 		return 0;
 	return scan(dirfd, &ds, name, keys);
+}
+
+void keycache_forget(int root, const char *prefix)
+{
+	_cleanup_free_ char *cdir = xasprintf("%s/etc/ocidec.d", prefix);
+	_cleanup_close_ int dfd = root_open(root, cdir, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int run = dfd < 0 ? -1 : root_open(root, KEYCACHE_DIR, O_PATH | O_DIRECTORY);
+	struct stat st;
+	char name[64];
+
+	if (run < 0 || fstat(dfd, &st) < 0)
+		return;
+	keycache_name(&st, name);
+	unlinkat(run, name, 0);
 }

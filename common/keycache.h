@@ -51,6 +51,11 @@ void keyset_free(struct keyset *k);
  * scanned. */
 int keycache_keys(const char *dir, struct keyset *keys);
 
+/* The index of the configs an install put under PREFIX/etc/ocidec.d on
+ * the host root ROOT (the hook's and the shim's, in the host's
+ * /run/ocidec), removed: it goes with them */
+void keycache_forget(int root, const char *prefix);
+
 /* The text of an index, read record by record: FN(KIND, STAMP, STRING,
  * ARG) for the directory ('d', STRING NULL), each file ('f', its name) and
  * each key ('k', STAMP NULL), in that order, then a last line "end"; the

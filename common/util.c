@@ -163,6 +163,15 @@ void strv_push(struct strv *s, const char *str)
 	strv_push_owned(s, xstrdup(str));
 }
 
+void strv_split(struct strv *s, const char *text, const char *seps)
+{
+	_cleanup_free_ char *copy = xstrdup(text);
+	char *save = NULL;
+
+	for (char *t = strtok_r(copy, seps, &save); t; t = strtok_r(NULL, seps, &save))
+		strv_push(s, t);
+}
+
 bool strv_contains(const struct strv *s, const char *str)
 {
 	for (size_t i = 0; i < s->n; i++)

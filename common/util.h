@@ -58,6 +58,8 @@ struct strv {
 };
 void strv_push(struct strv *s, const char *str);
 void strv_push_owned(struct strv *s, char *str);
+/* Each word of TEXT between SEPS (any of them, none empty) pushed */
+void strv_split(struct strv *s, const char *text, const char *seps);
 bool strv_contains(const struct strv *s, const char *str);
 void strv_free(struct strv *s);
 #define _cleanup_strv_ __attribute__((cleanup(strv_free)))
