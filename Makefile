@@ -80,13 +80,17 @@ STDFLAGS  := -std=c11 -fno-strict-aliasing -ffunction-sections -fdata-sections \
 ASANFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined
 
-SRCS      := ocidec.c $(wildcard common/*.c) $(wildcard applets/*.c)
+# The library's wings, lowest first (docs/architecture.md: a wing includes
+# its own and the ones before it; test/build.bats keeps that)
+WINGS     := base safety formats devices pipeline engines
+LIB_SRCS  := $(foreach w,$(WINGS),$(wildcard $(w)/*.c))
+SRCS      := ocidec.c $(LIB_SRCS) $(wildcard applets/*.c)
 DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c \
              $(DEPSRC)/nri/api.proto
 # The NRI plugin's messages as C (protoc-c): NRI's api.proto (build.sh
-# fetched it), and ttrpc's envelope (common/ttrpc.proto).
+# fetched it), and ttrpc's envelope (formats/ttrpc.proto).
 PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c
-HDRS      := $(wildcard common/*.h) $(wildcard applets/*.h) applets/applets.def $(PB_SRCS:.c=.h)
+HDRS      := $(foreach w,$(WINGS),$(wildcard $(w)/*.h)) $(wildcard applets/*.h) applets/applets.def $(PB_SRCS:.c=.h)
 
 MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
 ASAN_OBJS := $(SRCS:%.c=$(B)/asan/%.o)
@@ -137,7 +141,7 @@ $(B)/gen/api.pb-c.c: $(DEPSRC)/nri/api.proto
 	sed '/^package /a option optimize_for = CODE_SIZE;' $< >$(@D)/proto/api.proto
 	protoc-c --c_out=$(@D) -I$(@D)/proto $(@D)/proto/api.proto
 $(B)/gen/ttrpc.pb-c.h: $(B)/gen/ttrpc.pb-c.c
-$(B)/gen/ttrpc.pb-c.c: common/ttrpc.proto
+$(B)/gen/ttrpc.pb-c.c: formats/ttrpc.proto
 	@mkdir -p $(@D)
 	protoc-c --c_out=$(@D) -I$(<D) $<
 
@@ -147,7 +151,7 @@ $(B)/gen/hooks_json.h: conf/hooks.d/ocidec.json
 	@mkdir -p $(@D)
 	@{ echo '/* generated from conf/hooks.d/ocidec.json */'; echo 'static const char hooks_json_template[] ='; \
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
-$(B)/musl/common/engine_hooksdir.o $(B)/asan/common/engine_hooksdir.o $(B)/fuzz/obj/common/engine_hooksdir.o: $(B)/gen/hooks_json.h
+$(B)/musl/engines/engine_hooksdir.o $(B)/asan/engines/engine_hooksdir.o $(B)/fuzz/obj/engines/engine_hooksdir.o: $(B)/gen/hooks_json.h
 
 $(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
@@ -159,7 +163,7 @@ $(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
 	@echo "  CC asan $<"
 	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -c $< -o $@
 
-# The first small allocations come from an arena (common/arena.c): every
+# The first small allocations come from an arena (base/arena.c): every
 # malloc, calloc, realloc and free, ours and the C library's, goes through
 # it. (-z noseparate-code would save a loadable segment, some microseconds
 # an exec, and make the read-only data executable: not taken.)
@@ -220,10 +224,10 @@ check: all $(B)/ocidec-asan
 	test/run $(B)/ocidec $(B)/ocidec-asan
 
 # The C unit tests: build/unit/NAME from test/unit/NAME.c (tables of cases,
-# TAP), linked with the sanitizer build's common/ objects; test/unit.bats
+# TAP), linked with the sanitizer build's library objects; test/unit.bats
 # builds and runs them (make unit: the same by hand).
 UNIT_TESTS  := $(patsubst test/unit/%.c,%,$(wildcard test/unit/*.c))
-ASAN_COMMON := $(filter $(B)/asan/common/%,$(ASAN_OBJS))
+ASAN_COMMON := $(LIB_SRCS:%.c=$(B)/asan/%.o)
 $(B)/unit/libcommon.a: $(ASAN_COMMON)
 	@mkdir -p $(@D)
 	@rm -f $@
@@ -248,11 +252,11 @@ FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize
 FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig \
 		hooksdir keycache ere globmatch nrimux ttrpc kfd hostfiles
 # One rule for every target: its test/fuzz/fuzz_NAME.c linked with an
-# archive of all of common/ and the dependencies, built once with the
+# archive of all of the library and the dependencies, built once with the
 # sanitizers; the linker takes from it only the objects the target needs.
-FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(wildcard common/*.c)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o \
+FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(LIB_SRCS)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o \
                $(addprefix $(B)/fuzz/obj/,$(notdir $(PB_CSRCS:.c=.o)))
-$(B)/fuzz/obj/common/%.o: common/%.c $(HDRS)
+$(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o): $(B)/fuzz/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
 $(B)/fuzz/obj/cJSON.o: $(DEPSRC)/cjson/cJSON.c

@@ -39,7 +39,7 @@ NRI_VERSIONS="0.6.1-2"
 
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
 # dependency sources; file: the size line; protobuf-c-compiler: protoc-c,
-# the NRI plugin's messages (common/nriplugin.c) as C; the cross gcc for the
+# the NRI plugin's messages (engines/nriplugin.c) as C; the cross gcc for the
 # other architecture (its musl comes from the archive, unpacked, step 3).
 # (gcc-N-multilib, not gcc-multilib, for the 32-bit tests below: Debian's
 # gcc-multilib conflicts with every cross gcc, gcc-N-multilib does not.)

@@ -9,10 +9,10 @@
  * invalid config.
  */
 #include "applets/applet.h"
-#include "common/inject.h"
-#include "common/ldconfig.h"
-#include "common/log.h"
-#include "common/rootpath.h"
+#include "pipeline/inject.h"
+#include "formats/ldconfig.h"
+#include "base/log.h"
+#include "safety/rootpath.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -2,8 +2,8 @@
 #ifndef OCIDEC_APPLET_H
 #define OCIDEC_APPLET_H
 
-#include "common/out.h"
-#include "common/util.h"
+#include "base/out.h"
+#include "base/util.h"
 
 enum {
 	APPLET_OWN_ENV = 1,   /* reads no environment: cleared before it runs */

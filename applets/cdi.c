@@ -8,11 +8,11 @@
  * createContainer hook (ocidec hook --cdi) that makes the driver's links and
  * updates the container's cache. No field newer than the spec's cdiVersion
  * (0.5.0 by default; additionalGids from 0.7.0). The specs are built,
- * written and refreshed by common/cdispec.c; here, the command line.
+ * written and refreshed by engines/cdispec.c; here, the command line.
  */
 #include "applets/applet.h"
-#include "common/cdispec.h"
-#include "common/config.h"
+#include "engines/cdispec.h"
+#include "devices/config.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -9,12 +9,12 @@
  * Specs call it as `ocidec-hook --cdi` (hook.c passes that here).
  */
 #include "applets/applet.h"
-#include "common/appprofile.h"
-#include "common/dryrun.h"
-#include "common/hookio.h"
-#include "common/inject.h"
-#include "common/log.h"
-#include "common/oci.h"
+#include "devices/appprofile.h"
+#include "pipeline/dryrun.h"
+#include "pipeline/hookio.h"
+#include "pipeline/inject.h"
+#include "base/log.h"
+#include "pipeline/oci.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -11,14 +11,14 @@
  * command that fixes it; text, or --json. Nothing is changed.
  */
 #include "applets/applet.h"
-#include "common/report.h"
-#include "common/config.h"
-#include "common/engine.h"
-#include "common/engines.h"
-#include "common/log.h"
-#include "common/plan.h"
-#include "common/rootfile.h"
-#include "common/rootpath.h"
+#include "base/report.h"
+#include "devices/config.h"
+#include "engines/engine.h"
+#include "engines/engines.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
+#include "safety/rootfile.h"
+#include "safety/rootpath.h"
 
 #include <cJSON.h>
 #include <dirent.h>

@@ -13,10 +13,10 @@
  * line, exit 2, nothing written.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/log.h"
-#include "common/rootfile.h"
-#include "common/rootpath.h"
+#include "devices/config.h"
+#include "base/log.h"
+#include "safety/rootfile.h"
+#include "safety/rootpath.h"
 
 #include <ctype.h>
 #include <errno.h>

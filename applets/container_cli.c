@@ -17,12 +17,12 @@
  * ours (Enroot, Apptainer), ROOTFS is a path here, before pivot_root.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/container.h"
-#include "common/devices.h"
-#include "common/inject.h"
-#include "common/log.h"
-#include "common/plan.h"
+#include "devices/config.h"
+#include "pipeline/container.h"
+#include "devices/devices.h"
+#include "pipeline/inject.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -2,17 +2,17 @@
  *
  * See: ocidec-hook(1), ocidec(1) (ACTIVATION); oci-hooks(5). The state on
  * stdin and the bundle's config.json, to the edits (container.h), applied
- * (inject.c) or printed (common/dryrun.c). No active vendor: exit 0 having
+ * (inject.c) or printed (pipeline/dryrun.c). No active vendor: exit 0 having
  * changed nothing. The hook's own environment is what the hooks.d file gives it; the
  * container's env is only read as data.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/dryrun.h"
-#include "common/hookio.h"
-#include "common/container.h"
-#include "common/inject.h"
-#include "common/log.h"
+#include "devices/config.h"
+#include "pipeline/dryrun.h"
+#include "pipeline/hookio.h"
+#include "pipeline/container.h"
+#include "pipeline/inject.h"
+#include "base/log.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -10,12 +10,12 @@
  * path here, before pivot_root (a runtime's hook such as Enroot's).
  */
 #include "applets/applet.h"
-#include "common/activate.h"
-#include "common/config.h"
-#include "common/dryrun.h"
-#include "common/container.h"
-#include "common/inject.h"
-#include "common/log.h"
+#include "pipeline/activate.h"
+#include "devices/config.h"
+#include "pipeline/dryrun.h"
+#include "pipeline/container.h"
+#include "pipeline/inject.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -14,19 +14,19 @@
  * touched: a second install changes nothing.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/engine.h"
-#include "common/engines.h"
-#include "common/instcopy.h"
-#include "common/instapply.h"
-#include "common/instlock.h"
-#include "common/journal.h"
-#include "common/keycache.h"
-#include "common/json.h"
-#include "common/ldconfig.h"
-#include "common/log.h"
-#include "common/rootfile.h"
-#include "common/rootpath.h"
+#include "devices/config.h"
+#include "engines/engine.h"
+#include "engines/engines.h"
+#include "engines/instcopy.h"
+#include "engines/instapply.h"
+#include "engines/instlock.h"
+#include "engines/journal.h"
+#include "devices/keycache.h"
+#include "formats/json.h"
+#include "formats/ldconfig.h"
+#include "base/log.h"
+#include "safety/rootfile.h"
+#include "safety/rootpath.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -3,13 +3,13 @@
  * See: ocidec-ldcache(1); glibc's ldconfig(8). `-p` prints the cache exactly as
  * `ldconfig -p` does: a count line, one tab-indented line per entry in cache
  * order, and the generator line when the cache records one. `-r ROOT` rebuilds
- * (common/ldconfig.c); `-a` is the hook's fast path.
+ * (formats/ldconfig.c); `-a` is the hook's fast path.
  */
 #include "applets/applet.h"
-#include "common/ldcache.h"
-#include "common/ldconfig.h"
-#include "common/log.h"
-#include "common/rootpath.h"
+#include "formats/ldcache.h"
+#include "formats/ldconfig.h"
+#include "base/log.h"
+#include "safety/rootpath.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,9 +7,9 @@
  * so restorecon labels the file a container really opens.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/log.h"
-#include "common/plan.h"
+#include "devices/config.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -9,10 +9,10 @@
  * takes nothing from a map older than the MIG layout.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/log.h"
-#include "common/mig.h"
-#include "common/rootfile.h"
+#include "devices/config.h"
+#include "base/log.h"
+#include "devices/mig.h"
+#include "safety/rootfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

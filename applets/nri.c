@@ -12,12 +12,12 @@
  * goes (restarted, upgraded), the plugin connects again; while the plugin
  * is gone, the runtime starts containers without it (NRI's rule), so a
  * container that asks for nothing never waits on ocidec. The plugin is
- * common/nriplugin.c; here, the command line and --status. */
+ * engines/nriplugin.c; here, the command line and --status. */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/nrictl.h"
-#include "common/nriplugin.h"
-#include "common/util.h"
+#include "devices/config.h"
+#include "engines/nrictl.h"
+#include "engines/nriplugin.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -11,9 +11,9 @@
  * cannot be labelled is reported and skipped; exit 1 at the end then.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/log.h"
-#include "common/plan.h"
+#include "devices/config.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -11,12 +11,12 @@
  * exit status are the engine's.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/container.h"
-#include "common/json.h"
-#include "common/log.h"
-#include "common/plan.h"
-#include "common/rootfile.h"
+#include "devices/config.h"
+#include "pipeline/container.h"
+#include "formats/json.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
+#include "safety/rootfile.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -20,11 +20,11 @@
  * could not be read (nothing said about them).
  */
 #include "applets/applet.h"
-#include "common/report.h"
-#include "common/config.h"
-#include "common/ere.h"
-#include "common/log.h"
-#include "common/plan.h"
+#include "base/report.h"
+#include "devices/config.h"
+#include "formats/ere.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
 
 #include <dirent.h>
 #include <errno.h>

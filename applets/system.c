@@ -16,11 +16,11 @@
  * that is itself a link is refused.
  */
 #include "applets/applet.h"
-#include "common/config.h"
-#include "common/devices.h"
-#include "common/log.h"
-#include "common/plan.h"
-#include "common/rootpath.h"
+#include "devices/config.h"
+#include "devices/devices.h"
+#include "base/log.h"
+#include "pipeline/plan.h"
+#include "safety/rootpath.h"
 
 #include <errno.h>
 #include <fcntl.h>

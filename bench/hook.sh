@@ -4,7 +4,7 @@
 #       configs), against exec-ing a static `true`: this path runs for every
 #       container on the host. Twice: right after the configs were copied
 #       (no index of their activation keys yet: it is made only once every
-#       file is KEYCACHE_SETTLE seconds old, see common/keycache.h), then
+#       file is KEYCACHE_SETTLE seconds old, see devices/keycache.h), then
 #       with the index, as on a host whose configs settled (goal: 1.2x).
 #   (b) `runc run` of the demo container with the hook injecting the demo
 #       vendor, against the same container whose config.json already lists

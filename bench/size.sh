@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/size.sh: what each part of the static binary weighs, from the
 # linker's map of the same link as `make` (after --gc-sections: only what is
-# kept counts). One row per object of ours (an applet, a module of common/),
+# kept counts). One row per object of ours (an applet, a module of a wing),
 # the dependencies (cJSON, inih, protobuf-c and NRI's messages) and the C
 # library, each with its code, read-only data and initialised data in
 # bytes; then the stripped file against the goal (480 KiB: what

@@ -85,18 +85,39 @@ deb [arch=arm64] http://ports.ubuntu.com/ubuntu-ports/ noble-security main"
 	assert_line --partial "== next: ./demo.sh --keep"
 }
 
-@test "the modules of common/ include one another without a circle (issue 34: the device layer below activation, MIG and the planner)" {
-	run python3 - "$BATS_TEST_DIRNAME/../common" <<-'EOF2'
-	import os, re, sys
-	top = sys.argv[1]
+# The library's wings, lowest first (the Makefile's WINGS, docs/architecture.md)
+WINGS=$(sed -n 's/^WINGS *:= *//p' "$BATS_TEST_DIRNAME/../Makefile")
+
+# wing_includes TOP: every include of a library module in TOP's wings and
+# applets ("FILE WING MODULE" each line), for the checks below
+wing_includes() {
+	local w f
+	for w in $WINGS applets; do
+		for f in "$1/$w"/*.[ch]; do
+			[ -e "$f" ] || continue
+			sed -n 's|^#include "\([a-z]*\)/\([a-z_]*\)\.h".*|\1 \2|p' "$f" | sed "s|^|$w/$(basename "$f") |"
+		done
+	done
+}
+
+# layering TOP: the includes that break the wings' order (a wing includes
+# only its own and the wings before it; applets any wing), one a line
+layering() {
+	wing_includes "$1" | awk -v wings="$WINGS" '
+		BEGIN { n = split(wings, w, " "); for (i = 1; i <= n; i++) rank[w[i]] = i; rank["applets"] = n + 1 }
+		($2 in rank) && $2 != "applets" { split($1, f, "/"); if (rank[$2] > rank[f[1]]) print $1 " includes " $2 "/" $3 ".h" }'
+}
+
+@test "the library's modules include one another without a circle (issue 34: the device layer below activation, MIG and the planner)" {
+	[ "$(echo $WINGS)" = "base safety formats devices pipeline engines" ]
+	run python3 - <<-EOF2
+	import re, sys
 	deps = {}
-	for f in os.listdir(top):
-	    mod, ext = os.path.splitext(f)
-	    if ext not in (".c", ".h"):
-	        continue
-	    for inc in re.findall(r'#include "common/(\w+)\.h"', open(os.path.join(top, f)).read()):
-	        if inc != mod:
-	            deps.setdefault(mod, set()).add(inc)
+	for line in """$(wing_includes "$BATS_TEST_DIRNAME/.." | grep -v '^applets/')""".splitlines():
+	    f, wing, inc = line.split()
+	    mod = f.split("/")[1].rsplit(".", 1)[0]
+	    if wing != "applets" and inc != mod:
+	        deps.setdefault(mod, set()).add(inc)
 	# a circle: a module reached again from itself
 	def walk(m, path):
 	    for d in sorted(deps.get(m, ())):
@@ -111,22 +132,39 @@ deb [arch=arm64] http://ports.ubuntu.com/ubuntu-ports/ noble-security main"
 	assert_success
 	assert_output --regexp '^[0-9]+ modules, no circle$'
 	# and the device layer knows no container
-	run grep -l '#include "common/\(activate\|container\|plan\|mig\)\.h"' "$BATS_TEST_DIRNAME"/../common/devices.[ch]
+	run grep -l '#include "[a-z]*/\(activate\|container\|plan\|mig\)\.h"' "$BATS_TEST_DIRNAME"/../devices/devices.[ch]
 	assert_failure
 }
 
-# The files of DIR (applets/ or common/) that include a header of applets/
+@test "each wing includes only its own modules and the wings before it (base, safety, formats, devices, pipeline, engines), as docs/architecture.md says (issue 48)" {
+	run layering "$BATS_TEST_DIRNAME/.."
+	assert_output ""
+	# what it reads is there: every wing's files, and their includes
+	[ "$(wing_includes "$BATS_TEST_DIRNAME/.." | wc -l)" -gt 300 ]
+	for w in $WINGS; do ls "$BATS_TEST_DIRNAME/../$w"/*.c >/dev/null; done
+	# the check can fail: a lower wing that includes a higher one is named
+	top=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$top/base" "$top/pipeline"
+	printf '#include "base/util.h"\n#include "pipeline/plan.h"\n' >"$top/base/util.c"
+	printf '#include "base/util.h"\n' >"$top/pipeline/plan.c"
+	run layering "$top"
+	assert_output "base/util.c includes pipeline/plan.h"
+}
+
+# The files of DIR (applets/ or a wing) that include a header of applets/
 # other than the dispatcher's (applet.h, applets.def), "FILE: LINE" each
 applet_includes() {
 	grep -H '#include "applets/' "$1"/*.[ch] | grep -v '#include "applets/\(applet\.h\|applets\.def\)"' |
 		sed "s|^$1/||"
 }
 
-@test "no applet includes another applet's header, and common/ none of applets/: what applets share is library code (issue 48)" {
+@test "no applet includes another applet's header, and the library none of applets/: what applets share is library code (issue 48)" {
 	run applet_includes "$BATS_TEST_DIRNAME/../applets"
 	assert_output ""
-	run applet_includes "$BATS_TEST_DIRNAME/../common"
-	assert_output ""
+	for w in $WINGS; do
+		run applet_includes "$BATS_TEST_DIRNAME/../$w"
+		assert_output ""
+	done
 	# the check can fail: a file that does is named
 	mkdir "$BATS_TEST_TMPDIR/applets"
 	printf '#include "applets/applet.h"\n#include "applets/cdi.h"\n' >"$BATS_TEST_TMPDIR/applets/nri.c"

@@ -37,8 +37,8 @@ applet_of() {
 		[ -n "$a" ] || continue
 		documented=$(page_options "$a")
 		table=$(sed -n '/struct option opts\[\]/,/{ 0 }/p' "$f")
-		# the hooks' shared entries (common/hookio.h)
-		grep -q HOOKIO_LONG_OPTS <<<"$table" && table+=$(sed -n '/define HOOKIO_LONG_OPTS/,/[^\\]$/p' "$TOP/common/hookio.h")
+		# the hooks' shared entries (pipeline/hookio.h)
+		grep -q HOOKIO_LONG_OPTS <<<"$table" && table+=$(sed -n '/define HOOKIO_LONG_OPTS/,/[^\\]$/p' "$TOP/pipeline/hookio.h")
 		for o in $(grep -o '{ "[a-z0-9-]*"' <<<"$table" | sed 's/{ "//; s/"//'); do
 			[ "$o" = cdi ] && [ "$a" = cdi-hook ] && continue  # `ocidec-hook --cdi`, the specs' spelling
 			grep -qx -- "--$o" <<<"$documented" || missing+=("$a --$o")
@@ -75,7 +75,7 @@ applet_of() {
 
 @test "every vendor config key the loader knows is in the man page" {
 	# the schema table the loader and the idle scan read (config.c)
-	keys=$(sed -n '/^static const struct key_def schema\[\] = {/,/^};/p' "$TOP/common/config.c" |
+	keys=$(sed -n '/^static const struct key_def schema\[\] = {/,/^};/p' "$TOP/devices/config.c" |
 		grep -oE '^	(V|VL|F|FL)\("[a-z_0-9]*"' | sed 's/.*"\(.*\)"/\1/')
 	[ "$(wc -w <<<"$keys")" -gt 30 ]
 	missing=()
@@ -135,4 +135,29 @@ doc_commands() {
 		[[ $v == NVIDIA_REQUIRE_* ]] && v=NVIDIA_REQUIRE_   # requirements_env: a prefix
 		grep -qE "^[a-z_]+ = ([^;]* )?$v( |\$)" "$TOP"/conf/nvidia*.ini || { echo "not read by conf/nvidia*.ini: $v"; false; }
 	done
+}
+
+# The tree's paths FILE names ("pipeline/plan.c", "test/hook.bats",
+# "base/"): a word of letters, digits, _, - and . with a / inside, not an
+# absolute path nor a URL, nor one with a placeholder (conf/VENDOR.ini),
+# one per line
+doc_paths() {
+	grep -oE '(^|[^a-zA-Z0-9_./:-])[a-zA-Z0-9_.-]+/([a-zA-Z0-9_.-]+/?)*' "$1" | sed -E 's/^[^a-zA-Z0-9_.]//' |
+		grep -vE '^(etc|usr|var|run|dev|proc|sys|tmp|opt|lib|lib64|bin|sbin)/|[A-Z]{2,}' |
+		grep -E '\.[a-z]+$|/$' | sort -u
+}
+
+@test "docs/architecture.md and docs/adding-a-vendor.md name only paths that exist (issue 48)" {
+	for doc in architecture adding-a-vendor; do
+		missing=
+		for p in $(doc_paths "$TOP/docs/$doc.md"); do
+			[ -e "$TOP/$p" ] || missing="$missing $p"
+		done
+		[ -z "$missing" ] || { echo "docs/$doc.md names paths that do not exist:$missing"; false; }
+	done
+	# they name some (the check reads them), and it can fail
+	[ "$(doc_paths "$TOP/docs/architecture.md" | wc -l)" -ge 20 ]
+	printf 'see `pipeline/nowhere.c` and base/\n' >"$BATS_TEST_TMPDIR/doc.md"
+	run doc_paths "$BATS_TEST_TMPDIR/doc.md"
+	assert_output $'base/\npipeline/nowhere.c'
 }

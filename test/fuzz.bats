@@ -108,7 +108,7 @@ setup() {
 	assert_line --regexp '^# keycache: stat::number_of_executed_units: 300000$'
 }
 
-@test "selinux-check's file_contexts matcher (common/ere.c) answers as glibc's regexec on 20000 fuzzed expressions and paths (issue 34: it replaced libc's regex, 25 KB of the binary)" {
+@test "selinux-check's file_contexts matcher (formats/ere.c) answers as glibc's regexec on 20000 fuzzed expressions and paths (issue 34: it replaced libc's regex, 25 KB of the binary)" {
 	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 20000 300 ere
 	assert_success
 	assert_line --regexp '^# ere: stat::number_of_executed_units: 20000$'

@@ -19,7 +19,7 @@ TOP=$BATS_TEST_DIRNAME/..
 
 # stale FILE: FILE missing, or older than a source the packages are built from
 stale() {
-	[ ! -e "$1" ] || [ -n "$(find "$TOP/ocidec.c" "$TOP/common" "$TOP/applets" "$TOP/conf" "$TOP/man" "$TOP/deb" \
+	[ ! -e "$1" ] || [ -n "$(find "$TOP/ocidec.c" "$TOP/base" "$TOP/safety" "$TOP/formats" "$TOP/devices" "$TOP/pipeline" "$TOP/engines" "$TOP/applets" "$TOP/conf" "$TOP/man" "$TOP/deb" \
 		"$TOP/rpm" "$TOP/Makefile" "$TOP/VERSION" -newer "$1" -print -quit)" ]
 }
 

@@ -1,11 +1,11 @@
-/* libFuzzer target: the vendor config loader (common/config.c on inih),
+/* libFuzzer target: the vendor config loader (devices/config.c on inih),
  * with every check it makes: the input is split at "\n%%\n" into up to
  * three INI files of one config directory (so duplicate vendors across
  * files are reached), loaded, and freed. Any input must load or be refused
  * with an error naming a file, without a crash, leak or undefined behaviour.
  */
-#include "common/config.h"
-#include "common/log.h"
+#include "devices/config.h"
+#include "base/log.h"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * options table starting with the shim as BinaryName; a version 3 one in
  * version 2's names (ctrd_as_version2) declares them under version 2's
  * plugin exactly once each and nothing under version 3's. */
-#include "common/ctrd.h"
-#include "common/util.h"
+#include "engines/ctrd.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * import of its drop-in). Any text: no crash, leak or undefined behaviour;
  * the edit is idempotent, and taking the import out again gives the text
  * back byte for byte: nothing of the node's configuration changes. */
-#include "common/ctrd.h"
+#include "engines/ctrd.h"
 
 #include <stdint.h>
 #include <stdlib.h>

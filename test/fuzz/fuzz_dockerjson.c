@@ -3,8 +3,8 @@
  * the runtime, the document without runtimes.NAME is the input without it,
  * every other key and number's text kept; taking it out again gives the
  * same; a second add changes nothing. */
-#include "common/dockerjson.h"
-#include "common/json.h"
+#include "engines/dockerjson.h"
+#include "formats/json.h"
 
 #include <cJSON.h>
 #include <stdint.h>

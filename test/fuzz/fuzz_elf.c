@@ -1,10 +1,10 @@
-/* libFuzzer target: the ELF reader (common/elf.c).
+/* libFuzzer target: the ELF reader (formats/elf.c).
  *
  * The first byte picks the source: memory, or a memfd read with pread
  * through the reader's window (the path real files take). Any input must be
  * read or refused without a crash, leak or undefined behaviour.
  */
-#include "common/elf.h"
+#include "formats/elf.h"
 
 #include <stdint.h>
 #include <stdlib.h>

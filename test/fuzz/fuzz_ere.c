@@ -6,7 +6,7 @@
  * compiles the expression, both must give the same answer. Kept short and
  * without what glibc's regcomp gets wrong or slow (bounds and anchors
  * inside groups): musl's answers, which ocidec had before, agree there. */
-#include "common/ere.h"
+#include "formats/ere.h"
 
 #include <regex.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * FNM_PERIOD misses matches ("*?[.]*" and "c.x"; musl's, which ocidec
  * used before, and POSIX match). Brackets are whole: glibc and musl part
  * ways on a stray '[' before a '.' or ':' ("[[.-[^.]"). */
-#include "common/util.h"
+#include "base/util.h"
 
 #include <fnmatch.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * line setting hooks_dir to one directory after it, that directory is
  * named and the key set; a directory quoted nowhere in the text is named
  * only where that line names it. */
-#include "common/engines.h"
-#include "common/util.h"
+#include "engines/engines.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>

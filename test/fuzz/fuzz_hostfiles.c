@@ -3,7 +3,7 @@
  * known kind and a path without NUL that is absolute, or a bare device
  * name; never more items than lines; the answer of each line alone is the
  * answer within the file. */
-#include "common/hostfiles.h"
+#include "devices/hostfiles.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * with the same structure and values; printed and read again it is the same
  * document; and each number comes back in its own text: printing twice
  * gives the same bytes. */
-#include "common/json.h"
+#include "formats/json.h"
 
 #include <stdint.h>
 #include <stdlib.h>

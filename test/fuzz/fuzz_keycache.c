@@ -3,7 +3,7 @@
  * record, then files in strictly increasing name order without a '/',
  * then keys, none empty; and a second walk of an accepted text (its
  * newlines now NULs, restored) sees the same records. */
-#include "common/keycache.h"
+#include "devices/keycache.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * properties, read from sysfs). Any input: no crash, and an accepted node's
  * fields are what the first line naming each says, so parsing the same
  * bytes with a line of another name before them changes nothing. */
-#include "common/devices.h"
+#include "devices/devices.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * writer must produce a cache its own reader accepts, with the same number
  * of entries, each key and path found again.
  */
-#include "common/ldcache.h"
+#include "formats/ldcache.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  * cycles, long paths, "..", whatever the bytes say). No crash, leak or
  * undefined behaviour; the rebuild succeeds or fails with a message, and
  * nothing appears outside the tree. */
-#include "common/ldconfig.h"
-#include "common/log.h"
-#include "common/rootpath.h"
+#include "formats/ldconfig.h"
+#include "base/log.h"
+#include "safety/rootpath.h"
 
 #include <fcntl.h>
 #include <stdint.h>

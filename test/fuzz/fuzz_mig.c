@@ -4,7 +4,7 @@
  * text's, the text is the comment and the fingerprint (instances, boot)
  * then one line a MIG device: a "MIG-" name and four more fields, all
  * printable; no MIG UUID twice, no instance (GPU, GI, CI) twice. */
-#include "common/mig.h"
+#include "devices/mig.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
-/* libFuzzer target: the NRI plugin's inbound side (common/ttrpc.c's
- * mux_in_feed, then what common/nriplugin.c does with a message short of the
+/* libFuzzer target: the NRI plugin's inbound side (formats/ttrpc.c's
+ * mux_in_feed, then what engines/nriplugin.c does with a message short of the
  * decision: ttrpc's Request, NRI's CreateContainerRequest, the container as
  * config.json's view, nri_edited). The first byte picks the chunk size the
  * trunk's bytes come in; the same bytes fed whole must give the same
  * messages (count, connections, streams, lengths, bytes) and the same
  * verdict. */
-#include "common/nri.h"
-#include "common/ttrpc.h"
+#include "engines/nri.h"
+#include "formats/ttrpc.h"
 #include "ttrpc.pb-c.h"
 
 #include <stdint.h>

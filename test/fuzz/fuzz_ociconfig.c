@@ -5,9 +5,9 @@
  * the unprivileged limits. No crash, leak or undefined behaviour; a parsed
  * root is never "/"; the idle path (activation_possible, which decodes
  * escapes and parses nothing) never calls idle a config that activates. */
-#include "common/activate.h"
-#include "common/log.h"
-#include "common/oci.h"
+#include "pipeline/activate.h"
+#include "base/log.h"
+#include "pipeline/oci.h"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * bytes: no crash, leak or undefined behaviour, a length within the input.
  * A call made for a unit name taken from the input parses back whole, as
  * a method call, with no reply serial. */
-#include "common/sdbus.h"
+#include "pipeline/sdbus.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * createContainer hook, and the members it had to make), the document is
  * the input exactly, but for the image's own entry at the device's path,
  * which the edits replace; numbers keep their text (rlimits of 2^64 - 1). */
-#include "common/edits.h"
-#include "common/json.h"
+#include "pipeline/edits.h"
+#include "formats/json.h"
 
 #include <cJSON.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * (oci_state_parse, cJSON). Any input must parse or be refused with one
  * message, without a crash, leak or undefined behaviour; a parsed state
  * always has an absolute bundle and a root that is not "/". */
-#include "common/oci.h"
+#include "pipeline/oci.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* libFuzzer target: the plugin's outbound side (common/ttrpc.c). The input
+/* libFuzzer target: the plugin's outbound side (formats/ttrpc.c). The input
  * is a message body and a connection and stream; ttrpc_put then mux_put
  * must give frames of MUX_CHUNK bytes at most, which mux_next and
  * ttrpc_next (fed through mux_in_feed) read back to the same message. */
-#include "common/ttrpc.h"
+#include "formats/ttrpc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

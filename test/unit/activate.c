@@ -3,7 +3,7 @@
  * beside another (only_with: NVIDIA's gated features only with GPUs), from
  * its environment, annotations and a device plugin's mounts. The vendors
  * are made here: no file, no driver root is read. */
-#include "common/activate.h"
+#include "pipeline/activate.h"
 #include "test/unit/tap.h"
 
 #include <stdlib.h>

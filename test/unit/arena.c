@@ -1,9 +1,9 @@
-/* Unit tests: common/arena.c, the static build's first allocations, here
+/* Unit tests: base/arena.c, the static build's first allocations, here
  * on their own: this program defines the __real_* functions the linker's
  * --wrap gives the static build (the C library's, counted) and includes the
  * file with OCIDEC_ARENA set. */
 #define OCIDEC_ARENA 1
-#include "common/arena.c"
+#include "base/arena.c"
 
 #include "test/unit/tap.h"
 

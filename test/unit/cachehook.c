@@ -1,9 +1,9 @@
-/* Unit tests: the cache hook's command line (common/cachehook.c): what
+/* Unit tests: the cache hook's command line (pipeline/cachehook.c): what
  * cachehook_args writes, getopt_long and cachehook_option read back the
  * same, as the cdi-hook applet reads it; each wrong argument refused with
  * its line; the options' codes meet none of the hooks' own. */
-#include "common/cachehook.h"
-#include "common/hookio.h"
+#include "pipeline/cachehook.h"
+#include "pipeline/hookio.h"
 #include "test/unit/tap.h"
 
 #include <getopt.h>

@@ -1,10 +1,10 @@
-/* Unit tests: the device layer's typed selection (common/devices.c) and
+/* Unit tests: the device layer's typed selection (devices/devices.c) and
  * what activation makes of a container's value (vendor_select, for a
  * vendor whose devices are plain indices: no inventory is read); the
  * bounds on a container's environment (entries of one variable, the
  * deadline); the snapshot of a vendor's devices, let go and read anew. */
-#include "common/activate.h"
-#include "common/devices.h"
+#include "pipeline/activate.h"
+#include "devices/devices.h"
 #include "test/unit/tap.h"
 
 #include <stdio.h>

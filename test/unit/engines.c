@@ -1,10 +1,10 @@
 /* Unit tests: what ocidec writes into the engines' files and what it
- * decides on an image's word (common/dockerjson.c, common/ctrd.c,
- * common/require.c): daemon.json merged and given back, containerd's
+ * decides on an image's word (engines/dockerjson.c, engines/ctrd.c,
+ * devices/require.c): daemon.json merged and given back, containerd's
  * import line added and taken out, NVIDIA_REQUIRE_* expressions. */
-#include "common/ctrd.h"
-#include "common/dockerjson.h"
-#include "common/require.h"
+#include "engines/ctrd.h"
+#include "engines/dockerjson.h"
+#include "devices/require.h"
 #include "test/unit/tap.h"
 
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* Unit tests: hostfiles_line and hostfiles_parse (common/hostfiles.c),
+/* Unit tests: hostfiles_line and hostfiles_parse (devices/hostfiles.c),
  * NVIDIA's CSV lists of host files, against lines as L4T ships them and
  * as NVIDIA's own parser takes or refuses them (its mount_spec tests). */
-#include "common/hostfiles.h"
-#include "common/rootpath.h"
+#include "devices/hostfiles.h"
+#include "safety/rootpath.h"
 #include "test/unit/tap.h"
 
 #include <fcntl.h>

@@ -1,12 +1,12 @@
-/* Unit tests: the NRI plugin's pure parts. The framing (common/ttrpc.c):
+/* Unit tests: the NRI plugin's pure parts. The framing (formats/ttrpc.c):
  * what mux_put and ttrpc_put write, mux_in_feed reads back, in frames of
  * MUX_CHUNK bytes at most, whatever the chunks the bytes come in; lengths
  * over the limits refused. NRI's container as the decision reads a
- * config.json (common/nri.c): env, annotations, a device plugin's /dev/null
+ * config.json (engines/nri.c): env, annotations, a device plugin's /dev/null
  * bind mounts and nothing else, the cgroups path; ocidec's cache hook
  * recognised. */
-#include "common/nri.h"
-#include "common/ttrpc.h"
+#include "engines/nri.h"
+#include "formats/ttrpc.h"
 #include "test/unit/tap.h"
 
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /* Unit tests: the small text functions that stand where libc's stood or
- * where a mistake would open a path (common/util.c, common/ere.c,
- * common/keycache.c): glob_match (fnmatch's answers), ere_search
+ * where a mistake would open a path (base/util.c, formats/ere.c,
+ * devices/keycache.c): glob_match (fnmatch's answers), ere_search
  * (regexec's), utc_time (gmtime_r's), path_clean_join, path_join_root,
  * has_dot_component, escape_bytes, keycache_walk, utf8_valid. */
-#include "common/ere.h"
-#include "common/keycache.h"
-#include "common/util.h"
+#include "formats/ere.h"
+#include "devices/keycache.h"
+#include "base/util.h"
 #include "test/unit/tap.h"
 
 #include <fnmatch.h>

@@ -1,0 +1,428 @@
+/* The Docker driver: ocidec's runtime in /etc/docker/daemon.json (merged
+ * into the administrator's), Docker's default runtime and CDI where asked,
+ * and NVIDIA's hook name for --gpus; check asks the running dockerd what
+ * it read. See engine.h */
+#include "engines/engine.h"
+#include "engines/dockerjson.h"
+#include "formats/json.h"
+#include "base/log.h"
+#include "safety/rootfile.h"
+#include "safety/rootpath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NVIDIA_HOOK_USR "/usr/bin/nvidia-container-runtime-hook"   /* NVIDIA's own */
+
+static int read_host(int root, const char *path, char **buf, size_t *len, struct stat *st, struct oerr *err)
+{
+	return root_read_file(root, path, 64u << 20, buf, len, st, err);
+}
+
+/* KEY of the record J, a string (malloc'd), or NULL */
+static char *recorded_string(const cJSON *j, const char *key)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(j, key));
+
+	return s ? xstrdup(s) : NULL;
+}
+
+/* Docker's --gpus runs the hook under NVIDIA's name, found on dockerd's
+ * PATH when it starts; an NVIDIA toolkit's is left be */
+static void plan_gpus_link(struct engine_plan *pl, struct engine_run *r)
+{
+	char text[PATH_MAX];
+	_cleanup_free_ char *target = xasprintf("%s/ocidec", pl->bin);
+	int l = engine_read_link(pl->root, NVIDIA_HOOK_LINK, text, sizeof(text));
+	_cleanup_close_ int other = root_open(pl->root, "/usr/bin/nvidia-container-runtime-hook", O_PATH);
+
+	if (other >= 0 || (l == 1 && strcmp(text, target) != 0) || l == 2)
+		log_warn("an nvidia-container-runtime-hook is installed already: Docker's --gpus runs "
+			 "that one");
+	else if (l != 1) {  /* made now: dockerd finds it when it starts */
+		engine_plan_link(pl, xstrdup(NVIDIA_HOOK_LINK), target);
+		r->restart = true;
+	} else
+		engine_plan_link(pl, xstrdup(NVIDIA_HOOK_LINK), target);
+}
+
+/* A runtime name changed since the last install (--runtime-name): the
+ * old entry goes from *CUR, and a default runtime that named it follows */
+static int plan_renamed(struct engine_plan *pl, struct engine_run *r, char **cur, const char *shim, struct oerr *err)
+{
+	_cleanup_free_ char *old = recorded_string(pl->recorded, "runtime_name");
+	cJSON *dj = old && strcmp(old, pl->runtime_name) != 0 ? cJSON_Parse(*cur) : NULL;
+	const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(dj, "runtimes"), old), "path"));
+	const char *def = cJSON_GetStringValue(cJSON_GetObjectItem(dj, "default-runtime"));
+
+	if (p && strcmp(p, shim) == 0) {
+		char *k = docker_json_merge(*cur, old, NULL, err);
+
+		if (!k) {
+			cJSON_Delete(dj);
+			return -1;
+		}
+		log_warn("%s: runtime \"%s\" of the last install renamed \"%s\"%s", DOCKER_JSON, old,
+			 pl->runtime_name, def && strcmp(def, old) == 0 ? ", the default runtime too" : "");
+		if (def && strcmp(def, old) == 0)
+			r->made_default = true;
+		free(*cur);
+		*cur = k;
+	}
+	cJSON_Delete(dj);
+	return 0;
+}
+
+static int docker_plan(struct engine_plan *pl, struct engine_run *r, struct oerr *err)
+{
+	_cleanup_free_ char *shim = xasprintf("%s/ocidec-runtime", pl->bin);
+	/* what the last install set stays set, unless --uninstall */
+	bool cdi_asked = pl->enable_cdi || cJSON_IsTrue(cJSON_GetObjectItem(pl->recorded, "docker_cdi"));
+	_cleanup_free_ char *cur = NULL;
+	struct stat st;
+	size_t len;
+	int have = read_host(pl->root, DOCKER_JSON, &cur, &len, &st, err);
+	char *j;
+
+	r->made_default = pl->set_default || cJSON_IsTrue(cJSON_GetObjectItem(pl->recorded, "docker_default"));
+	if (have < 0)
+		return -1;
+	if (have) {  /* a runtime of that name that is not ocidec's: replaced, said */
+		cJSON *dj = cJSON_Parse(cur);
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(dj, "runtimes"), pl->runtime_name), "path"));
+
+		if (p && strcmp(p, shim) != 0)
+			log_warn("%s: Docker's runtime \"%s\" ran %s: it runs %s now (--uninstall puts it back)",
+				 DOCKER_JSON, pl->runtime_name, p, shim);
+		cJSON_Delete(dj);
+	}
+	if (have && plan_renamed(pl, r, &cur, shim, err) < 0)
+		return -1;
+	j = docker_json_merge(have ? cur : NULL, pl->runtime_name, shim, err);
+	/* Docker has CDI from 25 on (its daemon.json ignores the feature
+	 * before: said, not set) */
+	r->made_cdi = cdi_asked;
+	if (r->made_cdi) {
+		/* the running dockerd's own word, else its binary's */
+		cJSON *info = engine_docker_info(pl->root);
+		const char *sv = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
+		int v = sv && *sv >= '0' && *sv <= '9' ? atoi(sv) : engine_version(pl->root, engine(ENGINE_DOCKER));
+
+		cJSON_Delete(info);
+		if (v >= 0 && v < 25) {
+			log_warn("docker: Docker %d has no CDI (Docker 25 or later): not enabled; docker run "
+				 "--device VENDOR/KIND=N needs 25, the runtime and --gpus work without", v);
+			r->made_cdi = false;
+		}
+	}
+	if (j && (r->made_default || r->made_cdi)) {
+		char *k = docker_json_set(j, r->made_default ? pl->runtime_name : NULL, r->made_cdi, err);
+		free(j);
+		j = k;
+	}
+	if (!j)
+		return -1;
+	engine_plan_add(pl, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, JOURNAL_DOCKER);
+	r->planned = true;
+	/* CDI is a feature, which dockerd reads when it starts only */
+	r->restart |= r->made_cdi;
+	if (pl->has_nvidia)
+		plan_gpus_link(pl, r);
+	return 0;
+}
+
+/* what uninstall takes out of a daemon.json edited since: ours */
+static void docker_record(const struct engine_run *r, cJSON *state)
+{
+	if (!r->planned)
+		return;
+	cJSON_DeleteItemFromObject(state, "docker_default");
+	cJSON_DeleteItemFromObject(state, "docker_cdi");
+	if (r->made_default)
+		cJSON_AddTrueToObject(state, "docker_default");
+	if (r->made_cdi)
+		cJSON_AddTrueToObject(state, "docker_cdi");
+}
+
+/* CDI turned off again: Docker reads features when it starts. And
+ * ocidec's default runtime taken back: on SIGHUP dockerd takes a default
+ * runtime only where daemon.json names one (Docker 26), so one the file no
+ * longer names stays ocidec's until it restarts */
+static void docker_undoing(struct engine_run *r, const cJSON *state)
+{
+	r->restart |= cJSON_IsTrue(cJSON_GetObjectItem(state, "docker_cdi")) ||
+		      cJSON_IsTrue(cJSON_GetObjectItem(state, "docker_default"));
+}
+
+static char *docker_take_out(const char *cur, const cJSON *state, struct oerr *err)
+{
+	bool docker_cdi = cJSON_IsTrue(cJSON_GetObjectItem(state, "docker_cdi"));
+	char *edited, *k;
+
+	edited = docker_json_merge(cur, engine_state_runtime_name(state), NULL, err);
+	if (!edited || !(cJSON_IsTrue(cJSON_GetObjectItem(state, "docker_default")) || docker_cdi))
+		return edited;
+	k = docker_json_unset(edited, engine_state_runtime_name(state), docker_cdi, err);
+	free(edited);
+	return k;
+}
+
+/* Docker keeps a container's runtime by name (given at docker run, or the
+ * default one when it was made): where daemon.json no longer has that name
+ * (not NVIDIA's given back under it), those do not start */
+static char *docker_uninstalled(int root, const cJSON *state)
+{
+	_cleanup_free_ char *text = NULL;
+	struct stat st;
+	struct oerr ignored;
+	size_t len;
+	cJSON *j = read_host(root, DOCKER_JSON, &text, &len, &st, &ignored) > 0 ? cJSON_Parse(text) : NULL;
+	const char *name = engine_state_runtime_name(state);
+	char *note = NULL;
+
+	if (!cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "runtimes"), name))
+		note = xasprintf("ocidec install: Docker's containers made with runtime \"%s\" (docker run --runtime %s, "
+				 "or while it was the default) do not start again: remove them and run them anew", name,
+				 name);
+	cJSON_Delete(j);
+	return note;
+}
+
+static bool docker_reads(const char *path, enum journal_merge m)
+{
+	(void)path;
+	return m == JOURNAL_DOCKER;
+}
+
+/* Does the running dockerd (INFO: its answer to /info) read CDI specs?
+ * Docker 25 and later list CDISpecDirs where its CDI is on. */
+static bool docker_cdi_on(const cJSON *info)
+{
+	const cJSON *dirs = cJSON_GetObjectItem(info, "CDISpecDirs");
+
+	return cJSON_IsArray(dirs) && cJSON_GetArraySize(dirs) > 0;
+}
+
+/* Is the running dockerd one that has CDI (Docker 25 or later)? */
+static bool docker_has_cdi(const cJSON *info)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
+
+	return v && atoi(v) >= 25;
+}
+
+/* Does nothing on this host give a docker run a vendor: no runtime of
+ * ocidec's (the caller knows), the running dockerd's CDI off (INFO), and
+ * no hook for --gpus on its PATH? */
+static bool docker_gives_nothing(int root, const cJSON *info)
+{
+	struct stat st;
+
+	return info && !docker_cdi_on(info) && !engine_host_stat(root, NVIDIA_HOOK_LINK, &st, true) &&
+	       !engine_host_stat(root, NVIDIA_HOOK_USR, &st, true);
+}
+
+/* No daemon.json: what the running dockerd (INFO, SINCE its start) has */
+static void docker_without_file(struct engine_check *c, const cJSON *info, int64_t since)
+{
+	const struct engine *dk = engine(ENGINE_DOCKER);
+	int root = c->root;
+	const char *running;
+
+	/* a running dockerd that says its CDI is off: no docker run gets
+	 * a vendor (--gpus: "could not select device driver") */
+	running = info ? cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime")) : NULL;
+	/* a default runtime of an install whose file is gone since (an
+	 * uninstall that removed it): runc once dockerd restarts */
+	if (running && strcmp(running, "runc") != 0)
+		engine_say_apply(c, dk, true, NULL, "the running dockerd has the default runtime \"%s\" "
+			  "(no " DOCKER_JSON ": runc once it restarts, a reload keeps it)", running);
+	else if (docker_gives_nothing(root, info))
+		c->docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
+					 "no docker run gets a vendor");
+	else if (since > 0 || engine_installed(root, dk))
+		engine_say(c, ENGINE_INFO, "docker", "ocidec install --runtime docker",
+		    "%s without " DOCKER_JSON ": docker run gets no vendor but through CDI (Docker 25 or "
+		    "later, its CDI on)", since > 0 ? "dockerd runs" : "dockerd is installed");
+}
+
+/* daemon.json's runtimes RT (DEF its default one) that run a shim: said;
+ * what the running dockerd (INFO) has not read of them into LAG; true:
+ * one of ocidec's */
+static bool docker_runtimes(struct engine_check *c, const cJSON *rt, const char *def, const cJSON *info,
+			    struct strv *lag)
+{
+	int root = c->root;
+	const cJSON *e;
+	bool any = false;
+
+	cJSON_ArrayForEach(e, rt) {
+		const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+		enum engine_shim k = engine_shim_kind(root, p);
+		_cleanup_free_ char *fix = NULL;
+
+		if (k == NOT_SHIM)
+			continue;
+		fix = engine_install_fix("docker", e->string);
+		if (k == NVIDIAS) {
+			engine_say(c, ENGINE_INFO, "docker", NULL, "runtime \"%s\": %s is NVIDIA's, not ocidec's (%s makes it ocidec's)",
+			    e->string, p, fix);
+			continue;
+		}
+		any = true;
+		if (k != OURS) {
+			engine_say(c, ENGINE_PROBLEM, "docker", fix, "runtime \"%s\": %s is not there%s", e->string, p,
+			    k == NVIDIAS_GONE ? " (NVIDIA's toolkit removed?)" : "");
+			continue;
+		}
+		engine_say(c, ENGINE_OK, "docker", NULL, "runtime \"%s\": %s (docker run --runtime %s)%s", e->string, p, e->string,
+		    def && strcmp(def, e->string) == 0 ? ", the default runtime" : "");
+		c->registered = true;
+		if (info) {
+			const char *has = cJSON_GetStringValue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(info, "Runtimes"), e->string), "path"));
+			if (!has || strcmp(has, p) != 0)
+				strv_push_owned(lag, xasprintf("%s runtime \"%s\" (" DOCKER_JSON " changed since it "
+								"read it)", has ? "runs another binary as" : "has no",
+								e->string));
+		}
+	}
+	return any;
+}
+
+static void docker_check(struct engine_check *c)
+{
+	int root = c->root, proc = c->proc;
+	const struct engine *dk = engine(ENGINE_DOCKER);
+	_cleanup_free_ char *text = engine_host_read(root, DOCKER_JSON);
+	const char *stop = NULL;
+	cJSON *j = text ? json_parse_exact(text, strlen(text), &stop) : NULL, *rt, *info = NULL;
+	const char *def = NULL, *running;
+	int64_t since;
+	struct stat st;
+	bool any = false, cdi = false, restart = false, hook_said = false, silent;
+	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
+
+	since = engine_started(proc, dk->daemon);
+	engine_check_unit(c, dk, since);
+	/* the running dockerd, asked what it read; one that runs and does not
+	 * answer on root's socket where it listens by default fails every
+	 * docker command (a -H of its own elsewhere: not known here) */
+	info = since > 0 ? engine_docker_info(root) : NULL;
+	silent = since > 0 && !info && geteuid() == 0 && ((engine_host_stat(root, "/run/docker.sock", &st, false) &&
+		 S_ISSOCK(st.st_mode) && st.st_uid == 0) || (engine_host_stat(root, "/var/run/docker.sock", &st, false) &&
+		 S_ISSOCK(st.st_mode) && st.st_uid == 0));
+	if (silent)
+		engine_say_apply(c, dk, true, NULL, "dockerd runs but does not answer on /run/docker.sock "
+			  "(3 s): every docker command fails (its log says why: journalctl -u docker.service)");
+	if (!text) {
+		docker_without_file(c, info, since);
+		cJSON_Delete(info);
+		return;
+	}
+	if (!cJSON_IsObject(j)) {
+		_cleanup_free_ char *where = j ? NULL : json_where(text, stop);
+		engine_advise(c, ENGINE_PROBLEM, "docker", "correct " DOCKER_JSON " (dockerd refuses to start with it)",
+		       DOCKER_JSON " is %s%s", j ? "JSON, but no object" : "no JSON: it stops at ", where ? where : "");
+		cJSON_Delete(j);
+		cJSON_Delete(info);
+		return;
+	}
+	rt = cJSON_GetObjectItem(j, "runtimes");
+	def = cJSON_GetStringValue(cJSON_GetObjectItem(j, "default-runtime"));
+	cdi = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "features"), "cdi"));
+	any = docker_runtimes(c, rt, def, info, &lag);
+	if (!any && docker_gives_nothing(root, info))
+		c->docker_none = xstrdup(DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, "
+					 "no hook for --gpus: no docker run gets a vendor");
+	else if (!any)
+		engine_say(c, ENGINE_INFO, "docker", "ocidec install --runtime docker",
+		    DOCKER_JSON " names no runtime of ocidec's: docker run gets no vendor but through CDI");
+	if (info) {
+		running = cJSON_GetStringValue(cJSON_GetObjectItem(info, "DefaultRuntime"));
+
+		if (def && running && strcmp(def, running) != 0)
+			strv_push_owned(&lag, xasprintf("has the default runtime \"%s\" (" DOCKER_JSON " says \"%s\")",
+							running, def));
+		/* one the file no longer names: runc once dockerd restarts (a
+		 * reload keeps what it has) */
+		else if (!def && running && strcmp(running, "runc") != 0) {
+			strv_push_owned(&lag, xasprintf("has the default runtime \"%s\" (" DOCKER_JSON " names none: runc "
+							"once it restarts, a reload keeps it)", running));
+			restart = true;
+		}
+		/* (Docker 25 and later list CDISpecDirs where CDI is on; it reads
+		 * features at its start only) */
+		if (any && !cdi && !docker_cdi_on(info) && c->kinds.n && docker_has_cdi(info))
+			engine_advise(c, ENGINE_INFO, "docker", "ocidec install --runtime docker --enable-cdi --restart", "its CDI is off: "
+			       "docker run --device %s=... fails (could not select device driver \"cdi\"); "
+			       "--gpus and the runtime work without it", c->kinds.v[0]);
+		if (cdi && !docker_cdi_on(info)) {
+			strv_push(&lag, "has CDI off (" DOCKER_JSON "'s features.cdi, read at its start; Docker 25 or "
+				  "later)");
+			restart = true;
+		}
+	} else if (since > 0 && !silent && any && engine_host_stat(root, DOCKER_JSON, &st, false) &&
+		   engine_changed_after(&st, since)) {
+		/* no answer on its socket: by the file's time, which only a
+		 * restart moves (a reload leaves dockerd's start as it was) */
+		if (geteuid() != 0)
+			engine_advise(c, ENGINE_INFO, "docker", "run ocidec check as root", "not root: the running dockerd was not "
+			       "asked what it read (its socket is root's), and " DOCKER_JSON " changed since it started");
+		else {
+			strv_push(&lag, "started before " DOCKER_JSON " last changed (its socket did not answer)");
+			restart = true;
+		}
+	}
+	/* Docker's --gpus runs nvidia-container-runtime-hook, looked up on
+	 * dockerd's PATH when it starts */
+	if (c->nvidia && (any || def)) {
+		struct stat hs, ls;
+		const char *hook = NVIDIA_HOOK_LINK;
+
+		if (!engine_host_stat(root, hook, &hs, true))
+			hook = NVIDIA_HOOK_USR;
+		if (!engine_host_stat(root, hook, &hs, true)) {
+			engine_say_apply(c, dk, true, "ocidec install --runtime docker",
+				  "no nvidia-container-runtime-hook on dockerd's PATH: docker run --gpus fails (\"could "
+				  "not select device driver\")");
+			hook_said = true;
+		/* (the link's own time: made since dockerd started) */
+		} else if (engine_host_stat(root, hook, &ls, false) && engine_changed_after(&ls, since)) {
+			strv_push(&lag, "started before nvidia-container-runtime-hook was there: --gpus fails (\"could "
+				  "not select device driver\")");
+			restart = true;
+		}
+	}
+	/* one line, one command, for all the running dockerd has not read */
+	if (lag.n && !hook_said) {
+		_cleanup_free_ char *all = strv_join(&lag, "; and ");
+		engine_say_apply(c, dk, restart, NULL, "the running dockerd %s", all);
+	}
+	strv_free(&lag);
+	cJSON_Delete(info);
+	cJSON_Delete(j);
+}
+
+static const char *const docker_files[] = { NVIDIA_HOOK_LINK, DOCKER_JSON, NULL };
+
+const struct engine_ops engine_docker = {
+	.name = "docker",
+	.rts = ENGINE_RT_DOCKER,
+	.facts = ENGINE_DOCKER,
+	.files = docker_files,
+	.merge = JOURNAL_DOCKER,
+	.plan = docker_plan,
+	.reads = docker_reads,
+	.record = docker_record,
+	.undoing = docker_undoing,
+	.take_out = docker_take_out,
+	.uninstalled = docker_uninstalled,
+	.check = docker_check,
+};
