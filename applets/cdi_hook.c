@@ -9,7 +9,7 @@
  * Specs call it as `ocidec-hook --cdi` (hook.c passes that here).
  */
 #include "applets/applet.h"
-#include "devices/appprofile.h"
+#include "pipeline/appprofile.h"
 #include "pipeline/dryrun.h"
 #include "pipeline/hookio.h"
 #include "pipeline/inject.h"

@@ -1,6 +1,6 @@
 /* inject.c: see inject.h. */
 #include "pipeline/inject.h"
-#include "devices/appprofile.h"
+#include "pipeline/appprofile.h"
 #include "base/cleanup.h"
 #include "safety/mountapi.h"
 #include "pipeline/procview.h"
@@ -11,7 +11,7 @@
 #include "formats/ldconfig.h"
 #include "base/log.h"
 #include "safety/rootfile.h"
-#include "devices/require.h"
+#include "pipeline/require.h"
 #include "safety/rootpath.h"
 
 #include <cJSON.h>

@@ -1,7 +1,7 @@
 /* plan.c: see plan.h. */
 #include "pipeline/plan.h"
 #include "pipeline/procview.h"
-#include "devices/require.h"
+#include "pipeline/require.h"
 #include "pipeline/activate.h"
 #include "devices/devices.h"
 #include "formats/ldcache.h"

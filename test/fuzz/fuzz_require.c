@@ -3,7 +3,7 @@
  * or -1, a reason for 0 and -1 and none for 1; the verdict does not depend
  * on surrounding blanks; a version found is a dotted number that the
  * input holds after the compiler's mark. */
-#include "devices/require.h"
+#include "pipeline/require.h"
 
 #include <ctype.h>
 #include <stdint.h>

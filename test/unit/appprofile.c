@@ -1,7 +1,7 @@
 /* Unit tests: app_profile_gpu_name and app_profile_text
- * (devices/appprofile.c), against NVIDIA's update-application-profile's
+ * (pipeline/appprofile.c), against NVIDIA's update-application-profile's
  * node pattern and its expected profiles. */
-#include "devices/appprofile.h"
+#include "pipeline/appprofile.h"
 #include "test/unit/tap.h"
 
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* Unit tests: what ocidec writes into the engines' files and what it
  * decides on an image's word (engines/dockerjson.c, engines/ctrd.c,
- * devices/require.c): daemon.json merged and given back, containerd's
+ * pipeline/require.c): daemon.json merged and given back, containerd's
  * import line added and taken out, NVIDIA_REQUIRE_* expressions. */
 #include "engines/ctrd.h"
 #include "engines/dockerjson.h"
-#include "devices/require.h"
+#include "pipeline/require.h"
 #include "test/unit/tap.h"
 
 #include <stdlib.h>

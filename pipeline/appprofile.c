@@ -1,5 +1,5 @@
 /* appprofile.c: see appprofile.h */
-#include "devices/appprofile.h"
+#include "pipeline/appprofile.h"
 #include "base/log.h"
 #include "safety/rootfile.h"
 #include "safety/rootpath.h"

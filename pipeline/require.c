@@ -1,5 +1,5 @@
 /* require.c: see require.h. */
-#include "devices/require.h"
+#include "pipeline/require.h"
 
 #include "base/util.h"
 
