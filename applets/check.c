@@ -57,8 +57,8 @@ const char check_usage[] =
 
 enum status { OK = REPORT_OK, INFO = REPORT_INFO, PROBLEM = REPORT_PROBLEM };
 
-#define TOOLKIT_RECORD "/usr/local/ocidec/install.json"
-#define HOST_RECORD "/var/lib/ocidec/install.json"   /* ocidec install on the host itself */
+#define TOOLKIT_RECORD PREFIX_DEFAULT "/install.json"
+#define HOST_RECORD HOST_STATE_DIR "/install.json"   /* ocidec install on the host itself */
 #define TOOLKIT_CONFIG_DIR "/usr/local/ocidec/etc/ocidec.d"   /* (install's default --prefix) */
 
 struct checks {
@@ -96,42 +96,11 @@ static void engine_line(struct engine_check *c, enum engine_status st, const cha
 	vsay((struct checks *)c, (enum status)st, what, fix, todo, fmt, ap);
 }
 
-static void say(struct checks *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static void advise(struct checks *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static void say2(struct checks *r, enum status st, const char *what, const char *fix, const char *todo,
-		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-/* a line whose fix is a command */
-static void say(struct checks *r, enum status st, const char *what, const char *fix, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(r, st, what, fix, NULL, fmt, ap);
-	va_end(ap);
-}
-
-/* a line whose fix is in words: no command does it */
-static void advise(struct checks *r, enum status st, const char *what, const char *todo, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(r, st, what, NULL, todo, fmt, ap);
-	va_end(ap);
-}
-
-static void say2(struct checks *r, enum status st, const char *what, const char *fix, const char *todo,
-		 const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsay(r, st, what, fix, todo, fmt, ap);
-	va_end(ap);
-}
+/* a line whose fix is a command (say), in words (advise), or both (say2):
+ * the engine drivers' (engine.h), which come back to vsay */
+#define say(r, st, ...) engine_say(&(r)->ec, (enum engine_status)(st), __VA_ARGS__)
+#define advise(r, st, ...) engine_advise(&(r)->ec, (enum engine_status)(st), __VA_ARGS__)
+#define say2(r, st, ...) engine_say2(&(r)->ec, (enum engine_status)(st), __VA_ARGS__)
 
 /* ---- the vendors ---- */
 

@@ -43,8 +43,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PREFIX_DEFAULT "/usr/local/ocidec"
-#define HOST_STATE_DIR "/var/lib/ocidec"   /* host mode: the record's directory */
 
 const char install_usage[] =
 	"usage: ocidec install [--runtime LIST]... [--runtime-name NAME] [--set-as-default]\n"

@@ -1,5 +1,6 @@
 /* The engine drivers' registry and what they share: see engine.h */
 #include "engines/engine.h"
+#include "safety/rootfile.h"
 #include "safety/rootpath.h"
 
 #include <errno.h>
@@ -30,14 +31,10 @@ char *engine_runtime_words(const char *list, unsigned *rts)
 
 unsigned engine_runtime_word(const char *word)
 {
-	static const struct { const char *word; unsigned rt; } words[] = {
-		{ "podman", ENGINE_RT_PODMAN }, { "crio", ENGINE_RT_CRIO }, { "cri-o", ENGINE_RT_CRIO },
-		{ "docker", ENGINE_RT_DOCKER }, { "containerd", ENGINE_RT_CONTAINERD }, { "nri", ENGINE_RT_NRI },
-	};
-
-	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
-		if (strcmp(word, words[i].word) == 0)
-			return words[i].rt;
+	for (size_t i = 0; engine_drivers[i]; i++)
+		for (const struct engine_word *w = engine_drivers[i]->words; w && w->word; w++)
+			if (strcmp(word, w->word) == 0)
+				return w->rt;
 	return 0;
 }
 
@@ -146,4 +143,9 @@ void engine_plan_free(struct engine_plan *p)
 		close(p->root);
 	memset(p, 0, sizeof(*p));
 	p->root = -1;
+}
+
+int engine_read_file(int root, const char *path, char **buf, size_t *len, struct stat *st, struct oerr *err)
+{
+	return root_read_file(root, path, ENGINE_FILE_MAX, buf, len, st, err);
 }

@@ -24,6 +24,12 @@
 #include "engines/journal.h"
 #include "base/util.h"
 
+/* Where an install keeps its record (install.json): a toolkit
+ * container's under its --prefix, the host's own install in its state
+ * directory */
+#define PREFIX_DEFAULT "/usr/local/ocidec"
+#define HOST_STATE_DIR "/var/lib/ocidec"
+
 /* install's --runtime words, a bit each */
 enum { ENGINE_RT_PODMAN = 1, ENGINE_RT_CRIO = 2, ENGINE_RT_DOCKER = 4, ENGINE_RT_CONTAINERD = 8, ENGINE_RT_NRI = 16 };
 
@@ -81,9 +87,16 @@ struct engine_check {
 	char *docker_none;     /* a running dockerd gives no docker run a vendor: why */
 };
 
+/* A --runtime word and the bit it asks for */
+struct engine_word {
+	const char *word;
+	unsigned rt;
+};
+
 struct engine_ops {
 	const char *name;               /* the driver's name (its file's: engine_NAME.c) */
 	unsigned rts;                   /* the --runtime words it serves */
+	const struct engine_word *words; /* they, as install's --runtime takes them ({ NULL } last) */
 	int facts;                      /* its daemon's facts, engine(facts); -1: none to restart */
 	const char *const *files;       /* what install may write for it (uninstall accepts them) */
 	const char *restart_mark;       /* where an uninstall marks that its daemon has not read it yet */
@@ -114,6 +127,11 @@ unsigned engine_runtime_word(const char *word);
 /* --runtime-name NAME: 0, or -1 with ERR (a usage error) where it is the
  * engines' own runtime's name or not lower-case letters, digits, - and _ */
 int engine_runtime_name_check(const char *name, struct oerr *err);
+/* An engine's file PATH in the host root ROOT, a regular file not reached
+ * through a final link (64 MiB at most): 1 and its content, 0 when absent,
+ * -1 with ERR (safety/rootpath.h's root_read_file) */
+enum { ENGINE_FILE_MAX = 64 << 20 };
+int engine_read_file(int root, const char *path, char **buf, size_t *len, struct stat *st, struct oerr *err);
 /* What P holds freed (its files' contents, the record, the host root) */
 void engine_plan_free(struct engine_plan *p);
 /* --runtime's comma-separated LIST's bits into *RTS: NULL, or its first

@@ -16,11 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int read_host(int root, const char *path, char **buf, size_t *len, struct stat *st, struct oerr *err)
-{
-	return root_read_file(root, path, 64u << 20, buf, len, st, err);
-}
-
 /* the BinaryName of the runtime NAME in a dump (ctrd_runtimes) */
 struct named_rt {
 	const char *name;
@@ -67,7 +62,7 @@ static char *plan_dropin(struct engine_plan *pl, const char *dump, size_t dlen, 
 		struct stat ost;
 		struct oerr oe;
 
-		if (read_host(pl->root, CONTAINERD_DROPIN, &old, &ol, &ost, &oe) > 0 && strncmp(old, "# ocidec install:", 17) == 0)
+		if (engine_read_file(pl->root, CONTAINERD_DROPIN, &old, &ol, &ost, &oe) > 0 && strncmp(old, "# ocidec install:", 17) == 0)
 			t = ctrd_carry(t, old, *version, pl->runtime_name, pl->recorded_name);
 	}
 	{
@@ -102,7 +97,7 @@ static int containerd_plan(struct engine_plan *pl, struct engine_run *run, struc
 	_cleanup_free_ char *cur = NULL, *plain = NULL, *dump = NULL, *binary = NULL;
 	struct stat st;
 	size_t len, dlen;
-	int have = read_host(pl->root, CONTAINERD_TOML, &cur, &len, &st, err), version = 2, file_version = 0;
+	int have = engine_read_file(pl->root, CONTAINERD_TOML, &cur, &len, &st, err), version = 2, file_version = 0;
 	const char *v;
 	char *t;
 
@@ -361,6 +356,7 @@ static const char *const containerd_files[] = { CONTAINERD_TOML, CONTAINERD_DROP
 const struct engine_ops engine_containerd = {
 	.name = "containerd",
 	.rts = ENGINE_RT_CONTAINERD,
+	.words = (const struct engine_word[]){ { "containerd", ENGINE_RT_CONTAINERD }, { NULL, 0 } },
 	.facts = ENGINE_CONTAINERD,
 	.files = containerd_files,
 	/* a running containerd runs ocidec's runtime still until it

@@ -18,11 +18,6 @@
 
 #define NVIDIA_HOOK_USR "/usr/bin/nvidia-container-runtime-hook"   /* NVIDIA's own */
 
-static int read_host(int root, const char *path, char **buf, size_t *len, struct stat *st, struct oerr *err)
-{
-	return root_read_file(root, path, 64u << 20, buf, len, st, err);
-}
-
 /* KEY of the record J, a string (malloc'd), or NULL */
 static char *recorded_string(const cJSON *j, const char *key)
 {
@@ -86,7 +81,7 @@ static int docker_plan(struct engine_plan *pl, struct engine_run *r, struct oerr
 	_cleanup_free_ char *cur = NULL;
 	struct stat st;
 	size_t len;
-	int have = read_host(pl->root, DOCKER_JSON, &cur, &len, &st, err);
+	int have = engine_read_file(pl->root, DOCKER_JSON, &cur, &len, &st, err);
 	char *j;
 
 	r->made_default = pl->set_default || cJSON_IsTrue(cJSON_GetObjectItem(pl->recorded, "docker_default"));
@@ -182,7 +177,7 @@ static char *docker_uninstalled(int root, const cJSON *state)
 	struct stat st;
 	struct oerr ignored;
 	size_t len;
-	cJSON *j = read_host(root, DOCKER_JSON, &text, &len, &st, &ignored) > 0 ? cJSON_Parse(text) : NULL;
+	cJSON *j = engine_read_file(root, DOCKER_JSON, &text, &len, &st, &ignored) > 0 ? cJSON_Parse(text) : NULL;
 	const char *name = engine_state_runtime_name(state);
 	char *note = NULL;
 
@@ -415,6 +410,7 @@ static const char *const docker_files[] = { NVIDIA_HOOK_LINK, DOCKER_JSON, NULL 
 const struct engine_ops engine_docker = {
 	.name = "docker",
 	.rts = ENGINE_RT_DOCKER,
+	.words = (const struct engine_word[]){ { "docker", ENGINE_RT_DOCKER }, { NULL, 0 } },
 	.facts = ENGINE_DOCKER,
 	.files = docker_files,
 	.merge = JOURNAL_DOCKER,

@@ -38,11 +38,15 @@ static const char *const podman_confs[] = { "/usr/share/containers/containers.co
 					    "/etc/containers/containers.rootful.conf.d", NULL };
 static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
 
+static bool docker_answers(int root), ctrd_answers(int root);
+
 static const struct engine engines[ENGINE_COUNT] = {
 	[ENGINE_PODMAN] = { "podman", NULL, NULL, NULL, podman_bins, podman_confs, "engine", false },
 	[ENGINE_CRIO] = { "crio", "crio", "crio", NULL, crio_bins, crio_confs, "crio.runtime", false },
-	[ENGINE_DOCKER] = { "docker", "dockerd", "docker", "/var/run/docker.pid", docker_bins, NULL, NULL, true },
-	[ENGINE_CONTAINERD] = { "containerd", "containerd", "containerd", NULL, ctrd_bins, NULL, NULL, false },
+	[ENGINE_DOCKER] = { "docker", "dockerd", "docker", "/var/run/docker.pid", docker_bins, NULL, NULL, true,
+			    docker_answers },
+	[ENGINE_CONTAINERD] = { "containerd", "containerd", "containerd", NULL, ctrd_bins, NULL, NULL, false,
+				ctrd_answers },
 };
 
 const struct engine *engine(enum engine_id id)
@@ -241,21 +245,28 @@ static int root_connect(int root, const char *const socks[])
 	return s;
 }
 
-bool engine_answers(int root, const struct engine *e)
+/* dockerd answers its API's /info; containerd takes a connection */
+static bool docker_answers(int root)
 {
-	static const char *const ctrd[] = { "/run/containerd/containerd.sock", NULL };
-	cJSON *info;
-	int s;
+	cJSON *info = engine_docker_info(root);
 
-	if (e == engine(ENGINE_DOCKER)) {
-		info = engine_docker_info(root);
-		cJSON_Delete(info);
-		return info != NULL;
-	}
-	s = e == engine(ENGINE_CONTAINERD) ? root_connect(root, ctrd) : -1;
+	cJSON_Delete(info);
+	return info != NULL;
+}
+
+static bool ctrd_answers(int root)
+{
+	static const char *const socks[] = { "/run/containerd/containerd.sock", NULL };
+	int s = root_connect(root, socks);
+
 	if (s >= 0)
 		close(s);
 	return s >= 0;
+}
+
+bool engine_answers(int root, const struct engine *e)
+{
+	return e->answers && e->answers(root);
 }
 
 int engine_unit_state(int root, const struct engine *e, const char *suffix, char *state, size_t cap)

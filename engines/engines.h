@@ -37,6 +37,8 @@ struct engine {
 	const char *const *confs;
 	const char *hooks_table;     /* the table hooks_dir is in ("engine", "crio.runtime") */
 	bool reload_loads_runtimes;  /* SIGHUP makes it read a new runtime (dockerd) */
+	/* does its daemon answer on the host root ROOT (NULL: no daemon to ask) */
+	bool (*answers)(int root);
 };
 
 const struct engine *engine(enum engine_id id);
