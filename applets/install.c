@@ -174,7 +174,7 @@ static void carry_recorded(struct inst *in)
 static int plan_engines(struct inst *in, struct oerr *err)
 {
 	for each_driver(i)
-		if ((in->p.rts & engine_drivers[i]->rts) && engine_drivers[i]->plan &&
+		if ((in->p.rts & engine_driver_rts(engine_drivers[i])) && engine_drivers[i]->plan &&
 		    engine_drivers[i]->plan(&in->p, &in->p.run[i], err) < 0)
 			return -1;
 	return 0;
@@ -375,7 +375,7 @@ static void inst_free(struct inst *in)
 static int engine_notes(const struct inst *in)
 {
 	for each_driver(i)
-		if ((in->p.rts & engine_drivers[i]->rts) && engine_drivers[i]->note)
+		if ((in->p.rts & engine_driver_rts(engine_drivers[i])) && engine_drivers[i]->note)
 			out("%s\n", engine_drivers[i]->note);
 	return 0;
 }

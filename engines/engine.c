@@ -29,6 +29,15 @@ char *engine_runtime_words(const char *list, unsigned *rts)
 	return NULL;
 }
 
+unsigned engine_driver_rts(const struct engine_ops *d)
+{
+	unsigned rts = 0;
+
+	for (const struct engine_word *w = d->words; w && w->word; w++)
+		rts |= w->rt;
+	return rts;
+}
+
 unsigned engine_runtime_word(const char *word)
 {
 	for (size_t i = 0; engine_drivers[i]; i++)

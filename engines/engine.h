@@ -95,8 +95,7 @@ struct engine_word {
 
 struct engine_ops {
 	const char *name;               /* the driver's name (its file's: engine_NAME.c) */
-	unsigned rts;                   /* the --runtime words it serves */
-	const struct engine_word *words; /* they, as install's --runtime takes them ({ NULL } last) */
+	const struct engine_word *words; /* the --runtime words it serves ({ NULL } last) */
 	int facts;                      /* its daemon's facts, engine(facts); -1: none to restart */
 	const char *const *files;       /* what install may write for it (uninstall accepts them) */
 	const char *restart_mark;       /* where an uninstall marks that its daemon has not read it yet */
@@ -122,6 +121,8 @@ extern const struct engine_ops engine_hooksdir, engine_docker, engine_containerd
 /* every driver, in the order install plans and check checks them; NULL-terminated */
 extern const struct engine_ops *const engine_drivers[];
 
+/* The --runtime bits D serves (its words') */
+unsigned engine_driver_rts(const struct engine_ops *d);
 /* The bit of --runtime's WORD (ENGINE_RT_*), or 0: none */
 unsigned engine_runtime_word(const char *word);
 /* --runtime-name NAME: 0, or -1 with ERR (a usage error) where it is the

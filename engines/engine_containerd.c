@@ -355,7 +355,6 @@ static const char *const containerd_files[] = { CONTAINERD_TOML, CONTAINERD_DROP
 
 const struct engine_ops engine_containerd = {
 	.name = "containerd",
-	.rts = ENGINE_RT_CONTAINERD,
 	.words = (const struct engine_word[]){ { "containerd", ENGINE_RT_CONTAINERD }, { NULL, 0 } },
 	.facts = ENGINE_CONTAINERD,
 	.files = containerd_files,

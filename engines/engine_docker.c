@@ -409,7 +409,6 @@ static const char *const docker_files[] = { NVIDIA_HOOK_LINK, DOCKER_JSON, NULL 
 
 const struct engine_ops engine_docker = {
 	.name = "docker",
-	.rts = ENGINE_RT_DOCKER,
 	.words = (const struct engine_word[]){ { "docker", ENGINE_RT_DOCKER }, { NULL, 0 } },
 	.facts = ENGINE_DOCKER,
 	.files = docker_files,

@@ -153,7 +153,6 @@ static const char *const hooksdir_files[] = { HOOKS_DIR_USR "/ocidec.json", HOOK
 
 const struct engine_ops engine_hooksdir = {
 	.name = "hooksdir",
-	.rts = ENGINE_RT_PODMAN | ENGINE_RT_CRIO,
 	.words = (const struct engine_word[]){ { "podman", ENGINE_RT_PODMAN }, { "crio", ENGINE_RT_CRIO },
 					      { "cri-o", ENGINE_RT_CRIO }, { NULL, 0 } },
 	.facts = -1,

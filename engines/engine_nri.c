@@ -21,7 +21,6 @@
 
 const struct engine_ops engine_nri = {
 	.name = "nri",
-	.rts = ENGINE_RT_NRI,
 	.words = (const struct engine_word[]){ { "nri", ENGINE_RT_NRI }, { NULL, 0 } },
 	.facts = -1,
 	.note = "ocidec install: NRI: nothing to register; the plugin is `ocidec nri` (on the host: systemctl enable "
