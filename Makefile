@@ -74,8 +74,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih \
              -I$(DEPSRC)/protobuf-c $(INIFLAGS)
 CFLAGS    ?= -Os
-# (no unwind tables: C without exceptions, stripped: nothing reads them)
-STDFLAGS  := -std=c11 -fno-strict-aliasing -ffunction-sections -fdata-sections \
+# (no unwind tables: C without exceptions, stripped: nothing reads them;
+# -fno-pie: the static binary is linked at a fixed address anyway, and
+# code for one is smaller, its tables of pointers read-only data)
+STDFLAGS  := -std=c11 -fno-pie -fno-strict-aliasing -ffunction-sections -fdata-sections \
              -fno-asynchronous-unwind-tables -fno-unwind-tables -fstack-protector-strong -D_FORTIFY_SOURCE=2
 ASANFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=undefined
@@ -118,8 +120,8 @@ PB_NOUB  := -fno-sanitize=shift-base
 PB_CSRCS := $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c $(PB_SRCS)
 $(B)/deps/musl/libdeps.a: $(DEPS_SRCS) $(PB_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
-	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
-	@$(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
 	@for f in $(PB_CSRCS); do $(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-I$(DEPSRC)/protobuf-c -I$(B)/gen -c $$f -o $(@D)/$$(basename $$f .c).o || exit 1; done
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o $(addprefix $(@D)/,$(notdir $(PB_CSRCS:.c=.o)))
@@ -165,9 +167,10 @@ $(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
 
 # The first small allocations come from an arena (base/arena.c): every
 # malloc, calloc, realloc and free, ours and the C library's, goes through
-# it. (-z noseparate-code would save a loadable segment, some microseconds
-# an exec, and make the read-only data executable: not taken.)
-ARENA_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+# it; and strtod, for the idle path's one number (base/fastnum.c).
+# (-z noseparate-code would save a loadable segment, some microseconds an
+# exec, and make the read-only data executable: not taken.)
+ARENA_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strtod
 # arm64: binutils' default there is -z noseparate-code (the read-only data
 # in the executable segment): -z separate-code would pad each segment to
 # 64 KiB (467 kB to 576 kB), so the toolchain's default is kept on arm64.
@@ -181,7 +184,12 @@ LDFLAGS_arm64 := -Wl,-z,norelro
 # writes it) first in .text (the C library's assembly with them), .rodata,
 # .data.rel.ro, .data and .bss: a hook that decides a container asks for
 # nothing faults in one run of text pages and one of data, not a page here
-# and there over the whole binary (bench/hook.sh).
+# and there over the whole binary (bench/hook.sh). The read-only data starts
+# on a 64 KiB boundary (no byte more in the file: the address only), so the
+# kernel's fault-around maps its first 64 KiB in one fault: the idle path's
+# strings and tables, the C library's and cJSON's; .init_array and
+# .fini_array (crtbegin's, read at every start) go after .data, in the page
+# the exec already wrote.
 $(B)/gen/hot.ld: bench/idle-path.txt Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@$(MUSLCC) -static -Wl,--verbose -x c /dev/null -o /dev/null 2>/dev/null | awk -v list=$< ' \
@@ -189,15 +197,19 @@ $(B)/gen/hot.ld: bench/idle-path.txt Makefile $(if $(SYSROOT),$(B)/musl-gcc.spec
 			if (f[1] == "text") t = t " .text." f[2] " .text." f[2] ".*"; \
 			if (f[1] == "data") { r = r " .data.rel.ro." f[2] " .data.rel.ro.local." f[2]; \
 				d = d " .data." f[2] " .data.rel.local." f[2] " .data.rel." f[2]; b = b " .bss." f[2]; \
-				o = o " .rodata." f[2] } } } \
+				o = o " .rodata." f[2] } \
+			if (f[1] == "text") o = o " .rodata." f[2] ".str1.1 .rodata." f[2] ".str1.8 .rodata." f[2] ".cst*" } } \
 		/^==========/ { on = !on; next } !on { next } \
 		/\*\(\.text\.unlikely / { print "    *(" t ")"; print "    *libc.a:*(.text)" } \
-		/^ *\.rodata *: \{/ { sub(/\{/, "{ *(" o ")") } \
+		/SEGMENT_START\("rodata-segment"/ { sub(/ALIGN\(CONSTANT \(MAXPAGESIZE\)\)/, "ALIGN(0x10000)") } \
+		/^ *\.rodata *: \{/ { sub(/\{/, "{ *(" o ") *libc.a:*(.rodata .rodata.*) *cJSON.o(.rodata .rodata.*)") } \
 		/^ *\.data\.rel\.ro : \{/ { sub(/\{/, "{ *(" r ")") } \
 		/\*\(\.data \.data\.\* / { print "    *(" d ")" } \
+		/^ *\.(init|fini)_array *:/ { arr = 1 } arr { held = held $$0 "\n"; if ($$0 ~ /^ *}/) arr = 0; next } \
 		{ print } \
+		/^ *\.data *:/ { data = 1 } data && /^ *}/ { printf "%s", held; data = 0 } \
 		/\*\(\.dynbss\)/ { print "   *(" b ")"; print "   *(COMMON)" }' >$@.tmp
-	@test "$$(grep -c 'arena_take\|\.bss\.arena \|\.data\.optind ' $@.tmp)" -eq 3 || { echo "$@: the toolchain's linker script has another shape" >&2; exit 1; }
+	@test "$$(grep -c '\.text\.arena_take \|\.bss\.arena \|\.data\.optind ' $@.tmp)" -eq 3 || { echo "$@: the toolchain's linker script has another shape" >&2; exit 1; }
 	@mv $@.tmp $@
 $(B)/ocidec: $(MUSL_OBJS) $(B)/deps/musl/libdeps.a $(B)/gen/hot.ld Makefile
 	$(MUSLCC) -static -s -Wl,--gc-sections -Wl,--build-id -Wl,-T,$(B)/gen/hot.ld $(ARENA_WRAP) $(LDFLAGS_$(ARCH)) -o $@ $(filter $(B)/%.o $(B)/%.a,$^)

@@ -37,7 +37,7 @@ const struct applet *current_applet;
 
 /* Other names: the applet (by its main) and the command line's rewrite */
 static const struct alias {
-	const char *name;
+	char name[32];  /* (in the table: see struct applet) */
 	int (*main)(int argc, char **argv, struct oerr *err);
 	int (*argv_fn)(int argc, char ***argv);
 } aliases[] = {
@@ -84,7 +84,7 @@ static const struct applet *find_applet(const char *name)
 
 /* Spellings of an applet by an option of another (applets.def) */
 static const struct option_alias {
-	const char *name, *option;
+	char name[16], option[16];  /* (in the table: see struct applet) */
 	int (*main)(int argc, char **argv, struct oerr *err);
 } option_aliases[] = {
 #define APPLET(name, fn, flags, summary)

@@ -12,7 +12,8 @@ enum {
 };
 
 struct applet {
-	const char *name;
+	char name[16];  /* (in the table, not a pointer to a string elsewhere: the
+			 * idle path's lookup reads one page of read-only data) */
 	int (*main)(int argc, char **argv, struct oerr *err);
 	const char *usage;  /* printed by --help */
 	unsigned flags;     /* APPLET_* */

@@ -220,9 +220,13 @@ int read_fd_reuse(int fd, size_t max, char **bufp, size_t *capp, size_t *lenp, s
 	struct stat st;
 	char *buf = *bufp;
 
-	/* One allocation for a regular file; growth covers files that grow. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size < max &&
-	    (size_t)st.st_size + 2 > cap)
+	/* One allocation for a regular file; growth covers files that grow. A
+	 * regular file of a known size that gave fewer bytes than asked is
+	 * read to its end: no second read to see it (not /proc's files, of
+	 * size 0, which give a page a read). */
+	bool sized = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < max;
+
+	if (sized && (size_t)st.st_size + 2 > cap)
 		cap = (size_t)st.st_size + 2;
 	if (cap < 64)
 		cap = 4096;
@@ -250,6 +254,8 @@ int read_fd_reuse(int fd, size_t max, char **bufp, size_t *capp, size_t *lenp, s
 		len += (size_t)r;
 		if (len > max)
 			return oerr_set(e, EFBIG, "larger than %zu bytes", max);
+		if (sized && len == (size_t)st.st_size && (size_t)r < cap - (len - (size_t)r) - 1)
+			break;
 	}
 	buf[len] = '\0';
 	*lenp = len;
@@ -681,6 +687,32 @@ retry:
 		pat = star;
 		n = ++resume;
 	}
+}
+
+/* A word of eight bytes C (the "has a zero byte" test: Hacker's Delight
+ * 6-1; its lowest set bit is the first such byte, its higher ones may not
+ * be, which is all memchr2 reads) */
+#define BYTES8(c) ((uint64_t)(unsigned char)(c) * 0x0101010101010101ull)
+static uint64_t zero_bytes(uint64_t x)
+{
+	return (x - BYTES8(1)) & ~x & BYTES8(0x80);
+}
+
+const char *memchr2(const char *p, size_t n, char a, char b)
+{
+	const char *end = p + n;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (uint64_t w, m; (size_t)(end - p) >= 8; p += 8) {
+		memcpy(&w, p, 8);
+		if ((m = zero_bytes(w ^ BYTES8(a)) | zero_bytes(w ^ BYTES8(b))))
+			return p + __builtin_ctzll(m) / 8;
+	}
+#endif
+	for (; p < end; p++)
+		if (*p == a || *p == b)
+			return p;
+	return NULL;
 }
 
 bool utf8_valid(const char *s)

@@ -162,6 +162,11 @@ const char *escape_bytes(const char *s, char *out, size_t n);
  * U+10FFFF)? What a JSON string may hold as it is */
 bool utf8_valid(const char *s);
 
+/* The first byte of P's N that is A or B, NULL if none: memchr for two
+ * bytes, eight at a time (the idle path's scans of config.json and of its
+ * index) */
+const char *memchr2(const char *p, size_t n, char a, char b);
+
 
 /* Join a root prefix and an absolute path: ("/", "/a") -> "/a", ("/r", "/a") -> "/r/a". */
 char *path_join_root(const char *root, const char *path);

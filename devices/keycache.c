@@ -45,63 +45,68 @@ static bool stamp_eq(const struct keycache_stamp *a, const struct keycache_stamp
 /* ---- the text ---- */
 
 /* One " NUMBER" at *P (decimal, no sign, at most 20 digits, no overflow),
- * *P moved past it (by hand: strtoull's general scanner cost the idle path
- * a seventh of its instructions for the index's 140 numbers) */
+ * *P moved past it (by hand, and nineteen digits before any overflow test:
+ * the general scanners cost the idle path a sixth of its instructions for
+ * the index's 140 numbers) */
 static int parse_num(char **p, unsigned long long *v)
 {
 	const char *s = *p + 1;
 	unsigned long long n = 0;
+	size_t i = 0;
+	unsigned d;
 
-	if (**p != ' ' || *s < '0' || *s > '9')
+	if (**p != ' ')
 		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (n > ULLONG_MAX / 10 || (n == ULLONG_MAX / 10 && d > ULLONG_MAX % 10))
+	for (; i < 19 && (d = (unsigned)(s[i] - '0')) <= 9; i++)
+		n = n * 10 + d;
+	if (!i)
+		return -1;
+	if ((d = (unsigned)(s[i] - '0')) <= 9) {  /* a twentieth: the one that can overflow */
+		if (n > ULLONG_MAX / 10 || (n == ULLONG_MAX / 10 && d > ULLONG_MAX % 10) ||
+		    (unsigned)(s[i + 1] - '0') <= 9)
 			return -1;
 		n = n * 10 + d;
+		i++;
 	}
 	*v = n;
-	*p = (char *)s;
+	*p = (char *)s + i;
 	return 0;
 }
 
 static int parse_stamp(char **p, struct keycache_stamp *s)
 {
-	unsigned long long *f[] = { &s->dev, &s->ino, &s->size, &s->mtime_s, &s->mtime_ns, &s->ctime_s, &s->ctime_ns };
-
-	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
-		if (parse_num(p, f[i]) < 0)
-			return -1;
-	return 0;
+	return parse_num(p, &s->dev) < 0 || parse_num(p, &s->ino) < 0 || parse_num(p, &s->size) < 0 ||
+	       parse_num(p, &s->mtime_s) < 0 || parse_num(p, &s->mtime_ns) < 0 || parse_num(p, &s->ctime_s) < 0 ||
+	       parse_num(p, &s->ctime_ns) < 0 ? -1 : 0;
 }
 
 int keycache_walk(char *text, size_t len,
-		  int (*fn)(char kind, const struct keycache_stamp *st, const char *s, void *arg), void *arg)
+		  int (*fn)(char kind, const struct keycache_stamp *st, const char *s, size_t n, void *arg), void *arg)
 {
 	char *line, *nl, *end = text + len;
 	const char *last = NULL;
 	char state = 0;  /* the last kind read */
 
-	if (len < sizeof(magic) - 1 || memcmp(text, magic, sizeof(magic) - 1) != 0 || memchr(text, '\0', len))
+	if (len < sizeof(magic) - 1 || memcmp(text, magic, sizeof(magic) - 1) != 0)
 		return -1;
 	for (line = text + sizeof(magic) - 1; line < end; line = nl + 1) {
 		struct keycache_stamp st;
 		char *p = line + 1;
 
-		if (!(nl = memchr(line, '\n', (size_t)(end - line))))
-			return -1;  /* every line ends: a cut index is no index */
+		/* every line ends, and no byte is a NUL: a cut index is no index */
+		if (!(nl = (char *)memchr2(line, (size_t)(end - line), '\n', '\0')) || !*nl)
+			return -1;
 		*nl = '\0';
 		if (line[0] == 'd' && !state) {
-			if (parse_stamp(&p, &st) < 0 || *p || fn('d', &st, NULL, arg))
+			if (parse_stamp(&p, &st) < 0 || *p || fn('d', &st, NULL, 0, arg))
 				return -1;
 		} else if (line[0] == 'f' && (state == 'd' || state == 'f')) {
-			if (parse_stamp(&p, &st) < 0 || *p != ' ' || !p[1] || strchr(p + 1, '/') ||
-			    (last && strcmp(last, p + 1) >= 0) || fn('f', &st, p + 1, arg))
+			if (parse_stamp(&p, &st) < 0 || *p != ' ' || !p[1] || memchr(p + 1, '/', (size_t)(nl - p - 1)) ||
+			    (last && strcmp(last, p + 1) >= 0) || fn('f', &st, p + 1, (size_t)(nl - p - 1), arg))
 				return -1;  /* (in name order, each once) */
 			last = p + 1;
 		} else if (line[0] == 'k' && state && state != 'e' && line[1] == ' ' && line[2]) {
-			if (fn('k', NULL, line + 2, arg))
+			if (fn('k', NULL, line + 2, (size_t)(nl - line - 2), arg))
 				return -1;
 		} else if (strcmp(line, "end") == 0 && state && state != 'e') {
 			;  /* the last line: what comes after it is no index */
@@ -237,19 +242,23 @@ static ssize_t cache_read(const char *name, char *buf, size_t size)
 	return n == st.st_size ? n : -1;
 }
 
-/* Walking an index against the directory open at DIRFD, stamped DIR */
+/* Walking an index against the directory open at DIRFD (stamped DIR),
+ * its keys into KEYS: the pointers, then the lengths, in one block that
+ * grows in place (nothing else is allocated during the walk: the arena's
+ * newest block, base/arena.c) */
 struct validate {
 	int dirfd;
 	const struct keycache_stamp *dir;
-	size_t nkeys, size;  /* the keys, their bytes */
-	char *keys;          /* the first key's record */
+	struct keyset *keys;
+	size_t cap;
 };
 
-static int validate_one(char kind, const struct keycache_stamp *s, const char *str, void *arg)
+static int validate_one(char kind, const struct keycache_stamp *s, const char *str, size_t n, void *arg)
 {
 	struct validate *v = arg;
 	struct keycache_stamp now;
 	struct stat st;
+	struct keyset *k = v->keys;
 
 	switch (kind) {
 	case 'd': return !stamp_eq(s, v->dir);
@@ -259,36 +268,32 @@ static int validate_one(char kind, const struct keycache_stamp *s, const char *s
 		stamp_of(&st, &now);
 		return !stamp_eq(s, &now);
 	default:
-		if (!v->keys)
-			v->keys = (char *)str - 2;  /* ("k KEY": the records after it are keys) */
-		v->nkeys++;
-		v->size += strlen(str) + 1;
+		if (k->as.n + 1 >= v->cap) {
+			size_t cap = v->cap ? v->cap * 2 : 64;
+			char **p = xrealloc(k->mem, cap * (sizeof(char *) + sizeof(size_t)));
+
+			memmove(p + cap, p + v->cap, k->as.n * sizeof(size_t));  /* (the lengths, after the pointers) */
+			k->mem = k->as.v = p;
+			k->len = (size_t *)(p + cap);
+			v->cap = cap;
+		}
+		((size_t *)k->len)[k->as.n] = n;
+		k->as.v[k->as.n++] = (char *)str;  /* (into the index's text, which the keys keep) */
+		k->as.v[k->as.n] = NULL;
 		return 0;
 	}
 }
 
 /* Does the index TEXT (LEN bytes) still describe the directory open at
- * DIRFD (stamped DIR)? Its keys into KEYS when it does. */
+ * DIRFD (stamped DIR)? Its keys into KEYS when it does, pointing into TEXT. */
 static bool cache_use(char *text, size_t len, int dirfd, const struct keycache_stamp *dir, struct keyset *keys)
 {
-	struct validate v = { .dirfd = dirfd, .dir = dir };
-	char *dst;
+	struct validate v = { .dirfd = dirfd, .dir = dir, .keys = keys };
 
-	if (keycache_walk(text, len, validate_one, &v) < 0)
+	if (keycache_walk(text, len, validate_one, &v) < 0) {
+		keyset_free(keys);
 		return false;
-	/* the keys, copied: the walk wrote a NUL over each newline after the
-	 * first line, every record is a string now */
-	keys->mem = xmalloc((v.nkeys + 1) * sizeof(char *) + v.size);
-	keys->as = (struct strv){ .v = keys->mem };
-	dst = (char *)(keys->as.v + v.nkeys + 1);
-	for (char *p = v.keys, *end = text + len; p && p < end && p[0] == 'k'; ) {
-		size_t l = strlen(p + 2) + 1;
-
-		keys->as.v[keys->as.n++] = memcpy(dst, p + 2, l);
-		dst += l;
-		p += l + 2;
 	}
-	keys->as.v[keys->as.n] = NULL;
 	return true;
 }
 
@@ -302,19 +307,19 @@ static bool settled(const struct keycache_stamp *s, time_t now)
 /* KEYS (N of them) copied into *K: one allocation */
 static void keyset_of(const char *const *keys, size_t n, struct keyset *k)
 {
-	size_t size = (n + 1) * sizeof(char *);
+	size_t size = (n + 1) * sizeof(char *) + n * sizeof(size_t), *len;
 	char *p;
 
 	for (size_t i = 0; i < n; i++)
 		size += strlen(keys[i]) + 1;
 	k->mem = xmalloc(size);
 	k->as = (struct strv){ .v = k->mem, .n = n };
-	p = (char *)k->mem + (n + 1) * sizeof(char *);
+	k->len = len = (size_t *)(k->as.v + n + 1);
+	p = (char *)(len + n);
 	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(keys[i]) + 1;
-
-		k->as.v[i] = memcpy(p, keys[i], l);
-		p += l;
+		len[i] = strlen(keys[i]);
+		k->as.v[i] = memcpy(p, keys[i], len[i] + 1);
+		p += len[i] + 1;
 	}
 	k->as.v[n] = NULL;
 }
@@ -322,6 +327,7 @@ static void keyset_of(const char *const *keys, size_t n, struct keyset *k)
 void keyset_free(struct keyset *k)
 {
 	free(k->mem);
+	free(k->text);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -391,8 +397,11 @@ int keycache_keys(const char *dir, struct keyset *keys)
 	stamp_of(&st, &ds);
 	keycache_name(&st, name);
 	buf = xmalloc(KEYCACHE_MAX);  /* (not on the stack: one page fewer to fault in) */
-	if ((n = cache_read(name, buf, KEYCACHE_MAX)) > 0 && cache_use(buf, (size_t)n, dirfd, &ds, keys))
+	if ((n = cache_read(name, buf, KEYCACHE_MAX)) > 0 && cache_use(buf, (size_t)n, dirfd, &ds, keys)) {
+		keys->text = buf;  /* (the keys point into it) */
+		buf = NULL;
 		return 0;
+	}
 	return scan(dirfd, &ds, name, keys);
 }
 

@@ -38,11 +38,14 @@ void keycache_name(const struct stat *dir, char name[64]);
 #define KEYCACHE_MAGIC "ocidec activation keys 2 " OCIDEC_VERSION "\n"
 enum { KEYCACHE_SETTLE = 2, KEYCACHE_TTL = 60, KEYCACHE_SWEEP = 3600, KEYCACHE_MAX = 4096 };
 
-/* Keys in one allocation (the idle path allocates as little as it can):
- * as.v[0..as.n) point into it; as is a read-only view, never strv_free'd */
+/* Keys, each with its length: as.v[0..as.n) and len[0..as.n) point into
+ * MEM and TEXT (the index's own text, when it was used: the idle path
+ * allocates as little as it can); as is a read-only view, never
+ * strv_free'd */
 struct keyset {
 	struct strv as;
-	void *mem;
+	const size_t *len;
+	void *mem, *text;
 };
 void keyset_free(struct keyset *k);
 
@@ -57,15 +60,16 @@ int keycache_keys(const char *dir, struct keyset *keys);
 void keycache_forget(int root, const char *prefix);
 
 /* The text of an index, read record by record: FN(KIND, STAMP, STRING,
- * ARG) for the directory ('d', STRING NULL), each file ('f', its name) and
- * each key ('k', STAMP NULL), in that order, then a last line "end"; the
- * strings point into TEXT, which it changes. -1 when TEXT is not a whole
+ * its LENGTH, ARG) for the directory ('d', STRING NULL), each file ('f',
+ * its name) and each key ('k', STAMP NULL), in that order, then a last line
+ * "end"; the strings point into TEXT, which it changes (a NUL over each
+ * newline). -1 when TEXT is not a whole
  * index (of this version) or FN returns nonzero.
  * Exposed for the fuzz target and the unit tests. */
 struct keycache_stamp {
 	unsigned long long dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;
 };
 int keycache_walk(char *text, size_t len,
-		  int (*fn)(char kind, const struct keycache_stamp *st, const char *s, void *arg), void *arg);
+		  int (*fn)(char kind, const struct keycache_stamp *st, const char *s, size_t n, void *arg), void *arg);
 
 #endif

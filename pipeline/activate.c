@@ -654,20 +654,43 @@ struct key_at {
 };
 
 /* The bucket of a string whose first two bytes are A and B (B 0 for a key
- * of one byte) */
+ * of one byte), and its bit in a filter of 4096 */
 static unsigned key_hash(unsigned char a, unsigned char b)
 {
 	return (a * 31u + b) & 255;
 }
 
-static bool activation_possible_plain(const struct strv *keys, const struct strv *state_ann, const char *text,
-				      size_t len)
+static unsigned key_bit(unsigned char a, unsigned char b)
 {
-	/* the keys of bucket H: by[at[H]] .. by[at[H + 1] - 1] (32 bits: the
-	 * idle path's stack stays in one page) */
+	return (a * 131u + b * 7u) & 4095;
+}
+
+/* The top bit of each byte of W (in memory order: the lowest first) that
+ * is C, and no other (exact, unlike memchr2's first-only test) */
+static uint64_t byte_is(uint64_t w, char c)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+	uint64_t x = w ^ ((uint64_t)(unsigned char)c * 0x0101010101010101ull);
+
+	return ~(((x & low7) + low7) | x | low7);
+}
+
+/* Can a key of KEYS (their lengths LENS, or NULL) start a string of TEXT
+ * (LEN bytes), or is it one of the state's annotations? -1 when ESCAPES is
+ * set and TEXT holds an escape decode_ascii_escapes reads (\uXXXX, \/):
+ * the decoded text is the one to look in. */
+static int activation_possible_plain(const struct strv *keys, const size_t *lens, const struct strv *state_ann,
+				     const char *text, size_t len, bool escapes)
+{
+	/* the keys of bucket H: by[at[H]] .. by[at[H + 1] - 1]; bits: the
+	 * filter, each key's key_bit set (32 and 64 bits: the idle path's
+	 * stack stays in one page) */
 	uint32_t at[257] = { 0 };
+	uint64_t bits[4096 / 64] = { 0 };
 	_cleanup_free_ struct key_at *by = NULL;
 	bool short_keys = false;
+	const char *end = text + len;
+	const char bs = escapes ? '\\' : '"';
 
 	for (size_t i = 0; i < keys->n; i++)
 		if (oci_annotation(state_ann, keys->v[i]))
@@ -676,8 +699,10 @@ static bool activation_possible_plain(const struct strv *keys, const struct strv
 		return keys->n > 0;
 	for (size_t i = 0; i < keys->n; i++) {
 		const unsigned char *k = (const unsigned char *)keys->v[i];
+		unsigned b = key_bit(k[0], k[0] ? k[1] : 0);
 
 		at[key_hash(k[0], k[0] ? k[1] : 0)]++;
+		bits[b / 64] |= 1ull << (b % 64);
 		short_keys |= !k[0] || !k[1];
 	}
 	for (size_t h = 1; h < 257; h++)  /* at[H]: where bucket H ends */
@@ -686,52 +711,68 @@ static bool activation_possible_plain(const struct strv *keys, const struct strv
 	for (size_t i = keys->n; i-- > 0;) {  /* at[H]: where it starts, after */
 		const unsigned char *k = (const unsigned char *)keys->v[i];
 
-		by[--at[key_hash(k[0], k[0] ? k[1] : 0)]] = (struct key_at){ keys->v[i], strlen(keys->v[i]) };
+		by[--at[key_hash(k[0], k[0] ? k[1] : 0)]] =
+			(struct key_at){ keys->v[i], lens ? lens[i] : strlen(keys->v[i]) };
 	}
 	/* Every such key starts a JSON string: "NAME=value" in process.env, an
 	 * annotation's name, a mount's destination. Every '"' is tried as a
-	 * string's start, escaped or not: more than the strings, never fewer. */
-	for (const char *p = text, *end = text + len; p + 1 < end; p++) {
-		size_t left;
-		unsigned h;
+	 * string's start, escaped or not: more than the strings, never fewer.
+	 * The quotes (and backslashes) are found eight bytes at a time, the
+	 * last few one by one. */
+	for (const char *p = text; p < end; p += 8) {
+		uint64_t m = 0;
 
-		while (*p != '"' && p + 1 < end)
-			p++;
-		if (*p != '"')
-			break;
-		left = (size_t)(end - p - 1);
-		h = key_hash((unsigned char)p[1], left > 1 ? (unsigned char)p[2] : 0);
-		for (size_t j = at[h]; j < at[h + 1]; j++)
-			if (by[j].len <= left && memcmp(p + 1, by[j].k, by[j].len) == 0)
-				return true;
-		/* a key of one byte (an env name "X"), whatever follows it */
-		for (size_t j = 0; short_keys && j < keys->n; j++)
-			if (by[j].len <= 1 && (!by[j].len || p[1] == by[j].k[0]))
-				return true;
+		if (end - p >= 8) {
+			uint64_t w;
+
+			memcpy(&w, p, 8);
+			m = byte_is(w, '"') | byte_is(w, bs);
+		} else {
+			for (size_t i = 0; i < (size_t)(end - p); i++)
+				m |= (uint64_t)(p[i] == '"' || p[i] == bs) << (i * 8 + 7);
+		}
+		for (; m; m &= m - 1) {
+			const char *q = p + __builtin_ctzll(m) / 8;
+			size_t left = (size_t)(end - q - 1);
+			unsigned b;
+
+			if (!left)
+				break;
+			if (*q != '"') {  /* a backslash */
+				if (q[1] == 'u' || q[1] == '/')
+					return -1;
+				continue;
+			}
+			b = key_bit((unsigned char)q[1], left > 1 ? (unsigned char)q[2] : 0);
+			if (bits[b / 64] & (1ull << (b % 64))) {
+				unsigned h = key_hash((unsigned char)q[1], left > 1 ? (unsigned char)q[2] : 0);
+
+				for (size_t j = at[h]; j < at[h + 1]; j++)
+					if (by[j].len <= left && memcmp(q + 1, by[j].k, by[j].len) == 0)
+						return true;
+			}
+			/* a key of one byte (an env name "X"), whatever follows it */
+			for (size_t j = 0; short_keys && j < keys->n; j++)
+				if (by[j].len <= 1 && (!by[j].len || q[1] == by[j].k[0]))
+					return true;
+		}
 	}
 	return false;
 }
 
-/* Does TEXT hold an escape activation_possible decodes (\uXXXX, \/)? */
-static bool has_escapes(const char *text, size_t len)
-{
-	for (const char *p = text, *end = text + len; (p = memchr(p, '\\', (size_t)(end - p))) && p + 1 < end; p += 2)
-		if (p[1] == 'u' || p[1] == '/')
-			return true;
-	return false;
-}
-
-bool activation_possible(const struct strv *keys, const struct strv *state_ann, const char *text, size_t len)
+bool activation_possible(const struct strv *keys, const size_t *lens, const struct strv *state_ann, const char *text,
+			 size_t len)
 {
 	size_t n;
 	_cleanup_free_ char *plain = NULL;
+	int r = activation_possible_plain(keys, lens, state_ann, text, len, true);
 
-	if (!has_escapes(text, len))
-		return activation_possible_plain(keys, state_ann, text, len);
+	if (r >= 0)
+		return r;
 	/* a key spelled with escapes: looked for in the decoded text (no JSON
 	 * parse on the idle path, whatever the nesting of config.json) */
 	plain = decode_ascii_escapes(text, len, &n);
-	return activation_possible_plain(keys, state_ann, plain, n);
+	return activation_possible_plain(keys, lens, state_ann, plain, n, false) != 0;
 }
 
 /* Does the container name a vendor by one of KEYS: an env variable, an

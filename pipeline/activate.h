@@ -43,8 +43,9 @@ void activation_free(struct activation *a, size_t n);
 /* The idle path (hook, runtime), for every container on the host: could
  * any of KEYS (config_activation_keys) activate a vendor, given the
  * config.json TEXT (LEN bytes, unparsed) and the state's annotations? No
- * JSON is parsed. */
-bool activation_possible(const struct strv *keys, const struct strv *state_ann, const char *text, size_t len);
+ * JSON is parsed. LENS: the keys' lengths, or NULL. */
+bool activation_possible(const struct strv *keys, const size_t *lens, const struct strv *state_ann, const char *text,
+			 size_t len);
 
 /* The decision (hook, runtime): DIR's vendor files loaded each on its own
  * into CFG (config_free it), a broken one failing only a container that

@@ -17,7 +17,7 @@ int container_decide(const char *dir, const struct oci_state *st, const char *bu
 	memset(c, 0, sizeof(*c));
 	if (text) {
 		struct keyset keys;
-		bool idle = keycache_keys(dir, &keys) == 0 && !activation_possible(&keys.as, ann, text, len);
+		bool idle = keycache_keys(dir, &keys) == 0 && !activation_possible(&keys.as, keys.len, ann, text, len);
 
 		keyset_free(&keys);
 		if (idle)

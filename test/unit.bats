@@ -34,6 +34,10 @@ unit() {
 	unit devices
 }
 
+@test "unit: fastnum (the static build's strtod for the idle path's numbers: the C library's value and end, to the bit, taken or handed on) (issue 48)" {
+	unit fastnum
+}
+
 @test "unit: arena (the static build's first allocations: bump, never reused, zero for calloc, the large to the C library, an overrun header stops the run) (issue 34)" {
 	unit arena
 }

@@ -18,14 +18,14 @@ struct seen {
 	char prev[256];
 };
 
-static int record(char kind, const struct keycache_stamp *st, const char *s, void *arg)
+static int record(char kind, const struct keycache_stamp *st, const char *s, size_t n, void *arg)
 {
 	struct seen *w = arg;
 
 	if ((kind == 'd') != (w->last == 0) || (kind == 'f' && w->last == 'k') || (kind != 'k') != (st != NULL) ||
 	    (kind == 'd') != (s == NULL))
 		abort();
-	if (kind != 'd' && (!*s || strchr(s, '\n')))
+	if (kind != 'd' && (!*s || strchr(s, '\n') || strlen(s) != n))
 		abort();
 	if (kind == 'f') {
 		if (strchr(s, '/') || (w->last == 'f' && strcmp(w->prev, s) >= 0))

@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = activate(&cfg, &c, &none, act, &err);
 	if (n > 0)
 		activation_free(act, (size_t)n);
-	if (n != 0 && !activation_possible(&keys, &none, (const char *)data, size))
+	if (n != 0 && !activation_possible(&keys, NULL, &none, (const char *)data, size))
 		abort();
 	oci_config_free(&c);
 	return 0;

@@ -2,7 +2,8 @@
  * where a mistake would open a path (base/util.c, formats/ere.c,
  * devices/keycache.c): glob_match (fnmatch's answers), ere_search
  * (regexec's), utc_time (gmtime_r's), path_clean_join, path_join_root,
- * has_dot_component, escape_bytes, keycache_walk, utf8_valid. */
+ * has_dot_component, escape_bytes, keycache_walk, utf8_valid, memchr2
+ * (a byte loop's answers). */
 #include "formats/ere.h"
 #include "devices/keycache.h"
 #include "base/util.h"
@@ -181,11 +182,45 @@ static void test_paths(void)
 	      "escape_bytes: a newline, a backslash and an escape forge nothing (\"%s\")", out);
 }
 
-static int count(char kind, const struct keycache_stamp *st, const char *s, void *arg)
+static int count(char kind, const struct keycache_stamp *st, const char *s, size_t n, void *arg)
 {
-	(void)st, (void)s;
+	(void)st, (void)s, (void)n;
 	((int *)arg)[kind == 'd' ? 0 : kind == 'f' ? 1 : 2]++;
 	return 0;
+}
+
+/* memchr2 against a byte loop: every length to 40 and every offset of
+ * the two bytes (first, second, both, neither), with bytes around them
+ * that are one off (the borrow of the eight-at-a-time test), and the
+ * lengths the word loop leaves a tail of */
+static const char *naive2(const char *p, size_t n, char a, char b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == a || p[i] == b)
+			return p + i;
+	return NULL;
+}
+
+static void test_memchr2(void)
+{
+	char buf[48];
+	size_t bad = 0, runs = 0;
+	static const char fill[] = { 'x', '"' + 1, '"' - 1, '\\' + 1, 0x01, (char)0x80, (char)0xa2, 0 };
+
+	for (size_t f = 0; f < sizeof(fill); f++)
+		for (size_t n = 0; n <= 40; n++)
+			for (size_t i = 0; i <= n; i++)
+				for (size_t j = 0; j <= n; j++) {
+					memset(buf, fill[f], sizeof(buf));
+					if (i < n)
+						buf[i] = '"';
+					if (j < n)
+						buf[j] = '\\';
+					runs++;
+					bad += memchr2(buf, n, '"', '\\') != naive2(buf, n, '"', '\\') ||
+					       memchr2(buf + 1, n ? n - 1 : 0, '\\', '\\') != naive2(buf + 1, n ? n - 1 : 0, '\\', '\\');
+				}
+	CHECK(bad == 0, "memchr2 as a byte loop: %zu of %zu cases differ", bad, runs);
 }
 
 static void test_keycache_walk(void)
@@ -204,6 +239,12 @@ static void test_keycache_walk(void)
 		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 -7\nend\n", -1, 0, 0 },
 		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk OCI_A\nf 1 3 3 4 5 6 7 a.ini\nend\n", -1, 0, 0 },
 		{ KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk \nend\n", -1, 0, 0 },
+		/* the numbers: twenty digits up to the largest, not one more */
+		{ KEYCACHE_MAGIC "d 1 18446744073709551615 3 4 5 6 7\nend\n", 1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 18446744073709551616 3 4 5 6 7\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 99999999999999999999 3 4 5 6 7\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 000000000000000000001 3 4 5 6 7\nend\n", -1, 0, 0 },
+		{ KEYCACHE_MAGIC "d 1 1234567890123456789 3 4 5 6 7\nend\n", 1, 0, 0 },
 	};
 
 	for (size_t i = 0; i < N_CASES(t); i++) {
@@ -216,6 +257,14 @@ static void test_keycache_walk(void)
 			CHECK(r == 0 && n[0] == t[i].d && n[1] == t[i].f && n[2] == t[i].k,
 			      "keycache_walk case %zu: %d directory, %d files, %d keys", i, n[0], n[1], n[2]);
 		free(text);
+	}
+	{  /* a NUL in a line: no index */
+		char text[] = KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk OCI\0A\nend\n";
+		char whole[] = KEYCACHE_MAGIC "d 1 2 3 4 5 6 7\nk OCI_A\nend\n";
+		int n[3] = { 0 };
+
+		CHECK(keycache_walk(text, sizeof(text) - 1, count, n) == -1 &&
+		      keycache_walk(whole, sizeof(whole) - 1, count, n) == 0, "keycache_walk refuses a NUL in a line");
 	}
 }
 
@@ -250,5 +299,6 @@ int main(void)
 	test_utc_time();
 	test_paths();
 	test_keycache_walk();
+	test_memchr2();
 	return done();
 }
