@@ -99,7 +99,7 @@ static int fill_temp(int fd, const void *buf, size_t len, mode_t mode, bool dura
 	return close(fd);
 }
 
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, int durable,
 		      struct oerr *err)
 {
 	const char *slash = strrchr(path, '/');
@@ -131,7 +131,7 @@ int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len,
 		unlinkat(dfd, tmp, 0);
 		return -1;
 	}
-	if (durable)
+	if (durable == ROOT_SYNC_DIR)
 		fsync(dfd);
 	return 0;
 }

@@ -15,8 +15,11 @@
 
 /* Write BUF to PATH inside ROOTFD: temporary file in the same directory,
  * made with MODE, fsync (when DURABLE), rename over PATH, fsync the
- * directory (when DURABLE). */
-int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, bool durable,
+ * directory (when DURABLE is ROOT_SYNC_DIR, true: the rename itself lasts
+ * through a crash; ROOT_SYNC_FILE: the old file or the whole new one after
+ * a crash, as glibc's ldconfig writes its cache). */
+enum { ROOT_SYNC_FILE = 2, ROOT_SYNC_DIR = 1 };
+int root_write_atomic(int rootfd, const char *path, const void *buf, size_t len, mode_t mode, int durable,
 		      struct oerr *err);
 /* The regular file PATH inside ROOTFD (not through a final symlink), at
  * most MAX bytes, into *BUF (*LEN, NUL-terminated; ST its stat if not
