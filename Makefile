@@ -156,7 +156,21 @@ $(B)/musl/engines/engine_hooksdir.o $(B)/asan/engines/engine_hooksdir.o $(B)/fuz
 $(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(MUSLCC) $(CPPFLAGS) -DOCIDEC_ARENA $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	@$(MUSLCC) $(CPPFLAGS) -DOCIDEC_ARENA -DOCIDEC_USAGEZ $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
+# The static build's --help texts packed (tools/usagez.c): taken from the
+# objects (every NAME_usage, as the compiler made it), linked in their
+# place; --gc-sections drops the texts themselves. A tool of the build host.
+USAGEZ_OBJS := $(B)/musl/ocidec.o $(patsubst %.c,$(B)/musl/%.o,$(wildcard applets/*.c))
+$(B)/usagez: tools/usagez.c
+	@mkdir -p $(@D)
+	@$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+$(B)/gen/usagez.c: $(B)/usagez $(USAGEZ_OBJS)
+	@mkdir -p $(@D)
+	@$(B)/usagez $(USAGEZ_OBJS) >$@.tmp && mv $@.tmp $@
+$(B)/musl/gen/usagez.o: $(B)/gen/usagez.c $(if $(SYSROOT),$(B)/musl-gcc.specs)
+	@mkdir -p $(@D)
+	@$(MUSLCC) $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
 	@mkdir -p $(@D)
@@ -199,7 +213,7 @@ $(B)/gen/hot.ld: bench/idle-path.txt Makefile $(if $(SYSROOT),$(B)/musl-gcc.spec
 		/\*\(\.dynbss\)/ { print "   *(" b ")"; print "   *(COMMON)" }' >$@.tmp
 	@test "$$(grep -c 'arena_take\|\.bss\.arena \|\.data\.optind ' $@.tmp)" -eq 3 || { echo "$@: the toolchain's linker script has another shape" >&2; exit 1; }
 	@mv $@.tmp $@
-$(B)/ocidec: $(MUSL_OBJS) $(B)/deps/musl/libdeps.a $(B)/gen/hot.ld Makefile
+$(B)/ocidec: $(MUSL_OBJS) $(B)/musl/gen/usagez.o $(B)/deps/musl/libdeps.a $(B)/gen/hot.ld Makefile
 	$(MUSLCC) -static -s -Wl,--gc-sections -Wl,--build-id -Wl,-T,$(B)/gen/hot.ld $(ARENA_WRAP) $(LDFLAGS_$(ARCH)) -o $@ $(filter $(B)/%.o $(B)/%.a,$^)
 	@printf 'ocidec: %s bytes, %s\n' "$$(stat -c %s $@)" "$$(file -b $@ | cut -d, -f1-5)"
 	@# build/ARCH/ocidec for every architecture (the Containerfile's path)
