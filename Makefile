@@ -192,10 +192,12 @@ ARENA_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 # arm64: binutils' default there is -z noseparate-code (the read-only data
 # in the executable segment): -z separate-code would pad each segment to
 # 64 KiB (467 kB to 576 kB), so the toolchain's default is kept on arm64.
-# arm64: binutils ends PT_GNU_RELRO on a 64 KiB boundary (the largest page
-# an arm64 kernel has), which pads the file by up to 64 KiB of zeros; musl's
-# static start-up never applies RELRO (the pages stay writable, checked
-# with /proc/self/maps), so the header would protect nothing: left out.
+# No PT_GNU_RELRO: binutils ends it on a page boundary (4 KiB on amd64, 64
+# KiB on arm64: the largest page an arm64 kernel has), which pads the file
+# by up to a page of zeros; musl's static start-up never applies RELRO (the
+# pages stay writable, checked with /proc/self/maps on both), so the header
+# would protect nothing: left out.
+LDFLAGS_amd64 := -Wl,-z,norelro
 LDFLAGS_arm64 := -Wl,-z,norelro
 # A hot/cold layout: the toolchain's own linker script, with the idle
 # path's functions and variables (bench/idle-path.txt, bench/idle-path.sh
