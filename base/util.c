@@ -507,6 +507,20 @@ bool scan_u(const char **p, unsigned *v)
 	return true;
 }
 
+void *mem_find(const void *hay, size_t n, const void *needle, size_t k)
+{
+	const char *h = hay, *end = h + n;
+
+	if (!k)
+		return (void *)h;
+	while (n >= k && (h = memchr(h, *(const char *)needle, n - k + 1))) {
+		if (memcmp(h, needle, k) == 0)
+			return (void *)h;
+		n = (size_t)(end - ++h);
+	}
+	return NULL;
+}
+
 int cjson_sscanf(const char *s, const char *fmt, ...)
 {
 	va_list ap;

@@ -140,6 +140,9 @@ bool scan_word(const char **p, char *buf, size_t size);
 bool scan_lit(const char **p, const char *lit);
 /* scan_num into an unsigned, " %u" */
 bool scan_u(const char **p, unsigned *v);
+/* memmem(HAY, N, NEEDLE, K), simply (memchr, then memcmp): the C
+ * library's two-way search is 1.2 KB, for needles of a few bytes */
+void *mem_find(const void *hay, size_t n, const void *needle, size_t k);
 /* cJSON's one sscanf, "%lg" (print_number reads back the number it
  * printed): the static build compiles cJSON with sscanf named this (the
  * Makefile), so the C library's scanf stays out of the binary. Another

@@ -195,7 +195,7 @@ bool device_number_parse(const char *entry, struct device_number *out)
 		return false;
 	/* DRIVER: /proc/devices names, '|' between them */
 	dl = (size_t)(c2 - c1 - 1);
-	if (!word_of(c1 + 1, dl, "_.+-|") || c1[1] == '|' || c2[-1] == '|' || memmem(c1 + 1, dl, "||", 2))
+	if (!word_of(c1 + 1, dl, "_.+-|") || c1[1] == '|' || c2[-1] == '|' || mem_find(c1 + 1, dl, "||", 2))
 		return false;
 	/* MINOR: at most 20 bits, the kernel's; "%u" for a device's own */
 	ml = strlen(c2 + 1);

@@ -639,7 +639,9 @@ static void raise_nofile(void)
 	done = true;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		/* (prlimit: musl's setrlimit also stops every thread to set it,
+		 * 1 KB of the C library for a process of one thread) */
+		prlimit(0, RLIMIT_NOFILE, &rl, NULL);
 	}
 }
 
