@@ -74,6 +74,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih \
              -I$(DEPSRC)/protobuf-c $(INIFLAGS)
 CFLAGS    ?= -Os
+# (-Os, and two of its passes off that cost bytes in this code: loop
+# invariants kept in registers, calls in tail position turned into jumps;
+# 2.5 KB of code, bench/size.sh)
+SIZEFLAGS := -fno-move-loop-invariants -fno-optimize-sibling-calls
 # (no unwind tables: C without exceptions, stripped: nothing reads them;
 # -fno-pie: the static binary is linked at a fixed address anyway, and
 # code for one is smaller, its tables of pointers read-only data)
@@ -115,14 +119,17 @@ $(B)/musl-gcc.specs: $(wildcard $(SYSROOT)/usr/lib/$(MUSL_$(ARCH))/musl-gcc.spec
 # (-std=c99: GNU C's `linux` macro would break protoc-c's field names.
 # PB_NOUB: protobuf-c 1.4's tag reader shifts a signed int into its sign bit
 # on a 5-byte tag, which GCC defines (an extension) and UBSan reports: the
-# sanitizer builds leave that one check out for protobuf-c.c.)
+# sanitizer builds leave that one check out for protobuf-c.c.
+# -Dsscanf=cjson_sscanf: cJSON's one sscanf, "%lg", is base/util.c's, on
+# strtod: the C library's scanf, 4 KB, is not linked for it.)
 PB_NOUB  := -fno-sanitize=shift-base
 PB_CSRCS := $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c $(PB_SRCS)
 $(B)/deps/musl/libdeps.a: $(DEPS_SRCS) $(PB_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
-	@$(MUSLCC) $(CFLAGS) -std=c99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
+	@$(MUSLCC) $(CFLAGS) -std=c99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) \
+		-Dsscanf=cjson_sscanf -c $(DEPSRC)/cjson/cJSON.c -o $(@D)/cJSON.o
 	@$(MUSLCC) $(CFLAGS) -std=c99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INIFLAGS) -c $(DEPSRC)/inih/ini.c -o $(@D)/ini.o
-	@for f in $(PB_CSRCS); do $(MUSLCC) $(CFLAGS) -std=c99 -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	@for f in $(PB_CSRCS); do $(MUSLCC) $(CFLAGS) -std=c99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables \
 		-I$(DEPSRC)/protobuf-c -I$(B)/gen -c $$f -o $(@D)/$$(basename $$f .c).o || exit 1; done
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o $(addprefix $(@D)/,$(notdir $(PB_CSRCS:.c=.o)))
 
@@ -158,7 +165,21 @@ $(B)/musl/engines/engine_hooksdir.o $(B)/asan/engines/engine_hooksdir.o $(B)/fuz
 $(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(MUSLCC) $(CPPFLAGS) -DOCIDEC_ARENA $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	@$(MUSLCC) $(CPPFLAGS) -DOCIDEC_ARENA -DOCIDEC_USAGEZ $(STDFLAGS) $(CFLAGS) $(SIZEFLAGS) $(WARN) -c $< -o $@
+
+# The static build's --help texts packed (tools/usagez.c): taken from the
+# objects (every NAME_usage, as the compiler made it), linked in their
+# place; --gc-sections drops the texts themselves. A tool of the build host.
+USAGEZ_OBJS := $(B)/musl/ocidec.o $(patsubst %.c,$(B)/musl/%.o,$(wildcard applets/*.c))
+$(B)/usagez: tools/usagez.c
+	@mkdir -p $(@D)
+	@$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+$(B)/gen/usagez.c: $(B)/usagez $(USAGEZ_OBJS)
+	@mkdir -p $(@D)
+	@$(B)/usagez $(USAGEZ_OBJS) >$@.tmp && mv $@.tmp $@
+$(B)/musl/gen/usagez.o: $(B)/gen/usagez.c $(if $(SYSROOT),$(B)/musl-gcc.specs)
+	@mkdir -p $(@D)
+	@$(MUSLCC) $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
 	@mkdir -p $(@D)
@@ -174,10 +195,12 @@ ARENA_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=
 # arm64: binutils' default there is -z noseparate-code (the read-only data
 # in the executable segment): -z separate-code would pad each segment to
 # 64 KiB (467 kB to 576 kB), so the toolchain's default is kept on arm64.
-# arm64: binutils ends PT_GNU_RELRO on a 64 KiB boundary (the largest page
-# an arm64 kernel has), which pads the file by up to 64 KiB of zeros; musl's
-# static start-up never applies RELRO (the pages stay writable, checked
-# with /proc/self/maps), so the header would protect nothing: left out.
+# No PT_GNU_RELRO: binutils ends it on a page boundary (4 KiB on amd64, 64
+# KiB on arm64: the largest page an arm64 kernel has), which pads the file
+# by up to a page of zeros; musl's static start-up never applies RELRO (the
+# pages stay writable, checked with /proc/self/maps on both), so the header
+# would protect nothing: left out.
+LDFLAGS_amd64 := -Wl,-z,norelro
 LDFLAGS_arm64 := -Wl,-z,norelro
 # A hot/cold layout: the toolchain's own linker script, with the idle
 # path's functions and variables (bench/idle-path.txt, bench/idle-path.sh
@@ -211,7 +234,7 @@ $(B)/gen/hot.ld: bench/idle-path.txt Makefile $(if $(SYSROOT),$(B)/musl-gcc.spec
 		/\*\(\.dynbss\)/ { print "   *(" b ")"; print "   *(COMMON)" }' >$@.tmp
 	@test "$$(grep -c '\.text\.arena_take \|\.bss\.arena \|\.data\.optind ' $@.tmp)" -eq 3 || { echo "$@: the toolchain's linker script has another shape" >&2; exit 1; }
 	@mv $@.tmp $@
-$(B)/ocidec: $(MUSL_OBJS) $(B)/deps/musl/libdeps.a $(B)/gen/hot.ld Makefile
+$(B)/ocidec: $(MUSL_OBJS) $(B)/musl/gen/usagez.o $(B)/deps/musl/libdeps.a $(B)/gen/hot.ld Makefile
 	$(MUSLCC) -static -s -Wl,--gc-sections -Wl,--build-id -Wl,-T,$(B)/gen/hot.ld $(ARENA_WRAP) $(LDFLAGS_$(ARCH)) -o $@ $(filter $(B)/%.o $(B)/%.a,$^)
 	@printf 'ocidec: %s bytes, %s\n' "$$(stat -c %s $@)" "$$(file -b $@ | cut -d, -f1-5)"
 	@# build/ARCH/ocidec for every architecture (the Containerfile's path)

@@ -24,7 +24,7 @@
 
 /* Sorted by name (applets/applets.def): looked up with bsearch. */
 const struct applet applets[] = {
-#define APPLET(name, fn, flags, summary) { name, fn##_main, fn##_usage, flags, summary },
+#define APPLET(name, fn, flags, summary) { name, fn##_main, APPLET_USAGE(fn), flags, summary },
 #define ALIAS(name, fn, argv_fn)
 #define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"
@@ -50,7 +50,9 @@ static const struct alias {
 #undef OPTION_ALIAS
 };
 
-static const char main_usage[] =
+/* (not static: tools/usagez.c packs every NAME_usage of the objects) */
+extern const char main_usage[];
+const char main_usage[] =
 	"usage: ocidec APPLET [ARGS...]\n"
 	"       ocidec --list | --version | --help | -h | help\n"
 	"\n"
@@ -62,10 +64,55 @@ static const char main_usage[] =
 	"\n"
 	"Applets:\n";
 
+#ifdef OCIDEC_USAGEZ
+extern const unsigned char usagez[];
+extern const unsigned usagez_size, main_usagez;
+
+/* The text at AT in the packed texts (tools/usagez.c says how they are
+ * packed), all of them unpacked on the first call */
+static const char *usagez_text(unsigned at)
+{
+	static char *text;
+	const unsigned char *p = usagez;
+
+	if (!text) {
+		text = xmalloc(usagez_size);
+		for (unsigned i = 0, len, back; i < usagez_size;) {
+			unsigned b = *p++;
+
+			if (b < 0x80) {
+				text[i++] = b;
+				continue;
+			}
+			if (b < 0xc0) {
+				len = (b >> 3 & 7) + 3, back = ((b & 7) << 8 | p[0]) + 1, p += 1;
+			} else {
+				len = (b & 0x3f) + 3, back = (p[0] << 8 | p[1]) + 1, p += 2;
+			}
+			for (; len && i < usagez_size && back <= i; len--, i++)
+				text[i] = text[i - back];
+		}
+	}
+	return text + at;
+}
+
+const char *applet_usage(const struct applet *a)
+{
+	return usagez_text(*a->usage);
+}
+#define MAIN_USAGE usagez_text(main_usagez)
+#else
+const char *applet_usage(const struct applet *a)
+{
+	return a->usage;
+}
+#define MAIN_USAGE main_usage
+#endif
+
 /* The usage and the applets, to F */
 static void print_usage(FILE *f)
 {
-	fputs(main_usage, f);
+	fputs(MAIN_USAGE, f);
 	for (unsigned i = 0; i < napplets; i++)
 		fprintf(f, "  %-14s %s\n", applets[i].name, applets[i].summary);
 }
@@ -196,7 +243,7 @@ static int run(const struct applet *a, int argc, char **argv)
 	if (a->flags & APPLET_OWN_ARGS)
 		return run_main(a, argc, argv);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		out("%s", a->usage);
+		out("%s", applet_usage(a));
 		return applet_finish_stdout(EXIT_OK);
 	}
 	if (argc > 1 && strcmp(argv[1], "--version") == 0) {

@@ -11,11 +11,22 @@ enum {
 	APPLET_LATE_PROC = 4, /* opens the host's /proc itself (proc_open), when it needs it */
 };
 
+/* An applet's --help text, FN_usage in applets/FN.c. The static build
+ * (OCIDEC_USAGEZ) has them packed (tools/usagez.c, build/gen/usagez.c):
+ * there the table holds FN_usagez, the text's place in them. */
+#ifdef OCIDEC_USAGEZ
+typedef const unsigned *applet_usage_ref;
+#define APPLET_USAGE(fn) &fn##_usagez
+#else
+typedef const char *applet_usage_ref;
+#define APPLET_USAGE(fn) fn##_usage
+#endif
+
 struct applet {
 	char name[16];  /* (in the table, not a pointer to a string elsewhere: the
 			 * idle path's lookup reads one page of read-only data) */
 	int (*main)(int argc, char **argv, struct oerr *err);
-	const char *usage;  /* printed by --help */
+	applet_usage_ref usage;  /* printed by --help: applet_usage */
 	unsigned flags;     /* APPLET_* */
 	const char *summary; /* its line in ocidec --help */
 };
@@ -32,6 +43,8 @@ int applet_fail(const struct oerr *e);
 int applet_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* getopt_long returned ':' or '?' (with opterr = 0): say which option. */
 int applet_bad_option(int o, int argc, char **argv);
+/* A's --help text */
+const char *applet_usage(const struct applet *a);
 /* Flush stdout; a write error (full disk) is EXIT_FAIL, a closed pipe is not an error. */
 int applet_finish_stdout(int status);
 
@@ -42,7 +55,8 @@ int applet_finish_stdout(int status);
  * applet_fail. */
 #define APPLET_FAILED (-1)
 #define APPLET_MAIN(name) int name##_main(int argc, char **argv, struct oerr *err)
-#define APPLET(name, fn, flags, summary) APPLET_MAIN(fn); extern const char fn##_usage[];
+#define APPLET(name, fn, flags, summary) APPLET_MAIN(fn); extern const char fn##_usage[]; \
+	extern const unsigned fn##_usagez;
 #define ALIAS(name, fn, argv_fn)
 #define OPTION_ALIAS(name, option, fn)
 #include "applets/applets.def"

@@ -337,10 +337,11 @@ static int doc_check_sets(const struct doc *d, const struct setting *sets, size_
 static int err_line(const struct oerr *err, const char *path)
 {
 	size_t n = strlen(path);
-	int line = 0;
+	const char *q = err->msg + n;
+	unsigned long line;
 
-	if (strncmp(err->msg, path, n) == 0 && sscanf(err->msg + n, ":%d:", &line) == 1)
-		return line;
+	if (strncmp(err->msg, path, n) == 0 && scan_lit(&q, ":") && scan_num(&q, &line, 10))
+		return (int)line;
 	return 0;
 }
 

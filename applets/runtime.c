@@ -313,7 +313,7 @@ static void shim_version_help(const struct shim_args *a, const char *real)
 			return;
 		}
 		if (strcmp(a->args[i], "--help") == 0 || strcmp(a->args[i], "-h") == 0) {
-			out("%s\nThe real runtime, %s:\n\n", runtime_usage, real);
+			out("%s\nThe real runtime, %s:\n\n", applet_usage(current_applet), real);
 			fflush(stdout);
 			return;
 		}
@@ -347,7 +347,7 @@ APPLET_MAIN(runtime)
 	/* a refusal also to the system log: journalctl -t ocidec */
 	log_syslog(SYSLOG_DEFAULT);
 	if (argc > 1 && strcmp(argv[1], "--ocidec-help") == 0) {
-		out("%s", runtime_usage);
+		out("%s", applet_usage(current_applet));
 		return applet_finish_stdout(EXIT_OK);
 	}
 	/* nvidia-ctk runtime configure, as an NVIDIA user types it to this

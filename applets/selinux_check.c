@@ -393,7 +393,8 @@ static int ask(const char *fs, const char *scon, const char *tcon, unsigned inde
 {
 	_cleanup_free_ char *path = xasprintf("%s/access", fs), *req = xasprintf("%s %s %u", scon, tcon, index);
 	_cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC);
-	unsigned decided;
+	unsigned long a, d;
+	const char *q;
 	char reply[256];
 	struct statfs sf;
 	ssize_t n;
@@ -403,7 +404,11 @@ static int ask(const char *fs, const char *scon, const char *tcon, unsigned inde
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || (n = read(fd, reply, sizeof(reply) - 1)) <= 0)
 		return -1;
 	reply[n] = '\0';
-	return sscanf(reply, "%x %x", allowed, &decided) == 2 ? 0 : (errno = EPROTO, -1);
+	q = reply;
+	if (!scan_num(&q, &a, 16) || !scan_num(&q, &d, 16))
+		return errno = EPROTO, -1;
+	*allowed = (unsigned)a;
+	return 0;
 }
 
 /* May a confined accelerator container (ocidec_container_t, with a

@@ -475,6 +475,83 @@ char *path_clean_join(const char *base, const char *path)
 	return out;
 }
 
+bool scan_num(const char **p, unsigned long *v, int base)
+{
+	char *end;
+
+	*v = strtoul(*p, &end, base);
+	if (end == *p)
+		return false;
+	*p = end;
+	return true;
+}
+
+bool scan_word(const char **p, char *buf, size_t size)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	while (s[n] && !isspace((unsigned char)s[n]) && n + 1 < size)
+		n++;
+	if (!n)
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	*p = s + n;
+	return true;
+}
+
+bool scan_u(const char **p, unsigned *v)
+{
+	unsigned long l;
+
+	if (!scan_num(p, &l, 10))
+		return false;
+	*v = (unsigned)l;
+	return true;
+}
+
+void *mem_find(const void *hay, size_t n, const void *needle, size_t k)
+{
+	const char *h = hay, *end = h + n;
+
+	if (!k)
+		return (void *)h;
+	while (n >= k && (h = memchr(h, *(const char *)needle, n - k + 1))) {
+		if (memcmp(h, needle, k) == 0)
+			return (void *)h;
+		n = (size_t)(end - ++h);
+	}
+	return NULL;
+}
+
+int cjson_sscanf(const char *s, const char *fmt, ...)
+{
+	va_list ap;
+	double *d;
+	char *end;
+
+	if (strcmp(fmt, "%lg") != 0)
+		abort();
+	va_start(ap, fmt);
+	d = va_arg(ap, double *);
+	va_end(ap);
+	*d = strtod(s, &end);
+	return end != s;
+}
+
+bool scan_lit(const char **p, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (strncmp(*p, lit, n) != 0)
+		return false;
+	*p += n;
+	return true;
+}
+
 /* A path component ".." anywhere, or "." components, make a path malformed:
  * configs name places plainly. */
 bool has_dot_component(const char *s)

@@ -129,6 +129,25 @@ char *path_clean_join(const char *base, const char *path);
 /* The directory of PATH (a path in a root), allocated: "/" for "/NAME" and
  * for a NAME without a slash. */
 char *path_dir(const char *path);
+/* sscanf's conversions for the few small parsers, without sscanf (4 KB of
+ * the C library): scan_num is " %lu" (" %lx" for BASE 16: blanks, a sign,
+ * digits, strtoul's reading), scan_word " %Ns" (blanks, then at most SIZE -
+ * 1 bytes up to a blank, NUL-terminated), scan_lit the literal LIT; each
+ * reads at *P and moves *P past what it took, false (*P unmoved) where
+ * there is none. */
+bool scan_num(const char **p, unsigned long *v, int base);
+bool scan_word(const char **p, char *buf, size_t size);
+bool scan_lit(const char **p, const char *lit);
+/* scan_num into an unsigned, " %u" */
+bool scan_u(const char **p, unsigned *v);
+/* memmem(HAY, N, NEEDLE, K), simply (memchr, then memcmp): the C
+ * library's two-way search is 1.2 KB, for needles of a few bytes */
+void *mem_find(const void *hay, size_t n, const void *needle, size_t k);
+/* cJSON's one sscanf, "%lg" (print_number reads back the number it
+ * printed): the static build compiles cJSON with sscanf named this (the
+ * Makefile), so the C library's scanf stays out of the binary. Another
+ * format aborts. */
+int cjson_sscanf(const char *s, const char *fmt, ...);
 /* Has path S a "." or ".." component? */
 bool has_dot_component(const char *s);
 /* Does NAME (one path component) match the shell pattern PAT, as

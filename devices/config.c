@@ -195,7 +195,7 @@ bool device_number_parse(const char *entry, struct device_number *out)
 		return false;
 	/* DRIVER: /proc/devices names, '|' between them */
 	dl = (size_t)(c2 - c1 - 1);
-	if (!word_of(c1 + 1, dl, "_.+-|") || c1[1] == '|' || c2[-1] == '|' || memmem(c1 + 1, dl, "||", 2))
+	if (!word_of(c1 + 1, dl, "_.+-|") || c1[1] == '|' || c2[-1] == '|' || mem_find(c1 + 1, dl, "||", 2))
 		return false;
 	/* MINOR: at most 20 bits, the kernel's; "%u" for a device's own */
 	ml = strlen(c2 + 1);
@@ -357,7 +357,7 @@ enum {
 	KEY_GLOB = 2,        /* an absolute path that may be a glob */
 	KEY_DIR = 4,         /* trailing slashes dropped */
 };
-#define NO_LINE SIZE_MAX
+#define NO_LINE UINT16_MAX
 struct key_def;
 typedef int key_check(struct parse *p, const struct key_def *k, const char *value, int line);
 /* A row: KEY in section SEC, its value at OFF in struct vendor ([vendor])
@@ -365,12 +365,9 @@ typedef int key_check(struct parse *p, const struct key_def *k, const char *valu
  * (or NO_LINE), checked by CHECK (1, or perr's 0) before it is stored */
 struct key_def {
 	const char *name;
-	size_t len;
-	enum section sec;
-	unsigned flags;
-	enum store store;
-	size_t off, line_off;
 	key_check *check;
+	uint16_t off, line_off;
+	uint8_t len, sec, flags, store;  /* (enum section, KEY_*, enum store: a row in 24 bytes) */
 };
 
 /* The field at OFF of the struct K's section fills */
@@ -545,12 +542,13 @@ static int c_log_level(struct parse *p, const struct key_def *k, const char *val
  * reads the KEY_ACTIVATION ones ("name" gives the defaults), vendor_free
  * frees what the rows hold, and test/docs.bats finds each in the man page. */
 #define ROW(sec, type, name, flags, store, field, line, check)                                        \
-	{ name, sizeof(name) - 1, sec, flags, store, offsetof(struct type, field), line, check }
+	{ name, check, offsetof(struct type, field), line, sizeof(name) - 1, sec, flags, store }
 #define V(name, flags, store, field, check) ROW(SEC_VENDOR, vendor, name, flags, store, field, NO_LINE, check)
 #define VL(name, flags, store, field, line, check)                                                    \
 	ROW(SEC_VENDOR, vendor, name, flags, store, field, offsetof(struct vendor, line), check)
 #define F(name, store, field) ROW(SEC_FEATURE, feature, name, 0, store, field, NO_LINE, NULL)
 #define FL(name, store, field, line) ROW(SEC_FEATURE, feature, name, 0, store, field, offsetof(struct feature, line), NULL)
+_Static_assert(sizeof(struct vendor) < NO_LINE && sizeof(struct feature) < NO_LINE, "a field's offset in 16 bits");
 static const struct key_def schema[] = {
 	VL("name", KEY_ACTIVATION, ST_STR, name, name_line, c_name),
 	V("version", 0, ST_STR, version, c_version),

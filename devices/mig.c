@@ -152,10 +152,13 @@ int mig_map_each(const struct vendor *v, int (*fn)(const char *mig, const char *
 	if (read_map(v, &text, &len, err) < 0)
 		return -1;
 	for (char *line = strtok_r(text, "\n", &save); line && !r; line = strtok_r(NULL, "\n", &save)) {
-		char mig[NAME_MAX_ + 1], gpu[NAME_MAX_ + 1], end;
+		char mig[NAME_MAX_ + 1], gpu[NAME_MAX_ + 1];
 		unsigned idx, gi, ci;
+		const char *q = line;
 
-		if (sscanf(line, "%127s %127s %u %u %u %c", mig, gpu, &idx, &gi, &ci, &end) == 5 &&
+		/* MIG GPU IDX GI CI, nothing after */
+		if (scan_word(&q, mig, sizeof(mig)) && scan_word(&q, gpu, sizeof(gpu)) && scan_u(&q, &idx) &&
+		    scan_u(&q, &gi) && scan_u(&q, &ci) && !q[strspn(q, " \t\n\v\f\r")] &&
 		    strncmp(mig, "MIG-", 4) == 0)
 			r = fn(mig, gpu, idx, gi, ci, arg);
 	}
@@ -213,11 +216,11 @@ int mig_resolve(const struct vendor *v, const char *tok, struct mig_instance *ou
 				v->name, tok);
 	if (strncasecmp(tok, "MIG-GPU-", 8) == 0) {
 		/* MIG-GPU-<uuid>/GI/CI: the instance is in the name */
-		const char *slash = strchr(tok, '/');
-		char tail;
+		const char *slash = strchr(tok, '/'), *q = slash;
 		_cleanup_free_ char *gpu = NULL;
 
-		if (!slash || slash - tok > NAME_MAX_ || sscanf(slash, "/%u/%u%c", &gi, &ci, &tail) != 2 ||
+		if (!slash || slash - tok > NAME_MAX_ || !scan_lit(&q, "/") || !scan_u(&q, &gi) || !scan_lit(&q, "/") ||
+		    !scan_u(&q, &ci) || *q ||
 		    strspn(slash + 1, "0123456789/") != strlen(slash + 1))
 			return oerr_set(err, 0, "%s: no MIG device '%.64s'", v->name, tok);
 		gpu = xstrndup(tok + 4, (size_t)(slash - tok - 4));
@@ -336,6 +339,7 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		int indent = (int)strspn(line, " \t");
 		char *key, *value, tmp[NAME_MAX_ + 1];
 		unsigned u;
+		const char *q;
 
 		/* nvidia-smi -L: "GPU 0: NAME (UUID: GPU-...)", then
 		 * "  MIG 1g.10gb  Device  0: (UUID: MIG-...)" */
@@ -345,7 +349,7 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 		}
 		if (indent > 0 && strncmp(line + indent, "MIG ", 4) == 0 && paren_uuid(line, tmp) &&
 		    strncmp(tmp, "MIG-", 4) == 0 &&
-		    strstr(line, "Device ") && sscanf(strstr(line, "Device ") + 7, " %u:", &u) == 1) {
+		    (q = strstr(line, "Device ")) && (q += 7, scan_u(&q, &u))) {
 			if (!gpu_l[0])
 				return oerr_set(err, 0, "nvidia-smi -L: MIG device %u before any GPU", u);
 			for (size_t k = 0; k < nl; k++)
@@ -403,7 +407,7 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 				if (strcasecmp(section[k], value) == 0)
 					return oerr_set(err, 0, "nvidia-smi -q: GPU %s given twice", value);
 			snprintf(section[ns - 1], sizeof(section[ns - 1]), "%s", value);
-		} else if (rec && sscanf(value, "%u", &u) == 1) {
+		} else if (rec && (q = value, scan_u(&q, &u))) {
 			if (strcmp(key, "Index") == 0)
 				rec->idx = u;
 			else if (strcmp(key, "GPU Instance ID") == 0)
@@ -426,13 +430,12 @@ int mig_map_text(const struct vendor *v, const char *text, size_t len, char **ou
 	*n = (size_t)snprintf(res, cap, "# ocidec MIG map (ocidec mig-map): MIG UUID, GPU UUID, index, GI, CI\n%s", now);
 	for (size_t i = 0; i < nl; i++) {
 		unsigned gi = 0, ci = 0;
-		char tail;
-		const char *slash = strchr(listed[i].mig, '/');
+		const char *slash = strchr(listed[i].mig, '/'), *q = slash;
 		bool ok = false;
 
-		/* the old form has the instance in its name */
-		if (strncmp(listed[i].mig, "MIG-GPU-", 8) == 0 && slash &&
-		    sscanf(slash, "/%u/%u%c", &gi, &ci, &tail) == 2)
+		/* the old form has the instance in its name: /GI/CI */
+		if (strncmp(listed[i].mig, "MIG-GPU-", 8) == 0 && slash && scan_lit(&q, "/") && scan_u(&q, &gi) &&
+		    scan_lit(&q, "/") && scan_u(&q, &ci) && !*q)
 			ok = true;
 		for (size_t k = 0; k < nq && !ok; k++) {
 			if (queried[k].gpu[0] && strcasecmp(queried[k].gpu, listed[i].gpu) == 0 &&
@@ -471,8 +474,10 @@ int mig_map_current(const struct vendor *v, const char *map, struct oerr *err)
 		char mig[NAME_MAX_ + 1], gpu[NAME_MAX_ + 1];
 		unsigned idx, gi, ci;
 		long gidx, minor;
+		const char *q = line;
 
-		if (sscanf(line, "%127s %127s %u %u %u", mig, gpu, &idx, &gi, &ci) != 5 || strncmp(mig, "MIG-", 4) != 0)
+		if (!scan_word(&q, mig, sizeof(mig)) || !scan_word(&q, gpu, sizeof(gpu)) || !scan_u(&q, &idx) ||
+		    !scan_u(&q, &gi) || !scan_u(&q, &ci) || strncmp(mig, "MIG-", 4) != 0)
 			continue;
 		gidx = vendor_uuid_index(v, gpu);
 		minor = gidx < 0 ? -1 : vendor_index_minor(v, (unsigned long)gidx);

@@ -260,7 +260,7 @@ char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, c
 		/* the vendors' annotations reach the runtime (activation by
 		 * annotation, CDI's) */
 		if (!*rest && key_is(l, ll, "container_annotations", &v, &vl) && vl >= 2 && v[0] == '[' &&
-		    !memmem(v, vl, "\"ocidec.io/*\"", 13) && !memmem(v, vl, "'ocidec.io/*'", 13)) {
+		    !mem_find(v, vl, "\"ocidec.io/*\"", 13) && !mem_find(v, vl, "'ocidec.io/*'", 13)) {
 			puts_(&rt, "  container_annotations = [\"ocidec.io/*\"");
 			puts_(&rt, 1 + span(v + 1, vl - 1, " ") < vl && v[1 + span(v + 1, vl - 1, " ")] == ']' ? "" : ", ");
 			put(&rt, v + 1, vl - 1);

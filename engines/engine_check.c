@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,7 +162,7 @@ int64_t engine_started(int proc, const char *comm)
 	struct dirent *e;
 	struct timespec now, boot;
 	int64_t best = 0, base;
-	long hz = sysconf(_SC_CLK_TCK);
+	long hz = (long)getauxval(AT_CLKTCK);  /* (sysconf's answer, without its 1 KB) */
 	char buf[4096];
 
 	if (!d)
@@ -177,6 +178,7 @@ int64_t engine_started(int proc, const char *comm)
 	while ((e = readdir(d))) {
 		char name[64];
 		unsigned long long start;
+		char *end;
 		char *p;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' || !proc_read(proc, e->d_name, "comm", name, sizeof(name)))
@@ -203,14 +205,17 @@ int64_t engine_started(int proc, const char *comm)
 		p = strrchr(buf, ')');
 		if (p && strcmp(comm, "containerd") == 0) {
 			char ppid[24], parent[64];
-			if (sscanf(p + 2, "%*c %23s", ppid) == 1 && proc_read(proc, ppid, "comm", parent, sizeof(parent)) &&
+			const char *q = p + 2;  /* (the state, then the parent) */
+
+			if (p[1] && *q++ && scan_word(&q, ppid, sizeof(ppid)) &&
+			    proc_read(proc, ppid, "comm", parent, sizeof(parent)) &&
 			    strncmp(parent, "dockerd\n", 8) == 0)
 				continue;
 		}
 		/* field 22, after the command's closing parenthesis */
 		for (int f = 2; p && f < 22; f++)
 			p = strchr(p + 1, ' ');
-		if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		if (!p || (start = strtoull(p + 1, &end, 10), end == p + 1))
 			continue;
 		{
 			int64_t t = base + (int64_t)(start / (unsigned long long)hz) * INT64_C(1000000000) +

@@ -79,7 +79,7 @@ static char *plan_dropin(struct engine_plan *pl, const char *dump, size_t dlen, 
 			t = k;
 		}
 		/* containerd's dump lists every key it knows: 1.6 has no CDI */
-		if (pl->enable_cdi && !memmem(dump, dlen, "enable_cdi", 10)) {
+		if (pl->enable_cdi && !mem_find(dump, dlen, "enable_cdi", 10)) {
 			log_warn("containerd: this containerd has no CDI (enable_cdi: containerd 1.7 or later): "
 				 "not enabled");
 		} else if (pl->enable_cdi) {
@@ -322,7 +322,7 @@ static void containerd_check(struct engine_check *c)
 	/* the CDI devices a pod asks for (the CRI's CDI field, a device
 	 * plugin's CDI answer, DRA): none while CDI is off (containerd 1.7's
 	 * default), and the pod starts all the same */
-	if (c->kinds.n && memmem(dump, len, "enable_cdi = false", 18))
+	if (c->kinds.n && mem_find(dump, len, "enable_cdi = false", 18))
 		engine_advise(c, ENGINE_INFO, "containerd", "ocidec install --runtime containerd --enable-cdi --restart",
 		       "its CDI is off (enable_cdi = false): a pod asking for a CDI device (%s=...: the CRI's CDI field, a device "
 		       "plugin's CDI answer) starts without it", c->kinds.v[0]);
@@ -333,7 +333,7 @@ static void containerd_check(struct engine_check *c)
 		size_t ll = eol ? (size_t)(eol - l) : (size_t)(end - l);
 
 		if (strncmp(k, "pod_annotations", 15) == 0 &&
-		    (memmem(l, ll, "\"ocidec.io/", 11) || memmem(l, ll, "\"*\"", 3))) {
+		    (mem_find(l, ll, "\"ocidec.io/", 11) || mem_find(l, ll, "\"*\"", 3))) {
 			engine_advise(c, ENGINE_PROBLEM, "containerd", "take ocidec.io/ and \"*\" out of pod_annotations (the device "
 			       "plugin's container annotations need only container_annotations)",
 			    "a runtime's pod_annotations pass a pod's own ocidec.io/ annotations to its containers: any "

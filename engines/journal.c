@@ -98,6 +98,7 @@ int journal_record(struct journal *j, const char *path, bool exists, struct oerr
 	_cleanup_free_ char *orig = xconcat(path, JOURNAL_ORIG), *dir = path_dir(path);
 	_cleanup_close_ int dfd = -1;
 	cJSON *e = journal_entry(j, path);
+	struct stat st;
 	const char *backup = e ? cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup")) : NULL;
 	bool kept;
 
@@ -106,7 +107,7 @@ int journal_record(struct journal *j, const char *path, bool exists, struct oerr
 	dfd = root_open(j->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return oerr_set(err, errno, "%s", dir);
-	kept = faccessat(dfd, strrchr(orig, '/') + 1, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	kept = fstatat(dfd, strrchr(orig, '/') + 1, &st, AT_SYMLINK_NOFOLLOW) == 0;  /* (faccessat's F_OK) */
 	if (e) {  /* changed before: the original must still be kept */
 		if (kept)
 			return 0;

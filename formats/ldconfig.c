@@ -570,7 +570,7 @@ static int process_file(const struct state *st, int fd, const struct stat *sb, c
 			*flag = FLAG_LIBC4;
 			return 0;
 		}
-		if (!memmem(head, (size_t)n, "GROUP", 5) && !memmem(head, (size_t)n, "GNU ld script", 13) &&
+		if (!mem_find(head, (size_t)n, "GROUP", 5) && !mem_find(head, (size_t)n, "GNU ld script", 13) &&
 		    !ends_with(file, "-gdb.py"))
 			log_warn("%s is not an ELF file - it has the wrong magic bytes at the start", file);
 		return -1;

@@ -263,8 +263,9 @@ static long map_zero(int pid, const char *which)
 	buf[r] = '\0';
 	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		unsigned long in, out, count;
+		const char *q = l;
 
-		if (sscanf(l, "%lu %lu %lu", &in, &out, &count) == 3 && in == 0 && count > 0)
+		if (scan_num(&q, &in, 10) && scan_num(&q, &out, 10) && scan_num(&q, &count, 10) && in == 0 && count > 0)
 			return (long)out;
 	}
 	return -1;

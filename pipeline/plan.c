@@ -524,8 +524,10 @@ static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *e
 
 		for (char *t = strtok_r(now, " ", &save); t && strcmp(t, "-") != 0; t = strtok_r(NULL, " ", &save)) {
 			unsigned g, gi, ci;
+			const char *q = t;
 
-			if (sscanf(t, "gpu%u/gi%u/ci%u", &g, &gi, &ci) != 3)
+			if (!scan_lit(&q, "gpu") || !scan_u(&q, &g) || !scan_lit(&q, "/gi") || !scan_u(&q, &gi) ||
+			    !scan_lit(&q, "/ci") || !scan_u(&q, &ci))
 				continue;
 			_cleanup_free_ char *gcap = xasprintf("gpu%u/gi%u/access", g, gi);
 			_cleanup_free_ char *ccap = xasprintf("gpu%u/gi%u/ci%u/access", g, gi, ci);
@@ -637,7 +639,9 @@ static void raise_nofile(void)
 	done = true;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		/* (prlimit: musl's setrlimit also stops every thread to set it,
+		 * 1 KB of the C library for a process of one thread) */
+		prlimit(0, RLIMIT_NOFILE, &rl, NULL);
 	}
 }
 

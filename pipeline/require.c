@@ -145,7 +145,7 @@ static char *last_in(const char *buf, size_t len, size_t from, size_t to)
 	char *found = NULL;
 
 	/* a match must start before STOP: no chunk reads past the next one's mark */
-	while (p < stop && (p = memmem(p, (size_t)(stop - p) + sizeof(mark) - 1 > (size_t)(end - p) ? (size_t)(end - p)
+	while (p < stop && (p = mem_find(p, (size_t)(stop - p) + sizeof(mark) - 1 > (size_t)(end - p) ? (size_t)(end - p)
 					  : (size_t)(stop - p) + sizeof(mark) - 1, mark, sizeof(mark) - 1)) && p < stop) {
 		const char *v = p + sizeof(mark) - 1, *e = v;
 

@@ -568,6 +568,7 @@ bool in_initial_userns(void)
 	static int known = -1;
 	char buf[256];
 	unsigned long a, b, n;
+	const char *q;
 	_cleanup_close_ int fd = -1;
 	ssize_t r;
 
@@ -580,7 +581,9 @@ bool in_initial_userns(void)
 		return true;
 	}
 	buf[r] = '\0';
-	known = sscanf(buf, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 && n == 4294967295UL &&
+	q = buf;
+	known = scan_num(&q, &a, 10) && scan_num(&q, &b, 10) && scan_num(&q, &n, 10) && a == 0 && b == 0 &&
+		n == 4294967295UL &&
 		strchr(buf, '\n') == buf + r - 1;
 	return known;
 }
