@@ -13,12 +13,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The most paths one of a vendor's globs gives (a host has a few devices) */
 enum { MAX_GLOB = 4096 };
 
 static long long pci_address(const char *s, size_t n);
+
+/* A pci_devices vendor's device: its sysfs directory (its name the PCI
+ * address), its UUID (pci_uuid's first line; NULL: none), its nodes
+ * ("/dev/dri/renderD128": the DEVNAME of each of its devices of the
+ * pci_classes, drm and accel by default; sorted). */
+struct pci_dev {
+	char *dir;
+	char *uuid;
+	struct strv nodes;   /* each "/dev/NAME\tMAJOR:MINOR" (uevent's numbers) */
+	long long bus;       /* its GPU's PCI address (pci_address's number): its own,
+			      * or a partition's GPU's (-1: none) */
+	char *module;        /* pci_module's first line (NULL: none) */
+	struct strv netdevs; /* its network interfaces (pci_net's entries), sorted */
+};
+
 
 enum device_kind vendor_device_kind(const struct vendor *v)
 {
@@ -27,13 +43,6 @@ enum device_kind vendor_device_kind(const struct vendor *v)
 	if (v->device_uuids)
 		return DEVICES_INFO;
 	return v->per_device_nodes.n ? DEVICES_NODES : DEVICES_WHOLE;
-}
-
-bool vendor_devices_addressed(const struct vendor *v)
-{
-	enum device_kind k = vendor_device_kind(v);
-
-	return k == DEVICES_INFO || k == DEVICES_PCI;
 }
 
 bool vendor_has_mig(const struct vendor *v)
@@ -528,7 +537,7 @@ const struct strv *vendor_mig_access(const struct vendor *v)
 	return &in->mig;
 }
 
-size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out)
+static size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out)
 {
 	const struct inventory *in = inventory(v);
 
@@ -549,8 +558,7 @@ int vendor_uuid_each(const struct vendor *v,
 }
 
 struct uuid_find {
-	const char *uuid;     /* find by UUID (or PCI address: pci, -1 if none), */
-	long index;           /* or by index (when uuid is NULL) */
+	const char *uuid;     /* find by UUID (or PCI address: pci, -1 if none) */
 	long found;
 	long long pci;
 };
@@ -613,24 +621,19 @@ static int uuid_match(const char *file, const char *uuid, int minor, int index, 
 	struct uuid_find *f = arg;
 	bool hit;
 
-	if (!f->uuid) {
-		hit = index == f->index;
-	} else {
-		/* by UUID, or by PCI address (the directory the file is in,
-		 * as NVIDIA's toolkit takes NVIDIA_VISIBLE_DEVICES=BUSID) */
-		const char *end = strrchr(file, '/'), *start = end;
+	/* by UUID, or by PCI address (the directory the file is in, as
+	 * NVIDIA's toolkit takes NVIDIA_VISIBLE_DEVICES=BUSID) */
+	const char *end = strrchr(file, '/'), *start = end;
+	unsigned long long a, b;
 
-		while (start && start > file && start[-1] != '/')
-			start--;
-		unsigned long long a, b;
-
-		hit = (uuid && strcasecmp(uuid, f->uuid) == 0) ||
-		      (uuid && hex_id(uuid, &a) && hex_id(f->uuid, &b) && a == b) ||
-		      (f->pci >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == f->pci);
-	}
+	(void)minor;
+	while (start && start > file && start[-1] != '/')
+		start--;
+	hit = (uuid && strcasecmp(uuid, f->uuid) == 0) || (uuid && hex_id(uuid, &a) && hex_id(f->uuid, &b) && a == b) ||
+	      (f->pci >= 0 && end && end > start && pci_address(start, (size_t)(end - start)) == f->pci);
 	if (!hit)
 		return 0;
-	f->found = f->uuid ? index : minor;
+	f->found = index;
 	return 1;
 }
 
@@ -639,13 +642,13 @@ static int uuid_match(const char *file, const char *uuid, int minor, int index, 
  * is the PCI address UUID, or -1. */
 long vendor_uuid_index(const struct vendor *v, const char *uuid)
 {
-	struct uuid_find f = { uuid, -1, -1, pci_address(uuid, strlen(uuid)) };
+	struct uuid_find f = { uuid, -1, pci_address(uuid, strlen(uuid)) };
 
 	vendor_uuid_each(v, uuid_match, &f);
 	return f.found;
 }
 
-size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max)
+static size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max)
 {
 	const struct inventory *in = inventory(v);
 	long long bus = pci_address(id, strlen(id));
@@ -672,7 +675,7 @@ size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bo
 			hit = (bus >= 0 && d->bus == bus) ||
 			      (u && (strcasecmp(u, id) == 0 || (hex_id(u, &a) && hex_id(id, &b) && a == b)));
 		else {
-			struct uuid_find f = { id, -1, -1, bus };
+			struct uuid_find f = { id, -1, bus };
 
 			hit = uuid_match(in->dev[i].file, u, in->dev[i].minor, in->dev[i].index, &f) == 1;
 		}
@@ -684,43 +687,22 @@ size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bo
 	return n;
 }
 
-struct dir_pick {
-	long *minors;   /* NULL: all */
-	size_t n;
-	struct strv *out;
-};
-
-static int pick_dir(const char *file, const char *uuid, int minor, int index, void *arg)
-{
-	struct dir_pick *d = arg;
-	const char *end = strrchr(file, '/');
-	bool want = !d->minors;
-
-	(void)uuid;
-	(void)index;
-	for (size_t i = 0; i < d->n && !want; i++)
-		want = d->minors[i] == minor;
-	if (want && end && end > file)
-		strv_push_owned(d->out, xstrndup(file, (size_t)(end - file)));
-	return 0;
-}
-
 void vendor_device_dirs(const struct vendor *v, const struct selection *sel, struct strv *out)
 {
-	struct dir_pick d = { NULL, 0, out };
+	enum device_kind k = vendor_device_kind(v);
+	const struct inventory *in;
 
-	if (!vendor_devices_addressed(v) || (sel && sel->kind == SEL_NONE))
+	if ((k != DEVICES_INFO && k != DEVICES_PCI) || (sel && sel->kind == SEL_NONE))
 		return;
-	if (sel && sel->kind == SEL_SOME) {
-		d.minors = xcalloc(sel->n + 1, sizeof(*d.minors));
-		for (size_t i = 0; i < sel->n; i++) {
-			long m = vendor_index_minor(v, sel->idx[i]);
-			if (m >= 0)
-				d.minors[d.n++] = m;
-		}
+	in = inventory(v);
+	for (size_t i = 0; i < in->ndev; i++) {
+		const char *file = in->dev[i].file, *end = strrchr(file, '/');
+
+		/* (a device's index names its minor: device_index = bus, the
+		 * INDEXth file's; else the index is the minor) */
+		if ((!sel || selection_has(sel, (unsigned long)in->dev[i].index)) && end && end > file)
+			strv_push_owned(out, xstrndup(file, (size_t)(end - file)));
 	}
-	vendor_uuid_each(v, pick_dir, &d);
-	free(d.minors);
 }
 
 void vendor_device_buses(const struct vendor *v, const struct selection *sel, struct strv *out)
@@ -735,14 +717,15 @@ void vendor_device_buses(const struct vendor *v, const struct selection *sel, st
 
 long vendor_index_minor(const struct vendor *v, unsigned long index)
 {
-	struct uuid_find f = { NULL, (long)index, -1, -1 };
+	const struct inventory *in;
 
 	if (!v->device_index_bus)
 		return (long)index;
-	if (index > 65535)
-		return -1;
-	vendor_uuid_each(v, uuid_match, &f);
-	return f.found;
+	in = inventory(v);
+	for (size_t i = 0; i < in->ndev && index <= 65535; i++)
+		if ((unsigned long)in->dev[i].index == index)
+			return in->dev[i].minor;
+	return -1;
 }
 
 long char_major(const char *names)
@@ -902,13 +885,13 @@ static int cmp_index(const void *a, const void *b)
 }
 
 /* The indices of the nodes per-device pattern PAT matches in the driver
- * root (ROOTFD), appended to IDX (at most MAX in all; *N counts them). */
-static void scan_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx,
-			 size_t *n, size_t max)
+ * root (ROOTFD), sorted, into IDX (at most MAX; more are said); their
+ * number */
+static size_t node_pattern_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx, size_t max)
 {
 	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
 	_cleanup_dir_ DIR *d = NULL;
-	size_t pl, sl;
+	size_t pl, sl, n = 0;
 	struct dirent *de;
 
 	split_pattern(pat, &dir, &prefix, &suffix);
@@ -917,7 +900,7 @@ static void scan_indices(int rootfd, const struct vendor *v, const char *pat, un
 	d = root_opendir(rootfd, dir);
 	if (!d) {
 		log_debug("%s: no per-device nodes: %s: %s", v->name, dir, strerror(errno));
-		return;
+		return 0;
 	}
 	while ((de = readdir(d))) {
 		const char *s = de->d_name;
@@ -928,25 +911,18 @@ static void scan_indices(int rootfd, const struct vendor *v, const char *pat, un
 		digits = strspn(s + pl, "0123456789");
 		if (digits == 0 || digits != len - pl - sl || digits > 9)
 			continue;
-		if (*n == max) {  /* said, never silent */
+		if (n == max) {  /* said, never silent */
 			log_warn("%s: more than %zu per-device nodes under %s: the first %zu taken", v->name, max,
 				 dir, max);
 			break;
 		}
-		idx[(*n)++] = strtoul(s + pl, NULL, 10);
+		idx[n++] = strtoul(s + pl, NULL, 10);
 	}
-}
-
-size_t node_pattern_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx, size_t max)
-{
-	size_t n = 0;
-
-	scan_indices(rootfd, v, pat, idx, &n, max);
 	qsort(idx, n, sizeof(*idx), cmp_index);
 	return n;
 }
 
-char *node_pattern_path(const char *pat, unsigned long index)
+static char *node_pattern_path(const char *pat, unsigned long index)
 {
 	_cleanup_free_ char *dir = NULL, *prefix = NULL, *suffix = NULL;
 
@@ -954,61 +930,19 @@ char *node_pattern_path(const char *pat, unsigned long index)
 	return xasprintf("%s/%s%lu%s", strcmp(dir, "/") ? dir : "", prefix, index, suffix);
 }
 
-struct bus_map {
-	const unsigned long *minors;  /* the nodes there, sorted */
-	size_t n;
-	unsigned long *out;           /* the indices of their devices */
-	size_t nout;
-};
-
-static int bus_index(const char *file, const char *uuid, int minor, int index, void *arg)
-{
-	(void)file;
-	struct bus_map *m = arg;
-	unsigned long key = (unsigned long)minor;
-
-	(void)uuid;
-	if (m->nout < 4096 && bsearch(&key, m->minors, m->n, sizeof(key), cmp_index))
-		m->out[m->nout++] = (unsigned long)index;
-	return 0;
-}
-
 unsigned long *vendor_node_indices(const struct vendor *v, size_t *n)
 {
 	_cleanup_close_ int rootfd = open(v->driver_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	const size_t max = 4096;
+	_cleanup_devices_ struct devices ds = { 0 };
 	unsigned long *idx;
-	size_t k = 0;
 
 	*n = 0;
-	if (vendor_device_kind(v) == DEVICES_PCI) {  /* every device found, by its index */
-		const struct pci_dev *d;
-
-		*n = vendor_pci_devices(v, &d);
-		idx = xcalloc(*n ? *n : 1, sizeof(*idx));
-		for (size_t i = 0; i < *n; i++)
-			idx[i] = i;
-		return idx;
-	}
-	if (rootfd < 0 || !v->per_device_nodes.n)
-		return NULL;
-	idx = xcalloc(max, sizeof(*idx));
-	for (size_t i = 0; i < v->per_device_nodes.n; i++)
-		scan_indices(rootfd, v, v->per_device_nodes.v[i], idx, n, max);
+	vendor_devices(v, rootfd, NULL, false, &ds);
+	idx = xcalloc(ds.n + 1, sizeof(*idx));
+	for (size_t i = 0; i < ds.n; i++)
+		if (ds.v[i].index >= 0)  /* (device_index = bus: a node no information file has is none) */
+			idx[(*n)++] = (unsigned long)ds.v[i].index;
 	qsort(idx, *n, sizeof(*idx), cmp_index);
-	for (size_t i = 0; i < *n; i++)
-		if (k == 0 || idx[k - 1] != idx[i])
-			idx[k++] = idx[i];
-	*n = k;
-	if (v->device_index_bus) {  /* the minors found, as the indices of their devices */
-		struct bus_map m = { idx, *n, xcalloc(max, sizeof(*idx)), 0 };
-
-		vendor_uuid_each(v, bus_index, &m);
-		free(idx);
-		idx = m.out;
-		*n = m.nout;
-		qsort(idx, *n, sizeof(*idx), cmp_index);
-	}
 	return idx;
 }
 
@@ -1095,4 +1029,200 @@ int devices_select(const struct vendor *v, const char *value, bool module, devic
 	*sel = s;
 	s = (struct selection){ 0 };
 	return 0;
+}
+
+/* ---- the inventory as values (devices.h: struct device) ---- */
+
+struct device *devices_add(struct devices *out, long index)
+{
+	struct device *d;
+
+	out->v = xreallocarray(out->v, out->n + 1, sizeof(*out->v));
+	d = &out->v[out->n++];
+	*d = (struct device){ .index = index, .minor = -1, .bus = -1 };
+	return d;
+}
+
+struct device_node *device_add_node(struct device *d, char *path, long major, long minor)
+{
+	d->nodes = xreallocarray(d->nodes, d->nnodes + 1, sizeof(*d->nodes));
+	d->nodes[d->nnodes] = (struct device_node){ .path = path, .major = major, .minor = minor };
+	return &d->nodes[d->nnodes++];
+}
+
+void devices_free(struct devices *ds)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		struct device *d = &ds->v[i];
+
+		for (size_t k = 0; k < d->nnodes; k++) {
+			free(d->nodes[k].path);
+			free(d->nodes[k].label);
+			free(d->nodes[k].proc);
+			free(d->nodes[k].absent);
+		}
+		free(d->nodes);
+		free(d->dir);
+		free(d->error);
+	}
+	free(ds->v);
+	memset(ds, 0, sizeof(*ds));
+}
+
+void device_info(const struct vendor *v, struct device *d)
+{
+	const struct inventory *in;
+
+	if (vendor_device_kind(v) != DEVICES_INFO || d->minor < 0)
+		return;
+	in = inventory(v);
+	for (size_t i = 0; i < in->ndev; i++) {
+		const char *file = in->dev[i].file, *slash = strrchr(file, '/');
+
+		if (in->dev[i].minor != d->minor || !slash)
+			continue;
+		d->dir = xstrndup(file, (size_t)(slash - file));
+		d->uuid = in->dev[i].uuid;
+		d->bus = dir_address(d->dir);
+		if (d->index < 0)
+			d->index = in->dev[i].index;
+		return;
+	}
+}
+
+/* pci_devices: device I of the N in DEVS, its nodes with the numbers the
+ * kernel gave them */
+static void pci_device(struct devices *out, const struct pci_dev *devs, size_t n, unsigned long i, bool strict)
+{
+	struct device *d = devices_add(out, (long)i);
+
+	d->strict = strict;
+	if (i >= n)
+		return;  /* (device_absent: "finds N") */
+	d->minor = (long)i;
+	d->dir = xstrdup(devs[i].dir);
+	d->uuid = devs[i].uuid;
+	d->bus = devs[i].bus;
+	d->netdevs = &devs[i].netdevs;
+	for (size_t k = 0; k < devs[i].nodes.n; k++) {
+		const char *node = devs[i].nodes.v[k], *nums = strchr(node, '\t');
+		unsigned long major = nums ? strtoul(nums + 1, NULL, 10) : 0;
+		unsigned long minor = nums && strchr(nums, ':') ? strtoul(strchr(nums, ':') + 1, NULL, 10) : 0;
+
+		device_add_node(d, xstrndup(node, strcspn(node, "\t")), (long)major, (long)minor);
+	}
+}
+
+void vendor_devices(const struct vendor *v, int rootfd, const struct selection *sel, bool container,
+		    struct devices *out)
+{
+	enum { MAX = 1024 };  /* nodes per pattern */
+	bool whole = !sel || sel->kind == SEL_ALL;
+	size_t np = v->per_device_nodes.n, nall = 0, n;
+	_cleanup_free_ size_t *counts = NULL;
+	_cleanup_free_ unsigned long *idx = NULL, *all = NULL;
+
+	if (sel && sel->kind == SEL_NONE)
+		return;
+	if (vendor_device_kind(v) == DEVICES_PCI) {
+		const struct pci_dev *devs;
+
+		n = vendor_pci_devices(v, &devs);
+		if (!n && container)
+			log_warn("%s: active, but pci_devices (%s ...) finds no device with a node", v->name,
+				 v->pci_devices.v[0]);
+		for (size_t i = 0; i < (whole ? n : sel->n); i++)
+			pci_device(out, devs, n, whole ? i : sel->idx[i], container && !whole);
+		return;
+	}
+	/* DEVICES_WHOLE, or device_uuids with no node of their own: none */
+	if (!np || (whole && rootfd < 0))
+		return;
+	/* per_device_nodes: the devices SEL names, each its nodes of its minor
+	 * (device_index = bus: the information files' "Device Minor"); all:
+	 * every number any pattern's nodes have in the driver root, each a
+	 * device with the nodes found of that number */
+	if (whole) {
+		counts = xcalloc(np, sizeof(*counts));
+		idx = xcalloc(np * MAX, sizeof(*idx));
+		all = xcalloc(np * MAX + 1, sizeof(*all));
+		for (size_t p = 0; p < np; p++) {
+			counts[p] = node_pattern_indices(rootfd, v, v->per_device_nodes.v[p], idx + p * MAX, MAX);
+			memcpy(all + nall, idx + p * MAX, counts[p] * sizeof(*idx));
+			nall += counts[p];
+		}
+		qsort(all, nall, sizeof(*all), cmp_index);
+	}
+	for (size_t s = 0; s < (whole ? nall : sel->n); s++) {
+		unsigned long num = whole ? all[s] : sel->idx[s];
+		struct device *d;
+
+		if (whole && s && num == all[s - 1])
+			continue;
+		d = devices_add(out, whole && v->device_index_bus ? -1 : (long)num);
+		d->strict = container && !whole;
+		d->minor = whole ? (long)num : vendor_index_minor(v, num);
+		if (d->minor < 0)
+			continue;  /* (device_absent: "lists no such device") */
+		device_info(v, d);
+		for (size_t p = 0; p < np; p++)
+			if (!whole || bsearch(&num, idx + p * MAX, counts[p], sizeof(*idx), cmp_index))
+				device_add_node(d, node_pattern_path(v->per_device_nodes.v[p], (unsigned long)d->minor), -1, -1);
+	}
+}
+
+bool device_node_fits(const struct vendor *v, const struct device_node *n, const struct stat *st, bool link)
+{
+	if (n->minor < 0 || (S_ISCHR(st->st_mode) && !link && (n->major < 0 || (long)major(st->st_rdev) == n->major) &&
+			     (long)minor(st->st_rdev) == n->minor))
+		return true;
+	if (n->label)
+		log_warn("%s: %s: %s under driver_root %s is not the character device of minor %ld: left out", v->name,
+			 n->label, n->path, v->driver_root, n->minor);
+	else
+		log_warn("%s: skipped %s: not the character device %ld:%ld the kernel made", v->name, n->path, n->major,
+			 n->minor);
+	return false;
+}
+
+/* The indices of V's per-device nodes, "0, 1" (at most 32, then "..."),
+ * or "none": what a refusal names */
+static char *indices_text(const struct vendor *v)
+{
+	size_t n = 0, len = 0;
+	_cleanup_free_ unsigned long *idx = vendor_node_indices(v, &n);
+	char *out;
+
+	if (!n)
+		return xstrdup("no device nodes");
+	out = xmalloc(n * 12 + 8);
+	for (size_t i = 0; i < n && i < 32; i++)
+		len += (size_t)sprintf(out + len, "%s%lu", i ? ", " : "", idx[i]);
+	if (n > 32)
+		strcpy(out + len, ", ...");
+	return out;
+}
+
+int device_absent(const struct vendor *v, const struct device *d, struct oerr *err)
+{
+	_cleanup_free_ char *have = NULL;
+
+	if (vendor_device_kind(v) == DEVICES_PCI) {
+		const struct pci_dev *devs;
+
+		if (d->nnodes)
+			return oerr_set(err, 0, "%s: no device %ld: none of its nodes (%s ...) is under driver_root %s",
+					v->name, d->index, d->nodes[0].path, v->driver_root);
+		return oerr_set(err, 0, "%s: no device %ld: %s finds %zu", v->name, d->index,
+				v->partition_devices.n ? "pci_devices with partition_devices" : "pci_devices",
+				vendor_pci_devices(v, &devs));
+	}
+	if (d->minor < 0 || !d->nnodes)
+		return oerr_set(err, 0, "%s: no device %ld: %s lists no such device (device_index = bus)", v->name,
+				d->index, v->device_uuids);
+	/* asked for by name, and not there: the container would run without
+	 * it (NVIDIA's hook fails the same way) */
+	have = indices_text(v);
+	return oerr_set(err, 0, "%s: no device %ld: %s%s not found (this host has %s)", v->name, d->index,
+			strcmp(v->driver_root, "/") ? v->driver_root : "", d->nodes[0].path, have);
 }

@@ -4,7 +4,9 @@
  * host's devices: PCI enumeration of pci_devices vendors (sysfs), the
  * information files of device_uuids vendors (NVIDIA's
  * /proc/driver/nvidia/gpus/BUS/information), the nodes of per_device_nodes
- * patterns, index to minor, PCI addresses; and the ID syntax a container
+ * patterns, index to minor, PCI addresses, as one value a device
+ * (struct device: vendor_devices, which the planner loops over once); and
+ * the ID syntax a container
  * names devices in (devices_select: indices, ranges, UUIDs, PCI addresses,
  * modules; a MIG device's name through the resolver its caller passes,
  * activate.c mig.c's: the device layer stays below MIG). It reads the host only;
@@ -22,10 +24,13 @@
 
 #include "devices/config.h"
 
+#include <sys/stat.h>
+
 /* What a vendor's devices are, as its keys say (config.h checks that they
- * go together): named here once (vendor_device_kind), asked everywhere
- * else. A new kind is a new key in the config's schema and a new case
- * here. */
+ * go together): named here once (vendor_device_kind), asked only in
+ * devices.c. A new kind is a new key in the config's schema and a new case
+ * here, read into the inventory and given as device values
+ * (vendor_devices, device_absent). */
 enum device_kind {
 	DEVICES_WHOLE,   /* none of the keys below: the features' nodes, all or none */
 	DEVICES_NODES,   /* per_device_nodes: a device is the number its nodes' names end in */
@@ -35,9 +40,6 @@ enum device_kind {
 			  * (AMD's partitions, Gaudi's modules, network interfaces) */
 };
 enum device_kind vendor_device_kind(const struct vendor *v);
-/* Does V's kind tell each device's PCI address and UUID (DEVICES_INFO,
- * DEVICES_PCI)? */
-bool vendor_devices_addressed(const struct vendor *v);
 /* Has V MIG devices (mig_minors, with mig_caps and mig_nodes)? */
 bool vendor_has_mig(const struct vendor *v);
 
@@ -89,23 +91,9 @@ void selection_free(struct selection *s);
 #define _cleanup_selection_ __attribute__((cleanup(selection_free)))
 
 /* Every vendor's snapshot let go: the next question reads the host anew.
- * Every answer given before (vendor_pci_devices' array, vendor_mig_access'
- * list) is freed with it. */
+ * Every answer given before (vendor_mig_access' list, the devices'
+ * UUIDs and network interfaces) is freed with it. */
 void devices_forget(void);
-
-/* A pci_devices vendor's device: its sysfs directory (its name the PCI
- * address), its UUID (pci_uuid's first line; NULL: none), its nodes
- * ("/dev/dri/renderD128": the DEVNAME of each of its devices of the
- * pci_classes, drm and accel by default; sorted). */
-struct pci_dev {
-	char *dir;
-	char *uuid;
-	struct strv nodes;   /* each "/dev/NAME\tMAJOR:MINOR" (uevent's numbers) */
-	long long bus;       /* its GPU's PCI address (pci_address's number): its own,
-			      * or a partition's GPU's (-1: none) */
-	char *module;        /* pci_module's first line (NULL: none) */
-	struct strv netdevs; /* its network interfaces (pci_net's entries), sorted */
-};
 
 /* What one node of AMD KFD's topology says (nodes/N/properties, lines
  * "NAME VALUE" in decimal): the render minor of its DRM render node (0 for
@@ -119,10 +107,6 @@ struct kfd_node {
  * drm_render_minor, location_id and domain, each the first line naming it,
  * its value all decimal digits in range; unique_id where it has one. */
 bool kfd_properties_parse(const char *text, size_t len, struct kfd_node *out);
-/* Vendor V's pci_devices, in PCI order (each address once), those with at
- * least one node: the device with index I is (*OUT)[I] (the snapshot's:
- * not to be freed). Returns their number. */
-size_t vendor_pci_devices(const struct vendor *v, const struct pci_dev **out);
 
 /* For each device vendor V's device_uuids files describe ("GPU UUID: U" and
  * "Device Minor: M", NVIDIA's /proc/driver/nvidia/gpus/BUS/information), in
@@ -161,24 +145,77 @@ long char_major(const char *names);
 const struct strv *vendor_mig_access(const struct vendor *v);
 /* The index of the device with UUID (or PCI address) UUID, or -1 */
 long vendor_uuid_index(const struct vendor *v, const char *uuid);
-/* Every device that ID names, SET[index] = true for each (indices below
- * MAX): by UUID or PCI address, each partition of that GPU (AMD's toolkit
- * takes a unique ID as all of them); with MODULE, the devices whose
- * pci_module file says ID. Returns how many it names (set before or not). */
-size_t vendor_id_indices(const struct vendor *v, const char *id, bool module, bool *set, size_t max);
 
-/* Per-device node patterns (per_device_nodes: "nvidia%u",
- * "/dev/dri/renderD%u", relative ones under /dev): */
-/* The indices of the nodes pattern PAT matches in the driver root
- * (ROOTFD), sorted, into IDX (at most MAX; more are said); their number */
-size_t node_pattern_indices(int rootfd, const struct vendor *v, const char *pat, unsigned long *idx, size_t max);
-/* PAT's node of index INDEX ("/dev/nvidia3"), malloc'd */
-char *node_pattern_path(const char *pat, unsigned long index);
 /* The indices of vendor V's devices whose nodes exist in its driver root,
  * sorted, each once (*N of them; NULL when none): pci_devices' every
  * device, per_device_nodes' every index (device_index = bus: of the
  * devices those minors are) */
 unsigned long *vendor_node_indices(const struct vendor *v, size_t *n);
+
+/* ---- the inventory: a vendor's devices as values ----
+ *
+ * Whatever a vendor's devices are (nodes by pattern, PCI class devices,
+ * information files, AMD's partitions, Gaudi's modules; MIG instances,
+ * mig.c's), the planner gets them as one kind of value: a device, its
+ * nodes, what names it. It loops over them once and never asks which
+ * kind they are. */
+
+/* One node of a device: its path in the driver root ("/dev/nvidia0"), the
+ * number the kernel gave it where the device layer knows it (uevent's;
+ * mig_minors' minor, MAJOR -1: any), which the driver root's node must then
+ * be itself (a character device of that number, no link), and the /proc
+ * file that goes with it (a MIG cap's; NULL: none). ABSENT set: the node is
+ * required, and a plan without it fails with that text. */
+struct device_node {
+	char *path;
+	long major, minor;   /* MINOR -1: any node there */
+	char *label;         /* what the warning about a wrong node names it by
+			      * ("MIG cap gpu0/gi1/access"; NULL: its path) */
+	char *proc;
+	char *absent;
+};
+/* One device: what a container named (its index), what it is on the host,
+ * its nodes. STRICT: none of its nodes (those without ABSENT) there fails
+ * the plan (device_absent says why); ERROR: the plan fails with it as soon
+ * as the planner reaches the device (a MIG device whose GPU has no minor). */
+struct device {
+	long index;                 /* -1: unknown (every node "all" finds) */
+	long minor;                 /* its nodes' number (-1: none) */
+	char *dir;                  /* its information file's or sysfs directory (NULL: none) */
+	const char *uuid;           /* (NULL: none) */
+	long long bus;              /* its PCI address (-1: none) */
+	struct device_node *nodes;
+	size_t nnodes;
+	const struct strv *netdevs; /* its network interfaces (pci_net; NULL: none) */
+	bool strict;
+	char *error;
+};
+struct devices {
+	struct device *v;
+	size_t n;
+};
+/* Vendor V's devices that SEL selects (NULL or all: every device whose nodes
+ * its driver root, ROOTFD, has; none: none), added to OUT, each with the
+ * nodes the driver root should have for it; MIG devices are mig.c's
+ * (mig_devices). CONTAINER: a container asks (a device named that is not
+ * there fails it: STRICT; a vendor that finds none is said). */
+void vendor_devices(const struct vendor *v, int rootfd, const struct selection *sel, bool container,
+		    struct devices *out);
+/* What the inventory knows of the device whose nodes' number is D's minor
+ * (device_uuids vendors: its information file's directory, UUID, PCI
+ * address; its index, when D has none) into D */
+void device_info(const struct vendor *v, struct device *d);
+/* A new device at the end of OUT, its index INDEX (zeroed, minor -1) */
+struct device *devices_add(struct devices *out, long index);
+/* A node PATH (malloc'd, taken) of MAJOR:MINOR added to D */
+struct device_node *device_add_node(struct device *d, char *path, long major, long minor);
+void devices_free(struct devices *ds);
+#define _cleanup_devices_ __attribute__((cleanup(devices_free)))
+/* Does the node the driver root has for N (ST its stat; LINK: it is a
+ * symlink) fit what the kernel gave it? Said (V's warning) when not. */
+bool device_node_fits(const struct vendor *v, const struct device_node *n, const struct stat *st, bool link);
+/* -1 with ERR: why a container that asked for D finds none of its nodes */
+int device_absent(const struct vendor *v, const struct device *d, struct oerr *err);
 
 /* The devices VALUE names as vendor V's selection *SEL (SEL_SOME, or
  * SEL_NONE with MIG devices alone): "0,GPU-xxxx,2-3" is 0,1,2,3. Tokens

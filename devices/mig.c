@@ -495,3 +495,87 @@ int mig_map_current(const struct vendor *v, const char *map, struct oerr *err)
 	strv_free(&got);
 	return r;
 }
+
+/* MIG cap CAP ("gpu0/gi1/access", "config") as a node of D: the character
+ * device of the minor mig_minors gives (nvidia-caps's), its proc file.
+ * STRICT: required (a MIG device's, a cap asked for): one that is not
+ * there, or has no minor, fails the plan; else left out. */
+static void cap_node(const struct vendor *v, struct device *d, const char *cap, bool strict)
+{
+	long m = mig_cap_minor(v, cap);
+	_cleanup_free_ char *proc = mig_cap_proc(cap);
+	struct device_node *n;
+	const char *pct = strstr(v->mig_nodes, "%u");  /* (config.c: mig_nodes has one) */
+
+	if (m < 0) {
+		if (strict)
+			device_add_node(d, NULL, -1, -1)->absent =
+				xasprintf("%s: MIG cap %s: no minor in %s", v->name, cap, v->mig_minors);
+		return;
+	}
+	n = device_add_node(d, xasprintf("/dev/%.*s%ld%s", (int)(pct - v->mig_nodes), v->mig_nodes, m, pct + 2), -1, m);
+	n->label = xasprintf("MIG cap %s", cap);
+	n->proc = xasprintf("%s/%s", v->mig_caps, proc);
+	if (strict)
+		n->absent = xasprintf("%s: MIG cap %s: no character device %s of minor %ld under driver_root %s "
+				      "(nvidia-modprobe -f %s/%s makes it)", v->name, cap, n->path, m, v->driver_root,
+				      v->mig_caps, proc);
+}
+
+void mig_devices(const struct vendor *v, int rootfd, const struct selection *sel, unsigned caps, struct devices *out)
+{
+	static const char *const global[2] = { "config", "monitor" };
+
+	if (!vendor_has_mig(v))
+		return;
+	for (size_t i = 0; sel && i < sel->nmig; i++) {
+		const struct mig_instance *m = &sel->mig[i];
+		unsigned long gpu[1] = { m->gpu };
+		const struct selection one = { .kind = SEL_SOME, .idx = gpu, .n = 1 };
+		long minor = vendor_index_minor(v, m->gpu);
+		struct devices g = { 0 };
+		struct device *d;
+
+		if (minor >= 0)
+			vendor_devices(v, rootfd, &one, true, &g);
+		d = devices_add(out, (long)m->gpu);
+		if (g.n) {  /* its GPU's device, taken whole: its nodes first */
+			*d = g.v[0];
+			g.n = 0;
+		} else if (minor >= 0) {  /* (a vendor without per-device nodes: its GPU still) */
+			d->minor = minor;
+			device_info(v, d);
+		}
+		devices_free(&g);
+		if (minor < 0) {
+			d->error = xasprintf("%s: MIG device %lu/%u/%u: no GPU", v->name, m->gpu, m->gi, m->ci);
+			continue;
+		}
+		_cleanup_free_ char *gcap = xasprintf("gpu%ld/gi%u/access", minor, m->gi);
+		_cleanup_free_ char *ccap = xasprintf("gpu%ld/gi%u/ci%u/access", minor, m->gi, m->ci);
+		cap_node(v, d, gcap, true);
+		cap_node(v, d, ccap, true);
+	}
+	if (!sel || sel->kind == SEL_ALL) {  /* every GPU whole: every instance the driver shows */
+		_cleanup_free_ char *now = mig_instances(v);
+		char *save = NULL;
+
+		for (char *t = strtok_r(now, " ", &save); t && strcmp(t, "-") != 0; t = strtok_r(NULL, " ", &save)) {
+			unsigned g, gi, ci;
+			const char *q = t;
+
+			if (!scan_lit(&q, "gpu") || !scan_u(&q, &g) || !scan_lit(&q, "/gi") || !scan_u(&q, &gi) ||
+			    !scan_lit(&q, "/ci") || !scan_u(&q, &ci))
+				continue;
+			_cleanup_free_ char *gcap = xasprintf("gpu%u/gi%u/access", g, gi);
+			_cleanup_free_ char *ccap = xasprintf("gpu%u/gi%u/ci%u/access", g, gi, ci);
+			struct device *d = devices_add(out, -1);
+
+			cap_node(v, d, gcap, false);
+			cap_node(v, d, ccap, false);
+		}
+	}
+	for (unsigned k = 0; k < 2; k++)
+		if (caps & (1u << k))
+			cap_node(v, devices_add(out, -1), global[k], true);
+}

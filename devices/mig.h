@@ -47,6 +47,15 @@ long mig_cap_minor(const struct vendor *v, const char *cap);
  * "gpu0/mig/gi1/ci0/access", "config" -> "mig/config" */
 char *mig_cap_proc(const char *cap);
 
+/* Vendor V's MIG devices as the device layer's values (devices.h), added
+ * to OUT: each MIG device SEL names (its GPU's nodes, then its GPU
+ * instance's and compute instance's cap nodes, required), with SEL NULL or
+ * all every instance the driver shows (its caps, left out where they are
+ * not there), and the global caps CAPS asks for (MIG_CAP_CONFIG,
+ * MIG_CAP_MONITOR bits: config, monitor). Nothing for a vendor without
+ * MIG. ROOTFD: its driver root. */
+void mig_devices(const struct vendor *v, int rootfd, const struct selection *sel, unsigned caps, struct devices *out);
+
 /* The MIG map's entries, for cdi: FN(mig uuid, gpu uuid, mig index, gi, ci)
  * for each line; -1 (ERR) as mig_resolve's map errors. */
 int mig_map_each(const struct vendor *v, int (*fn)(const char *mig, const char *gpu, unsigned idx,

@@ -361,243 +361,61 @@ static void add_item(struct vctx *c, enum item_kind kind, const char *item)
 		add_library(c, s);
 }
 
-/* Every existing node the pattern matches, by index. */
-static void add_all_nodes(struct vctx *c, const char *pat)
-{
-	unsigned long idx[1024];
-	size_t n = node_pattern_indices(c->rootfd, c->v, pat, idx, ARRAY_SIZE(idx));
-
-	for (size_t i = 0; i < n; i++) {
-		_cleanup_free_ char *path = node_pattern_path(pat, idx[i]);
-		add_existing(c, KIND_DEVICES, path);
-	}
-}
-
 unsigned long *plan_node_indices(const struct vendor *v, size_t *n)
 {
 	return vendor_node_indices(v, n);
 }
 
-/* A pci_devices node, "/dev/NAME\tMAJOR:MINOR": added when the driver
- * root's node is that character device (a driver container's root could
- * hold a disk's block device under the name) */
-static bool add_pci_node(struct vctx *c, const char *node)
+/* A device's node (devices.h), added when the driver root has it and it is
+ * the node the device layer says (device_node_fits: a node of a number
+ * the kernel gave is that character device itself), its proc file in the
+ * view; true when the plan has it (given before too) */
+static bool add_node(struct vctx *c, const struct device_node *n, struct strv *entries)
 {
-	_cleanup_free_ char *path = xstrndup(node, strcspn(node, "\t"));
-	_cleanup_close_ int fd = root_open(c->rootfd, path, O_PATH | O_NOFOLLOW);
-	const char *nums = strchr(node, '\t');
-	unsigned long major = nums ? strtoul(nums + 1, NULL, 10) : 0;
-	unsigned long minor = nums && strchr(nums, ':') ? strtoul(strchr(nums, ':') + 1, NULL, 10) : 0;
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		log_debug("%s: skipped %s: %s", c->v->name, path, strerror(errno));
-		return false;
-	}
-	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != major || minor(st.st_rdev) != minor) {
-		log_warn("%s: skipped %s: not the character device %lu:%lu the kernel made", c->v->name, path, major,
-			 minor);
-		return false;
-	}
-	return add_existing(c, KIND_DEVICES, path);
-}
-
-/* Device D's network interfaces (pci_net) added to the plan's, each once */
-static void add_netdevs(struct vctx *c, const struct pci_dev *d)
-{
-	for (size_t k = 0; k < d->netdevs.n; k++)
-		if (!strv_contains(&c->p->netdevs, d->netdevs.v[k]))
-			strv_push(&c->p->netdevs, d->netdevs.v[k]);
-}
-
-/* pci_devices: the nodes of the selected devices (all of them: SEL NULL or
- * all); a device asked for by index that is not there fails a container
- * (STRICT) */
-static int add_pci_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err)
-{
-	const struct pci_dev *d;
-	size_t n = vendor_pci_devices(c->v, &d);
-	int r = 0;
-
-	if (!n && strict)
-		log_warn("%s: active, but pci_devices (%s ...) finds no device with a node", c->v->name,
-			 c->v->pci_devices.v[0]);
-	if (!sel || sel->kind == SEL_ALL) {
-		for (size_t i = 0; i < n; i++) {
-			for (size_t k = 0; k < d[i].nodes.n; k++)
-				add_pci_node(c, d[i].nodes.v[k]);
-			add_netdevs(c, &d[i]);
-		}
-		return 0;
-	}
-	for (size_t s = 0; sel->kind == SEL_SOME && s < sel->n && r == 0; s++) {
-		unsigned long i = sel->idx[s];
-		bool any = false;
-
-		for (size_t k = 0; i < n && k < d[i].nodes.n; k++)
-			any |= add_pci_node(c, d[i].nodes.v[k]);
-		if (any)
-			add_netdevs(c, &d[i]);
-		if (!any && strict)
-			r = i < n ? oerr_set(err, 0, "%s: no device %lu: none of its nodes (%.*s ...) is under driver_root %s",
-					     c->v->name, i, (int)strcspn(d[i].nodes.v[0], "\t"), d[i].nodes.v[0],
-					     c->v->driver_root)
-				  : oerr_set(err, 0, "%s: no device %lu: %s finds %zu", c->v->name, i,
-					     c->v->partition_devices.n ? "pci_devices with partition_devices" : "pci_devices", n);
-	}
-	return r;
-}
-
-static int add_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err);
-
-/* A MIG cap (mig.h: "gpu0/gi1/access", "config"): its node from the
- * driver root's /dev (the character device with the minor mig_minors
- * gives, not a link), and its proc file in the view (ENTRIES) when the view
- * covers it. STRICT: a cap that is not there fails (a container's MIG
- * device), else it is left out (every GPU's, "all"). */
-static int add_mig_cap(struct vctx *c, const char *cap, struct strv *entries, bool strict, struct oerr *err)
-{
-	const struct vendor *v = c->v;
-	long m = mig_cap_minor(v, cap);
-	_cleanup_free_ char *path = NULL, *proc = mig_cap_proc(cap), *full = NULL;
-	size_t pl = v->proc_view ? strlen(v->proc_view) : 0, before = c->p->n;
+	size_t before = c->p->n;
 	const struct plan_item *it;
 
-	if (m < 0)
-		return strict ? oerr_set(err, 0, "%s: MIG cap %s: no minor in %s", v->name, cap, v->mig_minors) : 0;
-	/* mig_nodes has one %u (config.c) */
-	path = xasprintf("/dev/%.*s%ld%s", (int)(strstr(v->mig_nodes, "%u") - v->mig_nodes), v->mig_nodes, m,
-			 strstr(v->mig_nodes, "%u") + 2);
-	add_existing(c, KIND_DEVICES, path);
+	if (!n->path || !add_existing(c, KIND_DEVICES, n->path))
+		return false;
 	it = c->p->n > before ? &c->p->items[c->p->n - 1] : NULL;
-	if (it && (!S_ISCHR(it->st.st_mode) || it->link_dirfd >= 0 || minor(it->st.st_rdev) != (unsigned long)m)) {
-		log_warn("%s: MIG cap %s: %s under driver_root %s is not the character device of minor %ld: left out",
-			 v->name, cap, path, v->driver_root, m);
+	if (it && !device_node_fits(c->v, n, &it->st, it->link_dirfd >= 0)) {
 		plan_item_free(&c->p->items[--c->p->n]);
-		it = NULL;
+		return false;
 	}
-	if (!it && c->p->n == before) {
-		bool had = false;  /* given already (another device of the same GPU instance) */
-
-		for (size_t i = 0; i < c->p->n && !had; i++)
-			had = c->p->items[i].path && strcmp(c->p->items[i].path, path) == 0;
-		if (!had)
-			return strict ? oerr_set(err, 0, "%s: MIG cap %s: no character device %s of minor %ld under "
-						 "driver_root %s (nvidia-modprobe -f %s/%s makes it)", v->name, cap, path, m,
-						 v->driver_root, v->mig_caps, proc)
-				      : 0;
-	}
-	full = xasprintf("%s/%s", v->mig_caps, proc);
-	if (entries && pl && strncmp(full, v->proc_view, pl) == 0 && full[pl] == '/' && !strv_contains(entries, full + pl + 1))
-		strv_push(entries, full + pl + 1);
-	return 0;
+	proc_view_add(c->v, n->proc, entries);
+	return true;
 }
 
-/* MIG devices (mig.h): each one's GPU node and proc entry, its GPU
- * instance's and compute instance's caps; the config and monitor caps.
- * Every GPU given whole ("all", or no selection: list, relabel): every
- * instance the driver shows, as NVIDIA's "all" gives every MIG device. */
-static int add_mig(struct vctx *c, const struct plan_select *sel, struct strv *entries, struct oerr *err)
+/* The selected devices, as the device layer gives them (MIG devices among
+ * them), once over: each one's nodes and proc entries (ENTRIES: the
+ * container's view, NULL: none); a device a container named that has none
+ * of its nodes here, or a required node that is not, fails the plan. Its
+ * network interfaces go with it (every device's, the selection whole). */
+static int add_devices(struct vctx *c, const struct plan_select *sel, struct strv *entries, struct oerr *err)
 {
-	const char *global[2] = { "config", "monitor" };
+	_cleanup_devices_ struct devices ds = { 0 };
+	bool whole = !sel->devices || sel->devices->kind == SEL_ALL;
 
-	for (size_t i = 0; sel->devices && i < sel->devices->nmig; i++) {
-		const struct mig_instance *m = &sel->devices->mig[i];
-		unsigned long gpu[1] = { m->gpu };
-		const struct selection one = { .kind = SEL_SOME, .idx = gpu, .n = 1 };
-		long minor = vendor_index_minor(c->v, m->gpu);
-
-		if (minor < 0)
-			return oerr_set(err, 0, "%s: MIG device %lu/%u/%u: no GPU", c->v->name, m->gpu, m->gi, m->ci);
-		if (add_nodes(c, &one, true, err) < 0)
-			return -1;
-		if (entries)
-			proc_view_entries(c->v, &one, entries);
-		_cleanup_free_ char *gcap = xasprintf("gpu%ld/gi%u/access", minor, m->gi);
-		_cleanup_free_ char *ccap = xasprintf("gpu%ld/gi%u/ci%u/access", minor, m->gi, m->ci);
-		if (add_mig_cap(c, gcap, entries, true, err) < 0 || add_mig_cap(c, ccap, entries, true, err) < 0)
-			return -1;
-	}
-	if (!sel->devices || sel->devices->kind == SEL_ALL) {
-		_cleanup_free_ char *now = mig_instances(c->v);
-		char *save = NULL;
-
-		for (char *t = strtok_r(now, " ", &save); t && strcmp(t, "-") != 0; t = strtok_r(NULL, " ", &save)) {
-			unsigned g, gi, ci;
-			const char *q = t;
-
-			if (!scan_lit(&q, "gpu") || !scan_u(&q, &g) || !scan_lit(&q, "/gi") || !scan_u(&q, &gi) ||
-			    !scan_lit(&q, "/ci") || !scan_u(&q, &ci))
-				continue;
-			_cleanup_free_ char *gcap = xasprintf("gpu%u/gi%u/access", g, gi);
-			_cleanup_free_ char *ccap = xasprintf("gpu%u/gi%u/ci%u/access", g, gi, ci);
-			add_mig_cap(c, gcap, entries, false, err);
-			add_mig_cap(c, ccap, entries, false, err);
-		}
-	}
-	for (unsigned k = 0; k < 2; k++)
-		if ((sel->mig_caps & (1u << k)) && add_mig_cap(c, global[k], entries, true, err) < 0)
-			return -1;
-	return 0;
-}
-
-/* The indices of V's per-device nodes, "0, 1" (at most 32, then "..."),
- * or "none": what a refusal names */
-static char *indices_text(const struct vendor *v)
-{
-	size_t n = 0, len = 0;
-	_cleanup_free_ unsigned long *idx = vendor_node_indices(v, &n);
-	char *out;
-
-	if (!n)
-		return xstrdup("no device nodes");
-	out = xmalloc(n * 12 + 8);
-	for (size_t i = 0; i < n && i < 32; i++)
-		len += (size_t)sprintf(out + len, "%s%lu", i ? ", " : "", idx[i]);
-	if (n > 32)
-		strcpy(out + len, ", ...");
-	return out;
-}
-
-static int add_nodes(struct vctx *c, const struct selection *sel, bool strict, struct oerr *err)
-{
-	if (sel && sel->kind == SEL_NONE)
-		return 0;
-	if (vendor_device_kind(c->v) == DEVICES_PCI)
-		return add_pci_nodes(c, sel, strict, err);
-	if (!c->v->per_device_nodes.n)  /* DEVICES_WHOLE, or device_uuids with no node of their own */
-		return 0;
-	if (!sel || sel->kind == SEL_ALL) {
-		for (size_t i = 0; i < c->v->per_device_nodes.n; i++)
-			add_all_nodes(c, c->v->per_device_nodes.v[i]);
-		return 0;
-	}
-	for (size_t s = 0; s < sel->n; s++) {
-		_cleanup_free_ char *first = NULL;
-		unsigned long tok = sel->idx[s];
-		long minor = vendor_index_minor(c->v, tok);
+	vendor_devices(c->v, c->rootfd, sel->devices, sel->container, &ds);
+	mig_devices(c->v, c->rootfd, sel->devices, sel->mig_caps, &ds);
+	for (size_t i = 0; i < ds.n; i++) {
+		const struct device *d = &ds.v[i];
 		bool any = false;
 
-		if (minor < 0) {
-			if (strict)
-				return oerr_set(err, 0, "%s: no device %lu: %s lists no such device (device_index = bus)",
-						c->v->name, tok, c->v->device_uuids);
-			continue;
-		}
-		for (size_t i = 0; i < c->v->per_device_nodes.n; i++) {
-			_cleanup_free_ char *path = node_pattern_path(c->v->per_device_nodes.v[i], (unsigned long)minor);
-			any |= add_existing(c, KIND_DEVICES, path);
-			if (!first)
-				first = xstrdup(path);
-		}
-		/* asked for by name, and not there: the container would run
-		 * without it (NVIDIA's hook fails the same way) */
-		if (!any && strict) {
-			_cleanup_free_ char *have = indices_text(c->v);
-
-			return oerr_set(err, 0, "%s: no device %lu: %s%s not found (this host has %s)", c->v->name, tok,
-					strcmp(c->v->driver_root, "/") ? c->v->driver_root : "", first, have);
-		}
+		if (d->error)
+			return oerr_set(err, 0, "%s", d->error);
+		proc_view_add(c->v, d->dir, entries);
+		for (size_t k = 0; k < d->nnodes; k++)
+			if (!d->nodes[k].absent)
+				any |= add_node(c, &d->nodes[k], entries);
+		if (d->strict && !any)
+			return device_absent(c->v, d, err);
+		for (size_t k = 0; k < d->nnodes; k++)
+			if (d->nodes[k].absent && !add_node(c, &d->nodes[k], entries))
+				return oerr_set(err, 0, "%s", d->nodes[k].absent);
+		for (size_t k = 0; d->netdevs && (any || whole) && k < d->netdevs->n; k++)
+			if (!strv_contains(&c->p->netdevs, d->netdevs->v[k]))
+				strv_push(&c->p->netdevs, d->netdevs->v[k]);
 	}
 	return 0;
 }
@@ -926,12 +744,8 @@ int plan_vendor(struct plan *p, const struct vendor *v, const struct plan_select
 		}
 		for (size_t i = 0; i < csv[k].n; i++)
 			add_existing(&c, csv_kind(&c, (enum item_kind)k, csv[k].v[i]), csv[k].v[i]);
-		if (k == KIND_DEVICES && add_nodes(&c, sel->devices, sel->container, err) < 0)
-			return -1;
-		if (k == KIND_DEVICES && vendor_has_mig(v) &&
-		    ((sel->devices && sel->devices->nmig) || sel->mig_caps || !sel->devices ||
-		     sel->devices->kind == SEL_ALL) &&
-		    add_mig(&c, sel, sel->container && v->proc_view ? &p->views[p->nviews - 1].entries : NULL, err) < 0)
+		if (k == KIND_DEVICES &&
+		    add_devices(&c, sel, sel->container && v->proc_view ? &p->views[p->nviews - 1].entries : NULL, err) < 0)
 			return -1;
 		if (k == KIND_DEVICES)
 			add_bus_devices(&c, selected, sel->devices);

@@ -24,19 +24,24 @@
 #define FILE_MAX (64 * 1024)   /* a file of the driver's directory copied */
 #define FILES_MAX 64
 
+void proc_view_add(const struct vendor *v, const char *path, struct strv *entries)
+{
+	size_t dl = v->proc_view ? strlen(v->proc_view) : 0;
+
+	if (entries && path && dl && strncmp(path, v->proc_view, dl) == 0 && path[dl] == '/' && path[dl + 1] &&
+	    !strv_contains(entries, path + dl + 1))
+		strv_push(entries, path + dl + 1);
+}
+
 void proc_view_entries(const struct vendor *v, const struct selection *devices, struct strv *entries)
 {
-	struct strv dirs = { 0 };
-	size_t dl = v->proc_view ? strlen(v->proc_view) : 0;
+	_cleanup_strv_ struct strv dirs = { 0 };
 
 	if (!v->proc_view || !devices)
 		return;
 	vendor_device_dirs(v, devices, &dirs);
 	for (size_t i = 0; i < dirs.n; i++)
-		if (strncmp(dirs.v[i], v->proc_view, dl) == 0 && dirs.v[i][dl] == '/' && dirs.v[i][dl + 1] &&
-		    !strv_contains(entries, dirs.v[i] + dl + 1))
-			strv_push(entries, dirs.v[i] + dl + 1);
-	strv_free(&dirs);
+		proc_view_add(v, dirs.v[i], entries);
 }
 
 /* Open the directory PATH (relative, "a/b") under DIRFD one component at a

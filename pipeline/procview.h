@@ -23,6 +23,10 @@
  * devices DEVICES selects (NULL: none at all), added to ENTRIES:
  * the directories of V's device_uuids files whose minor is selected. */
 void proc_view_entries(const struct vendor *v, const struct selection *devices, struct strv *entries);
+/* PATH's entry (a host path below V's proc_view: "gpus/0000:3b:00.0")
+ * added to ENTRIES once, when the view covers it (ENTRIES or PATH NULL:
+ * nothing) */
+void proc_view_add(const struct vendor *v, const char *path, struct strv *entries);
 
 /* In the container's mount namespace, ROOTFD its rootfs: the view of DIR
  * with ENTRIES (one "PREFIX/" "*": every directory in DIR/PREFIX); SET is

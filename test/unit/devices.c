@@ -2,11 +2,13 @@
  * what activation makes of a container's value (vendor_select, for a
  * vendor whose devices are plain indices: no inventory is read); the
  * bounds on a container's environment (entries of one variable, the
- * deadline); the snapshot of a vendor's devices, let go and read anew. */
+ * deadline); the snapshot of a vendor's devices, let go and read anew;
+ * the inventory as device values (vendor_devices). */
 #include "pipeline/activate.h"
 #include "devices/devices.h"
 #include "test/unit/tap.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +267,74 @@ static void test_devices_select(void)
 	}
 }
 
+/* The inventory as values (vendor_devices): a per_device_nodes vendor's
+ * devices, all (every number its nodes have in the driver root) or those
+ * named (each with the node of its number, there or not: STRICT for a
+ * container), none; why a container's device that is not there fails
+ * (device_absent); the indices list and cdi ask for (vendor_node_indices) */
+static void test_inventory(void)
+{
+	char dir[] = "/tmp/ocidec-unit-nodes.XXXXXX", path[512];
+	static const char *const names[] = { "unit0", "unit2", "unitx", "other1" };
+	struct vendor v = { .name = (char *)"unit", .serial = 4242 };
+	struct vendor whole = { .name = (char *)"whole", .serial = 4243, .driver_root = (char *)"/" };
+	unsigned long two[] = { 1, 2 };
+	const struct selection some = { .kind = SEL_SOME, .idx = two, .n = 2 }, none = { .kind = SEL_NONE };
+	struct devices ds = { 0 };
+	struct oerr err;
+	unsigned long *idx;
+	size_t n;
+	int rootfd;
+
+	if (!CHECK(mkdtemp(dir) != NULL, "a temporary directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/dev", dir);
+	mkdir(path, 0755);
+	for (size_t i = 0; i < N_CASES(names); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/dev/%s", dir, names[i]);
+		if ((f = fopen(path, "w")))
+			fclose(f);
+	}
+	v.driver_root = dir;
+	strv_push(&v.per_device_nodes, "unit%u");
+	rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	vendor_devices(&v, rootfd, NULL, true, &ds);
+	CHECK(ds.n == 2 && ds.v[0].index == 0 && ds.v[1].index == 2 && ds.v[0].nnodes == 1 &&
+	      strcmp(ds.v[1].nodes[0].path, "/dev/unit2") == 0 && ds.v[1].nodes[0].minor == -1 && !ds.v[0].strict &&
+	      !ds.v[0].dir && !ds.v[0].netdevs,
+	      "all: the devices whose nodes are there, no more (%zu)", ds.n);
+	devices_free(&ds);
+	vendor_devices(&v, rootfd, &some, true, &ds);
+	CHECK(ds.n == 2 && ds.v[0].index == 1 && ds.v[0].minor == 1 && ds.v[0].strict &&
+	      strcmp(ds.v[0].nodes[0].path, "/dev/unit1") == 0 && ds.v[1].index == 2,
+	      "two named: each its node, there or not, strict for a container");
+	CHECK(device_absent(&v, &ds.v[0], &err) < 0 && strstr(err.msg, "unit: no device 1: ") &&
+	      strstr(err.msg, "/dev/unit1 not found (this host has 0, 2)"), "device_absent: %s", err.msg);
+	devices_free(&ds);
+	vendor_devices(&v, rootfd, &some, false, &ds);
+	CHECK(ds.n == 2 && !ds.v[0].strict, "not a container's: never strict");
+	devices_free(&ds);
+	vendor_devices(&v, rootfd, &none, true, &ds);
+	CHECK(ds.n == 0, "none: no device");
+	vendor_devices(&whole, rootfd, NULL, true, &ds);
+	CHECK(ds.n == 0, "a vendor without per-device nodes: no device");
+	idx = vendor_node_indices(&v, &n);
+	CHECK(n == 2 && idx[0] == 0 && idx[1] == 2, "vendor_node_indices: 0, 2 (%zu)", n);
+	free(idx);
+	close(rootfd);
+	for (size_t i = 0; i < N_CASES(names); i++) {
+		snprintf(path, sizeof(path), "%s/dev/%s", dir, names[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/dev", dir);
+	rmdir(path);
+	rmdir(dir);
+	strv_free(&v.per_device_nodes);
+	devices_forget();
+}
+
 int main(void)
 {
 	test_parse();
@@ -274,5 +344,6 @@ int main(void)
 	test_kfd();
 	test_env_bounds();
 	test_forget();
+	test_inventory();
 	return done();
 }
