@@ -171,3 +171,25 @@ applet_includes() {
 	run applet_includes "$BATS_TEST_TMPDIR/applets"
 	assert_output 'nri.c:#include "applets/cdi.h"'
 }
+
+@test "the static build's packed --help texts (tools/usagez.c) unpack to the sanitizer build's plain ones, every applet's and ocidec's own (issue 48)" {
+	is_static || skip "compares the static build with build/ocidec-asan: in the static build's pass"
+	asan=$BATS_TEST_DIRNAME/../build/ocidec-asan
+	[ -x "$asan" ] || skip "no build/ocidec-asan here (./build.sh check makes it before the suites run)"
+	for a in $("$OCIDEC" --list) ""; do
+		ASAN_OPTIONS=detect_leaks=0 "$asan" $a --help >"$BATS_TEST_TMPDIR/plain" 2>&1 || true
+		"$OCIDEC" $a --help >"$BATS_TEST_TMPDIR/packed" 2>&1 || true
+		[ -s "$BATS_TEST_TMPDIR/packed" ] || { echo "ocidec $a --help: empty"; false; }
+		cmp "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/packed" || { echo "ocidec $a --help differs"; diff "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/packed" | head; false; }
+	done
+	"$OCIDEC" runtime --ocidec-help >"$BATS_TEST_TMPDIR/packed" 2>&1 || true
+	ASAN_OPTIONS=detect_leaks=0 "$asan" runtime --ocidec-help >"$BATS_TEST_TMPDIR/plain" 2>&1 || true
+	cmp "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/packed"
+}
+
+@test "no sscanf in our code: the C library's scanner (4 KB) stays out of the static binary (issue 48)" {
+	cd "$BATS_TEST_DIRNAME/.."
+	run grep -rnE '\bv?sscanf *\(' --include=*.c base safety formats devices pipeline engines applets ocidec.c
+	assert_failure
+	assert_output ''
+}
