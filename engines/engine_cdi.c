@@ -1,6 +1,7 @@
 /* The CDI specs every engine reads (/etc/cdi, /var/run/cdi), as check
  * finds them: gone stale, clashing, unreadable. See engine.h */
 #include "engines/engine.h"
+#include "engines/engines.h"
 #include "safety/rootfile.h"
 #include "safety/rootpath.h"
 
@@ -9,12 +10,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 struct spec_paths {
 	int root;
 	size_t n, gone;
 	char *first;   /* the first path gone */
+	struct timespec written;  /* the spec's mtime */
+	struct strv moved;  /* device nodes whose numbers are no longer the spec's */
+	char *moved_first;  /* the first: "PATH is c M:m here, made again at ..." */
 };
 
 static void spec_path(struct spec_paths *sp, const cJSON *o, const char *key, const char *fallback)
@@ -31,13 +36,54 @@ static void spec_path(struct spec_paths *sp, const cJSON *o, const char *key, co
 		sp->first = xstrdup(p->valuestring);
 }
 
+/* A device node the spec gives with its numbers (ocidec's specs, and
+ * nvidia-ctk's, have them; the engines make the container's node and its
+ * cgroup rule with them, not with the host node's): the node there now of
+ * other numbers or another type is one made again after the spec was
+ * written, as a driver module's reload or a partition switch makes them
+ * (a dynamic major, a minor in another order): the spec is older than the
+ * vendor's devices, and a container given it gets another device or none */
+static void spec_node(struct spec_paths *sp, const cJSON *o)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "hostPath"),
+		    *ma = cJSON_GetObjectItemCaseSensitive(o, "major"),
+		    *mi = cJSON_GetObjectItemCaseSensitive(o, "minor"),
+		    *ty = cJSON_GetObjectItemCaseSensitive(o, "type");
+	struct stat st;
+	char t;
+
+	if (!cJSON_IsString(p))
+		p = cJSON_GetObjectItemCaseSensitive(o, "path");
+	if (!cJSON_IsString(p) || p->valuestring[0] != '/' || !cJSON_IsNumber(ma) || !cJSON_IsNumber(mi) ||
+	    !engine_host_stat(sp->root, p->valuestring, &st, true) || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+		return;
+	t = S_ISCHR(st.st_mode) ? 'c' : 'b';
+	if (major(st.st_rdev) == (unsigned)ma->valuedouble && minor(st.st_rdev) == (unsigned)mi->valuedouble &&
+	    (!cJSON_IsString(ty) || ty->valuestring[0] == t || (ty->valuestring[0] == 'u' && t == 'c')))
+		return;
+	if (strv_contains(&sp->moved, p->valuestring))  /* a node of a device and of "all" */
+		return;
+	strv_push(&sp->moved, p->valuestring);
+	if (sp->moved.n == 1) {
+		bool newer = st.st_ctim.tv_sec > sp->written.tv_sec ||
+			     (st.st_ctim.tv_sec == sp->written.tv_sec && st.st_ctim.tv_nsec > sp->written.tv_nsec);
+
+		sp->moved_first = xasprintf("%s is %c %u:%u here, the spec's %s %d:%d%s", p->valuestring, t,
+					    major(st.st_rdev), minor(st.st_rdev), cJSON_IsString(ty) ? ty->valuestring : "c",
+					    (int)ma->valuedouble, (int)mi->valuedouble,
+					    newer ? ": made again after the spec was written" : "");
+	}
+}
+
 /* the host paths of one containerEdits: device nodes, mounts, hooks */
 static void edits_paths(struct spec_paths *sp, const cJSON *edits)
 {
 	const cJSON *i;
 
-	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "deviceNodes"))
+	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "deviceNodes")) {
 		spec_path(sp, i, "hostPath", "path");
+		spec_node(sp, i);
+	}
 	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "mounts"))
 		spec_path(sp, i, "hostPath", NULL);
 	cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(edits, "hooks"))
@@ -180,6 +226,7 @@ void engine_check_cdi(struct engine_check *c)
 					why = "larger than 4 MiB: not read";
 				else if (read_fd_all(sfd, 4 << 20, &text, &tl, &e) < 0)
 					why = "cannot be read";
+				sp.written = st.st_mtim;
 				/* a YAML spec (nvidia-ctk's): only its kind, from its
 				 * top-level kind: line, for the clash below */
 				if (!why && strcmp(ext, ".json") != 0) {
@@ -207,28 +254,47 @@ void engine_check_cdi(struct engine_check *c)
 			edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(spec, "containerEdits"));
 			cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(spec, "devices"))
 				edits_paths(&sp, cJSON_GetObjectItemCaseSensitive(dev, "containerEdits"));
-			if (sp.gone) {
+			if (sp.gone || sp.moved.n) {
 				/* one of a vendor's with a driver here: ocidec makes it
-				 * anew; another tool's, that tool */
+				 * anew (ocidec's refresh, its own directory); another
+				 * tool's, that tool */
 				_cleanup_free_ char *fix = NULL;
+				bool refreshed = d == 1 && sp.moved.n && !sp.gone;
 
 				for (size_t i = 0; i < c->kinds.n && !fix && cJSON_IsString(kind); i++)
 					if (strcmp(c->kinds.v[i], kind->valuestring) == 0) {
 						_cleanup_free_ char *qp = shell_word(path),
 								    *qv = shell_word(c->kind_vendors.v[i]);
-						if (qp && qv)
+						if (refreshed)
+							fix = xstrdup(host_has_systemd(root) ?
+								      "systemctl start ocidec-cdi-refresh.service" :
+								      "ocidec cdi --refresh");
+						else if (qp && qv)
 							fix = xasprintf("ocidec cdi -o %s %s", qp, qv);
 					}
-				engine_say2(c, ENGINE_PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that wrote it "
-				     "(NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",
-				     "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "
-				     "container given a device of it fails to start", path,
-				     cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.gone, sp.n, sp.first);
+				if (sp.gone)
+					engine_say2(c, ENGINE_PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that "
+					     "wrote it (NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",
+					     "%s (%s): stale: %zu of the %zu host paths it names are gone (%s first): every "
+					     "container given a device of it fails to start", path,
+					     cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.gone, sp.n, sp.first);
+				else
+					engine_say2(c, ENGINE_PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that "
+					     "wrote it (NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",
+					     "%s (%s): older than the vendor's devices: %zu device node%s it names made again "
+					     "with other numbers since (%s; a driver module's reload, a partition switch): every "
+					     "container given a device of it gets the spec's numbers, another device or none%s",
+					     path, cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.moved.n,
+					     sp.moved.n == 1 ? "" : "s", sp.moved_first,
+					     refreshed ? " (ocidec's udev rule, 60-ocidec-cdi-refresh.rules, refreshes it on the "
+					     "driver's next event where the refresh units are installed)" : "");
 			}
 			else if ((c->registered = true))
 				engine_say(c, ENGINE_OK, "cdi", NULL, "%s (%s): the %zu host paths it names are there", path,
 				    cJSON_IsString(kind) ? kind->valuestring : "no kind", sp.n);
 			free(sp.first);
+			free(sp.moved_first);
+			strv_free(&sp.moved);
 			cJSON_Delete(spec);
 		}
 		strv_free(&names);

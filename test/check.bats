@@ -196,6 +196,47 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	assert_output "3 /etc/cdi/broken.json: not a JSON spec"
 }
 
+@test "check: a CDI spec older than the vendor's devices (a node made again with other numbers since it was written: a driver module's reload) is a problem naming the node, its numbers and the spec's, with the refresh as the fix; the spec made again is ok (issue 49)" {
+	mkdir -p "$H/etc/cdi" "$H/var/run/cdi" "$BATS_TEST_TMPDIR/cfg2"
+	sed "s|^driver_root = .*|driver_root = $H/dr|" "$CFG/demo.ini" >"$BATS_TEST_TMPDIR/cfg2/demo.ini"
+	chmod 0644 "$BATS_TEST_TMPDIR/cfg2/demo.ini"
+	spec() { ocidec cdi -c "$BATS_TEST_TMPDIR/cfg2" --hook-path /usr/bin/ocidec demo | sed "s|\"$H/dr/|\"/dr/|g"; }
+	spec >"$H/var/run/cdi/ocidec.io-demo.json"
+	touch -d '1 minute ago' "$H/var/run/cdi/ocidec.io-demo.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	assert_line --regexp '^ok +cdi: /var/run/cdi/ocidec.io-demo.json \(ocidec.io/demo\): the [0-9]+ host paths it names are there$'
+	# the driver's module loaded anew: demo1's node removed and made again
+	# with another minor (1:5, now 1:7), nothing else changed
+	rm "$H/dr/dev/demo1"
+	mknod -m 0666 "$H/dr/dev/demo1" c 1 7
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line "PROBLEM  cdi: /var/run/cdi/ocidec.io-demo.json (ocidec.io/demo): older than the vendor's devices: 1 device node it names made again with other numbers since (/dr/dev/demo1 is c 1:7 here, the spec's c 1:5: made again after the spec was written; a driver module's reload, a partition switch): every container given a device of it gets the spec's numbers, another device or none (ocidec's udev rule, 60-ocidec-cdi-refresh.rules, refreshes it on the driver's next event where the refresh units are installed)"
+	# (no systemd in this root: the refresh itself; where systemd runs it, its unit)
+	assert_line "         fix: ocidec cdi --refresh"
+	mkdir -p "$H/run/systemd/system"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "         fix: systemctl start ocidec-cdi-refresh.service"
+	# the same spec in /etc/cdi (no refresh writes there): the command that writes it
+	mv "$H/var/run/cdi/ocidec.io-demo.json" "$H/etc/cdi/"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line --partial "PROBLEM  cdi: /etc/cdi/ocidec.io-demo.json (ocidec.io/demo): older than the vendor's devices"
+	assert_line "         fix: ocidec cdi -o /etc/cdi/ocidec.io-demo.json demo"
+	# another tool's spec: that tool
+	sed 's|"kind":[^,]*|"kind": "other.io/x"|' "$H/etc/cdi/ocidec.io-demo.json" >"$H/etc/cdi/other.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line --partial "PROBLEM  cdi: /etc/cdi/other.json (other.io/x): older than the vendor's devices"
+	assert_line "         do: make it again with the tool that wrote it (NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it"
+	rm "$H/etc/cdi/other.json"
+	# made again: true
+	spec >"$H/etc/cdi/ocidec.io-demo.json"
+	grep -q '"minor":[[:space:]]*7' "$H/etc/cdi/ocidec.io-demo.json"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_success
+	refute_line --partial "older than"
+}
+
 @test "check: a spec's kind, paths and file name print escaped (no forged line, no terminal escape); a device node a spec's name links to is never opened (issue 32, finding 5)" {
 	mkdir -p "$H/etc/cdi" "$H/dev"
 	printf '{"cdiVersion": "0.5.0", "kind": "evil.io/x\\nok       cdi: forged \\u001b[31m", "devices": [], "containerEdits": {"mounts": [{"hostPath": "/gone\\nok       forged too", "containerPath": "/x"}]}}' \
