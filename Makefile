@@ -29,6 +29,10 @@ MANDIR    ?= $(PREFIX)/share/man
 # systemd's units (ocidec-cdi-refresh.service and .path: the CDI specs kept
 # true, see ocidec-cdi(1)); systemd reads /usr/local/lib/systemd/system too
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
+# udev's rules (60-ocidec-cdi-refresh.rules: the refresh on a driver's
+# module load and unload and its devices' coming and going); udev reads
+# /usr/local/lib/udev/rules.d too
+UDEVDIR   ?= $(PREFIX)/lib/udev/rules.d
 # podman (4 and 5) and CRI-O read oci-hooks(5) files from
 # /usr/share/containers/oci/hooks.d unless their configuration names other
 # directories, whatever PREFIX is (/etc/containers/oci/hooks.d only then)
@@ -351,6 +355,8 @@ install: $(B)/ocidec
 		sed 's|/usr/bin/ocidec |$(BINDIR)/ocidec |; s|/etc/ocidec/|$(SYSCONFDIR)/ocidec/|' $$u >$(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; \
 	done
+	install -d $(DESTDIR)$(UDEVDIR)
+	install -m 0644 conf/udev/*.rules $(DESTDIR)$(UDEVDIR)/
 
 # What install made, with the same variables; a config changed since is kept.
 uninstall:
@@ -359,6 +365,7 @@ uninstall:
 		$(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-cdi-hook $(DESTDIR)$(LIBEXECDIR)/ocidec/nvidia-container-cli \
 		$(DESTDIR)$(LIBEXECDIR)/ocidec/enroot/98-ocidec.sh $(DESTDIR)$(LIBEXECDIR)/ocidec/remove.sh
 	for u in conf/systemd/*; do rm -f $(DESTDIR)$(UNITDIR)/$${u#conf/systemd/}; done
+	for u in conf/udev/*.rules; do rm -f $(DESTDIR)$(UDEVDIR)/$${u#conf/udev/}; done
 	for a in $(APPLETS); do rm -f $(DESTDIR)$(BINDIR)/ocidec-$$a $(DESTDIR)$(MANDIR)/man1/ocidec-$$a.1; done
 	@for f in conf/*.ini; do \
 		t=$(DESTDIR)$(SYSCONFDIR)/ocidec/ocidec.d/$${f#conf/}; \

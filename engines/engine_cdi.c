@@ -259,19 +259,24 @@ void engine_check_cdi(struct engine_check *c)
 				 * anew (ocidec's refresh, its own directory); another
 				 * tool's, that tool */
 				_cleanup_free_ char *fix = NULL;
-				bool refreshed = d == 1 && sp.moved.n && !sp.gone;
+				bool refreshed = false;
 
-				for (size_t i = 0; i < c->kinds.n && !fix && cJSON_IsString(kind); i++)
-					if (strcmp(c->kinds.v[i], kind->valuestring) == 0) {
+				for (size_t i = 0; i < c->kinds.n && !fix && cJSON_IsString(kind); i++) {
+					/* its spec, or its management spec (management.KIND) */
+					const char *sk = kind->valuestring;
+					bool mgmt = strncmp(sk, "management.", 11) == 0 && strcmp(sk + 11, c->kinds.v[i]) == 0;
+
+					if (strcmp(c->kinds.v[i], sk) == 0 || mgmt) {
 						_cleanup_free_ char *qp = shell_word(path),
 								    *qv = shell_word(c->kind_vendors.v[i]);
-						if (refreshed)
+						if ((refreshed = d == 1 && !sp.gone))
 							fix = xstrdup(host_has_systemd(root) ?
 								      "systemctl start ocidec-cdi-refresh.service" :
 								      "ocidec cdi --refresh");
 						else if (qp && qv)
-							fix = xasprintf("ocidec cdi -o %s %s", qp, qv);
+							fix = xasprintf("ocidec cdi%s -o %s %s", mgmt ? " --management" : "", qp, qv);
 					}
+				}
 				if (sp.gone)
 					engine_say2(c, ENGINE_PROBLEM, "cdi", fix, fix ? NULL : "make it again with the tool that "
 					     "wrote it (NVIDIA's: nvidia-ctk cdi generate --output FILE), or remove it",

@@ -200,6 +200,89 @@ DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo o
 	bed "$SD" rm -f "$spec" /var/run/cdi/management.ocidec.io-demo.json
 }
 
+@test "the CDI specs stay true through a driver module's reload: udev's rule (as installed) matches the vendors' module loads and unloads, PCI binds, DRM, accel, kfd and partition nodes (udevadm verify, udevadm test on a sysfs of those devices), nothing else; the demo's node made again with a new minor and its udev event refresh the spec through the rule's timer and the service, once for a burst of events, with no depmod; check names the spec older than the device before (issue 49)" {
+	local spec=/var/run/cdi/ocidec.io-demo.json kver fsys=$SD/fsys
+	kver=$(uname -r)
+	run bed "$SD" udevadm verify /usr/lib/udev/rules.d/60-ocidec-cdi-refresh.rules
+	assert_success
+	run bed "$SD" systemctl cat ocidec-cdi-refresh.timer
+	assert_success
+	# the rule against devices this host lacks: a sysfs of them bound over
+	# /sys in a mount namespace of the test's own (udevadm test runs no
+	# RUN: it says what udevd would run)
+	"$FIXTURES/fake-sysfs.sh" "$fsys"
+	udevrun() {
+		bed "$SD" unshare -m sh -c 'mount --bind "$1" /sys && SYSTEMD_DEVICE_VERIFY_SYSFS=0 udevadm test --action="$2" "/sys/$3" 2>&1' \
+			sh "${4:-$fsys}" "$1" "$2" | sed -n '/^Queued commands:/,$s/^  RUN{program} : //p'
+	}
+	local start="/usr/bin/systemctl --no-block start ocidec-cdi-refresh.timer" pci=devices/pci0000:00
+	for ev in "add module/nvidia" "remove module/nvidia_uvm" "add module/amdgpu" "remove module/habanalabs" \
+		"unbind $pci/0000:00:02.0" "bind $pci/0000:00:01.0" "add $pci/0000:00:01.0/drm/card1" \
+		"remove $pci/0000:00:01.0/drm/renderD128" "remove $pci/0000:00:03.0/accel/accel0" "add devices/virtual/kfd/kfd" \
+		"add devices/platform/amdgpu_xcp_1" "remove devices/platform/amdgpu_xcp_1"; do
+		run udevrun $ev
+		[ "$output" = "$start" ] || fail "udev's rule on $ev: '$output', not the refresh's timer"
+	done
+	# not a vendor's, not a node's coming or going (a monitor plugged in)
+	for ev in "add module/loop" "change $pci/0000:00:01.0/drm/card1" "add devices/virtual/misc/loop-control"; do
+		run udevrun $ev
+		[ -z "$output" ] || fail "udev's rule on $ev: '$output', not nothing"
+	done
+	# the demo vendor's own rule, as an administrator adds one for a vendor
+	# of theirs (the shipped rule's comment): its control node, the misc
+	# device 10:237, loop-control's numbers, whose sysfs device is real here
+	bed "$SD" sh -c 'mkdir -p /etc/udev/rules.d && echo "SUBSYSTEM==\"misc\", KERNEL==\"loop-control\", ENV{OCIDEC_CDI_REFRESH}=\"1\"" >/etc/udev/rules.d/59-ocidec-demo.rules'
+	bed "$SD" mkdir -p "/lib/modules/$kver"
+	bed "$SD" touch "/lib/modules/$kver/modules.dep"
+	bed "$SD" ocidec cdi --refresh
+	run bed "$SD" grep -c '"minor":[[:space:]]*5' "$spec"
+	assert_success
+	local dep
+	dep=$(bed "$SD" stat -c %Y.%Z "/lib/modules/$kver/modules.dep")
+	# the driver's module reloaded: demo1 (1:5) removed and made again with
+	# another minor (1:7), no depmod; check names the spec
+	rm "$SD/dr/dev/demo1"
+	mknod -m 0666 "$SD/dr/dev/demo1" c 1 7
+	run bed "$SD" ocidec check
+	assert_line --partial "PROBLEM  cdi: $spec (ocidec.io/demo): older than the vendor's devices: 1 device node it names made again with other numbers since ($SD/dr/dev/demo1 is c 1:7 here, the spec's c 1:5: made again"
+	assert_line "         fix: systemctl start ocidec-cdi-refresh.service"
+	# the module's events, a burst (the node removed, made again, its
+	# module): what udevd runs for each, run
+	runs() { bed "$SD" journalctl -q -u ocidec-cdi-refresh.service -o cat | grep -c '^Starting ocidec-cdi-refresh.service' || true; }
+	before=$(runs)
+	for action in remove add remove add; do
+		run udevrun "$action" devices/virtual/misc/loop-control /sys
+		assert_output "$start"
+		bed "$SD" $output
+	done
+	run bed "$SD" systemctl is-active ocidec-cdi-refresh.timer
+	assert_output active
+	for _ in $(seq 50); do bed "$SD" grep -q '"minor":[[:space:]]*7' "$spec" && break; sleep 0.1; done
+	run bed "$SD" grep -c '"minor":[[:space:]]*7' "$spec"
+	assert_success
+	refute_output 0
+	sleep 1.5
+	after=$(runs)
+	[ "$((after - before))" = 1 ] || fail "the refresh ran $((after - before)) times for one burst of events, not once"
+	run bed "$SD" systemctl is-active ocidec-cdi-refresh.timer
+	assert_output inactive
+	# no depmod ran: modules.dep as it was
+	[ "$(bed "$SD" stat -c %Y.%Z "/lib/modules/$kver/modules.dep")" = "$dep" ] || fail "modules.dep changed"
+	# the containers' devices: the new one
+	run bed "$SD" podman run --rm --runtime crun --device ocidec.io/demo=1 --rootfs "$SD/b/rootfs" stat -c %t:%T /dev/demo1
+	assert_output "1:7"
+	run bed "$SD" ocidec check
+	refute_line --partial "$spec (ocidec.io/demo): older than"
+	refute_line --partial "management.ocidec.io-demo.json (management.ocidec.io/demo): older than"
+	# (bed-setup's copy in /etc/cdi, which no refresh writes: named, its command)
+	assert_line "         fix: ocidec cdi -o /etc/cdi/ocidec.io-demo.json demo"
+	# back as the other tests expect it
+	rm "$SD/dr/dev/demo1"
+	mknod -m 0666 "$SD/dr/dev/demo1" c 1 5
+	bed "$SD" rm -f "$spec" /var/run/cdi/management.ocidec.io-demo.json /etc/udev/rules.d/59-ocidec-demo.rules
+	rm -rf "$fsys"
+}
+
 # rl_user: a user rl (uid 1500, subordinate ids, its runtime directory)
 # in the v2 bed, the test image readable by it; rl_setup: that, with the
 # image loaded into its podman; rl CMD runs CMD as that user, rootless

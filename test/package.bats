@@ -43,9 +43,10 @@ setup() {
 
 # the package's files (no directories), compared across formats: no doc,
 # license, lintian or build-id paths, man pages without their compression
-# suffix, systemd's units in /usr/lib (bookworm's debhelper wants /lib)
+# suffix, systemd's units and udev's rules in /usr/lib (bookworm's debhelper
+# wants /lib)
 payload() {
-	grep -Ev '^/usr/share/(doc|licenses|lintian)/|^/usr/lib/\.build-id/' | sed 's/\.gz$//; s|^/lib/systemd/|/usr/lib/systemd/|' |
+	grep -Ev '^/usr/share/(doc|licenses|lintian)/|^/usr/lib/\.build-id/' | sed 's/\.gz$//; s|^/lib/systemd/|/usr/lib/systemd/|; s|^/lib/udev/|/usr/lib/udev/|' |
 		LC_ALL=C sort
 }
 

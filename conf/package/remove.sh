@@ -46,6 +46,10 @@ fi
 # manager's, which masks them on removal and gives them back as they were
 # on a reinstall; the rpm's: disabled too, or their links would stay)
 if [ -d /run/systemd/system ]; then
+	# the udev rule's timer (static: stopped where it is armed), before the
+	# service it would start
+	systemctl -q is-active ocidec-cdi-refresh.timer 2>/dev/null &&
+		systemctl stop ocidec-cdi-refresh.timer >/dev/null 2>&1 && echo "ocidec: stopped ocidec-cdi-refresh.timer"
 	for u in ocidec-nri.service ocidec-cdi-refresh.path ocidec-cdi-refresh.service; do
 		systemctl -q is-enabled "$u" 2>/dev/null || systemctl -q is-active "$u" 2>/dev/null || continue
 		if [ "${1:-}" = --keep-enabled ]; then
