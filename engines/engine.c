@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+extern const struct engine_ops engine_hooksdir, engine_docker, engine_containerd;
 const struct engine_ops *const engine_drivers[] = { &engine_hooksdir, &engine_docker, &engine_containerd, &engine_nri,
 						    NULL };
 

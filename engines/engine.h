@@ -6,8 +6,9 @@
  * what `ocidec check` finds, and how it is made to read its changed
  * configuration, and its engines' facts (engines.h's struct engine: paths,
  * units, daemons). install and check loop over engine_drivers and never
- * branch on an engine's name; --runtime's words, their bits, the usage's
- * list and check's list of engines come from the drivers.
+ * branch on an engine's name; --runtime's words and their bits, install's
+ * "not one of" and check's list of installed engines come from the
+ * drivers' words.
  */
 #ifndef OCIDEC_ENGINE_H
 #define OCIDEC_ENGINE_H
@@ -129,9 +130,12 @@ struct engine_ops {
 	void (*check_last)(struct engine_check *c);
 };
 
-extern const struct engine_ops engine_hooksdir, engine_docker, engine_containerd, engine_nri;
-/* every driver, in the order install plans and check checks them; NULL-terminated */
+/* every driver, in the order install plans and check checks them
+ * (engine.c: a new driver is its line there); NULL-terminated */
 extern const struct engine_ops *const engine_drivers[];
+
+/* NRI's: install --wait serves its plugin */
+extern const struct engine_ops engine_nri;
 
 /* The --runtime bits D serves (its words') */
 unsigned engine_driver_rts(const struct engine_ops *d);

@@ -35,6 +35,8 @@ static bool ctrd_answers(int root)
 static const struct engine containerd = { .name = "containerd", .daemon = "containerd", .unit = "containerd",
 					  .bins = ctrd_bins, .answers = ctrd_answers, .config = CONTAINERD_TOML };
 
+extern const struct engine_ops engine_containerd;
+
 /* the BinaryName of the runtime NAME in a dump (ctrd_runtimes) */
 struct named_rt {
 	const char *name;

@@ -37,6 +37,8 @@ static const struct engine docker = { .name = "docker", .daemon = "dockerd", .un
 				      .reload_loads_runtimes = true, .answers = docker_answers,
 				      .needs = &containerd_unit };
 
+extern const struct engine_ops engine_docker;
+
 /* This run's: install made ocidec Docker's default runtime, CDI on (the
  * record keeps them); check found that no docker run gets a vendor (why,
  * said after every engine's lines) */
