@@ -122,6 +122,9 @@ struct engine_ops {
 	void (*undoing)(struct engine_run *r, const cJSON *state);
 	/* uninstall: CUR, its merged file, without ocidec's part (NULL: ERR) */
 	char *(*take_out)(const char *cur, const cJSON *state, struct oerr *err);
+	/* uninstall: is TEXT, what take_out left of a merged file the install
+	 * made, nothing (the file goes)? */
+	bool (*empty)(const char *text);
 	/* uninstall, done: a line to say (malloc'd), or NULL */
 	char *(*uninstalled)(int root, const cJSON *state);
 	/* check: its registration as it reads it */

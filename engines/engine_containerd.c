@@ -199,6 +199,13 @@ static char *containerd_take_out(const char *cur, const cJSON *state, struct oer
 	return ctrd_remove_import(cur, CONTAINERD_DROPIN);
 }
 
+/* a config.toml of ours alone: its version line (ctrd_new_config) */
+static bool containerd_empty(const char *text)
+{
+	return strspn(text, " \t\n") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
+	       strcmp(text, "version = 3\n") == 0;
+}
+
 struct ctrd_seen {
 	struct engine_check *c;
 	int root;
@@ -449,5 +456,6 @@ const struct engine_ops engine_containerd = {
 	.merge = "toml",
 	.plan = containerd_plan,
 	.take_out = containerd_take_out,
+	.empty = containerd_empty,
 	.check = containerd_check,
 };

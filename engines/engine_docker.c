@@ -195,6 +195,12 @@ static char *docker_take_out(const char *cur, const cJSON *state, struct oerr *e
 	return k;
 }
 
+/* a daemon.json of ours alone: {} */
+static bool docker_empty(const char *text)
+{
+	return strspn(text, " \t\n{}") == strlen(text);
+}
+
 /* Docker keeps a container's runtime by name (given at docker run, or the
  * default one when it was made): where daemon.json no longer has that name
  * (not NVIDIA's given back under it), those do not start */
@@ -453,6 +459,7 @@ const struct engine_ops engine_docker = {
 	.record = docker_record,
 	.undoing = docker_undoing,
 	.take_out = docker_take_out,
+	.empty = docker_empty,
 	.uninstalled = docker_uninstalled,
 	.check = docker_check,
 	.check_last = docker_check_last,

@@ -154,7 +154,7 @@ int journal_record_dir(const char *path, void *arg, struct oerr *err)
 
 int journal_undo(struct journal *j, cJSON *e, bool merged,
 		 char *(*take_out)(const char *current, void *arg, struct oerr *err),
-		 bool (*empty)(const char *text), void *arg, enum journal_undone *done, struct oerr *err)
+		 bool (*empty)(const char *text, void *arg), void *arg, enum journal_undone *done, struct oerr *err)
 {
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 	const char *backup = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup"));
@@ -180,7 +180,7 @@ int journal_undo(struct journal *j, cJSON *e, bool merged,
 		if (have && (!backup || strcmp(cur, wrote) != 0)) {
 			if (!(edited = take_out(cur, arg, err)))
 				return -1;
-			if (!backup && empty(edited)) {
+			if (!backup && empty(edited, arg)) {
 				if (unlinkat(dfd, strrchr(path, '/') + 1, 0) < 0 && errno != ENOENT)
 					return oerr_set(err, errno, "%s: unlink", path);
 				*done = JOURNAL_REMOVED;

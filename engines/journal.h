@@ -62,11 +62,11 @@ enum journal_undone {
 /* Undo entry E (its "path" checked clean by the caller): a merged file
  * (MERGED) the administrator changed since keeps their changes,
  * TAKE_OUT(CURRENT, ARG, ERR) giving its text without ocidec's part (NULL:
- * ERR); one the install made goes when nothing else is left (EMPTY(TEXT)
- * true). */
+ * ERR); one the install made goes when nothing else is left (EMPTY(TEXT,
+ * ARG) true). */
 int journal_undo(struct journal *j, cJSON *e, bool merged,
 		 char *(*take_out)(const char *current, void *arg, struct oerr *err),
-		 bool (*empty)(const char *text), void *arg, enum journal_undone *done, struct oerr *err);
+		 bool (*empty)(const char *text, void *arg), void *arg, enum journal_undone *done, struct oerr *err);
 /* Remove the recorded directory I (the last first), when empty: true when
  * it was removed */
 bool journal_remove_dir(struct journal *j, int i);
