@@ -259,14 +259,28 @@ static void on_our_runtime(void *arg, const char *name, const char *type, const 
 }
 
 /* Does NAME match the glob PAT of * and ? (Go's filepath.Match, as
- * containerd's imports: a leading dot is no different) */
+ * containerd's imports: a leading dot is no different)? The last * taken
+ * back one character at a time: no pattern makes it slow */
 static bool import_match(const char *pat, const char *name)
 {
-	if (*pat == '*')
-		return import_match(pat + 1, name) || (*name && import_match(pat, name + 1));
-	if (!*pat || !*name)
-		return !*pat && !*name;
-	return (*pat == '?' || *pat == *name) && import_match(pat + 1, name + 1);
+	const char *star = NULL, *from = NULL;
+
+	while (*name) {
+		if (*pat == '*') {
+			star = pat++;
+			from = name;
+		} else if (*pat == '?' || *pat == *name) {
+			pat++, name++;
+		} else if (star) {
+			pat = star + 1;
+			name = ++from;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return !*pat;
 }
 
 static int by_name(const void *a, const void *b)
