@@ -65,8 +65,8 @@ struct checks {
 	struct engine_check ec;  /* what the engine drivers find and are told (engine.h); first */
 	struct report rep;  /* what is found, as check and selinux-check say it (report.h) */
 	int drivers;       /* vendors with a driver here */
-	bool toolkit;      /* a toolkit container installed ocidec here (TOOLKIT_RECORD) */
-	bool installed;    /* ocidec install has run here (TOOLKIT_RECORD or HOST_RECORD) */
+	bool toolkit;      /* a toolkit container installed ocidec here (TOOLKIT_RECORD); ec.installed:
+			    * ocidec install has run here (TOOLKIT_RECORD or HOST_RECORD) */
 };
 
 /* One check's line: its status, what it is about, and how to fix it: FIX a
@@ -287,16 +287,12 @@ static void check_selinux(struct checks *r)
  * has, as --runtime names them, in the fix */
 static void check_registered(struct checks *r, int root)
 {
-	_cleanup_strv_ struct strv names = { 0 };
 	_cleanup_free_ char *list = NULL, *fix = NULL;
 
 	if (r->ec.registered)
 		return;
-	for (int i = 0; i < ENGINE_COUNT; i++)
-		if (engine_installed(root, engine(i)))
-			strv_push(&names, engine(i)->name);
-	list = strv_join(&names, ",");
-	fix = names.n ? xasprintf("ocidec install --runtime %s", list) : NULL;
+	list = engine_words(",", root);
+	fix = *list ? xasprintf("ocidec install --runtime %s", list) : NULL;
 	say2(r, PROBLEM, "engines", fix, fix ? NULL : "install an engine (podman, CRI-O, Docker, containerd), "
 	     "then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
 	     "or CDI spec of ocidec's");
@@ -314,7 +310,7 @@ static void check_all(struct checks *r, const char *dir, const char *host, int r
 		bool tk = engine_host_stat(root, TOOLKIT_RECORD, &st, false);
 
 		r->toolkit = tk && !host_rec;
-		r->installed = tk || host_rec;
+		r->ec.installed = tk || host_rec;
 	}
 	/* the host's configs, not this process's: a toolkit container's view;
 	 * where a toolkit container installed ocidec, those it copied (what
@@ -332,17 +328,11 @@ static void check_all(struct checks *r, const char *dir, const char *host, int r
 		if (engine_drivers[i]->check)
 			engine_drivers[i]->check(&r->ec);
 	engine_check_cdi(&r->ec);
-	/* Docker that gives nothing: a problem until ocidec install has run
-	 * (right after the package's install); after, the engines it was
-	 * given are the operator's choice, and this node may not mean Docker
-	 * for its accelerators (an NRI or containerd node also running
-	 * dockerd) */
-	if (r->ec.docker_none) {
-		say(r, r->installed ? INFO : PROBLEM, "docker", "ocidec install --runtime docker", "%s%s", r->ec.docker_none,
-		    r->ec.nvidia ? " (--gpus: \"could not select device driver\")" : "");
-		free(r->ec.docker_none);
-		r->ec.docker_none = NULL;
-	}
+	/* what a driver kept to say after every engine's lines (Docker that
+	 * gives nothing) */
+	for (size_t i = 0; engine_drivers[i]; i++)
+		if (engine_drivers[i]->check_last)
+			engine_drivers[i]->check_last(&r->ec);
 	check_selinux(r);
 	if (!r->drivers)
 		advise(r, PROBLEM, "drivers", "install a vendor's driver (or start its driver container), or a "

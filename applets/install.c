@@ -174,7 +174,7 @@ static void carry_recorded(struct inst *in)
 static int plan_engines(struct inst *in, struct oerr *err)
 {
 	for each_driver(i)
-		if ((in->p.rts & engine_driver_rts(engine_drivers[i])) && engine_drivers[i]->plan &&
+		if ((in->p.run[i].asked = engine_driver_asked(in->p.rts, i)) && engine_drivers[i]->plan &&
 		    engine_drivers[i]->plan(&in->p, &in->p.run[i], err) < 0)
 			return -1;
 	return 0;
@@ -256,7 +256,8 @@ static int install(struct inst *in, struct oerr *err)
 	}
 	/* an earlier --restart that could not: still to do (its hint, this
 	 * run's --restart) */
-	pending = engine_record(&in->p, in->j.state);
+	pending = engine_pending(&in->p, in->j.state);
+	engine_record(&in->p, in->j.state);
 	if (instapply_prefix(&in->p, &in->j, err) < 0)
 		return -1;
 	for (size_t i = 0; i < in->p.n; i++) {
@@ -476,9 +477,10 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 			a->toolkit_opt = "--tenant-policy";
 			break;
 		case 'r':
-			if ((bad = engine_runtime_words(optarg, &a->rts)))
-				return applet_usage_error("--runtime %s: not one of podman, crio, docker, containerd, nri",
-							  bad);
+			if ((bad = engine_runtime_words(optarg, &a->rts))) {
+				_cleanup_free_ char *words = engine_words(", ", -1);
+				return applet_usage_error("--runtime %s: not one of %s", bad, words);
+			}
 			break;
 		default: return applet_bad_option(o, argc, argv);
 		}
@@ -564,14 +566,14 @@ static int install_run(struct inst *in, struct install_args *a, struct oerr *err
 	/* everything read and checked before anything is written */
 	copy = (struct instcopy){ .cdir = a->cdir, .names = a->vendors.v, .nnames = (int)a->vendors.n,
 				  .driver_root = a->driver_root, .tenant_kubernetes = in->tenant_kubernetes, .say = out };
-	in->p.rts = a->rts ? a->rts : ENGINE_RT_PODMAN;
+	in->p.rts = a->rts ? a->rts : engine_runtime_word("podman");
 	in->p.hooks_dir = a->hooks_dir;
 	carry_recorded(in);
 	return (!in->p.host_mode && (instcopy_binary(&in->p, err) < 0 || instcopy_configs(&in->p, &copy, err) < 0)) ||
 	       plan_engines(in, err) < 0 || install(in, err) < 0 ||
 	       (in->restart && restart_engines(in, err) < 0) ||
 	       (!a->wait && engine_notes(in)) ||
-	       (a->wait && wait_uninstall(in, a->host, a->rts & ENGINE_RT_NRI, &sigs, &lockfd, err) < 0) ? -1 : 0;
+	       (a->wait && wait_uninstall(in, a->host, a->rts & engine_driver_rts(&engine_nri), &sigs, &lockfd, err) < 0) ? -1 : 0;
 }
 
 static void install_args_free(struct install_args *a)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 struct oerr;
+struct engine;
 
 /* The drop-in for config VERSION (2 or 3) from DUMP: malloc'd text, or NULL
  * when DUMP has no CRI section (not containerd's dump, or no CRI plugin).
@@ -28,9 +29,12 @@ struct oerr;
  * runc from PATH), which the shim must run instead of runc. */
 char *ctrd_dropin(const char *dump, size_t len, int version, const char *name, const char *shim, char **binary);
 
-/* The host's containerd binary, a path inside the host root ROOT
- * (/usr/bin, /usr/local/bin, /usr/sbin, /bin, /opt/bin), or NULL */
-const char *ctrd_binary(int root);
+/* The containerd of the facts G (engines.h: its bins, its config.toml as
+ * G->config) is what the functions below ask. */
+
+/* The host's containerd binary, a path inside the host root ROOT (the
+ * first of G->bins that is root's), or NULL */
+const char *ctrd_binary(int root, const struct engine *g);
 
 /* What the host's containerd makes of config.toml's text TEXT (NULL: there
  * is none): `containerd --config FILE config dump`, run in the host root
@@ -38,9 +42,10 @@ const char *ctrd_binary(int root);
  * beside config.toml (its relative imports resolve the same), removed
  * after. The engine reads its TOML; ocidec reads only the dump's lines.
  * *DUMP malloc'd; -1 with ERR (EXIT_USAGE: no containerd, or it refused). */
-int ctrd_dump(int root, const char *text, char **dump, size_t *len, struct oerr *err);
+int ctrd_dump(int root, const struct engine *g, const char *text, char **dump, size_t *len, struct oerr *err);
 /* AS_IS: config.toml itself (TEXT non-NULL: it exists), nothing written */
-int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *len, struct oerr *err);
+int ctrd_dump_as(int root, const struct engine *g, const char *text, bool as_is, char **dump, size_t *len,
+		 struct oerr *err);
 
 /* TEXT (a drop-in in the dump's layout) with KEY = VALUE (VALUE as TOML
  * writes it: "\"runc\"", "true") in the table TABLE (as its header names
@@ -74,8 +79,8 @@ char *ctrd_as_version2(const char *dropin);
  * made, both removed. -1 with ERR (EXIT_USAGE) naming what containerd said
  * or what it would not run. CONF_VERSION: config.toml's version (1: its
  * conversion is named in the fix). */
-int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin, const char *name,
-		const char *shim, bool as_default, struct oerr *err);
+int ctrd_verify(int root, const struct engine *g, const char *conf, int conf_version, const char *dropin,
+		const char *name, const char *shim, bool as_default, struct oerr *err);
 
 /* The command that converts a config.toml of version 1 to version 2 with
  * containerd 1.x's own dump, the file's mode kept and its content never

@@ -23,14 +23,13 @@
 #define MAX_DUMP (64u << 20)
 
 /* The host's containerd binary (a path inside the host root), or NULL:
- * the first on systemd's and a login shell's PATH, so an upstream release
- * in /usr/local/bin (its documented place) wins over the distribution's
- * package, as it does when the node starts containerd */
-const char *ctrd_binary(int root)
+ * the first of its facts' (E->bins, in systemd's and a login shell's PATH
+ * order, so an upstream release in /usr/local/bin, its documented place,
+ * wins over the distribution's package, as it does when the node starts
+ * containerd) */
+const char *ctrd_binary(int root, const struct engine *e)
 {
-	static const char *const paths[] = { "/usr/local/sbin/containerd", "/usr/local/bin/containerd",
-					     "/usr/sbin/containerd", "/usr/bin/containerd", "/sbin/containerd",
-					     "/bin/containerd", "/opt/bin/containerd", NULL };
+	const char *const *paths = e->bins;
 
 	for (int i = 0; paths[i]; i++) {
 		_cleanup_close_ int fd = root_open(root, paths[i], O_PATH);
@@ -49,44 +48,62 @@ const char *ctrd_binary(int root)
  * libraries), FILE a copy of TEXT beside config.toml (its relative imports
  * resolve the same), removed after. The engine reads its TOML; ocidec
  * reads only the dump's lines. */
-int ctrd_dump(int root, const char *text, char **dump, size_t *len, struct oerr *err)
+int ctrd_dump(int root, const struct engine *g, const char *text, char **dump, size_t *len, struct oerr *err)
 {
-	return ctrd_dump_as(root, text, false, dump, len, err);
+	return ctrd_dump_as(root, g, text, false, dump, len, err);
 }
 
-int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *len, struct oerr *err)
+/* Where a file that stands for G's config.toml is written: beside it, or
+ * (none there) wherever the host has a directory for it (ANY: the first of
+ * those; else beside it only), into DIR (64 bytes); false: nowhere */
+static bool dump_dir(int root, const struct engine *g, bool any, char dir[64])
+{
+	const char *const dirs[] = { NULL, "/tmp", "/etc", NULL };
+
+	snprintf(dir, 64, "%.*s", (int)(strrchr(g->config, '/') - g->config), g->config);
+	for (int i = 0; i == 0 || dirs[i]; i++) {
+		_cleanup_close_ int d = root_open(root, i ? dirs[i] : dir, O_PATH | O_DIRECTORY);
+
+		if (d >= 0 && (any || i > 0)) {
+			if (i)
+				snprintf(dir, 64, "%s", dirs[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+int ctrd_dump_as(int root, const struct engine *g, const char *text, bool as_is, char **dump, size_t *len,
+		 struct oerr *err)
 {
 	/* beside config.toml; without one (containerd 1.x then refuses its
 	 * default path) an empty configuration wherever the host has a
 	 * directory for it */
-	static const char *const dirs[] = { "/etc/containerd", "/tmp", "/etc", NULL };
-	const char *bin = ctrd_binary(root), *dir = NULL;
+	const char *bin = ctrd_binary(root, g), *dir = NULL;
+	char where[64];
 	struct buf { char *p; size_t n, cap; } o = { 0 }, e = { 0 };
 	int out[2] = { -1, -1 }, errp[2] = { -1, -1 }, status = 0, r = -1;
 	time_t until = time(NULL) + 60;
-	char tmp[64];
+	char tmp[128];
 	pid_t pid;
 
 	if (!bin)
 		return oerr_usage(err, "containerd: no containerd binary on the host (/usr/bin, /usr/local/bin, "
 			       "/usr/sbin, /bin, /opt/bin): install containerd first, or leave it out of --runtime");
-	for (int i = 0; dirs[i] && !dir; i++) {
-		_cleanup_close_ int d = root_open(root, dirs[i], O_PATH | O_DIRECTORY);
-		if (d >= 0 && (text || i > 0))
-			dir = dirs[i];
-	}
+	if (dump_dir(root, g, text != NULL, where))
+		dir = where;
 	if (as_is) {  /* config.toml itself, nothing written */
 		dir = NULL;
-		snprintf(tmp, sizeof(tmp), "%s", CONTAINERD_TOML);
+		snprintf(tmp, sizeof(tmp), "%s", g->config);
 	} else if (!dir) {
-		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
+		return oerr_usage(err, "containerd: the host has no %s, /tmp or /etc", where);
 	} else {
 		/* (no .toml: an imports glob must never read a leftover). TEXT
 		 * stands for config.toml: an import of config.toml itself (what
 		 * containerd 1.x's config dump writes, and an operator pasted as
 		 * the converted file) would read the file on disk instead, with
 		 * what TEXT leaves out */
-		_cleanup_free_ char *own = text ? ctrd_remove_import(text, CONTAINERD_TOML) : NULL;
+		_cleanup_free_ char *own = text ? ctrd_remove_import(text, g->config) : NULL;
 
 		snprintf(tmp, sizeof(tmp), "%s/.ocidec-dump-%d", dir, (int)getpid());
 		if (root_write_atomic(root, tmp, own ? own : "", own ? strlen(own) : 0, 0600, false, err) < 0)
@@ -168,7 +185,7 @@ int ctrd_dump_as(int root, const char *text, bool as_is, char **dump, size_t *le
 		char *nl = e.p ? strchr(e.p, '\n') : NULL;
 		if (nl)
 			*nl = '\0';
-		oerr_usage(err, "%s: `%s --config %s config dump` failed (%s %d)%s%s", CONTAINERD_TOML, bin, tmp,
+		oerr_usage(err, "%s: `%s --config %s config dump` failed (%s %d)%s%s", g->config, bin, tmp,
 			   WIFEXITED(status) ? "exit" : "signal",
 			   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), e.p ? ": " : "", e.p ? e.p : "");
 		goto done;
@@ -208,30 +225,24 @@ static void on_verify_runtime(void *arg, const char *name, const char *type, con
 	}
 }
 
-int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin, const char *name,
-		const char *shim, bool as_default, struct oerr *err)
+int ctrd_verify(int root, const struct engine *g, const char *conf, int conf_version, const char *dropin,
+		const char *name, const char *shim, bool as_default, struct oerr *err)
 {
-	static const char *const dirs[] = { "/etc/containerd", "/tmp", "/etc", NULL };
-	const char *dir = NULL;
+	char dir[64];
 	_cleanup_free_ char *tmp = NULL, *text = NULL, *dump = NULL, *def = NULL;
 	struct verify_seen s = { .name = name, .shim = shim };
 	const char *v;
 	size_t len;
 	int r, version = 2;
 
-	for (int i = 0; dirs[i] && !dir; i++) {
-		_cleanup_close_ int d = root_open(root, dirs[i], O_PATH | O_DIRECTORY);
-		if (d >= 0)
-			dir = dirs[i];
-	}
-	if (!dir)
-		return oerr_usage(err, "containerd: the host has no /etc/containerd, /tmp or /etc");
+	if (!dump_dir(root, g, true, dir))
+		return oerr_usage(err, "containerd: the host has no %s, /tmp or /etc", dir);
 	/* (no .toml: an imports glob must never read a leftover) */
 	tmp = xasprintf("%s/.ocidec-dropin-%d", dir, (int)getpid());
 	if (root_write_atomic(root, tmp, dropin, strlen(dropin), 0600, false, err) < 0)
 		return -1;
 	text = conf ? ctrd_add_import(conf, tmp) : ctrd_new_config(tmp, conf_version);
-	r = ctrd_dump(root, text, &dump, &len, err);
+	r = ctrd_dump(root, g, text, &dump, &len, err);
 	{
 		_cleanup_close_ int dfd = root_open(root, dir, O_PATH | O_DIRECTORY);
 		if (dfd >= 0)
@@ -250,7 +261,7 @@ int ctrd_verify(int root, const char *conf, int conf_version, const char *dropin
 	if (ctrd_runtimes(dump, len, version, &def, on_verify_runtime, &s) < 0 || !s.found || !s.runs_shim ||
 	    (as_default && (!def || strcmp(def, name) != 0)))
 		return oerr_usage(err, "%s: with ocidec's drop-in, `containerd config dump` %s runtime \"%s\" "
-			       "(report this, with config.toml): nothing written", CONTAINERD_TOML,
+			       "(report this, with config.toml): nothing written", g->config,
 			       !s.found ? "has no" : !s.runs_shim ? "runs another binary for" : "has another default than",
 			       name);
 	return 0;

@@ -9,10 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+extern const struct engine_ops engine_hooksdir, engine_docker, engine_containerd;
 const struct engine_ops *const engine_drivers[] = { &engine_hooksdir, &engine_docker, &engine_containerd, &engine_nri,
 						    NULL };
 
 _Static_assert(sizeof(engine_drivers) / sizeof(*engine_drivers) - 1 <= ENGINE_DRIVER_MAX, "engine_run slots");
+_Static_assert(ENGINE_DRIVER_MAX * ENGINE_WORD_BITS <= 32, "--runtime's bits");
 
 char *engine_runtime_words(const char *list, unsigned *rts)
 {
@@ -29,13 +31,22 @@ char *engine_runtime_words(const char *list, unsigned *rts)
 	return NULL;
 }
 
+/* driver I's word W's bit among --runtime's */
+#define RT(i, w) ((w)->bit << ((i) * ENGINE_WORD_BITS))
+
 unsigned engine_driver_rts(const struct engine_ops *d)
 {
 	unsigned rts = 0;
 
-	for (const struct engine_word *w = d->words; w && w->word; w++)
-		rts |= w->rt;
+	for (size_t i = 0; engine_drivers[i]; i++)
+		for (const struct engine_word *w = engine_drivers[i]->words; engine_drivers[i] == d && w && w->word; w++)
+			rts |= RT(i, w);
 	return rts;
+}
+
+unsigned engine_driver_asked(unsigned rts, size_t i)
+{
+	return (rts >> (i * ENGINE_WORD_BITS)) & ((1u << ENGINE_WORD_BITS) - 1);
 }
 
 unsigned engine_runtime_word(const char *word)
@@ -43,22 +54,37 @@ unsigned engine_runtime_word(const char *word)
 	for (size_t i = 0; engine_drivers[i]; i++)
 		for (const struct engine_word *w = engine_drivers[i]->words; w && w->word; w++)
 			if (strcmp(word, w->word) == 0)
-				return w->rt;
+				return RT(i, w);
 	return 0;
 }
 
-const struct engine_ops *engine_merging(enum journal_merge m)
+char *engine_words(const char *sep, int root)
 {
-	for (size_t i = 0; m != JOURNAL_WHOLE && engine_drivers[i]; i++)
-		if (engine_drivers[i]->merge == m)
-			return engine_drivers[i];
-	return NULL;
+	_cleanup_strv_ struct strv names = { 0 };
+	unsigned seen = 0;
+
+	for (size_t i = 0; engine_drivers[i]; i++)
+		for (const struct engine_word *w = engine_drivers[i]->words; w && w->word; w++) {
+			if (!(seen & RT(i, w)) && (root < 0 || (w->engine && engine_installed(root, w->engine))))
+				strv_push(&names, w->word);
+			seen |= RT(i, w);
+		}
+	return strv_join(&names, sep);
 }
 
-enum journal_merge engine_merge_of(const cJSON *e)
+const struct engine_ops *engine_merge_of(const cJSON *e)
 {
-	/* a record of an ocidec that kept no kind: the two files it merged */
-	return journal_merge_of(e, DOCKER_JSON, CONTAINERD_TOML);
+	const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "merge"));
+	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+
+	/* a record of an ocidec that kept no kind: the files the drivers merge */
+	for (size_t i = 0; engine_drivers[i]; i++) {
+		const struct engine_ops *d = engine_drivers[i];
+
+		if (d->merge && (m ? strcmp(m, d->merge) == 0 : path && strcmp(path, d->merged) == 0))
+			return d;
+	}
+	return NULL;
 }
 
 const char *engine_state_runtime_name(const cJSON *state)
@@ -68,15 +94,16 @@ const char *engine_state_runtime_name(const cJSON *state)
 	return n && *n ? n : "ocidec";
 }
 
-void engine_plan_add(struct engine_plan *p, char *path, char *data, size_t len, mode_t mode, enum journal_merge m)
+void engine_plan_add(struct engine_plan *p, char *path, char *data, size_t len, mode_t mode,
+		     const struct engine_ops *merge)
 {
 	p->a = xreallocarray(p->a, p->n + 1, sizeof(*p->a));
-	p->a[p->n++] = (struct engine_action){ .path = path, .data = data, .len = len, .mode = mode, .merge = m };
+	p->a[p->n++] = (struct engine_action){ .path = path, .data = data, .len = len, .mode = mode, .merge = merge };
 }
 
 void engine_plan_link(struct engine_plan *p, char *path, const char *text)
 {
-	engine_plan_add(p, path, NULL, 0, 0777, JOURNAL_WHOLE);
+	engine_plan_add(p, path, NULL, 0, 0777, NULL);
 	p->a[p->n - 1].link = xstrdup(text);
 }
 
@@ -97,25 +124,30 @@ int engine_read_link(int root, const char *path, char *text, size_t size)
 	return errno == ENOENT ? 0 : 2;
 }
 
-bool engine_record(struct engine_plan *p, cJSON *state)
+bool engine_pending(struct engine_plan *p, const cJSON *state)
 {
 	const cJSON *pending = cJSON_GetObjectItem(state, "pending");
 	bool any = false;
 
 	for (size_t i = 0; engine_drivers[i]; i++) {
-		const char *d = engine_drivers[i]->facts < 0 ? NULL :
-			cJSON_GetStringValue(cJSON_GetObjectItem(pending, engine(engine_drivers[i]->facts)->name));
+		const char *d = !engine_drivers[i]->daemon ? NULL :
+			cJSON_GetStringValue(cJSON_GetObjectItem(pending, engine_drivers[i]->daemon->name));
 
 		p->run[i].pending = d != NULL;
 		p->run[i].pending_restart = d && strcmp(d, "restart") == 0;
 		/* this run's hint or --restart does it */
 		p->run[i].changed |= d != NULL;
 		any |= d != NULL;
-		/* what uninstall takes back of a merged file edited since: ours */
-		if (engine_drivers[i]->record)
-			engine_drivers[i]->record(&p->run[i], state);
 	}
 	return any;
+}
+
+void engine_record(const struct engine_plan *p, cJSON *state)
+{
+	/* what uninstall takes back of a merged file edited since: ours */
+	for (size_t i = 0; engine_drivers[i]; i++)
+		if (engine_drivers[i]->record)
+			engine_drivers[i]->record(&p->run[i], state);
 }
 
 void engine_uninstalled(const struct engine_plan *p, const cJSON *state, int (*say)(const char *fmt, ...))

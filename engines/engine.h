@@ -4,9 +4,11 @@
  * cgroup managers are: what `ocidec install` writes for it (through the
  * install's journal), what --uninstall takes out of a file it merged into,
  * what `ocidec check` finds, and how it is made to read its changed
- * configuration. install and check loop over engine_drivers and never
- * branch on an engine's name; the facts the drivers read (paths, units,
- * daemons) are engines.h's.
+ * configuration, and its engines' facts (engines.h's struct engine: paths,
+ * units, daemons). install and check loop over engine_drivers and never
+ * branch on an engine's name; --runtime's words and their bits, install's
+ * "not one of" and check's list of installed engines come from the
+ * drivers' words.
  */
 #ifndef OCIDEC_ENGINE_H
 #define OCIDEC_ENGINE_H
@@ -30,8 +32,7 @@
 #define PREFIX_DEFAULT "/usr/local/ocidec"
 #define HOST_STATE_DIR "/var/lib/ocidec"
 
-/* install's --runtime words, a bit each */
-enum { ENGINE_RT_PODMAN = 1, ENGINE_RT_CRIO = 2, ENGINE_RT_DOCKER = 4, ENGINE_RT_CONTAINERD = 8, ENGINE_RT_NRI = 16 };
+struct engine_ops;
 
 /* One file to put on the host: its content, or a symlink's text */
 struct engine_action {
@@ -40,24 +41,27 @@ struct engine_action {
 	size_t len;
 	char *link;       /* symlink text */
 	mode_t mode;
-	enum journal_merge merge; /* a file of the administrator's that we edit: how */
+	const struct engine_ops *merge; /* a file of the administrator's that this driver edits (NULL: ours) */
 };
 
 /* What one install or uninstall knows of one driver's engine */
 struct engine_run {
+	unsigned asked;        /* its --runtime words asked (their engine_word.bit) */
 	bool planned;          /* its merged file is among the files to write */
 	bool changed;          /* a file it reads changed: it must read it again */
 	bool restart;          /* a reload does not do (what was written needs a restart) */
 	bool pending, pending_restart;  /* an earlier --restart's, still to do */
-	bool made_default, made_cdi;    /* ocidec its default runtime, CDI on: the record keeps them */
 };
 
-enum { ENGINE_DRIVER_MAX = 8 };
+/* A driver's words have bits of their own (engine_word.bit, below
+ * 1 << ENGINE_WORD_BITS); --runtime's bits are those shifted by the
+ * driver's place in engine_drivers */
+enum { ENGINE_DRIVER_MAX = 8, ENGINE_WORD_BITS = 4 };
 
 /* An install's plan: what it was asked, and the files to write */
 struct engine_plan {
 	int root;                  /* the host root */
-	unsigned rts;              /* the --runtime words asked (ENGINE_RT_*) */
+	unsigned rts;              /* the --runtime words asked (engine_runtime_word's bits) */
 	const char *prefix;
 	const char *bin;           /* the directory of ocidec, ocidec-hook, ocidec-runtime */
 	const char *cdir;          /* host mode: the config dir the registered binary reads */
@@ -81,50 +85,71 @@ struct engine_check {
 	int root;              /* the host root */
 	int proc;              /* the host's /proc */
 	bool registered;       /* an engine runs ocidec: a hook, a runtime or a spec of ours */
+	bool installed;        /* ocidec install has run here (its record is there) */
 	bool nvidia;           /* a vendor named nvidia (Docker's --gpus) */
 	struct strv kinds;     /* the CDI kinds of vendors with a driver here */
 	struct strv kind_vendors;  /* and their vendors' names */
-	char *docker_none;     /* a running dockerd gives no docker run a vendor: why */
 };
 
-/* A --runtime word and the bit it asks for */
+/* A --runtime word: the bit it asks of its driver (engine_run.asked), and
+ * the engine it names (NULL: none to look for; a word whose bit an earlier
+ * one has is another name of it) */
 struct engine_word {
 	const char *word;
-	unsigned rt;
+	unsigned bit;
+	const struct engine *engine;
 };
 
 struct engine_ops {
 	const char *name;               /* the driver's name (its file's: engine_NAME.c) */
 	const struct engine_word *words; /* the --runtime words it serves ({ NULL } last) */
-	int facts;                      /* its daemon's facts, engine(facts); -1: none to restart */
+	const struct engine *daemon;    /* the engine whose daemon reads what it writes; NULL: none to restart */
 	const char *const *files;       /* what install may write for it (uninstall accepts them) */
+	/* what its daemon reads again when it changes: the file it merges
+	 * into, and these of its files (NULL-terminated; NULL: none) */
+	const char *const *reads;
+	const char *hint;               /* what its daemon reads, in install's hint (NULL: the runtime) */
 	const char *restart_mark;       /* where an uninstall marks that its daemon has not read it yet */
-	enum journal_merge merge;       /* the kind of the administrator's file it merges into */
+	/* the administrator's file it merges into (NULL: none), and its kind
+	 * as the install record names it ("merge") */
+	const char *merged, *merge;
 	const char *note;               /* what install says when asked for it (nothing to register) */
 	/* install: what to write for it, into P (R its run) */
 	int (*plan)(struct engine_plan *p, struct engine_run *r, struct oerr *err);
-	/* does a change of PATH (merged as M) make its daemon read it again? */
-	bool (*reads)(const char *path, enum journal_merge m);
 	/* the install record's fields of it, from R */
 	void (*record)(const struct engine_run *r, cJSON *state);
 	/* uninstall: what the record STATE says it needs (R) */
 	void (*undoing)(struct engine_run *r, const cJSON *state);
 	/* uninstall: CUR, its merged file, without ocidec's part (NULL: ERR) */
 	char *(*take_out)(const char *cur, const cJSON *state, struct oerr *err);
+	/* uninstall: is TEXT, what take_out left of a merged file the install
+	 * made, nothing (the file goes)? */
+	bool (*empty)(const char *text);
 	/* uninstall, done: a line to say (malloc'd), or NULL */
 	char *(*uninstalled)(int root, const cJSON *state);
 	/* check: its registration as it reads it */
 	void (*check)(struct engine_check *c);
+	/* check, after every driver's and the CDI specs': what it kept to say */
+	void (*check_last)(struct engine_check *c);
 };
 
-extern const struct engine_ops engine_hooksdir, engine_docker, engine_containerd, engine_nri;
-/* every driver, in the order install plans and check checks them; NULL-terminated */
+/* every driver, in the order install plans and check checks them
+ * (engine.c: a new driver is its line there); NULL-terminated */
 extern const struct engine_ops *const engine_drivers[];
+
+/* NRI's: install --wait serves its plugin */
+extern const struct engine_ops engine_nri;
 
 /* The --runtime bits D serves (its words') */
 unsigned engine_driver_rts(const struct engine_ops *d);
-/* The bit of --runtime's WORD (ENGINE_RT_*), or 0: none */
+/* Of --runtime's bits RTS, those of driver I, as its words' bits */
+unsigned engine_driver_asked(unsigned rts, size_t i);
+/* The bit of --runtime's WORD, or 0: none */
 unsigned engine_runtime_word(const char *word);
+/* --runtime's words, one for each bit (not another name of one), joined
+ * by SEP (malloc'd); with ROOT (>= 0) only those whose engine is
+ * installed in that host root */
+char *engine_words(const char *sep, int root);
 /* --runtime-name NAME: 0, or -1 with ERR (a usage error) where it is the
  * engines' own runtime's name or not lower-case letters, digits, - and _ */
 int engine_runtime_name_check(const char *name, struct oerr *err);
@@ -139,19 +164,20 @@ void engine_plan_free(struct engine_plan *p);
  * word that names no engine (malloc'd) */
 char *engine_runtime_words(const char *list, unsigned *rts);
 
-/* The driver whose merged file's kind is M, or NULL */
-const struct engine_ops *engine_merging(enum journal_merge m);
-
-/* The merge kind of the install record's entry E (journal_merge_of) */
-enum journal_merge engine_merge_of(const cJSON *e);
+/* The driver that merged into the file of the install record's entry E
+ * (its "merge" the driver's; a record that kept none: by its path), or
+ * NULL: a file of ours, written whole */
+const struct engine_ops *engine_merge_of(const cJSON *e);
 
 /* The runtime name the install record STATE names ("ocidec" by default) */
 const char *engine_state_runtime_name(const cJSON *state);
 
 /* Install: what an earlier --restart left undone (STATE's "pending"),
- * each engine's to do now (P->run), and each driver's fields of the record
- * STATE; true: something was pending */
-bool engine_record(struct engine_plan *p, cJSON *state);
+ * each engine's to do now (P->run); true: something was pending */
+bool engine_pending(struct engine_plan *p, const cJSON *state);
+/* Install: each driver's fields of the record STATE (what uninstall
+ * takes back of a merged file edited since) */
+void engine_record(const struct engine_plan *p, cJSON *state);
 /* Uninstall, done: each driver's line on what it leaves (SAY) */
 void engine_uninstalled(const struct engine_plan *p, const cJSON *state, int (*say)(const char *fmt, ...));
 
@@ -198,7 +224,10 @@ void engine_mark_unread(const struct engine_plan *p);
 
 /* ---- for the drivers: install ---- */
 
-void engine_plan_add(struct engine_plan *p, char *path, char *data, size_t len, mode_t mode, enum journal_merge m);
+/* PATH to be written; MERGE: the driver whose administrator's file it is
+ * (NULL: ours, whole) */
+void engine_plan_add(struct engine_plan *p, char *path, char *data, size_t len, mode_t mode,
+		     const struct engine_ops *merge);
 void engine_plan_link(struct engine_plan *p, char *path, const char *text);
 /* the symlink text of PATH in ROOT: 1, 0 when absent, 2 when PATH is something else */
 int engine_read_link(int root, const char *path, char *text, size_t size);

@@ -259,10 +259,10 @@ void engine_check_unit(struct engine_check *c, const struct engine *e, int64_t s
 	sock_failed = engine_unit_state(root, e, "socket", sock, sizeof(sock)) == 0 && strcmp(sock, "failed") == 0;
 	/* dockerd needs containerd, which its unit wants started: one failed
 	 * too is reset with it, or dockerd's start fails again */
-	dep_failed = e == engine(ENGINE_DOCKER) && engine_unit_state(root, engine(ENGINE_CONTAINERD), "service", dep,
-								sizeof(dep)) == 0 && strcmp(dep, "failed") == 0;
-	fix = xasprintf("systemctl reset-failed %s%s.service%s%s%s && systemctl start %s.service",
-			dep_failed ? "containerd.service " : "", e->unit, sock_failed ? " " : "",
+	dep_failed = e->needs && engine_unit_state(root, e->needs, "service", dep, sizeof(dep)) == 0 &&
+		     strcmp(dep, "failed") == 0;
+	fix = xasprintf("systemctl reset-failed %s%s%s.service%s%s%s && systemctl start %s.service",
+			dep_failed ? e->needs->unit : "", dep_failed ? ".service " : "", e->unit, sock_failed ? " " : "",
 			sock_failed ? e->unit : "", sock_failed ? ".socket" : "", e->unit);
 	engine_say(c, ENGINE_PROBLEM, e->name, fix, "%s.service failed (systemd; journalctl -u %s.service says why): "
 		   "%s does not run, and systemd starts it for no one until the unit is reset", e->unit, e->unit, e->daemon);

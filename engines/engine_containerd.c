@@ -9,12 +9,33 @@
 #include "safety/rootfile.h"
 #include "safety/rootpath.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static const char *const ctrd_bins[] = { "/usr/local/sbin/containerd", "/usr/local/bin/containerd",
+					 "/usr/sbin/containerd", "/usr/bin/containerd", "/sbin/containerd",
+					 "/bin/containerd", "/opt/bin/containerd", NULL };
+
+/* containerd takes a connection on its socket */
+static bool ctrd_answers(int root)
+{
+	static const char *const socks[] = { "/run/containerd/containerd.sock", NULL };
+	int s = engine_connect(root, socks);
+
+	if (s >= 0)
+		close(s);
+	return s >= 0;
+}
+
+static const struct engine containerd = { .name = "containerd", .daemon = "containerd", .unit = "containerd",
+					  .bins = ctrd_bins, .answers = ctrd_answers, .config = CONTAINERD_TOML };
+
+extern const struct engine_ops engine_containerd;
 
 /* the BinaryName of the runtime NAME in a dump (ctrd_runtimes) */
 struct named_rt {
@@ -115,7 +136,7 @@ static int containerd_plan(struct engine_plan *pl, struct engine_run *run, struc
 	{
 		_cleanup_close_ int dfd = root_open(pl->root, "/etc/containerd/conf.d", O_PATH | O_DIRECTORY);
 		bool aside = dfd >= 0 && renameat(dfd, "ocidec.toml", dfd, "ocidec.toml.ocidec-aside") == 0;
-		int r = ctrd_dump(pl->root, plain, &dump, &dlen, err);
+		int r = ctrd_dump(pl->root, &containerd, plain, &dump, &dlen, err);
 
 		if (aside && renameat(dfd, "ocidec.toml.ocidec-aside", dfd, "ocidec.toml") < 0)
 			return oerr_set(err, errno, "%s: putting it back", CONTAINERD_DROPIN);
@@ -138,7 +159,7 @@ static int containerd_plan(struct engine_plan *pl, struct engine_run *run, struc
 	if (!t)
 		return -1;
 	/* config.toml's mode: the CRI section may hold registry credentials */
-	engine_plan_add(pl, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, JOURNAL_WHOLE);
+	engine_plan_add(pl, xstrdup(CONTAINERD_DROPIN), t, strlen(t), have ? st.st_mode & 0777 : 0644, NULL);
 	if (binary && (binary[0] != '/' || strcmp(strrchr(binary, '/'), "/ocidec-runtime") == 0 ||
 		       strcmp(strrchr(binary, '/'), "/nvidia-container-runtime") == 0)) {
 		log_warn("%s: the default runtime's BinaryName %s is %s: the shim runs runc from PATH",
@@ -151,7 +172,7 @@ static int containerd_plan(struct engine_plan *pl, struct engine_run *run, struc
 				     "[runtime]\npath = %s\n", binary);
 		engine_plan_add(pl, pl->host_mode ? xasprintf("%s/runtime.conf", pl->cdir)
 					     : xasprintf("%s/etc/ocidec.d/runtime.conf", pl->prefix),
-			   rc, strlen(rc), 0644, JOURNAL_WHOLE);
+			   rc, strlen(rc), 0644, NULL);
 	}
 	/* containerd itself loads the result, or nothing is written */
 	{
@@ -161,26 +182,28 @@ static int containerd_plan(struct engine_plan *pl, struct engine_run *run, struc
 				    *q = xasprintf("\"%s\"", pl->runtime_name),
 				    *d = ctrd_get_key(t, ctr, "default_runtime_name");
 
-		if (ctrd_verify(pl->root, plain, have ? file_version : version, t, pl->runtime_name, shim,
+		if (ctrd_verify(pl->root, &containerd, plain, have ? file_version : version, t, pl->runtime_name, shim,
 				d && strcmp(d, q) == 0, err) < 0)
 			return -1;
 	}
 	t = have ? ctrd_add_import(cur, CONTAINERD_DROPIN) : ctrd_new_config(CONTAINERD_DROPIN, version);
 	engine_plan_add(pl, xstrdup(CONTAINERD_TOML), t, strlen(t), have ? st.st_mode & 07777 : 0644,
-		   JOURNAL_TOML);
+		   &engine_containerd);
 	(void)run;
 	return 0;
-}
-
-static bool containerd_reads(const char *path, enum journal_merge m)
-{
-	return strcmp(path, CONTAINERD_DROPIN) == 0 || m == JOURNAL_TOML;
 }
 
 static char *containerd_take_out(const char *cur, const cJSON *state, struct oerr *err)
 {
 	(void)state, (void)err;
 	return ctrd_remove_import(cur, CONTAINERD_DROPIN);
+}
+
+/* a config.toml of ours alone: its version line (ctrd_new_config) */
+static bool containerd_empty(const char *text)
+{
+	return strspn(text, " \t\n") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
+	       strcmp(text, "version = 3\n") == 0;
 }
 
 struct ctrd_seen {
@@ -235,6 +258,83 @@ static void on_our_runtime(void *arg, const char *name, const char *type, const 
 	}
 }
 
+/* Does NAME match the glob PAT of * and ? (Go's filepath.Match, as
+ * containerd's imports: a leading dot is no different)? The last * taken
+ * back one character at a time: no pattern makes it slow */
+static bool import_match(const char *pat, const char *name)
+{
+	const char *star = NULL, *from = NULL;
+
+	while (*name) {
+		if (*pat == '*') {
+			star = pat++;
+			from = name;
+		} else if (*pat == '?' || *pat == *name) {
+			pat++, name++;
+		} else if (star) {
+			pat = star + 1;
+			name = ++from;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return !*pat;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* CONF, config.toml's text without our import, as containerd reads it
+ * without our drop-in, no host file moved: an imports glob that matches
+ * the drop-in (conf.d/\*.toml) given as the files it matches but ours,
+ * sorted as containerd's glob lists them. malloc'd */
+static char *without_dropin(int root, const char *conf)
+{
+	const char *imp = ctrd_top_key(conf, "imports"), *br = imp ? strchr(imp, '[') : NULL;
+	const char *end = br ? strchr(br, ']') : NULL;
+	char *text = xstrdup(conf);
+
+	for (const char *q = br ? strchr(br, '"') : NULL; q && q < end; q = strchr(strchr(q + 1, '"') + 1, '"')) {
+		_cleanup_free_ char *glob = xstrndup(q + 1, strcspn(q + 1, "\"\n"));
+		const char *slash = strrchr(glob, '/');
+		_cleanup_free_ char *dir = slash ? xstrndup(glob, (size_t)(slash - glob)) : NULL;
+		_cleanup_free_ char *abs = dir && dir[0] != '/' ? xasprintf("/etc/containerd/%s", dir) : NULL;
+		_cleanup_strv_ struct strv keep = { 0 };
+		DIR *dd;
+		struct dirent *d;
+		char *k;
+
+		if (q[1 + strlen(glob)] != '"')
+			break;
+		/* (a glob of another shape, [...] or \\: left as it is) */
+		if (!dir || strpbrk(dir, "*?[\\") || !strpbrk(slash, "*?") || strpbrk(slash, "[\\") ||
+		    strcmp(abs ? abs : dir, "/etc/containerd/conf.d") != 0 || !import_match(slash + 1, "ocidec.toml") ||
+		    !(dd = root_opendir(root, "/etc/containerd/conf.d")))
+			continue;
+		while ((d = readdir(dd)))
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") && strcmp(d->d_name, "ocidec.toml") &&
+			    import_match(slash + 1, d->d_name))
+				strv_push_owned(&keep, xasprintf("\"%s/%s\"", dir, d->d_name));
+		closedir(dd);
+		qsort(keep.v, keep.n, sizeof(*keep.v), by_name);
+		if (!keep.n) {
+			k = ctrd_remove_import(text, glob);
+		} else {
+			_cleanup_free_ char *list = strv_join(&keep, ", "), *quoted = xasprintf("\"%s\"", glob);
+			const char *at = strstr(text, quoted);
+
+			k = at ? xasprintf("%.*s%s%s", (int)(at - text), text, list, at + strlen(quoted)) : xstrdup(text);
+		}
+		free(text);
+		text = k;
+	}
+	return text;
+}
+
 /* containerd 1.x replaces a plugin's section with an imported file's
  * whole: the drop-in install made carries the node's CRI section as it was
  * then. One that differs from the drop-in install would make now (from
@@ -242,26 +342,29 @@ static void on_our_runtime(void *arg, const char *name, const char *type, const 
  * CRI edits: containerd ignores them. */
 static void ctrd_check_shadow(struct engine_check *c, int root, const char *conf)
 {
-	_cleanup_free_ char *dropin = engine_host_read(root, "/etc/containerd/conf.d/ocidec.toml"), *plain = NULL;
+	_cleanup_free_ char *dropin = engine_host_read(root, CONTAINERD_DROPIN), *plain = NULL, *alone = NULL;
 	_cleanup_free_ char *dump = NULL, *fresh = NULL, *binary = NULL, *def = NULL;
 	struct ours o = { .root = root };
 	struct oerr err;
 	size_t len;
 
-	if (!dropin || !strstr(conf, "/etc/containerd/conf.d/ocidec.toml"))
+	if (!dropin || !strstr(conf, CONTAINERD_DROPIN))
 		return;
 	if (ctrd_runtimes(dropin, strlen(dropin), 2, &def, on_our_runtime, &o) < 0 || !o.name)
 		goto out;
-	plain = ctrd_remove_import(conf, "/etc/containerd/conf.d/ocidec.toml");
-	/* what containerd makes of config.toml without our import (a copy of
-	 * it beside config.toml for the moment of the dump, as install does) */
-	if (ctrd_dump(root, plain, &dump, &len, &err) < 0)
+	plain = ctrd_remove_import(conf, CONTAINERD_DROPIN);
+	/* what containerd makes of config.toml without our drop-in (a copy of
+	 * it beside config.toml for the moment of the dump, its imports glob
+	 * without ours: install moves the drop-in aside, check touches no host
+	 * file) */
+	alone = without_dropin(root, plain);
+	if (ctrd_dump(root, &containerd, alone, &dump, &len, &err) < 0)
 		goto out;
 	fresh = ctrd_dropin(dump, len, 2, o.name, o.shim, &binary);
 	if (fresh)  /* what install set on top of it (--set-as-default, --enable-cdi) */
 		fresh = ctrd_carry(fresh, dropin, 2, o.name, NULL);
 	if (fresh && strcmp(fresh, dropin) != 0)
-		engine_say_apply(c, engine(ENGINE_CONTAINERD), true, "ocidec install --runtime containerd",
+		engine_say_apply(c, &containerd, true, "ocidec install --runtime containerd",
 		    "/etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was "
 		    "installed, and containerd 1.x takes the drop-in's whole: config.toml's CRI settings changed "
 		    "since, and containerd ignores them");
@@ -273,7 +376,7 @@ out:
 static void containerd_check(struct engine_check *c)
 {
 	int root = c->root, proc = c->proc;
-	_cleanup_free_ char *conf = engine_host_read(root, "/etc/containerd/config.toml"), *dump = NULL, *def = NULL;
+	_cleanup_free_ char *conf = engine_host_read(root, CONTAINERD_TOML), *dump = NULL, *def = NULL;
 	struct ctrd_seen seen = { .c = c, .root = root };
 	struct oerr err;
 	struct stat st;
@@ -281,16 +384,16 @@ static void containerd_check(struct engine_check *c)
 	size_t len;
 	int version = 2;
 
-	if (!engine_installed(root, engine(ENGINE_CONTAINERD)) || !ctrd_binary(root))
+	if (!engine_installed(root, &containerd) || !ctrd_binary(root, &containerd))
 		return;
-	since = engine_started(proc, "containerd");
-	engine_check_unit(c, engine(ENGINE_CONTAINERD), since);
+	since = engine_started(proc, containerd.daemon);
+	engine_check_unit(c, &containerd, since);
 	if (geteuid() != 0) {
 		engine_advise(c, ENGINE_INFO, "containerd", "run ocidec check as root", "not root: containerd's "
 			      "configuration not read (containerd config dump runs in the host root)");
 		return;
 	}
-	if (ctrd_dump_as(root, conf, true, &dump, &len, &err) < 0) {
+	if (ctrd_dump_as(root, &containerd, conf, true, &dump, &len, &err) < 0) {
 		engine_advise(c, ENGINE_PROBLEM, "containerd", "correct /etc/containerd/config.toml: containerd will "
 			      "not start with it", "%s", err.msg);
 		return;
@@ -344,10 +447,10 @@ static void containerd_check(struct engine_check *c)
 	}
 	if (version < 3 && conf)
 		ctrd_check_shadow(c, root, conf);
-	if ((engine_host_stat(root, "/etc/containerd/config.toml", &st, false) && engine_changed_after(&st, since)) ||
-	    (engine_host_stat(root, "/etc/containerd/conf.d/ocidec.toml", &st, false) && engine_changed_after(&st, since)) ||
+	if ((engine_host_stat(root, CONTAINERD_TOML, &st, false) && engine_changed_after(&st, since)) ||
+	    (engine_host_stat(root, CONTAINERD_DROPIN, &st, false) && engine_changed_after(&st, since)) ||
 	    (engine_host_stat(root, CTRD_RESTART_MARK, &st, false) && engine_changed_after(&st, since)))
-		engine_say_apply(c, engine(ENGINE_CONTAINERD), true, NULL,
+		engine_say_apply(c, &containerd, true, NULL,
 			  "containerd started before its configuration last changed: it runs the old one");
 }
 
@@ -355,16 +458,18 @@ static const char *const containerd_files[] = { CONTAINERD_TOML, CONTAINERD_DROP
 
 const struct engine_ops engine_containerd = {
 	.name = "containerd",
-	.words = (const struct engine_word[]){ { "containerd", ENGINE_RT_CONTAINERD }, { NULL, 0 } },
-	.facts = ENGINE_CONTAINERD,
+	.words = (const struct engine_word[]){ { "containerd", 1, &containerd }, { NULL, 0, NULL } },
+	.daemon = &containerd,
 	.files = containerd_files,
+	.reads = (const char *const[]){ CONTAINERD_DROPIN, NULL },
 	/* a running containerd runs ocidec's runtime still until it
 	 * restarts, and nothing it answers says so: a mark in /run (gone with
 	 * a reboot), for ocidec check and the package's removal */
 	.restart_mark = CTRD_RESTART_MARK,
-	.merge = JOURNAL_TOML,
+	.merged = CONTAINERD_TOML,
+	.merge = "toml",
 	.plan = containerd_plan,
-	.reads = containerd_reads,
 	.take_out = containerd_take_out,
+	.empty = containerd_empty,
 	.check = containerd_check,
 };

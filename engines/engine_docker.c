@@ -18,6 +18,33 @@
 
 #define NVIDIA_HOOK_USR "/usr/bin/nvidia-container-runtime-hook"   /* NVIDIA's own */
 
+static const char *const docker_bins[] = { "/usr/local/bin/dockerd", "/usr/sbin/dockerd", "/usr/bin/dockerd",
+					   "/bin/dockerd", NULL };
+
+/* dockerd answers its API's /info */
+static bool docker_answers(int root)
+{
+	cJSON *info = engine_docker_info(root);
+
+	cJSON_Delete(info);
+	return info != NULL;
+}
+
+/* docker.service wants containerd's started: a failed one is reset with it */
+static const struct engine containerd_unit = { .name = "containerd", .unit = "containerd" };
+static const struct engine docker = { .name = "docker", .daemon = "dockerd", .unit = "docker",
+				      .pidfile = "/var/run/docker.pid", .bins = docker_bins,
+				      .reload_loads_runtimes = true, .answers = docker_answers,
+				      .needs = &containerd_unit };
+
+extern const struct engine_ops engine_docker;
+
+/* This run's: install made ocidec Docker's default runtime, CDI on (the
+ * record keeps them); check found that no docker run gets a vendor (why,
+ * said after every engine's lines) */
+static bool made_default, made_cdi;
+static char *docker_none;
+
 /* KEY of the record J, a string (malloc'd), or NULL */
 static char *recorded_string(const cJSON *j, const char *key)
 {
@@ -47,7 +74,7 @@ static void plan_gpus_link(struct engine_plan *pl, struct engine_run *r)
 
 /* A runtime name changed since the last install (--runtime-name): the
  * old entry goes from *CUR, and a default runtime that named it follows */
-static int plan_renamed(struct engine_plan *pl, struct engine_run *r, char **cur, const char *shim, struct oerr *err)
+static int plan_renamed(struct engine_plan *pl, char **cur, const char *shim, struct oerr *err)
 {
 	_cleanup_free_ char *old = recorded_string(pl->recorded, "runtime_name");
 	cJSON *dj = old && strcmp(old, pl->runtime_name) != 0 ? cJSON_Parse(*cur) : NULL;
@@ -65,7 +92,7 @@ static int plan_renamed(struct engine_plan *pl, struct engine_run *r, char **cur
 		log_warn("%s: runtime \"%s\" of the last install renamed \"%s\"%s", DOCKER_JSON, old,
 			 pl->runtime_name, def && strcmp(def, old) == 0 ? ", the default runtime too" : "");
 		if (def && strcmp(def, old) == 0)
-			r->made_default = true;
+			made_default = true;
 		free(*cur);
 		*cur = k;
 	}
@@ -84,7 +111,7 @@ static int docker_plan(struct engine_plan *pl, struct engine_run *r, struct oerr
 	int have = engine_read_file(pl->root, DOCKER_JSON, &cur, &len, &st, err);
 	char *j;
 
-	r->made_default = pl->set_default || cJSON_IsTrue(cJSON_GetObjectItem(pl->recorded, "docker_default"));
+	made_default = pl->set_default || cJSON_IsTrue(cJSON_GetObjectItem(pl->recorded, "docker_default"));
 	if (have < 0)
 		return -1;
 	if (have) {  /* a runtime of that name that is not ocidec's: replaced, said */
@@ -97,36 +124,36 @@ static int docker_plan(struct engine_plan *pl, struct engine_run *r, struct oerr
 				 DOCKER_JSON, pl->runtime_name, p, shim);
 		cJSON_Delete(dj);
 	}
-	if (have && plan_renamed(pl, r, &cur, shim, err) < 0)
+	if (have && plan_renamed(pl, &cur, shim, err) < 0)
 		return -1;
 	j = docker_json_merge(have ? cur : NULL, pl->runtime_name, shim, err);
 	/* Docker has CDI from 25 on (its daemon.json ignores the feature
 	 * before: said, not set) */
-	r->made_cdi = cdi_asked;
-	if (r->made_cdi) {
+	made_cdi = cdi_asked;
+	if (made_cdi) {
 		/* the running dockerd's own word, else its binary's */
 		cJSON *info = engine_docker_info(pl->root);
 		const char *sv = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
-		int v = sv && *sv >= '0' && *sv <= '9' ? atoi(sv) : engine_version(pl->root, engine(ENGINE_DOCKER));
+		int v = sv && *sv >= '0' && *sv <= '9' ? atoi(sv) : engine_version(pl->root, &docker);
 
 		cJSON_Delete(info);
 		if (v >= 0 && v < 25) {
 			log_warn("docker: Docker %d has no CDI (Docker 25 or later): not enabled; docker run "
 				 "--device VENDOR/KIND=N needs 25, the runtime and --gpus work without", v);
-			r->made_cdi = false;
+			made_cdi = false;
 		}
 	}
-	if (j && (r->made_default || r->made_cdi)) {
-		char *k = docker_json_set(j, r->made_default ? pl->runtime_name : NULL, r->made_cdi, err);
+	if (j && (made_default || made_cdi)) {
+		char *k = docker_json_set(j, made_default ? pl->runtime_name : NULL, made_cdi, err);
 		free(j);
 		j = k;
 	}
 	if (!j)
 		return -1;
-	engine_plan_add(pl, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, JOURNAL_DOCKER);
+	engine_plan_add(pl, xstrdup(DOCKER_JSON), j, strlen(j), have ? st.st_mode & 07777 : 0644, &engine_docker);
 	r->planned = true;
 	/* CDI is a feature, which dockerd reads when it starts only */
-	r->restart |= r->made_cdi;
+	r->restart |= made_cdi;
 	if (pl->has_nvidia)
 		plan_gpus_link(pl, r);
 	return 0;
@@ -139,9 +166,9 @@ static void docker_record(const struct engine_run *r, cJSON *state)
 		return;
 	cJSON_DeleteItemFromObject(state, "docker_default");
 	cJSON_DeleteItemFromObject(state, "docker_cdi");
-	if (r->made_default)
+	if (made_default)
 		cJSON_AddTrueToObject(state, "docker_default");
-	if (r->made_cdi)
+	if (made_cdi)
 		cJSON_AddTrueToObject(state, "docker_cdi");
 }
 
@@ -168,6 +195,12 @@ static char *docker_take_out(const char *cur, const cJSON *state, struct oerr *e
 	return k;
 }
 
+/* a daemon.json of ours alone: {} */
+static bool docker_empty(const char *text)
+{
+	return strspn(text, " \t\n{}") == strlen(text);
+}
+
 /* Docker keeps a container's runtime by name (given at docker run, or the
  * default one when it was made): where daemon.json no longer has that name
  * (not NVIDIA's given back under it), those do not start */
@@ -187,12 +220,6 @@ static char *docker_uninstalled(int root, const cJSON *state)
 				 name);
 	cJSON_Delete(j);
 	return note;
-}
-
-static bool docker_reads(const char *path, enum journal_merge m)
-{
-	(void)path;
-	return m == JOURNAL_DOCKER;
 }
 
 /* Does the running dockerd (INFO: its answer to /info) read CDI specs?
@@ -226,7 +253,7 @@ static bool docker_gives_nothing(int root, const cJSON *info)
 /* No daemon.json: what the running dockerd (INFO, SINCE its start) has */
 static void docker_without_file(struct engine_check *c, const cJSON *info, int64_t since)
 {
-	const struct engine *dk = engine(ENGINE_DOCKER);
+	const struct engine *dk = &docker;
 	int root = c->root;
 	const char *running;
 
@@ -239,7 +266,7 @@ static void docker_without_file(struct engine_check *c, const cJSON *info, int64
 		engine_say_apply(c, dk, true, NULL, "the running dockerd has the default runtime \"%s\" "
 			  "(no " DOCKER_JSON ": runc once it restarts, a reload keeps it)", running);
 	else if (docker_gives_nothing(root, info))
-		c->docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
+		docker_none = xstrdup("dockerd runs without " DOCKER_JSON ", its CDI off, no hook for --gpus: "
 					 "no docker run gets a vendor");
 	else if (since > 0 || engine_installed(root, dk))
 		engine_say(c, ENGINE_INFO, "docker", "ocidec install --runtime docker",
@@ -294,7 +321,7 @@ static bool docker_runtimes(struct engine_check *c, const cJSON *rt, const char 
 static void docker_check(struct engine_check *c)
 {
 	int root = c->root, proc = c->proc;
-	const struct engine *dk = engine(ENGINE_DOCKER);
+	const struct engine *dk = &docker;
 	_cleanup_free_ char *text = engine_host_read(root, DOCKER_JSON);
 	const char *stop = NULL;
 	cJSON *j = text ? json_parse_exact(text, strlen(text), &stop) : NULL, *rt, *info = NULL;
@@ -334,7 +361,7 @@ static void docker_check(struct engine_check *c)
 	cdi = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "features"), "cdi"));
 	any = docker_runtimes(c, rt, def, info, &lag);
 	if (!any && docker_gives_nothing(root, info))
-		c->docker_none = xstrdup(DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, "
+		docker_none = xstrdup(DOCKER_JSON " names no runtime of ocidec's, the running dockerd has CDI off, "
 					 "no hook for --gpus: no docker run gets a vendor");
 	else if (!any)
 		engine_say(c, ENGINE_INFO, "docker", "ocidec install --runtime docker",
@@ -405,19 +432,35 @@ static void docker_check(struct engine_check *c)
 	cJSON_Delete(j);
 }
 
+/* Docker that gives nothing: a problem until ocidec install has run
+ * (right after the package's install); after, the engines it was given
+ * are the operator's choice, and this node may not mean Docker for its
+ * accelerators (an NRI or containerd node also running dockerd) */
+static void docker_check_last(struct engine_check *c)
+{
+	if (!docker_none)
+		return;
+	engine_say(c, c->installed ? ENGINE_INFO : ENGINE_PROBLEM, "docker", "ocidec install --runtime docker", "%s%s",
+		   docker_none, c->nvidia ? " (--gpus: \"could not select device driver\")" : "");
+	free(docker_none);
+	docker_none = NULL;
+}
+
 static const char *const docker_files[] = { NVIDIA_HOOK_LINK, DOCKER_JSON, NULL };
 
 const struct engine_ops engine_docker = {
 	.name = "docker",
-	.words = (const struct engine_word[]){ { "docker", ENGINE_RT_DOCKER }, { NULL, 0 } },
-	.facts = ENGINE_DOCKER,
+	.words = (const struct engine_word[]){ { "docker", 1, &docker }, { NULL, 0, NULL } },
+	.daemon = &docker,
 	.files = docker_files,
-	.merge = JOURNAL_DOCKER,
+	.merged = DOCKER_JSON,
+	.merge = "docker",
 	.plan = docker_plan,
-	.reads = docker_reads,
 	.record = docker_record,
 	.undoing = docker_undoing,
 	.take_out = docker_take_out,
+	.empty = docker_empty,
 	.uninstalled = docker_uninstalled,
 	.check = docker_check,
+	.check_last = docker_check_last,
 };

@@ -17,6 +17,40 @@
 
 #define HOOKS_JSON_PATH "\"/usr/libexec/oci/hooks.d/ocidec-hook\""
 
+/* its words' bits (engine_run.asked) */
+enum { PODMAN = 1, CRIO = 2 };
+
+static const char *const podman_bins[] = { "/usr/local/bin/podman", "/usr/bin/podman", "/bin/podman", NULL };
+static const char *const crio_bins[] = { "/usr/local/bin/crio", "/usr/bin/crio", "/bin/crio", NULL };
+/* containers.conf(5), containers-config(5): the system's files, then the
+ * administrator's; the rootful drop-ins (the engine that runs hooks as
+ * root) */
+static const char *const podman_confs[] = { "/usr/share/containers/containers.conf",
+					    "/usr/share/containers/containers.conf.d",
+					    "/usr/share/containers/containers.rootful.conf.d",
+					    "/etc/containers/containers.conf",
+					    "/etc/containers/containers.conf.d",
+					    "/etc/containers/containers.rootful.conf.d", NULL };
+static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
+
+/* CRI-O takes a connection on its socket */
+static bool crio_answers(int root)
+{
+	static const char *const socks[] = { "/var/run/crio/crio.sock", "/run/crio/crio.sock", NULL };
+	int s = engine_connect(root, socks);
+
+	if (s >= 0)
+		close(s);
+	return s >= 0;
+}
+
+/* podman runs no daemon; CRI-O reads hooks_dir when it starts (the hooks
+ * dir itself it watches) */
+static const struct engine podman = { .name = "podman", .bins = podman_bins, .confs = podman_confs,
+				      .hooks_table = "engine" };
+static const struct engine crio = { .name = "crio", .daemon = "crio", .unit = "crio", .bins = crio_bins,
+				    .confs = crio_confs, .hooks_table = "crio.runtime", .answers = crio_answers };
+
 /* conf/hooks.d/ocidec.json, the package's, naming BIN/ocidec-hook */
 static char *hooks_json(const char *bin)
 {
@@ -57,9 +91,9 @@ static int hooksdir_plan(struct engine_plan *pl, struct engine_run *r, struct oe
 	 * /etc's hooks dir and a drop-in naming both */
 	if (!hooks_dir && !host_writable(pl->root, HOOKS_DIR_USR)) {
 		const char *dirs = "[\"" HOOKS_DIR_USR "\", \"" HOOKS_DIR_ETC "\"]";
-		const struct engine *pm = engine(ENGINE_PODMAN), *cr = engine(ENGINE_CRIO);
-		bool pset = (pl->rts & ENGINE_RT_PODMAN) && engine_sets_hooks_dir(pl->root, pm, PODMAN_DROPIN);
-		bool cset = (pl->rts & ENGINE_RT_CRIO) && engine_sets_hooks_dir(pl->root, cr, CRIO_DROPIN);
+		const struct engine *pm = &podman, *cr = &crio;
+		bool pset = (r->asked & PODMAN) && engine_sets_hooks_dir(pl->root, pm, PODMAN_DROPIN);
+		bool cset = (r->asked & CRIO) && engine_sets_hooks_dir(pl->root, cr, CRIO_DROPIN);
 		bool petc = pset && engine_reads_hooks_dir(pl->root, pm, HOOKS_DIR_ETC, PODMAN_DROPIN);
 		bool cetc = cset && engine_reads_hooks_dir(pl->root, cr, HOOKS_DIR_ETC, CRIO_DROPIN);
 
@@ -72,20 +106,19 @@ static int hooksdir_plan(struct engine_plan *pl, struct engine_run *r, struct oe
 					  "without %s: add %s there, or name one of its directories with --hooks-dir",
 					  HOOKS_DIR_USR, pset && !petc ? "podman" : "CRI-O", HOOKS_DIR_ETC, HOOKS_DIR_ETC);
 		}
-		if ((pl->rts & ENGINE_RT_PODMAN) && !pset) {
+		if ((r->asked & PODMAN) && !pset) {
 			char *t = xasprintf("# ocidec install: podman reads the hooks dir ocidec's hook is in\n"
 					    "[engine]\nhooks_dir = %s\n", dirs);
-			engine_plan_add(pl, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, JOURNAL_WHOLE);
+			engine_plan_add(pl, xstrdup(PODMAN_DROPIN), t, strlen(t), 0644, NULL);
 		}
-		if ((pl->rts & ENGINE_RT_CRIO) && !cset) {
+		if ((r->asked & CRIO) && !cset) {
 			char *t = xasprintf("# ocidec install: CRI-O reads the hooks dir ocidec's hook is in\n"
 					    "[crio.runtime]\nhooks_dir = %s\n", dirs);
-			engine_plan_add(pl, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, JOURNAL_WHOLE);
+			engine_plan_add(pl, xstrdup(CRIO_DROPIN), t, strlen(t), 0644, NULL);
 		}
 	}
 	engine_plan_add(pl, xasprintf("%s/ocidec.json", hooks_dir ? hooks_dir : HOOKS_DIR_USR), j, strlen(j), 0644,
-		   JOURNAL_WHOLE);
-	(void)r;
+		   NULL);
 	return 0;
 }
 
@@ -107,8 +140,13 @@ static void hooksdir_check(struct engine_check *c)
 {
 	int root = c->root;
 	static const char *const dirs[] = { HOOKS_DIR_USR, HOOKS_DIR_ETC, NULL };
-	const struct engine *pm = engine(ENGINE_PODMAN), *cr = engine(ENGINE_CRIO);
-	bool found = false, podman = engine_installed(root, pm), crio = engine_installed(root, cr);
+	const struct engine *pm = &podman, *cr = &crio;
+	bool found = false, has_podman = engine_installed(root, pm), has_crio = engine_installed(root, cr);
+	/* the engine the lines are of: podman, unless only CRI-O is here */
+	bool cri = has_crio && !has_podman;
+	const char *who = cri ? "crio" : "podman", *fix = cri ? "ocidec install --runtime crio" :
+		"ocidec install --runtime podman", *name = cri ? "CRI-O" : "podman";
+	struct stat st;
 
 	for (int i = 0; dirs[i]; i++) {
 		DIR *dd = root_opendir(root, dirs[i]);
@@ -117,7 +155,6 @@ static void hooksdir_check(struct engine_check *c)
 		while (dd && (e = readdir(dd))) {
 			_cleanup_free_ char *file = xasprintf("%s/%s", dirs[i], e->d_name);
 			_cleanup_free_ char *text = NULL, *hook = NULL;
-			struct stat st;
 			bool rp, rc;
 
 			if (strlen(e->d_name) < 6 || strcmp(e->d_name + strlen(e->d_name) - 5, ".json") != 0 ||
@@ -127,14 +164,14 @@ static void hooksdir_check(struct engine_check *c)
 			rp = engine_reads_hooks_dir(root, pm, dirs[i], NULL);
 			rc = engine_reads_hooks_dir(root, cr, dirs[i], NULL);
 			if (!engine_host_stat(root, hook, &st, true) || !(st.st_mode & 0111))
-				engine_say(c, ENGINE_PROBLEM, "podman", "ocidec install --runtime podman",
-				    "%s names the hook %s, which is not there: podman starts containers without it, "
-				    "and without a word", file, hook);
+				engine_say(c, ENGINE_PROBLEM, who, fix,
+				    "%s names the hook %s, which is not there: %s starts containers without it, "
+				    "and without a word", file, hook, name);
 			else if (!rp && !rc)
-				engine_say(c, podman || crio ? ENGINE_PROBLEM : ENGINE_INFO, "podman", "ocidec install --runtime podman",
-				    "%s: podman does not read %s (its hooks_dir is elsewhere)", file, dirs[i]);
+				engine_say(c, has_podman || has_crio ? ENGINE_PROBLEM : ENGINE_INFO, who, fix,
+				    "%s: %s does not read %s (its hooks_dir is elsewhere)", file, name, dirs[i]);
 			else {
-				engine_say(c, ENGINE_OK, "podman", NULL, "the hook %s, from %s (%s it)", hook, file,
+				engine_say(c, ENGINE_OK, who, NULL, "the hook %s, from %s (%s it)", hook, file,
 				    rp && rc ? "podman and CRI-O read" : rp ? "podman reads" : "CRI-O reads");
 				c->registered = true;
 			}
@@ -142,10 +179,15 @@ static void hooksdir_check(struct engine_check *c)
 		if (dd)
 			closedir(dd);
 	}
-	if (!found && (podman || crio))
-		engine_say(c, ENGINE_INFO, "podman", "ocidec install --runtime podman",
+	if (!found && (has_podman || has_crio))
+		engine_say(c, ENGINE_INFO, who, fix,
 		    "no hooks.d file of ocidec's: %s containers get no vendor through the hook (CDI's "
-		    "--device VENDOR-KIND=all still works where a spec is)", podman ? "podman" : "CRI-O");
+		    "--device VENDOR-KIND=all still works where a spec is)", name);
+	/* CRI-O reads hooks_dir (install's drop-in) when it starts */
+	if (engine_host_stat(root, CRIO_DROPIN, &st, false) &&
+	    engine_changed_after(&st, engine_started(c->proc, crio.daemon)))
+		engine_say_apply(c, &crio, true, NULL, "crio started before " CRIO_DROPIN " last changed: it reads "
+				 "hooks_dir from it when it starts, and ocidec's hook is in a hooks dir it does not read yet");
 }
 
 static const char *const hooksdir_files[] = { HOOKS_DIR_USR "/ocidec.json", HOOKS_DIR_ETC "/ocidec.json", PODMAN_DROPIN,
@@ -153,10 +195,14 @@ static const char *const hooksdir_files[] = { HOOKS_DIR_USR "/ocidec.json", HOOK
 
 const struct engine_ops engine_hooksdir = {
 	.name = "hooksdir",
-	.words = (const struct engine_word[]){ { "podman", ENGINE_RT_PODMAN }, { "crio", ENGINE_RT_CRIO },
-					      { "cri-o", ENGINE_RT_CRIO }, { NULL, 0 } },
-	.facts = -1,
+	.words = (const struct engine_word[]){ { "podman", PODMAN, &podman }, { "crio", CRIO, &crio },
+					      { "cri-o", CRIO, &crio }, { NULL, 0, NULL } },
+	/* CRI-O reads its hooks_dir drop-in when it starts; podman, each
+	 * container */
+	.daemon = &crio,
 	.files = hooksdir_files,
+	.reads = (const char *const[]){ CRIO_DROPIN, NULL },
+	.hint = "its hooks_dir (" CRIO_DROPIN ")",
 	.plan = hooksdir_plan,
 	.check = hooksdir_check,
 };

@@ -21,8 +21,7 @@
 
 const struct engine_ops engine_nri = {
 	.name = "nri",
-	.words = (const struct engine_word[]){ { "nri", ENGINE_RT_NRI }, { NULL, 0 } },
-	.facts = -1,
+	.words = (const struct engine_word[]){ { "nri", 1, NULL }, { NULL, 0, NULL } },
 	.note = "ocidec install: NRI: nothing to register; the plugin is `ocidec nri` (on the host: systemctl enable "
 		"--now ocidec-nri.service), and containerd 1.7 needs NRI on (ocidec-nri(1))",
 };

@@ -152,7 +152,7 @@ bool engine_needs_restart(const struct engine_plan *p, size_t i)
 {
 	const struct engine_run *r = &p->run[i];
 
-	return r->restart || r->pending_restart || !engine(engine_drivers[i]->facts)->reload_loads_runtimes;
+	return r->restart || r->pending_restart || !engine_drivers[i]->daemon->reload_loads_runtimes;
 }
 
 /* What each engine whose files changed needs to read them, and the command
@@ -163,14 +163,15 @@ void engine_hints(const struct engine_plan *p, bool restart_asked, const char *w
 	_cleanup_free_ char *rt = what ? NULL : xasprintf("runtime \"%s\"", p->runtime_name);
 
 	for (size_t i = 0; engine_drivers[i]; i++) {
-		const struct engine *e = engine_drivers[i]->facts >= 0 ? engine(engine_drivers[i]->facts) : NULL;
+		const struct engine *e = engine_drivers[i]->daemon;
 		bool restart = e && engine_needs_restart(p, i);
 		_cleanup_free_ char *cmd = NULL;
 
 		if (!e || !p->run[i].changed)
 			continue;
 		cmd = engine_apply_command(p->root, e, restart);
-		say("ocidec install: %s runs %s once it %s: %s%s\n", e->daemon, what ? what : rt,
+		say("ocidec install: %s %s %s once it %s: %s%s\n", e->daemon, engine_drivers[i]->hint ? "reads" : "runs",
+		    engine_drivers[i]->hint ? engine_drivers[i]->hint : what ? what : rt,
 		    restart ? "restarts" : "reloads", cmd ? cmd : restart ? "restart it" : "reload it",
 		    cmd ? (restart_asked ? "" : " (or --restart)") : " the way this host starts it (no systemd or init "
 		    "script of its own here)");
@@ -185,7 +186,7 @@ char *engine_restart_changed(struct engine_plan *p, unsigned timeout, int (*say)
 
 	for (size_t i = 0; engine_drivers[i]; i++) {
 		const struct engine_ops *d = engine_drivers[i];
-		const struct engine *g = d->facts >= 0 ? engine(d->facts) : NULL;
+		const struct engine *g = d->daemon;
 		struct oerr one;
 		bool done, reload, restart;
 
@@ -227,7 +228,7 @@ void engine_mark_unread(const struct engine_plan *p)
 		const struct engine_ops *d = engine_drivers[i];
 		struct oerr ignored;
 
-		if (d->restart_mark && p->run[i].changed && engine_answers(p->root, engine(d->facts))) {
+		if (d->restart_mark && p->run[i].changed && engine_answers(p->root, d->daemon)) {
 			_cleanup_free_ char *dir = path_dir(d->restart_mark);
 			_cleanup_close_ int run = root_mkdirs(p->root, dir, 0, NULL, NULL, &ignored);
 

@@ -20,40 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const podman_bins[] = { "/usr/local/bin/podman", "/usr/bin/podman", "/bin/podman", NULL };
-static const char *const crio_bins[] = { "/usr/local/bin/crio", "/usr/bin/crio", "/bin/crio", NULL };
-static const char *const docker_bins[] = { "/usr/local/bin/dockerd", "/usr/sbin/dockerd", "/usr/bin/dockerd",
-					   "/bin/dockerd", NULL };
-static const char *const ctrd_bins[] = { "/usr/local/sbin/containerd", "/usr/local/bin/containerd",
-					 "/usr/sbin/containerd", "/usr/bin/containerd", "/sbin/containerd",
-					 "/bin/containerd", "/opt/bin/containerd", NULL };
-/* containers.conf(5), containers-config(5): the system's files, then the
- * administrator's; the rootful drop-ins (the engine that runs hooks as
- * root) */
-static const char *const podman_confs[] = { "/usr/share/containers/containers.conf",
-					    "/usr/share/containers/containers.conf.d",
-					    "/usr/share/containers/containers.rootful.conf.d",
-					    "/etc/containers/containers.conf",
-					    "/etc/containers/containers.conf.d",
-					    "/etc/containers/containers.rootful.conf.d", NULL };
-static const char *const crio_confs[] = { "/etc/crio/crio.conf", "/etc/crio/crio.conf.d", NULL };
-
-static bool docker_answers(int root), ctrd_answers(int root);
-
-static const struct engine engines[ENGINE_COUNT] = {
-	[ENGINE_PODMAN] = { "podman", NULL, NULL, NULL, podman_bins, podman_confs, "engine", false },
-	[ENGINE_CRIO] = { "crio", "crio", "crio", NULL, crio_bins, crio_confs, "crio.runtime", false },
-	[ENGINE_DOCKER] = { "docker", "dockerd", "docker", "/var/run/docker.pid", docker_bins, NULL, NULL, true,
-			    docker_answers },
-	[ENGINE_CONTAINERD] = { "containerd", "containerd", "containerd", NULL, ctrd_bins, NULL, NULL, false,
-				ctrd_answers },
-};
-
-const struct engine *engine(enum engine_id id)
-{
-	return &engines[id];
-}
-
 static bool is_exec(int root, const char *path)
 {
 	_cleanup_close_ int fd = root_open(root, path, O_PATH);
@@ -221,10 +187,7 @@ bool conf_hooks_dir_names(const char *text, const char *dir, bool *set)
 	return named;
 }
 
-/* A stream connected to the first of SOCKS (paths in the host root ROOT,
- * never through a link) that is root's socket and takes the connection (a
- * user's file named so is no daemon), or -1 */
-static int root_connect(int root, const char *const socks[])
+int engine_connect(int root, const char *const socks[])
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int s = -1;
@@ -245,25 +208,6 @@ static int root_connect(int root, const char *const socks[])
 	return s;
 }
 
-/* dockerd answers its API's /info; containerd takes a connection */
-static bool docker_answers(int root)
-{
-	cJSON *info = engine_docker_info(root);
-
-	cJSON_Delete(info);
-	return info != NULL;
-}
-
-static bool ctrd_answers(int root)
-{
-	static const char *const socks[] = { "/run/containerd/containerd.sock", NULL };
-	int s = root_connect(root, socks);
-
-	if (s >= 0)
-		close(s);
-	return s >= 0;
-}
-
 bool engine_answers(int root, const struct engine *e)
 {
 	return e->answers && e->answers(root);
@@ -276,7 +220,7 @@ int engine_unit_state(int root, const struct engine *e, const char *suffix, char
 	char unit[64];
 	struct oerr err;
 
-	if (!e->unit || !host_has_systemd(root) || (s = root_connect(root, sd)) < 0)
+	if (!e->unit || !host_has_systemd(root) || (s = engine_connect(root, sd)) < 0)
 		return -1;
 	snprintf(unit, sizeof(unit), "%s.%s", e->unit, suffix);
 	return sdbus_unit_state(s, unit, state, cap, &err);
@@ -292,7 +236,7 @@ cJSON *engine_docker_info(int root)
 	cJSON *j = NULL;
 	int s = -1;
 
-	s = root_connect(root, socks);
+	s = engine_connect(root, socks);
 	if (s < 0 || write(s, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1)
 		goto out;
 	for (;;) {  /* the answer, in 3 s and 4 MiB at most */

@@ -23,8 +23,8 @@
 /* Docker's --gpus runs this name from dockerd's PATH */
 #define NVIDIA_HOOK_LINK "/usr/local/bin/nvidia-container-runtime-hook"
 
-enum engine_id { ENGINE_PODMAN, ENGINE_CRIO, ENGINE_DOCKER, ENGINE_CONTAINERD, ENGINE_COUNT };
-
+/* One engine's facts: a row in its driver's file (engine.h), which
+ * gives it to its --runtime words and, with a daemon, as its daemon */
 struct engine {
 	const char *name;            /* as --runtime names it */
 	const char *daemon;          /* its process's name (NULL: podman, no daemon) */
@@ -39,9 +39,14 @@ struct engine {
 	bool reload_loads_runtimes;  /* SIGHUP makes it read a new runtime (dockerd) */
 	/* does its daemon answer on the host root ROOT (NULL: no daemon to ask) */
 	bool (*answers)(int root);
+	const char *config;          /* its configuration file, where a driver reads it whole (NULL) */
+	const struct engine *needs;  /* an engine its unit needs started (dockerd: containerd's), or NULL */
 };
 
-const struct engine *engine(enum engine_id id);
+/* A stream connected to the first of SOCKS (paths in the host root ROOT,
+ * never through a link) that is root's socket and takes the connection (a
+ * user's file named so is no daemon), or -1: a driver's answers */
+int engine_connect(int root, const char *const socks[]);
 
 /* Is the engine's binary on the host root ROOT (a regular executable)? */
 bool engine_installed(int root, const struct engine *e);

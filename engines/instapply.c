@@ -62,6 +62,19 @@ int instapply_prefix(const struct engine_plan *p, struct journal *j, struct oerr
 	return 0;
 }
 
+/* The drivers whose daemon reads PATH (MERGE: the driver that merged
+ * into it) marked changed in P */
+static void mark_readers(struct engine_plan *p, const char *path, const struct engine_ops *merge)
+{
+	for (size_t i = 0; engine_drivers[i]; i++) {
+		bool reads = engine_drivers[i] == merge;
+
+		for (size_t k = 0; engine_drivers[i]->reads && engine_drivers[i]->reads[k]; k++)
+			reads |= strcmp(path, engine_drivers[i]->reads[k]) == 0;
+		p->run[i].changed |= reads;
+	}
+}
+
 int instapply_action(struct engine_plan *p, struct journal *j, const struct engine_action *a,
 		     int (*say)(const char *fmt, ...), struct oerr *err)
 {
@@ -94,13 +107,12 @@ int instapply_action(struct engine_plan *p, struct journal *j, const struct engi
 		return 0;
 	if (journal_record(j, a->path, have, err) < 0)
 		return -1;
-	journal_wrote(j, a->path, a->merge, a->data);
-	if (a->merge != JOURNAL_WHOLE && journal_save(j, err) < 0)
+	journal_wrote(j, a->path, a->merge ? a->merge->merge : NULL, a->data);
+	if (a->merge && journal_save(j, err) < 0)
 		return -1;
 	if (root_write_atomic(p->root, a->path, a->data, a->len, a->mode, true, err) < 0)
 		return -1;
-	for (size_t i = 0; engine_drivers[i]; i++)
-		p->run[i].changed |= engine_drivers[i]->reads && engine_drivers[i]->reads(a->path, a->merge);
+	mark_readers(p, a->path, a->merge);
 	say("wrote %s%s%s%s\n", a->path,
 	    cJSON_GetObjectItem(journal_entry(j, a->path), "backup") ? " (the original kept as " : "",
 	    cJSON_GetObjectItem(journal_entry(j, a->path), "backup") ? a->path : "",
@@ -109,33 +121,39 @@ int instapply_action(struct engine_plan *p, struct journal *j, const struct engi
 }
 
 /* A merged file's text without ocidec's part (journal_undo's take_out):
- * its driver's */
-static char *take_out(enum journal_merge m, const char *cur, void *arg, struct oerr *err)
-{
-	const struct journal *j = arg;
+ * its driver's (ARG: the driver, the record) */
+struct merged {
+	const struct engine_ops *d;
+	const cJSON *state;
+};
 
-	return engine_merging(m)->take_out(cur, j->state, err);
+static char *take_out(const char *cur, void *arg, struct oerr *err)
+{
+	const struct merged *m = arg;
+
+	return m->d->take_out(cur, m->state, err);
 }
 
-/* A merged file the install made, with nothing but ocidec's part: gone */
-static bool nothing_left(const char *text)
+/* A merged file the install made, with nothing but ocidec's part: gone
+ * (its driver's word) */
+static bool nothing_left(const char *text, void *arg)
 {
-	return strspn(text, " \t\n{}") == strlen(text) || strcmp(text, "version = 2\n") == 0 ||
-	       strcmp(text, "version = 3\n") == 0;
+	const struct merged *m = arg;
+
+	return m->d->empty(text);
 }
 
 int instapply_undo(struct engine_plan *p, struct journal *j, cJSON *e, const char *state_path,
 		   int (*say)(const char *fmt, ...), struct oerr *err)
 {
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-	enum journal_merge m = engine_merge_of(e);
+	struct merged m = { engine_merge_of(e), j->state };
 	enum journal_undone done;
 
 	if (!path || !engine_clean_path(path))
 		return oerr_usage(err, "%s: an entry without a clean \"path\"", state_path);
-	for (size_t i = 0; engine_drivers[i]; i++)
-		p->run[i].changed |= engine_drivers[i]->reads && engine_drivers[i]->reads(path, m);
-	if (journal_undo(j, e, m, take_out, nothing_left, j, &done, err) < 0)
+	mark_readers(p, path, m.d);
+	if (journal_undo(j, e, m.d != NULL, take_out, nothing_left, &m, &done, err) < 0)
 		return -1;
 	switch (done) {
 	case JOURNAL_RESTORED: say("restored %s\n", path); break;

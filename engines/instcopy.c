@@ -125,7 +125,7 @@ int instcopy_configs(struct engine_plan *p, struct instcopy *c, struct oerr *err
 		}
 		len = strlen(text);
 		engine_plan_add(p, xasprintf("%s/etc/ocidec.d/%s", p->prefix, strrchr(v->file, '/') + 1), text, len,
-			   0644, JOURNAL_WHOLE);
+			   0644, NULL);
 		p->has_nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
 	}
 	if (r == 0 && cfg.n == 0)
@@ -142,7 +142,7 @@ int instcopy_binary(struct engine_plan *p, struct oerr *err)
 
 	if (fd < 0 || read_fd_all(fd, INSTCOPY_MAX, &buf, &len, err) < 0)
 		return fd < 0 ? oerr_set(err, errno, "/proc/self/exe") : oerr_prefix(err, "/proc/self/exe");
-	engine_plan_add(p, xasprintf("%s/bin/ocidec", p->prefix), buf, len, 0755, JOURNAL_WHOLE);
+	engine_plan_add(p, xasprintf("%s/bin/ocidec", p->prefix), buf, len, 0755, NULL);
 	engine_plan_link(p, xasprintf("%s/bin/ocidec-hook", p->prefix), "ocidec");
 	engine_plan_link(p, xasprintf("%s/bin/ocidec-runtime", p->prefix), "ocidec");
 	return 0;

@@ -14,8 +14,6 @@
 
 #define JOURNAL_MAX (64u << 20)
 
-static const char *const merge_names[] = { [JOURNAL_DOCKER] = "docker", [JOURNAL_TOML] = "toml" };
-
 /* Every entry's original where journal_record keeps it, PATH.ocidec-orig
  * beside PATH: an undo renames the backup over PATH (or removes it), so a
  * record naming another file (an edited install.json) would put that file
@@ -128,16 +126,16 @@ int journal_record(struct journal *j, const char *path, bool exists, struct oerr
 	return 0;
 }
 
-void journal_wrote(struct journal *j, const char *path, enum journal_merge m, const char *data)
+void journal_wrote(struct journal *j, const char *path, const char *merge, const char *data)
 {
 	cJSON *e = journal_entry(j, path);
 
-	if (!e || m == JOURNAL_WHOLE)
+	if (!e || !merge)
 		return;
 	cJSON_DeleteItemFromObject(e, "wrote");
 	cJSON_AddItemToObject(e, "wrote", cJSON_CreateString(data));
 	cJSON_DeleteItemFromObject(e, "merge");
-	cJSON_AddItemToObject(e, "merge", cJSON_CreateString(merge_names[m]));
+	cJSON_AddItemToObject(e, "merge", cJSON_CreateString(merge));
 }
 
 int journal_note_dir(const char *path, void *arg, struct oerr *err)
@@ -155,24 +153,9 @@ int journal_record_dir(const char *path, void *arg, struct oerr *err)
 	return journal_save(arg, err);
 }
 
-enum journal_merge journal_merge_of(const cJSON *e, const char *docker_path, const char *toml_path)
-{
-	const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(e, "merge"));
-	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
-
-	if (m)
-		return strcmp(m, "docker") == 0 ? JOURNAL_DOCKER : strcmp(m, "toml") == 0 ? JOURNAL_TOML : JOURNAL_WHOLE;
-	/* a record of an ocidec that kept no kind: the two files it merged */
-	if (path && strcmp(path, docker_path) == 0)
-		return JOURNAL_DOCKER;
-	if (path && strcmp(path, toml_path) == 0)
-		return JOURNAL_TOML;
-	return JOURNAL_WHOLE;
-}
-
-int journal_undo(struct journal *j, cJSON *e, enum journal_merge m,
-		 char *(*take_out)(enum journal_merge m, const char *current, void *arg, struct oerr *err),
-		 bool (*empty)(const char *text), void *arg, enum journal_undone *done, struct oerr *err)
+int journal_undo(struct journal *j, cJSON *e, bool merged,
+		 char *(*take_out)(const char *current, void *arg, struct oerr *err),
+		 bool (*empty)(const char *text, void *arg), void *arg, enum journal_undone *done, struct oerr *err)
 {
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
 	const char *backup = cJSON_GetStringValue(cJSON_GetObjectItem(e, "backup"));
@@ -188,7 +171,7 @@ int journal_undo(struct journal *j, cJSON *e, enum journal_merge m,
 	dfd = root_open(j->root, dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return errno == ENOENT ? 0 : oerr_set(err, errno, "%s", dir);
-	if (m != JOURNAL_WHOLE && (wrote || !backup)) {
+	if (merged && (wrote || !backup)) {
 		/* the administrator's file, edited since: take out only ours; one
 		 * the install made goes when nothing but ours is in it (whatever
 		 * the record says it wrote) */
@@ -196,9 +179,9 @@ int journal_undo(struct journal *j, cJSON *e, enum journal_merge m,
 		if (have < 0)
 			return -1;
 		if (have && (!backup || strcmp(cur, wrote) != 0)) {
-			if (!(edited = take_out(m, cur, arg, err)))
+			if (!(edited = take_out(cur, arg, err)))
 				return -1;
-			if (!backup && empty(edited)) {
+			if (!backup && empty(edited, arg)) {
 				if (unlinkat(dfd, strrchr(path, '/') + 1, 0) < 0 && errno != ENOENT)
 					return oerr_set(err, errno, "%s: unlink", path);
 				*done = JOURNAL_REMOVED;

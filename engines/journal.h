@@ -6,10 +6,11 @@
  * PATH.ocidec-orig, a hard link to the same inode), a directory made. An
  * install cut short at any step is undone whole by the next --uninstall.
  * A file ocidec edits rather than owns (Docker's daemon.json, containerd's
- * config.toml) is recorded with its merge kind and what was written, so
- * that an undo after the administrator edited it again takes out only
- * ocidec's part. The journal records and undoes; what goes where, and
- * what "ocidec's part" is, is the installer's (install.c). It prints
+ * config.toml) is recorded with its merge kind (a name the engine's driver
+ * gives) and what was written, so that an undo after the administrator
+ * edited it again takes out only ocidec's part. The journal records and
+ * undoes; what goes where, and what "ocidec's part" is, is the engine
+ * drivers' (engines/engine.h). It prints
  * nothing: each undo says what it did.
  */
 #ifndef OCIDEC_JOURNAL_H
@@ -21,13 +22,6 @@
 #include "base/util.h"
 
 #define JOURNAL_ORIG ".ocidec-orig"
-
-/* How a file ocidec writes relates to the administrator's */
-enum journal_merge {
-	JOURNAL_WHOLE,   /* ocidec's own file (or one replaced whole) */
-	JOURNAL_DOCKER,  /* daemon.json with ocidec's runtime merged in */
-	JOURNAL_TOML,    /* config.toml with ocidec's import added */
-};
 
 struct journal {
 	int root;          /* the host root */
@@ -48,17 +42,14 @@ cJSON *journal_entry(const struct journal *j, const char *path);
 /* PATH, recorded (and saved) before it changes: made (EXISTS false), or
  * changed with the original kept as PATH.ocidec-orig */
 int journal_record(struct journal *j, const char *path, bool exists, struct oerr *err);
-/* What was written into PATH, a file of the administrator's merged as M
- * (JOURNAL_WHOLE: nothing to keep); saved by the caller */
-void journal_wrote(struct journal *j, const char *path, enum journal_merge m, const char *data);
+/* What was written into PATH, a file of the administrator's merged as
+ * MERGE (its kind's name; NULL: ocidec's own, nothing to keep); saved by
+ * the caller */
+void journal_wrote(struct journal *j, const char *path, const char *merge, const char *data);
 /* A directory about to be made: into the record (journal_note_dir), and
  * saved too (journal_record_dir: root_mkdirs's callback, ARG the journal) */
 int journal_note_dir(const char *path, void *arg, struct oerr *err);
 int journal_record_dir(const char *path, void *arg, struct oerr *err);
-
-/* The merge kind of entry E: its "merge", or for a record written before
- * the kind was kept, by its path (DOCKER_PATH, TOML_PATH) */
-enum journal_merge journal_merge_of(const cJSON *e, const char *docker_path, const char *toml_path);
 
 /* What undoing an entry did */
 enum journal_undone {
@@ -68,13 +59,14 @@ enum journal_undone {
 	JOURNAL_EDITED,    /* edited since: only ocidec's part taken out */
 };
 
-/* Undo entry E (its "path" checked clean by the caller): a merged file the
- * administrator changed since keeps their changes, TAKE_OUT(M, CURRENT,
- * ARG, ERR) giving its text without ocidec's part (NULL: ERR); one the
- * install made goes when nothing else is left (EMPTY(TEXT) true). */
-int journal_undo(struct journal *j, cJSON *e, enum journal_merge m,
-		 char *(*take_out)(enum journal_merge m, const char *current, void *arg, struct oerr *err),
-		 bool (*empty)(const char *text), void *arg, enum journal_undone *done, struct oerr *err);
+/* Undo entry E (its "path" checked clean by the caller): a merged file
+ * (MERGED) the administrator changed since keeps their changes,
+ * TAKE_OUT(CURRENT, ARG, ERR) giving its text without ocidec's part (NULL:
+ * ERR); one the install made goes when nothing else is left (EMPTY(TEXT,
+ * ARG) true). */
+int journal_undo(struct journal *j, cJSON *e, bool merged,
+		 char *(*take_out)(const char *current, void *arg, struct oerr *err),
+		 bool (*empty)(const char *text, void *arg), void *arg, enum journal_undone *done, struct oerr *err);
 /* Remove the recorded directory I (the last first), when empty: true when
  * it was removed */
 bool journal_remove_dir(struct journal *j, int i);

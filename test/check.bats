@@ -357,3 +357,32 @@ snapshot() { (cd "$H" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort); }
 	run ocidec check --host-root "$H" -c "$CFG"
 	refute_output --partial "both give"
 }
+
+@test "check on a host with CRI-O and no podman: the hooks dir's lines are CRI-O's, their fix --runtime crio; a crio started before its hooks_dir drop-in changed is told to restart (review of issue 48)" {
+	printf '#!/bin/sh\n' >"$H/usr/bin/crio" && chmod 0755 "$H/usr/bin/crio"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_line "ok       crio: the hook /usr/bin/ocidec-hook, from /usr/share/containers/oci/hooks.d/ocidec.json (podman and CRI-O read it)"
+	refute_line --partial "podman:"
+	rm "$H/usr/bin/ocidec-hook"
+	run ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line "PROBLEM  crio: /usr/share/containers/oci/hooks.d/ocidec.json names the hook /usr/bin/ocidec-hook, which is not there: CRI-O starts containers without it, and without a word"
+	assert_line "         fix: ocidec install --runtime crio"
+	ln -s ocidec "$H/usr/bin/ocidec-hook"
+	# a "crio" (root's, in PID 1's namespace of the test's own) started
+	# before install's hooks_dir drop-in changed
+	mkdir -p "$H/etc/crio/crio.conf.d"
+	printf '[crio.runtime]\nhooks_dir = ["/usr/share/containers/oci/hooks.d"]\n' >"$H/etc/crio/crio.conf.d/99-ocidec.conf"
+	X=$(mktemp -d /tmp/ocidec-crio.XXXXXX)
+	chmod 0755 "$X" && cp /bin/sleep "$X/crio"
+	run unshare -p -f --mount-proc sh -c '
+		"$1/crio" 30 &
+		for i in $(seq 50); do pgrep -x crio >/dev/null && break; sleep 0.1; done
+		pgrep -x crio >/dev/null || exit 9
+		sleep 0.1; touch "$2/etc/crio/crio.conf.d/99-ocidec.conf"
+		"$3" check --host-root "$2" -c "$4"' sh "$X" "$H" "$OCIDEC" "$CFG"
+	rm -rf "$X"
+	[ "$status" -ne 9 ]
+	assert_line "PROBLEM  crio: crio started before /etc/crio/crio.conf.d/99-ocidec.conf last changed: it reads hooks_dir from it when it starts, and ocidec's hook is in a hooks dir it does not read yet"
+	assert_line "         do: restart crio the way this host starts it (no systemd, no init script of its own here)"
+}

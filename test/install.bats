@@ -242,6 +242,35 @@ containerd2() {
 	[ ! -e "$H/etc/containerd/config.toml" ]
 }
 
+@test "check: containerd 1.x reading ocidec's drop-in through an imports glob (conf.d/*.toml) after a drop-in of the administrator's there: the CRI settings it shadows are found, no host file renamed; install again carries them (review of issue 48)" {
+	printf 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\nroot = "/var/lib/containerd"\n' >"$H/etc/containerd/config.toml"
+	mkdir -p "$H/etc/containerd/conf.d"
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	run grep -c '^imports = \["/etc/containerd/conf.d/\*.toml", "/etc/containerd/conf.d/ocidec.toml"\]$' "$H/etc/containerd/config.toml"
+	assert_output 1
+	# conf.d read-only for check: it renames nothing there
+	ro() { unshare -m --propagation private sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$H/etc/containerd/conf.d" "$@"; }
+	run ro ocidec check --host-root "$H" -c "$CFG"
+	refute_output --partial "carries the CRI section"
+	# the administrator's CRI setting in a drop-in of the glob's, before
+	# ocidec's: containerd 1.x takes ocidec's CRI section whole, over it
+	printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  max_container_log_line_size = 4096\n' \
+		>"$H/etc/containerd/conf.d/50-site.toml"
+	run chroot "$H" /usr/bin/containerd config dump
+	refute_line --partial "max_container_log_line_size = 4096"
+	before=$(snapshot)
+	run ro ocidec check --host-root "$H" -c "$CFG"
+	assert_failure 1
+	assert_line --regexp '^PROBLEM  containerd: /etc/containerd/conf.d/ocidec.toml carries the CRI section config.toml had when ocidec was installed'
+	assert_equal "$(snapshot)" "$before"
+	# the fix's install: the drop-in made from what containerd reads without it
+	ocidec install --host-root "$H" -c "$CFG" --runtime containerd >/dev/null
+	run chroot "$H" /usr/bin/containerd config dump
+	assert_line --partial "max_container_log_line_size = 4096"
+	run ro ocidec check --host-root "$H" -c "$CFG"
+	refute_output --partial "carries the CRI section"
+}
+
 @test "install: a config.toml of version 1 (containerd 1.x imports no version 2 file into it): refused with containerd's own conversion as the fix, nothing written; after it, installed (issue 33)" {
 	printf 'root = "/var/lib/containerd"\n[plugins.cri]\n  sandbox_image = "registry.example/pause:9"\n' \
 		>"$H/etc/containerd/config.toml"
@@ -390,6 +419,28 @@ containerd2() {
 	assert_success
 	assert_file_not_exists "$H/etc/crio/crio.conf.d/99-ocidec.conf"
 	assert_file_exists "$H/etc/containers/oci/hooks.d/ocidec.json"
+}
+
+@test "install --runtime crio where /usr is read-only: CRI-O reads its hooks_dir drop-in when it starts, and the hint says so, once; its uninstall too (review of issue 48)" {
+	ro() { unshare -m --propagation private sh -c 'mount --bind "$1/usr" "$1/usr" && mount -o remount,bind,ro "$1/usr" && shift && exec "$@"' sh "$H" "$@"; }
+	mkdir -p "$H/usr/share" "$H/var/usrlocal"
+	rm -rf "$H/usr/local"
+	ln -s /var/usrlocal "$H/usr/local"
+	run ro ocidec install --host-root "$H" -c "$CFG" --runtime crio
+	assert_success
+	assert_line "wrote /etc/crio/crio.conf.d/99-ocidec.conf"
+	assert_line "ocidec install: crio reads its hooks_dir (/etc/crio/crio.conf.d/99-ocidec.conf) once it restarts: restart it the way this host starts it (no systemd or init script of its own here)"
+	run ro ocidec install --host-root "$H" -c "$CFG" --runtime crio
+	assert_success
+	refute_output --partial "crio reads"
+	# podman alone: no daemon to tell
+	run ro ocidec install --host-root "$H" -c "$CFG" --runtime podman
+	assert_success
+	refute_output --partial "once it restarts"
+	run ocidec install --host-root "$H" --uninstall
+	assert_success
+	assert_line "removed /etc/crio/crio.conf.d/99-ocidec.conf"
+	assert_line "ocidec install: crio reads its hooks_dir (/etc/crio/crio.conf.d/99-ocidec.conf) once it restarts: restart it the way this host starts it (no systemd or init script of its own here)"
 }
 
 @test "install: one install or uninstall at a time; --wait never undoes a newer install; no directory without its record (issue 21, finding 6)" {
