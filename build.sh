@@ -29,13 +29,15 @@ top=$(pwd)
 CJSON_VERSIONS="1.7.18-3.1+deb13u1 1.7.15-1+deb12u4"
 INIH_VERSIONS="59-1"
 # The NRI plugin's wire format: protobuf-c's runtime (the version of the
-# system's protoc-c first), and NRI's api.proto from Debian 13's
-# golang-github-containerd-nri-dev (0.6.1: containerd 1.7's and 2.x's NRI
-# speak it; later versions only add fields).
+# system's protoc-c first), and NRI's api.proto from Debian unstable's
+# golang-github-containerd-nri-dev (0.8.0: its ContainerAdjustment's CDI
+# devices, which containerd 2.1 and later inject; 0.8 only adds fields to
+# 0.6.1's, so the same messages serve containerd 1.7's NRI 0.6, to which
+# the plugin never sends the new ones).
 # (|| true: under set -e an assignment takes its substitution's status, and
 # dpkg-query fails where protoc-c is not installed yet: a fresh machine)
 PROTOBUFC_VERSIONS="$(dpkg-query -W -f='${source:Version}' protobuf-c-compiler 2>/dev/null || true) 1.4.1-1 1.5.1-1"
-NRI_VERSIONS="0.6.1-2"
+NRI_VERSIONS="0.8.0-1"
 
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
 # dependency sources; file: the size line; protobuf-c-compiler: protoc-c,
@@ -171,9 +173,10 @@ write_private_sources() {
 			grep -q " $mirror $suite " "$APT_DIR/sources.list" ||
 				echo "deb-src$keyring $mirror $suite main" >>"$APT_DIR/sources.list"
 		done
-		# and its binary packages: NRI's api.proto (fetch_deb)
+		# and its binary packages, and unstable's: NRI's api.proto (fetch_deb)
 		native=$(dpkg --print-architecture)
 		echo "deb [arch=$native$signed] $mirror trixie main" >"$APT_DIR/sources.list.d/trixie-binary.list"
+		echo "deb [arch=$native$signed] $mirror unstable main" >"$APT_DIR/sources.list.d/unstable-binary.list"
 	fi
 	# the system's own release, binary, for the other architecture: its musl
 	# (fetch_sysroot)
@@ -292,12 +295,19 @@ install_packages
 
 DEPS=$top/build/deps
 have() { [ -f "$DEPS/src/$1/.ocidec-source" ]; }
+# (NRI's api.proto: of a pinned version; an older one is fetched anew)
+have_nri() {
+	for v in $NRI_VERSIONS; do
+		grep -qxF "golang-github-containerd-nri-dev $v" "$DEPS/src/nri/.ocidec-source" 2>/dev/null && return 0
+	done
+	return 1
+}
 MUSL_VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
 have_sysroot() {
 	[ -z "$CROSS_ARCH" ] ||
 		grep -qxF "musl $MUSL_VERSION $CROSS_ARCH" "$DEPS/$CROSS_ARCH/sysroot/.ocidec-source" 2>/dev/null
 }
-if ! have cjson || ! have inih || ! have protobuf-c || ! have nri || ! have_sysroot; then
+if ! have cjson || ! have inih || ! have protobuf-c || ! have_nri || ! have_sysroot; then
 	write_private_sources
 	say "updating the private source index (build/apt)"
 	apt_private apt-get -qq update >/dev/null 2>"$APT_DIR/update.log" ||
@@ -309,7 +319,7 @@ if ! have cjson || ! have inih || ! have protobuf-c || ! have nri || ! have_sysr
 	# the new-section callback off, which config.c needs to see empty sections.
 	have inih || fetch libinih "$DEPS/src/inih" "$INIH_VERSIONS" --skip-patches
 	have protobuf-c || fetch protobuf-c "$DEPS/src/protobuf-c" "$PROTOBUFC_VERSIONS"
-	have nri || fetch_deb golang-github-containerd-nri-dev "$DEPS/src/nri" "$NRI_VERSIONS" \
+	have_nri || fetch_deb golang-github-containerd-nri-dev "$DEPS/src/nri" "$NRI_VERSIONS" \
 		usr/share/gocode/src/github.com/containerd/nri/pkg/api/api.proto
 	have_sysroot || fetch_sysroot "$CROSS_ARCH" "$MUSL_VERSION"
 fi

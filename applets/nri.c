@@ -31,7 +31,7 @@
 
 const char nri_usage[] =
 	"usage: ocidec nri [-c DIR] [--socket PATH] [--hook-path PATH] [--name NAME] [--index NN]\n"
-	"                  [--host-root DIR]\n"
+	"                  [--cdi-dir DIR | --no-cdi] [--host-root DIR]\n"
 	"       ocidec nri --status [--any] [--name NAME] [--host-root DIR]\n"
 	"\n"
 	"An NRI plugin: connects to the runtime's NRI socket (containerd 2.x, containerd\n"
@@ -39,6 +39,10 @@ const char nri_usage[] =
 	"for a vendor's devices its edits at creation (device nodes and their cgroup\n"
 	"rules, read-only mounts, the cache hook), as the hook and the shim would;\n"
 	"a refusal fails the container with ocidec's line in the runtime's error.\n"
+	"Where the runtime injects CDI devices a plugin names (containerd 2.1 and\n"
+	"later), the same decision gives the devices of ocidec's own CDI specs\n"
+	"instead, no OCI hook (NRI's validators pass it), when those specs are\n"
+	"current; else the edits above, said in the log.\n"
 	"Runs until SIGTERM; connects again when the runtime restarts. A newer plugin\n"
 	"of the same name and configs takes the connection over from a running one\n"
 	"(no container is created between the two without a plugin); exit 3 then.\n"
@@ -50,6 +54,10 @@ const char nri_usage[] =
 	"                        --host-root)\n"
 	"  --name NAME, --index NN   the plugin's name and two-digit index (ocidec, 50):\n"
 	"                        plugins are called in index order\n"
+	"  --cdi-dir DIR         ocidec's CDI specs, kept true there (every 5 s), which\n"
+	"                        the runtime reads (default: none kept; /var/run/cdi,\n"
+	"                        the refresh service's, read)\n"
+	"  --no-cdi              the edits above always, never CDI devices\n"
 	"  --host-root DIR       the node's root, where everything above is (a pod's\n"
 	"                        /host): entered first (chroot)\n"
 	"  --status              the running plugin's state, one line: exit 0 when a\n"
@@ -121,6 +129,7 @@ APPLET_MAIN(nri)
 		{ "hook-path", required_argument, NULL, 'H' },  { "name", required_argument, NULL, 'N' },
 		{ "index", required_argument, NULL, 'I' },      { "host-root", required_argument, NULL, 'R' },
 		{ "status", no_argument, NULL, 's' },           { "any", no_argument, NULL, 'A' },
+		{ "cdi-dir", required_argument, NULL, 'C' },    { "no-cdi", no_argument, NULL, 'n' },
 		{ 0 },
 	};
 	struct nri_opts o = { .dir = config_dir_default(), .socket = NRI_SOCKET, .name = "ocidec", .index = "50" };
@@ -139,6 +148,8 @@ APPLET_MAIN(nri)
 		case 'R': o.host_root = optarg; break;
 		case 's': ask = true; break;
 		case 'A': any = true; break;
+		case 'C': o.cdi_dir = optarg; break;
+		case 'n': o.no_cdi = true; break;
 		default: return applet_bad_option(c, argc, argv);
 		}
 	}

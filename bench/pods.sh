@@ -6,7 +6,9 @@
 # the test bed of test/nri.bats (hybrid layout):
 #   reference: a pod asking for nothing, no ocidec anywhere;
 #   NRI (ocidec nri connected): a pod asking for nothing, and one given the
-#       demo vendor by the variable;
+#       demo vendor by the variable, as the edits with the cache hook
+#       (--no-cdi) and as ocidec's CDI devices (--cdi-dir: containerd 2.1
+#       and later inject them from ocidec's refreshed spec; issue 49);
 #   CDI: the demo vendor's device through the CRI's CDI field (ocidec's
 #       spec), no plugin;
 #   the shim (ocidec install --runtime containerd, handler ocidec): a pod
@@ -35,7 +37,7 @@ ctrd_start() {
 }
 ctrd_stop() { in_bed sh -c 'pkill -x containerd; while pgrep -x containerd >/dev/null; do sleep 0.1; done'; }
 nri_on() {
-	(in_bed sh -c "exec ocidec nri >>$d/nri.log 2>&1" &)
+	(in_bed sh -c "exec ocidec nri $* >>$d/nri.log 2>&1" &)
 	for _ in $(seq 100); do in_bed ocidec nri --status >/dev/null 2>&1 && return 0; sleep 0.1; done
 	return 1
 }
@@ -49,24 +51,34 @@ cdi() { pod --cdi ocidec.io/demo=1; }
 shim_idle() { pod --handler ocidec; }
 shim_gpu() { pod --handler ocidec --env OCI_DEMO=1; }
 # all work before timing, and give what they should
-nri_on
+nri_on --no-cdi
 [ "$(/usr/bin/python3 "$fx/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo')" = 2 ]
+nri_off
+nri_on --cdi-dir /var/run/cdi
+for _ in $(seq 100); do in_bed test -s /var/run/cdi/ocidec.io-demo.json && break; sleep 0.1; done
+[ "$(/usr/bin/python3 "$fx/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo')" = 2 ]
+grep -q 'CDI devices ocidec.io/demo=1' "$d/nri.log"
 nri_off
 [ "$(/usr/bin/python3 "$fx/cri.py" run "$d/ctrd/ctrd.sock" --logs "$d/logs" --cdi ocidec.io/demo=1 docker.io/library/ocidec-test:1 sh -c 'ls /dev | grep -c demo')" = 2 ]
 
-declare -a q_nri_idle q_nri_gpu q_cdi t_ref
+declare -a q_nri_idle q_nri_gpu q_nri_cdi q_cdi t_ref
 for ((r = 0; r < R; r++)); do
 	ref=$(round_ms idle)
 	c=$(round_ms cdi)
-	nri_on
+	nri_on --no-cdi
 	ni=$(round_ms idle)
 	ng=$(round_ms gpu)
+	nri_off
+	nri_on --cdi-dir /var/run/cdi
+	nc=$(round_ms gpu)
 	nri_off
 	t_ref+=("$ref")
 	q_nri_idle+=("$(bc -l <<<"$ni / $ref")")
 	q_nri_gpu+=("$(bc -l <<<"$ng / $ref")")
+	q_nri_cdi+=("$(bc -l <<<"$nc / $ref")")
 	q_cdi+=("$(bc -l <<<"$c / $ref")")
 done
+in_bed rm -rf /var/run/cdi
 
 # the shim: registered, containerd restarted once
 in_bed ocidec install --runtime containerd >/dev/null
@@ -89,7 +101,8 @@ echo "pods per round: $N, rounds: $R; ratio = median of the per-round ratios aga
 echo "containerd $(in_bed containerd --version | awk '{print $3}'), runc $(in_bed runc --version | awk 'NR == 1 {print $3}')"
 printf '%-62s %8s ms / %d pods\n' "reference: a pod asking for nothing, no ocidec" "$(med "${t_ref[@]}")" "$N"
 printf '%-62s %6.2fx\n' "NRI plugin connected, a pod asking for nothing" "$(med "${q_nri_idle[@]}")"
-printf '%-62s %6.2fx\n' "NRI plugin, the demo vendor by variable" "$(med "${q_nri_gpu[@]}")"
+printf '%-62s %6.2fx\n' "NRI plugin, the demo vendor by variable: edits, cache hook" "$(med "${q_nri_gpu[@]}")"
+printf '%-62s %6.2fx\n' "NRI plugin, the demo vendor by variable: ocidec's CDI devices" "$(med "${q_nri_cdi[@]}")"
 printf '%-62s %6.2fx\n' "CDI (ocidec's spec, the CRI's CDI field), no plugin" "$(med "${q_cdi[@]}")"
 printf '%-62s %8s ms / %d pods\n' "reference (second phase): a pod asking for nothing" "$(med "${t_ref2[@]}")" "$N"
 printf '%-62s %6.2fx\n' "the shim (handler ocidec), a pod asking for nothing" "$(med "${q_shim_idle[@]}")"

@@ -950,3 +950,98 @@ int cdi_unrefresh(const char *config_dir, const char *out_dir)
 	fflush(stdout);
 	return EXIT_OK;
 }
+
+/* The run cdi_refresh makes: what the spec it writes is built with */
+static void refresh_run(struct cdi_run *run, const char *out_dir, const char *hook_path)
+{
+	*run = (struct cdi_run){ .output = out_dir, .refresh = true,
+				 .co = { .version = "0.5.0", .host_paths = true, .net_devices = true,
+					 .hook_path = hook_path } };
+}
+
+int cdi_spec_current(const struct vendor *v, const char *dir, const char *hook_path, struct oerr *why)
+{
+	_cleanup_free_ char *file = spec_file(v->cdi_kind, false), *text = NULL, *cur = NULL;
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *rel = xconcat("/", file);
+	struct cdi_run run;
+	struct oerr ignored;
+	struct stat st;
+	bool empty = false;
+	size_t len;
+	cJSON *spec;
+
+	if (!cdi_kind_valid(v->cdi_kind))
+		return oerr_set(why, 0, "'%s' is no CDI kind", v->cdi_kind), 0;
+	if (dfd < 0 || root_read_file(dfd, rel, 16 << 20, &cur, &len, &st, &ignored) != 1)
+		return oerr_set(why, 0, "no spec %s/%s (ocidec cdi --refresh writes it)", dir, file), 0;
+	refresh_run(&run, dir, hook_path);
+	spec = cdi_version_raise(vendor_spec(v, &run, &empty, why), &run);
+	if (!spec)
+		return empty ? oerr_set(why, 0, "its spec would give nothing"), 0 : -1;
+	text = spec_text(spec, false);
+	cJSON_Delete(spec);
+	if (len != strlen(text) || memcmp(cur, text, len) != 0)
+		return oerr_set(why, 0, "%s/%s is not the spec of the devices as they are now (the refresh "
+				"rewrites it)", dir, file), 0;
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return oerr_set(why, 0, "%s/%s is not root's alone", dir, file), 0;
+	return 1;
+}
+
+struct mig_names {
+	const struct vendor *v;
+	const struct mig_instance *want;
+	char *name;
+};
+
+static int find_mig(const char *mig, const char *gpu, unsigned idx, unsigned gi, unsigned ci, void *arg)
+{
+	struct mig_names *m = arg;
+	struct mig_instance inst;
+	struct oerr ignored;
+
+	(void)gpu;
+	(void)idx;
+	(void)gi;
+	(void)ci;
+	if (!m->name && valid_device_name(mig) && mig_resolve(m->v, mig, &inst, &ignored) == 0 &&
+	    mig_instance_eq(&inst, m->want))
+		m->name = xstrdup(mig);
+	return 0;
+}
+
+int cdi_device_names(const struct vendor *v, const struct selection *sel, struct strv *names, struct oerr *why)
+{
+	for (size_t i = 0; i < sel->nmig; i++) {
+		struct mig_names m = { .v = v, .want = &sel->mig[i] };
+		struct oerr e;
+
+		if (mig_map_each(v, find_mig, &m, &e) < 0)
+			return oerr_set(why, 0, "no MIG devices in the spec: %s", e.msg);
+		if (!m.name)
+			return oerr_set(why, 0, "MIG device %lu/%u/%u: not in the MIG map", sel->mig[i].gpu, sel->mig[i].gi,
+					sel->mig[i].ci);
+		strv_push_owned(names, xasprintf("%s=%s", v->cdi_kind, m.name));
+		free(m.name);
+	}
+	if (sel->kind == SEL_ALL) {
+		strv_push_owned(names, xasprintf("%s=all", v->cdi_kind));
+	} else if (sel->kind == SEL_SOME) {
+		size_t n;
+		_cleanup_free_ unsigned long *idx = plan_node_indices(v, &n);
+
+		for (size_t i = 0; i < sel->n; i++) {
+			bool found = false;
+
+			for (size_t k = 0; k < n && !found; k++)
+				found = idx[k] == sel->idx[i];
+			if (!found)
+				return oerr_set(why, 0, "device %lu has no node of its own in the spec", sel->idx[i]);
+			strv_push_owned(names, xasprintf("%s=%lu", v->cdi_kind, sel->idx[i]));
+		}
+	}
+	if (!names->n)
+		return oerr_set(why, 0, "it selects no device (CDI names none)");
+	return 0;
+}

@@ -12,6 +12,7 @@
 
 #include "devices/config.h"
 #include "pipeline/edits.h"
+#include "devices/devices.h"
 
 /* A run of ocidec cdi: its command line, read */
 struct cdi_run {
@@ -47,6 +48,16 @@ int cdi_refresh(const char *config_dir, const char *out_dir, const char *hook_pa
 /* The specs cdi_refresh wrote for the vendors of CONFIG_DIR (of their kinds,
  * naming ocidec) removed from OUT_DIR, each said: EXIT_OK */
 int cdi_unrefresh(const char *config_dir, const char *out_dir);
+
+/* The NRI plugin's CDI devices (nri.c). Is vendor V's spec in DIR (its
+ * JSON file) the one cdi_refresh (HOOK_PATH its hook) would write now,
+ * root's alone? 1; 0 (WHY says why not); -1 (WHY: the spec cannot be
+ * built). */
+int cdi_spec_current(const struct vendor *v, const char *dir, const char *hook_path, struct oerr *why);
+/* The CDI names (KIND=NAME: an index, a MIG device's UUID, all) of the
+ * devices SEL selects of vendor V, as its spec names them, pushed to
+ * NAMES: 0, or -1 (WHY): a selection the spec does not name (none). */
+int cdi_device_names(const struct vendor *v, const struct selection *sel, struct strv *names, struct oerr *why);
 
 /* Does S end with SUFFIX (_nocase: in any case)? What tells a spec file
  * (.json, .yaml, .yml) from a directory */

@@ -5,13 +5,17 @@
 #include "engines/engine.h"
 
 #include "engines/cdispec.h"
+#include "engines/ctrd.h"
 #include "base/log.h"
+#include "engines/nri.h"
 #include "engines/nrictl.h"
 #include "engines/nriplugin.h"
 #include "base/out.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +23,91 @@
 #include <time.h>
 #include <unistd.h>
 
+#define NRI_TABLE "plugins.\"io.containerd.nri.v1.nri\""
+
+/* check: containerd's NRI section as its dump prints it (NRI on or off,
+ * the default validator and what it rejects) and the plugin of ocidec's
+ * default name, as its control socket answers (registered, with which
+ * runtime: CDI devices or the edits) */
+/* containerd's facts, from its driver: the runtime whose NRI section
+ * check reads (CRI-O's is not read) */
+static const struct engine *containerd_engine(void)
+{
+	for (const struct engine_ops *const *d = engine_drivers; *d; d++)
+		if (strcmp((*d)->name, "containerd") == 0)
+			return (*d)->daemon;
+	return NULL;
+}
+
+static void nri_check(struct engine_check *c)
+{
+	const struct engine *ctrd = containerd_engine();
+	_cleanup_free_ char *conf = NULL, *dump = NULL, *disable = NULL, *validator = NULL, *hooks = NULL,
+			    *required = NULL;
+	char line[300] = "";
+	struct oerr err;
+	size_t len;
+	int fd;
+	ssize_t n;
+
+	if (geteuid() != 0 || !ctrd || !ctrd_binary(c->root, ctrd))
+		return;
+	conf = engine_host_read(c->root, "/etc/containerd/config.toml");
+	if (ctrd_dump_as(c->root, ctrd, conf, true, &dump, &len, &err) < 0 || !mem_find(dump, len, "io.containerd.nri.v1.nri", 24))
+		return;   /* (containerd's own line says why; 1.6: no NRI) */
+	disable = ctrd_get_key(dump, NRI_TABLE, "disable");
+	validator = ctrd_get_key(dump, NRI_TABLE ".default_validator", "enable");
+	hooks = ctrd_get_key(dump, NRI_TABLE ".default_validator", "reject_oci_hook_adjustment");
+	required = ctrd_get_key(dump, NRI_TABLE ".default_validator", "required_plugins");
+	fd = nrictl_ask("ocidec", NRICTL_STATUS, NULL, NULL);
+	if (fd >= 0) {
+		struct timeval tv = { .tv_sec = 2 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		n = read(fd, line, sizeof(line) - 1);
+		line[n > 0 ? n : 0] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		close(fd);
+	}
+	if (disable && strcmp(disable, "true") == 0) {
+		if (*line)
+			engine_advise(c, ENGINE_PROBLEM, "nri", "set disable = false in [" NRI_TABLE "] and restart "
+				      "containerd (ocidec-nri(1), ENABLING)", "containerd's NRI is off: the ocidec nri "
+				      "plugin that runs here gets no container");
+		return;
+	}
+	if (strncmp(line, "registered with ", 16) == 0) {
+		const char *rt = line + 16, *as = strstr(rt, " as ");
+		_cleanup_free_ char *runtime = as ? xstrndup(rt, (size_t)(as - rt)) : xstrdup(rt);
+
+		engine_say(c, ENGINE_OK, "nri", NULL, "NRI on, ocidec's plugin %s: a container's devices go as %s", line,
+			   nri_takes_cdi(runtime) ? "CDI devices of ocidec's specs where current, else as edits with "
+			   "the cache hook" : "edits with the cache hook (this runtime takes no CDI devices from a plugin)");
+		c->registered = true;
+		if (validator && strcmp(validator, "true") == 0 && hooks && strcmp(hooks, "true") == 0)
+			engine_advise(c, nri_takes_cdi(runtime) ? ENGINE_INFO : ENGINE_PROBLEM, "nri",
+				      nri_takes_cdi(runtime) ? "keep the specs current (ocidec-cdi-refresh.service, or "
+				      "ocidec nri --cdi-dir /var/run/cdi)" : "turn reject_oci_hook_adjustment off, or "
+				      "upgrade containerd to 2.1 or later",
+				      "NRI's default validator rejects OCI hooks: %s", nri_takes_cdi(runtime) ?
+				      "a container whose spec is not current (the plugin gives the edits then) is refused" :
+				      "every container given devices by ocidec's plugin is refused");
+	} else if (required && (strstr(required, "\"ocidec\"") || strstr(required, "'ocidec'"))) {
+		engine_advise(c, ENGINE_PROBLEM, "nri", "start the plugin (systemctl enable --now ocidec-nri.service, "
+			      "or the DaemonSet)", "NRI's default validator requires the plugin ocidec "
+			      "(required_plugins), and none is registered: %s", *line ? line : "no ocidec nri runs here");
+	} else if (*line) {
+		engine_say(c, ENGINE_INFO, "nri", NULL, "NRI on; ocidec's plugin: %s", line);
+	}
+	if (validator && strcmp(validator, "true") == 0)
+		engine_say(c, ENGINE_INFO, "nri", NULL, "NRI's default validator on (reject_oci_hook_adjustment %s, "
+			   "required_plugins %s)", hooks ? hooks : "false", required ? required : "[]");
+}
+
 const struct engine_ops engine_nri = {
 	.name = "nri",
 	.words = (const struct engine_word[]){ { "nri", 1, NULL }, { NULL, 0, NULL } },
+	.check = nri_check,
 	.note = "ocidec install: NRI: nothing to register; the plugin is `ocidec nri` (on the host: systemctl enable "
 		"--now ocidec-nri.service), and containerd 1.7 needs NRI on (ocidec-nri(1))",
 };

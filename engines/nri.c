@@ -3,6 +3,8 @@
 
 #include "base/log.h"
 #include "base/util.h"
+#include "engines/cdispec.h"
+#include "pipeline/activate.h"
 
 #include <cJSON.h>
 #include <stdlib.h>
@@ -241,6 +243,57 @@ out:
 	return r;
 }
 
+bool nri_takes_cdi(const char *runtime)
+{
+	unsigned long major, minor;
+	char *end;
+
+	/* "containerd v2.1.9", "containerd 2.1.9+ds1-5" */
+	if (strncmp(runtime, "containerd ", 11) != 0)
+		return false;
+	runtime += 11 + (runtime[11] == 'v');
+	major = strtoul(runtime, &end, 10);
+	if (end == runtime || *end != '.')
+		return false;
+	minor = strtoul(end + 1, &end, 10);
+	return major > 2 || (major == 2 && minor >= 1);
+}
+
+int nri_cdi_adjustment(const struct activation *act, int nact, const NriContainer *c, const char *dir,
+		       const char *hook_path, NriAdjustment *a, struct oerr *why)
+{
+	struct strv names = { 0 };
+
+	nri__pkg__api__v1alpha1__container_adjustment__init(a);
+	for (size_t i = 0; c->linux && i < c->linux->n_namespaces; i++)
+		if (strcmp(c->linux->namespaces[i]->type, "user") == 0)
+			return oerr_set(why, 0, "a user namespace of its own (its nodes go as bind mounts)");
+	for (int i = 0; i < nact; i++) {
+		const struct activation *t = &act[i];
+		int cur;
+
+		if (t->features || t->mig_caps) {
+			strv_free(&names);
+			return oerr_set(why, 0, "%s: %s asked of it, which its spec does not give", t->v->name,
+					t->features ? "features" : "MIG caps");
+		}
+		if ((cur = cdi_spec_current(t->v, dir, hook_path, why)) <= 0 ||
+		    cdi_device_names(t->v, &t->sel, &names, why) < 0) {
+			strv_free(&names);
+			return oerr_prefix(why, "%s", t->v->name);
+		}
+	}
+	a->cdi_devices = xcalloc(names.n + 1, sizeof(*a->cdi_devices));
+	for (size_t i = 0; i < names.n; i++) {
+		API(CDIDevice) *d = NEW(API(CDIDevice), DESC(cdidevice));
+
+		d->name = xstrdup(names.v[i]);
+		a->cdi_devices[a->n_cdi_devices++] = d;
+	}
+	strv_free(&names);
+	return 0;
+}
+
 static void free_str(char *s)
 {
 	if (s != protobuf_c_empty_string)
@@ -305,6 +358,11 @@ void nri_adjustment_free(NriAdjustment *a)
 		free(a->hooks->create_container);
 		free(a->hooks);
 	}
+	for (size_t i = 0; i < a->n_cdi_devices; i++) {
+		free_str(a->cdi_devices[i]->name);
+		free(a->cdi_devices[i]);
+	}
+	free(a->cdi_devices);
 	nri__pkg__api__v1alpha1__container_adjustment__init(a);
 }
 

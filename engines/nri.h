@@ -42,6 +42,21 @@ bool nri_edited(const NriContainer *c);
 int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hook_path, NriAdjustment *a,
 		   struct oerr *err);
 void nri_adjustment_free(NriAdjustment *a);
+/* Does RUNTIME (ConfigureRequest's "NAME VERSION") inject the CDI devices
+ * a plugin's adjustment names (NRI 0.8's ContainerAdjustment.CDI_devices)?
+ * containerd 2.1 and later (2.0 has the field but drops it). CRI-O: not
+ * known here, so no. */
+bool nri_takes_cdi(const char *runtime);
+/* The devices the active vendors ACT (NACT) select, as A (zeroed first;
+ * nri_adjustment_free): the CDI devices of ocidec's own specs in DIR (their
+ * hook HOOK_PATH), nothing else: no device node, mount or OCI hook. 0, or
+ * -1 with WHY when the specs cannot give exactly that (a spec missing or
+ * not current, a selection it does not name, features or MIG caps asked,
+ * a user namespace of the container's own): the caller takes
+ * nri_adjustment's edits then. */
+struct activation;
+int nri_cdi_adjustment(const struct activation *act, int nact, const NriContainer *c, const char *dir,
+		       const char *hook_path, NriAdjustment *a, struct oerr *why);
 
 /* What nri_adjustment says once in a plugin's life (a bit each): a
  * container decided in a process of its own hands its bits back */

@@ -144,7 +144,11 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 	static const struct strv no_ann;
 	_cleanup_free_ char *what = container_name(req);
 	struct container c = { 0 };
+	struct oerr why = { 0 };
 	int level = log_threshold, r;
+	/* where the runtime takes CDI devices, ocidec's specs' directory */
+	const char *cdi = p->o->no_cdi || !nri_takes_cdi(p->runtime) ? NULL
+			  : p->o->cdi_dir ? p->o->cdi_dir : NRI_CDI_SPECS;
 
 	if (nri_edited(req->container)) {
 		log_info("container %s: has ocidec's edits already (a CDI spec of ocidec's)", what);
@@ -159,11 +163,26 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 	c.by_path = true;   /* the runtime mounts and makes the nodes later */
 	if (r == CONTAINER_ACTIVE) {
 		r = container_plan(&c, what, err);   /* (its errors: "container WHAT: ...") */
-		if (r == 0 && nri_adjustment(&c.edits, req->container, p->hook, a, err) < 0)
-			r = oerr_prefix(err, "container %s", what);
-		if (r == 0)
-			log_info("container %s: %zu device nodes, %zu mounts", what, a->linux ? a->linux->n_devices : 0,
-				 a->n_mounts);
+		/* the runtime injects CDI devices (containerd 2.1 and later):
+		 * ocidec's own specs' devices, no OCI hook (NRI's validator) */
+		if (r == 0 && cdi && nri_cdi_adjustment(c.act, c.nact, req->container, cdi, p->hook, a, &why) == 0) {
+			_cleanup_free_ char *list = NULL;
+			struct strv n = { 0 };
+
+			for (size_t i = 0; i < a->n_cdi_devices; i++)
+				strv_push(&n, a->cdi_devices[i]->name);
+			list = strv_join(&n, ", ");
+			strv_free(&n);
+			log_info("container %s: CDI devices %s (ocidec's specs in %s)", what, list, cdi);
+		} else if (r == 0) {
+			if (cdi)
+				log_info("container %s: its edits, not CDI devices: %s", what, why.msg);
+			if (nri_adjustment(&c.edits, req->container, p->hook, a, err) < 0)
+				r = oerr_prefix(err, "container %s", what);
+			else
+				log_info("container %s: %zu device nodes, %zu mounts", what,
+					 a->linux ? a->linux->n_devices : 0, a->n_mounts);
+		}
 	}
 	if (r >= 0 && deadline_passed())
 		r = oerr_set(err, 0, "container %s: not planned within the runtime's time (%d s): the driver root "
@@ -332,6 +351,10 @@ static void on_request(struct plugin *p, uint32_t stream, const Ttrpc__Request *
 		r.events = NRI_EVENT_MASK(NRI__PKG__API__V1ALPHA1__EVENT__CREATE_CONTAINER);
 		snprintf(p->runtime, sizeof(p->runtime), "%s %s", c ? c->runtime_name : "?", c ? c->runtime_version : "?");
 		log_info("registered with %s as %s-%s", p->runtime, p->index, p->name);
+		if (nri_takes_cdi(p->runtime) && !p->o->no_cdi)
+			log_info("%s takes CDI devices from a plugin: a container's devices go as those of "
+				 "ocidec's specs in %s where they are current", p->runtime,
+				 p->o->cdi_dir ? p->o->cdi_dir : NRI_CDI_SPECS);
 		if (c)
 			nri__pkg__api__v1alpha1__configure_request__free_unpacked(c, NULL);
 		respond(p, stream, &r.base, 0, NULL);

@@ -13,6 +13,8 @@
  * a newer plugin took the connection over */
 #define NRI_HANDED_OVER 3
 #define NRI_CDI_TICK 5
+/* where ocidec's refresh (the ocidec-cdi-refresh unit) keeps the specs */
+#define NRI_CDI_SPECS "/var/run/cdi"
 
 struct nri_opts {
 	const char *dir;        /* the vendor configs */
@@ -21,7 +23,11 @@ struct nri_opts {
 	const char *name, *index;
 	const char *host_root;  /* (the applet's --host-root: chroot first) */
 	const char *cdi_dir;    /* the CDI specs kept true there (cdi --refresh,
-				 * every NRI_CDI_TICK s), or NULL */
+				 * every NRI_CDI_TICK s), or NULL; where a runtime
+				 * that takes CDI devices from a plugin
+				 * (nri_takes_cdi) finds them (NULL: NRI_CDI_SPECS,
+				 * the refresh unit's) */
+	bool no_cdi;            /* the OCI edits always, never CDI devices */
 };
 
 /* The plugin, in this process's root: until SIGTERM or SIGINT (0), or

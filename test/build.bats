@@ -25,7 +25,7 @@ fake_apt() {
 	echo "$a/apt.conf"
 }
 
-@test "build.sh sources: bookworm-backports (origin 'Debian Backports') is a Debian archive; other origins are left out; the other architecture's musl from the same archives (issue 36)" {
+@test "build.sh sources: bookworm-backports (origin 'Debian Backports') is a Debian archive; other origins are left out; the other architecture's musl from the same archives (issue 36); unstable's binary packages for NRI 0.8's api.proto (issue 49)" {
 	[ "$(dpkg --print-architecture)" = amd64 ] || skip "the expected lines are an amd64 machine's"
 	conf=$(fake_apt "Debian|http://deb.debian.org/debian/|bookworm" \
 		"Debian Backports|http://deb.debian.org/debian/|bookworm-backports" \
@@ -42,7 +42,8 @@ deb-src$k http://deb.debian.org/debian/ trixie main
 deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian-security/ bookworm-security main
 deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ bookworm main
 deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ bookworm-backports main
-deb [arch=amd64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ trixie main"
+deb [arch=amd64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ trixie main
+deb [arch=amd64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ unstable main"
 }
 
 @test "build.sh sources: on Ubuntu the other architecture's musl comes from Ubuntu's ports mirror (issue 36)" {

@@ -276,3 +276,54 @@ thawed
 demo1 democtl"
 	grep -q 'closing plugin 50-ocidec, failed to handle CreateContainer request: context deadline exceeded' "$d/containerd.log"
 }
+
+# The node's config: the default validator on and rejecting OCI hooks (its
+# first rule), ocidec required of every container
+NOHOOKS="$REQUIRED
+  reject_oci_hook_adjustment = true"
+
+@test "containerd 2.2, NRI's default validator rejecting OCI hooks (reject_oci_hook_adjustment = true) and requiring ocidec: ocidec nri --no-cdi (the edits with the cache hook) is refused by the validator, naming the hook; with its CDI devices (--cdi-dir) the GPU pod starts with exactly its devices, a pod asking for nothing is untouched, a refused request is ocidec's line in the CRI's error; ocidec check reads the NRI section (issue 49)" {
+	bed_up
+	d=$NB
+	: >"$d/nri.log"
+	ctrd22 "$d" "$NOHOOKS"
+	bed "$d" rm -rf /var/run/cdi
+	# the cache hook as an OCI hook: what the validator's first rule rejects
+	nri_start "$d" --no-cdi
+	wait_until -t 10 'nri_registered "$d" 1'
+	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_failure
+	assert_output --regexp 'validator "00-default-validator" rejected container adjustment, reason: validation error: plugin "[0-9-]*ocidec" attempted restricted OCI hook injection'
+	echo "# --no-cdi: $(grep -o 'validator "00-default-validator" rejected[^"]*"[^"]*"[^"]*' <<<"$output" | head -n 1)" >&3
+	nri_stop "$d"
+	# ocidec's CDI devices: no hook in the adjustment
+	nri_start "$d" --cdi-dir /var/run/cdi
+	wait_until -t 10 'nri_registered "$d" 2'
+	wait_until -t 10 'bed "$d" test -s /var/run/cdi/ocidec.io-demo.json'
+	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_success
+	assert_output "$DEMO1"
+	run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_success
+	assert_output $'demo0\ndemo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+	run pod "$d" docker.io/library/ocidec-test:1 sh -c 'echo started; ls /dev | grep -c demo || true'
+	assert_success
+	assert_output $'started\n0'
+	run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+	assert_failure
+	assert_output --regexp "details = \"[^\"]*rpc error: code = Unknown desc = ocidec: container c in pod default/ocidec-[0-9a-f]+: demo: no device 7: $d/dr/dev/demo7 not found \(this host has 0, 1\)\""
+	echo "# the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+	grep -q "container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=1 (ocidec's specs in /var/run/cdi)" "$d/nri.log"
+	grep -q "container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=all (" "$d/nri.log"
+	sed -n 's/^ocidec nri: info: \(registered with\|container c in pod default\/ocidec-[0-9a-f]*: \)/\1/p' "$d/nri.log" | sed 's/^/# /' >&3
+	# check: the NRI section as containerd's dump has it, the plugin registered
+	run bed "$d" ocidec check
+	echo "$output" | grep -i 'nri' | sed 's/^/# check: /' >&3
+	assert_output --regexp "NRI on, ocidec's plugin registered with containerd v2\.2\.[0-9]+ as 50-ocidec: a container's devices go as CDI devices"
+	assert_output --regexp "NRI's default validator on \(reject_oci_hook_adjustment true, required_plugins \[['\"]ocidec['\"]\]\)"
+	assert_output --partial "NRI's default validator rejects OCI hooks"
+	nri_stop "$d"
+	bed "$d" rm -rf /var/run/cdi
+	run bed "$d" ocidec check
+	assert_output --partial "NRI's default validator requires the plugin ocidec (required_plugins), and none is registered"
+}

@@ -123,6 +123,57 @@ ctrd_nri() {
 	done
 }
 
+@test "ocidec nri where the runtime takes CDI devices from a plugin (containerd 2.1 and later, NRI 0.8): with --cdi-dir the plugin keeps ocidec's specs there and a pod's devices come as their CDI devices (no node, mount or hook in the adjustment), exactly what it asked; a pod asking for nothing untouched; a refusal is ocidec's line in the CRI's error; a spec not current gives the edits, said; containerd 1.7 keeps the edits (issue 49)" {
+	bed_up
+	d=$NB
+	for v in 2 1.7; do
+		: >"$d/nri.log"
+		ctrd_nri "$d" "$v"
+		bed "$d" rm -rf /var/run/cdi
+		nri_start "$d" --cdi-dir /var/run/cdi
+		wait_until -t 10 'nri_registered "$d" 1'
+		wait_until -t 10 'bed "$d" test -s /var/run/cdi/ocidec.io-demo.json'
+		run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_success
+		assert_output $'demo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+		run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$SEE"
+		assert_output $'demo0\ndemo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+		run -127 pod "$d" docker.io/library/ocidec-test:1 sh -c "{ $SEE; } 2>&1"
+		assert_output $'0\nsh: demo-tool: not found'
+		run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+		assert_failure
+		assert_output --regexp "details = \"[^\"]*rpc error: code = Unknown desc = ocidec: container c in pod default/ocidec-[0-9a-f]+: demo: no device 7: $d/dr/dev/demo7 not found \(this host has 0, 1\)\""
+		sed -n 's/^ocidec nri: info: \(registered with\|container c in pod default\/ocidec-[0-9a-f]*: \)/\1/p' "$d/nri.log" |
+			sed "s/^/# containerd $v: /" >&3
+		if [ "$v" = 2 ]; then
+			grep -q '^ocidec nri: info: containerd v\?2\.[1-9][^ ]* takes CDI devices from a plugin' "$d/nri.log"
+			run grep -c "^ocidec nri: info: container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=1 (ocidec's specs in /var/run/cdi)$" "$d/nri.log"
+			assert_output 1
+			grep -q "CDI devices ocidec.io/demo=all (" "$d/nri.log"
+			run grep -c 'device nodes,' "$d/nri.log"
+			assert_output 0
+			# a spec not kept by this plugin, not what the refresh writes
+			# now: the edits, said
+			nri_stop "$d"
+			bed "$d" sh -c 'echo >>/var/run/cdi/ocidec.io-demo.json'
+			nri_start "$d"
+			wait_until -t 10 'nri_registered "$d" 2'
+			run pod "$d" --env OCI_DEMO=0 docker.io/library/ocidec-test:1 sh -c "$SEE"
+			assert_output $'demo0\ndemoctl\n1\ndemo-tool: the answer is 42'
+			grep -q "its edits, not CDI devices: demo: /var/run/cdi/ocidec.io-demo.json is not the spec of the devices as they are now" "$d/nri.log"
+			grep -q 'container c in pod default/ocidec-[0-9a-f]*: 2 device nodes' "$d/nri.log"
+		else
+			run grep -c 'CDI devices' "$d/nri.log"
+			assert_output 0
+			grep -q 'container c in pod default/ocidec-[0-9a-f]*: 2 device nodes' "$d/nri.log"
+		fi
+		nri_stop "$d"
+		bed "$d" rm -rf /var/run/cdi
+		containerd2_out
+		containerd_stop "$d"
+	done
+}
+
 @test "ocidec nri under deploy/kubernetes' tenant policy (kubernetes), containerd 2.x: the device plugin's volume-mounts answer gives exactly its GPU, and the image's all does not widen it; a pod's own NVIDIA_VISIBLE_DEVICES gets nothing, said in the plugin's log (NRI passes no capabilities: every container is judged unprivileged); another plugin of the name with other configs is refused the connection and waits; a silent control-socket client holds nothing up; --status counts only this PID namespace's plugin (review of issue 35)" {
 	bed_up
 	d=$NB
