@@ -41,10 +41,9 @@ const char check_usage[] =
 	"\n"
 	"Tells why an accelerator container would not get its devices on this host:\n"
 	"the vendor configs, their driver roots and device nodes, the cgroup layout,\n"
-	"each engine's registration as that engine reads it (podman's hooks dirs,\n"
-	"Docker's daemon.json and whether dockerd must reload or restart,\n"
-	"containerd's configuration as `containerd config dump` prints it and\n"
-	"whether containerd must restart), CDI specs gone stale, SELinux. Every\n"
+	"each engine's registration as that engine reads it, and whether the engine\n"
+	"must reload or restart (`ocidec install --runtime help` lists the engines),\n"
+	"CDI specs gone stale, SELinux. Every\n"
 	"problem with the command\n"
 	"that fixes it. Exit 0: ready; 1: problems found; 3: could not check.\n"
 	"Nothing is changed.\n"
@@ -293,8 +292,8 @@ static void check_registered(struct checks *r, int root)
 		return;
 	list = engine_words(",", root);
 	fix = *list ? xasprintf("ocidec install --runtime %s", list) : NULL;
-	say2(r, PROBLEM, "engines", fix, fix ? NULL : "install an engine (podman, CRI-O, Docker, containerd), "
-	     "then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
+	say2(r, PROBLEM, "engines", fix, fix ? NULL : "install an engine ocidec registers with (ocidec install "
+	     "--runtime help), then ocidec install --runtime ENGINE", "no engine runs ocidec here: no hooks.d file, runtime "
 	     "or CDI spec of ocidec's");
 }
 

@@ -68,20 +68,8 @@ const char install_usage[] =
 	"One install or uninstall runs at a time on a host (a lock only root may open:\n"
 	"/run/ocidec-install.lock). It says which engine must reload or restart.\n"
 	"\n"
-	"  --runtime LIST        engines, comma-separated, repeatable (default podman):\n"
-	"                          podman, crio  an oci-hooks(5) file where they read it:\n"
-	"                                        " HOOKS_DIR_USR ", or where /usr is\n"
-	"                                        read-only " HOOKS_DIR_ETC "\n"
-	"                                        and a containers.conf.d / crio.conf.d drop-in\n"
-	"                          docker        runtime NAME in /etc/docker/daemon.json (and\n"
-	"                                        NVIDIA's hook name for --gpus, with nvidia.ini)\n"
-	"                          containerd    runtime NAME: /etc/containerd/conf.d/ocidec.toml\n"
-	"                                        from `containerd config dump` (the node's CRI\n"
-	"                                        settings kept, the default runtime's options\n"
-	"                                        inherited), imported by /etc/containerd/config.toml\n"
-	"                          nri           nothing registered: with --wait, the NRI plugin\n"
-	"                                        (ocidec-nri(1)) runs until SIGTERM, no engine\n"
-	"                                        restarted; on the host, ocidec-nri.service\n"
+	"  --runtime LIST        engines, comma-separated, repeatable (default podman);\n"
+	"                        `--runtime help` lists them, what each gets registered\n"
 	"  --runtime-name NAME   Docker's and containerd's name of the shim (default ocidec;\n"
 	"                        nvidia for scripts written for NVIDIA's toolkit)\n"
 	"  --set-as-default      the engine's default runtime: Docker's default-runtime,\n"
@@ -412,7 +400,7 @@ struct install_args {
 	const char *host, *cdir, *driver_root, *hooks_dir;
 	const char *toolkit_opt;   /* an option of the copying (toolkit container's) mode */
 	struct strv vendors;
-	bool undo, wait;
+	bool undo, wait, runtimes;  /* (runtimes: --runtime help) */
 	unsigned rts;
 };
 
@@ -477,6 +465,10 @@ static int install_options(int argc, char **argv, struct inst *in, struct instal
 			a->toolkit_opt = "--tenant-policy";
 			break;
 		case 'r':
+			if (strcmp(optarg, "help") == 0) {
+				a->runtimes = true;
+				break;
+			}
 			if ((bad = engine_runtime_words(optarg, &a->rts))) {
 				_cleanup_free_ char *words = engine_words(", ", -1);
 				return applet_usage_error("--runtime %s: not one of %s", bad, words);
@@ -591,8 +583,13 @@ APPLET_MAIN(install)
 	__attribute__((cleanup(install_args_free))) struct install_args a = { .cdir = config_dir_default() };
 	int status;
 
-	if ((status = install_options(argc, argv, &in, &a)) != EXIT_OK ||
-	    (status = install_where(&in, &a, err)) != EXIT_OK)
+	if ((status = install_options(argc, argv, &in, &a)) != EXIT_OK)
+		return status;
+	if (a.runtimes) {
+		engine_usage();
+		return applet_finish_stdout(EXIT_OK);
+	}
+	if ((status = install_where(&in, &a, err)) != EXIT_OK)
 		return status;
 	if (install_run(&in, &a, err) < 0)
 		return APPLET_FAILED;

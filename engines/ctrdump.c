@@ -87,9 +87,18 @@ int ctrd_dump_as(int root, const struct engine *g, const char *text, bool as_is,
 	char tmp[128];
 	pid_t pid;
 
-	if (!bin)
-		return oerr_usage(err, "containerd: no containerd binary on the host (/usr/bin, /usr/local/bin, "
-			       "/usr/sbin, /bin, /opt/bin): install containerd first, or leave it out of --runtime");
+	if (!bin) {
+		_cleanup_free_ char *where_bins = NULL;
+
+		for (const char *const *b = g->bins; b && *b; b++) {
+			char *w = xasprintf("%s%s%s", where_bins ? where_bins : "", where_bins ? ", " : "", *b);
+
+			free(where_bins);
+			where_bins = w;
+		}
+		return oerr_usage(err, "%s: no %s binary on the host (%s): install %s first, or leave it out of "
+				  "--runtime", g->name, g->daemon, where_bins ? where_bins : "none known", g->name);
+	}
 	if (dump_dir(root, g, text != NULL, where))
 		dir = where;
 	if (as_is) {  /* config.toml itself, nothing written */

@@ -1,5 +1,6 @@
 /* The engine drivers' registry and what they share: see engine.h */
 #include "engines/engine.h"
+#include "base/out.h"
 #include "safety/rootfile.h"
 #include "safety/rootpath.h"
 
@@ -56,6 +57,13 @@ unsigned engine_runtime_word(const char *word)
 			if (strcmp(word, w->word) == 0)
 				return RT(i, w);
 	return 0;
+}
+
+void engine_usage(void)
+{
+	out("ocidec install --runtime LIST: LIST, comma-separated, of these (default podman)\n");
+	for (size_t i = 0; engine_drivers[i]; i++)
+		out("%s", engine_drivers[i]->usage ? engine_drivers[i]->usage : "");
 }
 
 char *engine_words(const char *sep, int root)

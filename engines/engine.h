@@ -114,6 +114,9 @@ struct engine_ops {
 	 * as the install record names it ("merge") */
 	const char *merged, *merge;
 	const char *note;               /* what install says when asked for it (nothing to register) */
+	/* its lines in `ocidec install --runtime help`: its words, what install
+	 * registers for each */
+	const char *usage;
 	/* install: what to write for it, into P (R its run) */
 	int (*plan)(struct engine_plan *p, struct engine_run *r, struct oerr *err);
 	/* the install record's fields of it, from R */
@@ -150,6 +153,8 @@ unsigned engine_runtime_word(const char *word);
  * by SEP (malloc'd); with ROOT (>= 0) only those whose engine is
  * installed in that host root */
 char *engine_words(const char *sep, int root);
+/* `ocidec install --runtime help`: every driver's usage lines, to stdout */
+void engine_usage(void);
 /* --runtime-name NAME: 0, or -1 with ERR (a usage error) where it is the
  * engines' own runtime's name or not lower-case letters, digits, - and _ */
 int engine_runtime_name_check(const char *name, struct oerr *err);
@@ -253,9 +258,10 @@ enum engine_shim { NOT_SHIM, OURS, OURS_GONE, NVIDIAS, NVIDIAS_GONE };
 enum engine_shim engine_shim_kind(int root, const char *path);
 /* The install command that registers ENGINE's runtime NAME again */
 char *engine_install_fix(const char *eng, const char *name);
-/* The start of the oldest host process named COMM (PROC the host's
- * /proc), in nanoseconds since the epoch; 0: none runs */
-int64_t engine_started(int proc, const char *comm);
+/* The start of the oldest host process named G's daemon (PROC the host's
+ * /proc), in nanoseconds since the epoch, one that runs one of G's
+ * binaries before any other; 0: none runs */
+int64_t engine_started(int proc, const struct engine *g);
 /* Whether ST was modified after a daemon that started at SINCE */
 bool engine_changed_after(const struct stat *st, int64_t since);
 /* An engine installed here whose daemon does not run (SINCE 0): its

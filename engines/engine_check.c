@@ -156,12 +156,14 @@ static bool proc_read(int proc, const char *pid, const char *file, char *buf, si
  * ticks since boot (/proc/PID/stat field 22); the boot clock read next to
  * the wall clock turns it into wall time to the tick (/proc/stat's btime
  * is whole seconds and would put the start up to two seconds early). */
-int64_t engine_started(int proc, const char *comm)
+int64_t engine_started(int proc, const struct engine *g)
 {
+	const char *comm = g->daemon;
 	DIR *d = fdopendir(dup(proc));
 	struct dirent *e;
 	struct timespec now, boot;
-	int64_t best = 0, base;
+	int64_t best = 0, best_ours = 0, base;
+	bool ours;
 	long hz = (long)getauxval(AT_CLKTCK);  /* (sysconf's answer, without its 1 KB) */
 	char buf[4096];
 
@@ -186,6 +188,24 @@ int64_t engine_started(int proc, const char *comm)
 		name[strcspn(name, "\n")] = '\0';
 		if (strcmp(name, comm) != 0 || !proc_read(proc, e->d_name, "stat", buf, sizeof(buf)))
 			continue;
+		/* the engine's own binary, where the kernel says which it runs:
+		 * of two engines' daemons of one name (k3s' containerd beside
+		 * the node's), one that runs a binary of the engine's is its
+		 * (one that runs from elsewhere counts only where none does) */
+		ours = false;
+		if (g->bins) {
+			char lp[300], exe[PATH_MAX];
+			ssize_t n;
+
+			snprintf(lp, sizeof(lp), "%s/exe", e->d_name);
+			if ((n = readlinkat(proc, lp, exe, sizeof(exe) - 1)) > 0) {
+				exe[n] = '\0';
+				if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+					exe[n - 10] = '\0';  /* (upgraded under it) */
+				for (const char *const *b = g->bins; *b && !ours; b++)
+					ours = strcmp(exe, *b) == 0;
+			}
+		}
 		/* the host's daemon: root's, in PID 1's namespace (not a user's
 		 * program of that name, nor a kind node's containerd) */
 		{
@@ -220,12 +240,14 @@ int64_t engine_started(int proc, const char *comm)
 		{
 			int64_t t = base + (int64_t)(start / (unsigned long long)hz) * INT64_C(1000000000) +
 				    (int64_t)(start % (unsigned long long)hz) * (INT64_C(1000000000) / hz);
+			if (ours && (!best_ours || t < best_ours))
+				best_ours = t;
 			if (!best || t < best)
 				best = t;
 		}
 	}
 	closedir(d);
-	return best;
+	return best_ours ? best_ours : best;
 }
 
 /* Whether ST was modified after a daemon that started at SINCE (from

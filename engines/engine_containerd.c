@@ -386,7 +386,7 @@ static void containerd_check(struct engine_check *c)
 
 	if (!engine_installed(root, &containerd) || !ctrd_binary(root, &containerd))
 		return;
-	since = engine_started(proc, containerd.daemon);
+	since = engine_started(proc, &containerd);
 	engine_check_unit(c, &containerd, since);
 	if (geteuid() != 0) {
 		engine_advise(c, ENGINE_INFO, "containerd", "run ocidec check as root", "not root: containerd's "
@@ -458,6 +458,9 @@ static const char *const containerd_files[] = { CONTAINERD_TOML, CONTAINERD_DROP
 
 const struct engine_ops engine_containerd = {
 	.name = "containerd",
+	.usage = "  containerd    runtime NAME: /etc/containerd/conf.d/ocidec.toml from `containerd config\n"
+		 "                dump` (the node's CRI settings kept, the default runtime's options\n"
+		 "                inherited), imported by /etc/containerd/config.toml\n",
 	.words = (const struct engine_word[]){ { "containerd", 1, &containerd }, { NULL, 0, NULL } },
 	.daemon = &containerd,
 	.files = containerd_files,

@@ -331,7 +331,7 @@ static void docker_check(struct engine_check *c)
 	bool any = false, cdi = false, restart = false, hook_said = false, silent;
 	struct strv lag = { 0 };  /* what the running dockerd has not read yet */
 
-	since = engine_started(proc, dk->daemon);
+	since = engine_started(proc, dk);
 	engine_check_unit(c, dk, since);
 	/* the running dockerd, asked what it read; one that runs and does not
 	 * answer on root's socket where it listens by default fails every
@@ -450,6 +450,8 @@ static const char *const docker_files[] = { NVIDIA_HOOK_LINK, DOCKER_JSON, NULL 
 
 const struct engine_ops engine_docker = {
 	.name = "docker",
+	.usage = "  docker        runtime NAME in /etc/docker/daemon.json (and NVIDIA's hook name for\n"
+		 "                --gpus, with nvidia.ini)\n",
 	.words = (const struct engine_word[]){ { "docker", 1, &docker }, { NULL, 0, NULL } },
 	.daemon = &docker,
 	.files = docker_files,

@@ -185,7 +185,7 @@ static void hooksdir_check(struct engine_check *c)
 		    "--device VENDOR-KIND=all still works where a spec is)", name);
 	/* CRI-O reads hooks_dir (install's drop-in) when it starts */
 	if (engine_host_stat(root, CRIO_DROPIN, &st, false) &&
-	    engine_changed_after(&st, engine_started(c->proc, crio.daemon)))
+	    engine_changed_after(&st, engine_started(c->proc, &crio)))
 		engine_say_apply(c, &crio, true, NULL, "crio started before " CRIO_DROPIN " last changed: it reads "
 				 "hooks_dir from it when it starts, and ocidec's hook is in a hooks dir it does not read yet");
 }
@@ -195,6 +195,9 @@ static const char *const hooksdir_files[] = { HOOKS_DIR_USR "/ocidec.json", HOOK
 
 const struct engine_ops engine_hooksdir = {
 	.name = "hooksdir",
+	.usage = "  podman, crio  an oci-hooks(5) file where they read it: " HOOKS_DIR_USR ", or where\n"
+		 "                /usr is read-only " HOOKS_DIR_ETC ", and a containers.conf.d /\n"
+		 "                crio.conf.d drop-in\n",
 	.words = (const struct engine_word[]){ { "podman", PODMAN, &podman }, { "crio", CRIO, &crio },
 					      { "cri-o", CRIO, &crio }, { NULL, 0, NULL } },
 	/* CRI-O reads its hooks_dir drop-in when it starts; podman, each

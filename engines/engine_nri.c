@@ -106,6 +106,8 @@ static void nri_check(struct engine_check *c)
 
 const struct engine_ops engine_nri = {
 	.name = "nri",
+	.usage = "  nri           nothing registered: with --wait, the NRI plugin (ocidec-nri(1)) runs\n"
+		 "                until SIGTERM, no engine restarted; on the host, ocidec-nri.service\n",
 	.words = (const struct engine_word[]){ { "nri", 1, NULL }, { NULL, 0, NULL } },
 	.check = nri_check,
 	.note = "ocidec install: NRI: nothing to register; the plugin is `ocidec nri` (on the host: systemctl enable "

@@ -52,6 +52,22 @@ snapshot() {
 		find . -path ./run/ocidec-install.lock -prune -o -type f -exec sha256sum {} + | LC_ALL=C sort)
 }
 
+@test "install --runtime help: each driver's words and what it registers, from the drivers (engine_ops.usage); install --help and check --help name no engine of their own (issue 48's review)" {
+	run "$OCIDEC" install --runtime help
+	assert_success
+	for w in podman crio docker containerd nri; do
+		assert_line --regexp "^  ([a-z]+, )?$w( |,)"
+	done
+	run "$OCIDEC" install --help
+	assert_line --partial '`--runtime help` lists them'
+	refute_output --partial 'daemon.json'
+	run "$OCIDEC" check --help
+	refute_output --partial 'daemon.json'
+	run "$OCIDEC" install --runtime bogus
+	assert_failure 2
+	assert_output --partial "not one of podman, crio, docker, containerd, nri"
+}
+
 @test "install: the binary, its links, the configs, the hooks.d file, Docker's runtime, containerd's drop-in" {
 	run ocidec install "${ALL[@]}"
 	assert_success
