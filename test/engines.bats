@@ -1,21 +1,41 @@
 #!/usr/bin/env bats
-# The engines users run today, for real: Debian 13's podman 5.4, crun 1.21,
-# runc 1.1.15, containerd 1.7 (its CRI driven as kubelet drives it) and
-# Docker 26, in a root of their own (test/fixtures/testbed.sh, bed.sh) with
-# ocidec installed as a package installs it, on two cgroup layouts: cgroup2
-# only (Fedora, RHEL 9, Debian 12+, Ubuntu 22.04+ by default) and this
-# host's hybrid one. The demo vendor (test/fixtures/demo-vendor.sh) stands
-# for a GPU: its control device is one every runtime's default rules deny.
-# Once, in the static build's pass (the bed runs the static binary).
+# The engines users run today, for real, in a root of their own
+# (test/fixtures/testbed.sh, bed.sh) with ocidec installed as a package
+# installs it, on two cgroup layouts: cgroup2 only (Fedora, RHEL 9, Debian
+# 12+, Ubuntu 22.04+ by default), with systemd as init or not, and this
+# host's hybrid one. Two beds run the same tests:
+#   engines.bats           Debian 13's podman 5.4, crun 1.21, runc 1.1.15,
+#                          containerd 1.7 (its CRI driven as kubelet drives
+#                          it) and Docker 26
+#   engines-unstable.bats  (a link to this file) Debian unstable's podman
+#                          5.8, crun 1.28, runc 1.3, containerd 2.1 and
+#                          Docker 28 (CDI on by default, --gpus through CDI
+#                          specs where nvidia-cdi-hook is on its PATH)
+# BED_SUITE (trixie, unstable) names the bed; the file's name picks it when
+# unset. The demo vendor (test/fixtures/demo-vendor.sh) stands for a GPU:
+# its control device is one every runtime's default rules deny. Once, in
+# the static build's pass (the bed runs the static binary).
 
 load helpers
+
+case ${BED_SUITE:-$(basename "$BATS_TEST_FILENAME")} in
+*unstable* | *sid*) BED_SUITE=unstable ;;
+*) BED_SUITE=trixie ;;
+esac
+export BED_SUITE
+# the engines' names in the tests' names, as the bed has them
+if [ "$BED_SUITE" = unstable ]; then
+	DOCKER="Docker 28" CONTAINERD="containerd 2.1"
+else
+	DOCKER="Docker 26" CONTAINERD="containerd 1.7"
+fi
 
 setup_file() {
 	is_static || return 0
 	export V2 HY SD
-	V2=$(mktemp -d /tmp/ocidec-bed2.XXXXXX)
-	HY=$(mktemp -d /tmp/ocidec-bedh.XXXXXX)
-	SD=$(mktemp -d /tmp/ocidec-beds.XXXXXX)
+	V2=$(mktemp -d "/tmp/ocidec-bed2-$BED_SUITE.XXXXXX")
+	HY=$(mktemp -d "/tmp/ocidec-bedh-$BED_SUITE.XXXXXX")
+	SD=$(mktemp -d "/tmp/ocidec-beds-$BED_SUITE.XXXXXX")
 	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
 	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$V2" v2 "$OCIDEC"
 	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$HY" hybrid "$OCIDEC"
@@ -36,6 +56,26 @@ setup() {
 }
 
 DEMO_SEE_SHORT='demo-tool; ls /dev | grep demo; head -c 0 /dev/democtl && echo opened'
+
+@test "the $BED_SUITE bed's engines, their versions as the bed has them" {
+	run bed "$V2" sh -c 'docker --version; podman --version; runc --version | head -n 1; crun --version | head -n 1
+		containerd --version; systemctl --version | head -n 1; uname -r'
+	assert_success
+	echo "# $BED_SUITE: $(tr '\n' ';' <<<"$output")" >&3
+	if [ "$BED_SUITE" = unstable ]; then
+		assert_line --regexp '^Docker version 28\.'
+		assert_line --regexp '^podman version 5\.8\.'
+		assert_line --regexp '^runc version 1\.3\.'
+		assert_line --regexp '^crun version 1\.28'
+		assert_line --regexp '^containerd .* 2\.1\.'
+	else
+		assert_line --regexp '^Docker version 26\.'
+		assert_line --regexp '^podman version 5\.4\.'
+		assert_line --regexp '^runc version 1\.1\.'
+		assert_line --regexp '^crun version 1\.21'
+		assert_line --regexp '^containerd .* 1\.7\.'
+	fi
+}
 
 @test "podman 5 hooks.d, rootful: crun and runc on cgroup v2, runc on the hybrid layout; the hook make install put where podman reads it (issue 21, findings 1, 4)" {
 	for rt in "$V2 crun" "$V2 runc" "$HY runc"; do
@@ -303,7 +343,7 @@ rl() {
 	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
 }
 
-# dockerd DIR: Docker 26 in the bed with /etc/docker/daemon.json, its data
+# dockerd DIR: Docker (26 or 28) in the bed with /etc/docker/daemon.json, its data
 # under DIR/docker, its socket DIR/docker.sock; DK is the client
 dockerd_start() {
 	local d=$1
@@ -322,7 +362,7 @@ dockerd_stop() {
 	bed "$d" sh -c "kill $pid; for i in \$(seq 100); do kill -0 $pid 2>/dev/null || exit 0; sleep 0.1; done" || true
 }
 
-@test "Docker 26: ocidec install --runtime docker --runtime-name nvidia; --runtime nvidia, --gpus, CDI, --ulimit core=-1; nothing asked, nothing changed (issue 21, findings 5, 8)" {
+@test "$DOCKER: ocidec install --runtime docker --runtime-name nvidia; --runtime nvidia, --gpus, CDI, --ulimit core=-1; nothing asked, nothing changed (issue 21, findings 5, 8)" {
 	for d in "$V2" "$HY"; do
 		run bed "$d" ocidec install --host-root / -c "$d/nv" --runtime docker --runtime-name nvidia
 		assert_success
@@ -353,7 +393,7 @@ dockerd_stop() {
 	done
 }
 
-@test "Docker 26, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; docker run with no --runtime, --gpus all and --device nvidia.com/gpu=all get the devices; a refusal is ocidec's line in docker's error; nothing copied; --uninstall gives daemon.json back (issue 33, findings 1, 2)" {
+@test "$DOCKER, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; docker run with no --runtime, --gpus all and --device nvidia.com/gpu=all get the devices; a refusal is ocidec's line in docker's error; nothing copied; --uninstall gives daemon.json back (issue 33, findings 1, 2)" {
 	d=$V2
 	# the demo vendor under NVIDIA's name and CDI kind, as the installed configs
 	mv "$d/root/etc/ocidec/ocidec.d/nvidia.ini" "$d/nvidia.ini.aside"
@@ -381,7 +421,7 @@ dockerd_stop() {
 	run dk run --rm --network none -e NVIDIA_VISIBLE_DEVICES=7 ocidec-test:1 true
 	assert_failure
 	assert_output --partial "ocidec runtime: nvidia: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
-	echo "# docker 26: $output" >&3
+	echo "# $DOCKER: $output" >&3
 	run dk run --rm --network none ocidec-test:1 sh -c 'ls /dev | grep -c demo'
 	assert_output 0
 	dockerd_stop "$d"
@@ -400,7 +440,7 @@ as_rl() {
 	bed "$V2" setpriv --reuid rl --regid rl --init-groups env HOME=/home/rl XDG_RUNTIME_DIR=/run/user/1500 "$@"
 }
 
-# rl_dockerd_start: Docker 26's rootless mode, as the user rl starts it
+# rl_dockerd_start: Docker's rootless mode, as the user rl starts it
 # (dockerd-rootless.sh: dockerd in RootlessKit's user and mount
 # namespaces), reading that user's ~/.config/docker/daemon.json; its data,
 # socket and pid file in $V2/rl-docker (RLD). The bed has no network: no
@@ -439,7 +479,7 @@ rl_dockerd_stop() {
 	RLD=
 }
 
-@test "rootless Docker 26 (dockerd-rootless.sh, RootlessKit, cgroup v2): the user registers ocidec-runtime in its own ~/.config/docker/daemon.json, as ocidec-install(1) says; --runtime ocidec gives a container the demo vendor's devices, one that asks for nothing is untouched, a refusal is ocidec's line in docker run's error; CDI from the user's spec dir; --gpus (issue 37)" {
+@test "rootless $DOCKER (dockerd-rootless.sh, RootlessKit, cgroup v2): the user registers ocidec-runtime in its own ~/.config/docker/daemon.json, as ocidec-install(1) says; --runtime ocidec gives a container the demo vendor's devices, one that asks for nothing is untouched, a refusal is ocidec's line in docker run's error; CDI from the user's spec dir; --gpus (issue 37)" {
 	rl_user
 	bed "$V2" sh -c 'command -v rootlesskit && test -x /usr/share/docker.io/contrib/dockerd-rootless.sh' >/dev/null ||
 		skip "the bed has no rootlesskit or no dockerd-rootless.sh (test/fixtures/testbed.sh installs rootlesskit and docker.io)"
@@ -480,7 +520,7 @@ rl_dockerd_stop() {
 	run rdk run --rm --network none --runtime ocidec -e OCI_DEMO=7 ocidec-test:1 true
 	assert_failure
 	assert_output --partial "ocidec runtime: demo: no device 7: $V2/dr/dev/demo7 not found (this host has 0, 1)"
-	echo "# rootless docker 26: $output" >&3
+	echo "# rootless $DOCKER: $output" >&3
 	# Docker's own CDI (its runc, no ocidec in the way)
 	run rdk run --rm --network none --device ocidec.io/demo=0 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
 	assert_success
@@ -502,7 +542,7 @@ rl_dockerd_stop() {
 	rm -rf "$V2/rl-docker" "$V2/root/home/rl/.config/docker" "$V2/root/home/rl/.config/cdi"
 }
 
-@test "containerd 1.7 CRI as kubelet drives it: after ocidec install the CRI plugin loads with every node setting; handler ocidec, CDI field and annotation give the devices; --uninstall restores config.toml (issue 21, finding 3)" {
+@test "$CONTAINERD CRI as kubelet drives it: after ocidec install the CRI plugin loads with every node setting; handler ocidec, CDI field and annotation give the devices; --uninstall restores config.toml (issue 21, finding 3)" {
 	for d in "$V2" "$HY"; do
 		# the node's own CRI settings
 		containerd_config "$d" >"$d/root/etc/containerd/config.toml"
@@ -571,7 +611,7 @@ default_runtime_pods() {
 	echo "# $2: the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
 }
 
-@test "containerd 1.7 CRI, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; a pod without a runtime handler gets its devices; a request that cannot be met fails with ocidec's line in the CRI's error; --uninstall gives config.toml back (issue 33, findings 1, 2)" {
+@test "$CONTAINERD CRI, the package's way: ocidec install on the host itself --set-as-default --enable-cdi; a pod without a runtime handler gets its devices; a request that cannot be met fails with ocidec's line in the CRI's error; --uninstall gives config.toml back (issue 33, findings 1, 2)" {
 	d=$V2
 	containerd_config "$d" >"$d/root/etc/containerd/config.toml"
 	cp "$d/root/etc/containerd/config.toml" "$d/orig.toml"
@@ -583,7 +623,7 @@ default_runtime_pods() {
 	assert_line --regexp '^ +default_runtime_name = "ocidec"$'
 	assert_line --regexp '^ +enable_cdi = true$'
 	containerd_start "$d"
-	default_runtime_pods "$d" "containerd 1.7"
+	default_runtime_pods "$d" "$CONTAINERD"
 	containerd_stop "$d"
 	run bed "$d" ocidec install --uninstall
 	assert_success
