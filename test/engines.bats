@@ -470,7 +470,7 @@ docker28_vendors_off() {
 		"$d/root/usr/local/bin/amd-container-runtime" "$d/root/usr/local/bin/nvidia-container-runtime-hook"
 }
 
-@test "$DOCKER's --gpus and CDI (its CDI on by default since 28.2): --device nvidia.com/gpu=N and amd.com/gpu=N through ocidec's refreshed specs with no daemon.json; --gpus all, --gpus '\"device=1\"' through ocidec's hook (CDI off) and its runtime, for NVIDIA's kind and (amd-container-runtime on the PATH) AMD's; a missing GPU fails with ocidec's line or Docker's CDI error naming it, never a silent start; check says which path docker run takes (issue 49)" {
+@test "Docker 28's --gpus and CDI (its CDI on by default since 28.2): --device nvidia.com/gpu=N and amd.com/gpu=N through ocidec's refreshed specs with no daemon.json; --gpus all, --gpus '\"device=1\"' through ocidec's hook (CDI off) and its runtime, for NVIDIA's kind and (amd-container-runtime on the PATH) AMD's; a missing GPU fails with ocidec's line or Docker's CDI error naming it, never a silent start; check says which path docker run takes (issue 49)" {
 	[ "$BED_SUITE" = unstable ] || skip "Docker 28 is the unstable bed's (engines-unstable.bats); Debian 13's Docker 26 has CDI off by default"
 	d=$V2
 	dk() { bed "$d" docker -H "unix://$d/docker.sock" "$@"; }
