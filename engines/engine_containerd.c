@@ -435,8 +435,10 @@ static void containerd_check(struct engine_check *c)
 		const char *eol = memchr(l, '\n', (size_t)(end - l)), *k = l + strspn(l, " \t");
 		size_t ll = eol ? (size_t)(eol - l) : (size_t)(end - l);
 
+		/* (containerd 2.x's dump quotes with ', 1.x's with ") */
 		if (strncmp(k, "pod_annotations", 15) == 0 &&
-		    (mem_find(l, ll, "\"ocidec.io/", 11) || mem_find(l, ll, "\"*\"", 3))) {
+		    (mem_find(l, ll, "\"ocidec.io/", 11) || mem_find(l, ll, "\"*\"", 3) ||
+		     mem_find(l, ll, "'ocidec.io/", 11) || mem_find(l, ll, "'*'", 3))) {
 			engine_advise(c, ENGINE_PROBLEM, "containerd", "take ocidec.io/ and \"*\" out of pod_annotations (the device "
 			       "plugin's container annotations need only container_annotations)",
 			    "a runtime's pod_annotations pass a pod's own ocidec.io/ annotations to its containers: any "

@@ -751,8 +751,11 @@ static void allow_spec_mount(int rootfd, const char *path)
 
 /* The file mounts in folder DIR (nvidia-cdi-hook update-ldcache --folder:
  * NVIDIA's specs name folders, not their files): each regular file in DIR
- * that is a read-only mount of its own, as a spec's library is, allowed
- * for the cache to read; at most 4096 entries looked at */
+ * that is a mount of its own, as a spec's library is, allowed for the
+ * cache to read; at most 4096 entries looked at. Not only read-only ones:
+ * crun 1.28 makes a bind mount read-only after the createContainer hooks
+ * ran (crun 1.21 and runc before), and every mount a createContainer hook
+ * sees is one config.json asked for (an image makes none). */
 static void allow_folder_mounts(int rootfd, const char *dir)
 {
 	_cleanup_close_ int dfd = root_open(rootfd, dir, O_RDONLY | O_DIRECTORY);
@@ -767,7 +770,6 @@ static void allow_folder_mounts(int rootfd, const char *dir)
 	while ((de = readdir(d)) && seen++ < 4096) {
 		_cleanup_free_ char *path = NULL;
 		_cleanup_close_ int fd = -1;
-		struct statfs sf;
 		struct stat st;
 		uint64_t id;
 
@@ -775,8 +777,7 @@ static void allow_folder_mounts(int rootfd, const char *dir)
 			continue;
 		path = xasprintf("%s/%s", dir, de->d_name);
 		fd = root_open_any(rootfd, path, O_PATH | O_NOFOLLOW);
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fd_mnt_id(fd, &id) == 0 && id != dir_id &&
-		    fstatfs(fd, &sf) == 0 && (sf.f_flags & ST_RDONLY))
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fd_mnt_id(fd, &id) == 0 && id != dir_id)
 			root_confine_allow(rootfd, id);
 	}
 	closedir(d);
