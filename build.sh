@@ -176,7 +176,11 @@ write_private_sources() {
 		# and its binary packages, and unstable's: NRI's api.proto (fetch_deb)
 		native=$(dpkg --print-architecture)
 		echo "deb [arch=$native$signed] $mirror trixie main" >"$APT_DIR/sources.list.d/trixie-binary.list"
-		echo "deb [arch=$native$signed] $mirror unstable main" >"$APT_DIR/sources.list.d/unstable-binary.list"
+		# (unstable's Release is valid a week: a mirror that is a snapshot
+		# outlives it, and apt would refuse the index; the packages are
+		# still checked against the archive's signature)
+		echo "deb [arch=$native$signed check-valid-until=no] $mirror unstable main" \
+			>"$APT_DIR/sources.list.d/unstable-binary.list"
 	fi
 	# the system's own release, binary, for the other architecture: its musl
 	# (fetch_sysroot)

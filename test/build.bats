@@ -43,7 +43,7 @@ deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian-security/ bookworm
 deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ bookworm main
 deb [arch=arm64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ bookworm-backports main
 deb [arch=amd64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ trixie main
-deb [arch=amd64${k:+ ${k:2:-1}}] http://deb.debian.org/debian/ unstable main"
+deb [arch=amd64${k:+ ${k:2:-1}} check-valid-until=no] http://deb.debian.org/debian/ unstable main"
 }
 
 @test "build.sh sources: on Ubuntu the other architecture's musl comes from Ubuntu's ports mirror (issue 36)" {
