@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -457,8 +461,34 @@ static cJSON *member(cJSON *obj, const char *key, bool array)
 	return (array ? cJSON_IsArray(m) : cJSON_IsObject(m)) ? m : NULL;
 }
 
-/* The network interfaces into LINUX_'s netDevices (runtime spec 1.2:
- * "HOST": {"name": "HOST"}), where the container has a network namespace
+/* Whether NAME is a virtual network interface of this network namespace
+ * (no device under it: ethtool's driver info names no bus, as for dummy,
+ * veth, ifb): the kernel destroys such an interface with the network
+ * namespace it is in, where it gives a device's interface back to its
+ * first network namespace. False where there is no such interface here
+ * (the runtime says so) or the kernel does not answer. */
+static bool netdev_virtual(int sock, const char *name)
+{
+	struct {
+		uint32_t cmd;
+		char driver[32], version[32], fw_version[32], bus_info[32], erom_version[32], reserved2[12];
+		uint32_t n_priv_flags, n_stats, testinfo_len, eedump_len, regdump_len;
+	} info = {.cmd = 0x3 /* ETHTOOL_GDRVINFO */};
+	struct ifreq ifr = {0};
+
+	if (sock < 0 || strlen(name) >= sizeof(ifr.ifr_name))
+		return false;
+	memcpy(ifr.ifr_name, name, strlen(name) + 1);
+	if (ioctl(sock, SIOCGIFINDEX, &ifr) < 0)
+		return false;
+	ifr.ifr_data = (void *)&info;
+	if (ioctl(sock, 0x8946 /* SIOCETHTOOL */, &ifr) < 0)
+		return errno == EOPNOTSUPP;  /* no driver info and no parent device */
+	return !info.bus_info[0];
+}
+
+/* The network interfaces into LINUX_'s netDevices ("HOST": {"name":
+ * "HOST"}; crun 1.28 moves them, runc 1.3.6 ignores the member), where the container has a network namespace
  * of its own (a new one: a runtime moves nothing into the host's, nor into
  * another's at a path); else said and left out */
 static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
@@ -466,6 +496,7 @@ static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
 	const cJSON *ns;
 	bool own = false;
 	cJSON *nd;
+	int sock;
 
 	if (!e->netdevs || !e->netdevs->n)
 		return 0;
@@ -481,6 +512,7 @@ static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
 	}
 	if (!(nd = member(linux_, "netDevices", false)))
 		return oerr_set(err, 0, "config.json: linux.netDevices is not what the runtime spec says");
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	for (size_t i = 0; i < e->netdevs->n; i++) {
 		cJSON *o;
 
@@ -488,7 +520,12 @@ static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
 			continue;  /* the container's own entry for it stays */
 		o = add(nd, e->netdevs->v[i], cJSON_CreateObject());
 		add_str(o, "name", e->netdevs->v[i]);
+		if (netdev_virtual(sock, e->netdevs->v[i]))
+			log_warn("network interface %s is a virtual one: it goes with the container's network namespace when the container ends, not back here",
+				 e->netdevs->v[i]);
 	}
+	if (sock >= 0)
+		close(sock);
 	return 0;
 }
 

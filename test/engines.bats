@@ -437,6 +437,62 @@ rl() {
 	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
 }
 
+@test "crun 1.28 moves a device's network interfaces (linux.netDevices from the vendor's pci_net, through the shim) into the container: there inside, gone from the runtime's network namespace while it runs; a virtual one destroyed with the container's namespace, said at create; runc 1.3 ignores the member (the interface stays); a container on the host's network namespace starts with them left out, said (issue 49)" {
+	[ "$BED_SUITE" = unstable ] || skip "crun 1.28 (the unstable bed's, engines-unstable.bats) moves linux.netDevices; Debian 13's runc 1.1 ignores the member"
+	# the systemd bed: a network namespace of its own (this host's untouched).
+	# A Gaudi's port is a PCI device's interface, which the kernel gives back
+	# to its first network namespace when the container's goes; none here,
+	# so the port is a virtual interface (ifb: this kernel has no dummy
+	# module), which the kernel destroys with the container's namespace
+	d=$SD
+	local ini=$d/root/etc/ocidec/ocidec.d/habana.ini rc=$d/root/etc/ocidec/ocidec.d/runtime.conf
+	rm -rf "$d/ga" "$d/bn"
+	"$FIXTURES/gpu-sysfs.sh" "$d/ga" 4242 gaudi
+	rm -r "$d/ga/sys/devices/pci0000:00/0000:00:00.0/0000:19:00.0/net/enp25s0p23"   # device 0: one port
+	sed "s|^driver_root = /\$|driver_root = $d/ga/root|; /^pci_devices/s| /sys/| $d/ga/sys/|" "$CONF/habana.ini" >"$ini"
+	printf '[runtime]\npath = /usr/bin/crun\n' >"$rc"
+	chmod 0644 "$ini" "$rc"
+	bed "$d" busybox ip link add enp25s0p22 type ifb
+	"$FIXTURES/bundle.sh" "$d/bn" HABANA_VISIBLE_DEVICES=0 -- sleep 600 >/dev/null
+	run bed "$d" sh -c 'ocidec-runtime --cgroup-manager cgroupfs --root /run/crun-net create --bundle "$1/bn" net1 </dev/null >/dev/null 2>"$1/bn/create.err"; echo "rc $?"; cat "$1/bn/create.err"' sh "$d"
+	rm -f "$rc"
+	assert_line "rc 0"
+	assert_line "ocidec runtime: warn: network interface enp25s0p22 is a virtual one: it goes with the container's network namespace when the container ends, not back here"
+	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["linux"]["netDevices"])' "$d/bn/config.json"
+	assert_output "{'enp25s0p22': {'name': 'enp25s0p22'}}"
+	bed "$d" crun --root /run/crun-net start net1
+	run bed "$d" crun --root /run/crun-net exec net1 ls /sys/class/net /dev/accel
+	assert_line enp25s0p22
+	assert_line accel0
+	run bed "$d" busybox ip link show enp25s0p22
+	assert_failure
+	bed "$d" crun --root /run/crun-net delete -f net1
+	run bed "$d" busybox ip link show enp25s0p22
+	assert_failure
+	# runc 1.3.6 (runtime spec 1.2.1) reads no linux.netDevices: the
+	# interface stays where it is, the container starts without it
+	bed "$d" busybox ip link add enp25s0p22 type ifb
+	"$FIXTURES/bundle.sh" "$d/bn" HABANA_VISIBLE_DEVICES=0 -- ls /sys/class/net >/dev/null
+	run bed "$d" ocidec-runtime --root /run/runc-net run --bundle "$d/bn" net2
+	assert_success
+	assert_line --partial "network interface enp25s0p22 is a virtual one"
+	assert_line lo
+	refute_line enp25s0p22
+	run bed "$d" busybox ip link show enp25s0p22
+	assert_success
+	# the host's network namespace: nothing to move them into, said, and it
+	# starts (hostNetwork pods with Gaudis rely on it)
+	"$FIXTURES/bundle.sh" "$d/bn" HABANA_VISIBLE_DEVICES=0 -- true >/dev/null
+	python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]; json.dump(c,open(sys.argv[1],"w"))' "$d/bn/config.json"
+	run bed "$d" ocidec-runtime --root /run/runc-net run --bundle "$d/bn" net3
+	assert_success
+	assert_line --partial "network interfaces enp25s0p22 left out: the container has no network namespace of its own"
+	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["linux"].get("netDevices"))' "$d/bn/config.json"
+	assert_output None
+	bed "$d" busybox ip link del enp25s0p22
+	rm -f "$ini"
+}
+
 # dockerd DIR: Docker (26 or 28) in the bed with /etc/docker/daemon.json, its data
 # under DIR/docker, its socket DIR/docker.sock; DK is the client
 dockerd_start() {

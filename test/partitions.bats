@@ -196,7 +196,7 @@ print("common", s["containerEdits"].get("netDevices"))' "$SPEC"
 	assert_output --partial "network interfaces enp25s0p22 ... left out: cdiVersion 1.0.0 has no netDevices (1.1.0 has)"
 	run grep -c netDevices "$SPEC"
 	assert_output 0
-	# the shim: config.json's linux.netDevices (runc 1.3 moves them; this runc, 1.1, reads no such member)
+	# the shim: config.json's linux.netDevices (crun 1.28 moves them: engines-unstable.bats; this runc, 1.1, reads no such member)
 	"$FIXTURES/bundle.sh" "$B" HABANA_VISIBLE_MODULES=0 -- true >/dev/null
 	ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" create --bundle "$B" "$ID" >/dev/null 2>&1 </dev/null || true
 	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["linux"]["netDevices"])' "$B/config.json"
