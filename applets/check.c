@@ -129,6 +129,7 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		const struct vendor *v = &cfg.vendors[i];
 		struct plan plan = { 0 };
 
+		r->ec.nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
 		struct oerr err;
 		struct stat st;
 		size_t devs = 0;
@@ -199,7 +200,6 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		if (!at_slash) {  /* the files under it: only in this process's own view */
 			say(r, OK, v->name, NULL, "driver_root %s is there", v->driver_root);
 			r->drivers++;
-			r->ec.nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
 			if (v->cdi_kind) {
 				strv_push(&r->ec.kinds, v->cdi_kind);
 				strv_push(&r->ec.kind_vendors, v->name);
@@ -225,10 +225,6 @@ static void check_configs(struct checks *r, const char *dir, int root, bool at_s
 		else
 			say(r, OK, v->name, NULL, "driver_root %s: %zu device node%s, %zu path%s in all", v->driver_root,
 			    devs, devs == 1 ? "" : "s", plan.n, plan.n == 1 ? "" : "s");
-		/* (Docker's --gpus hook matters where an NVIDIA vendor has
-		 * its files here: not on an AMD node that has nvidia.ini) */
-		if (plan.n)
-			r->ec.nvidia |= vendor_answers(v, "NVIDIA_VISIBLE_DEVICES");
 		if (plan.n && v->cdi_kind) {
 			strv_push(&r->ec.kinds, v->cdi_kind);
 			strv_push(&r->ec.kind_vendors, v->name);
