@@ -46,7 +46,7 @@ unit() {
 	unit cachehook
 }
 
-@test "unit: nri (the NRI plugin's framing read back whole however the bytes come, frames of 4096 bytes at most, lengths over the limits refused; NRI's container as config.json's view; ocidec's cache hook recognised) (issue 35)" {
+@test "unit: nri (the NRI plugin's framing read back whole however the bytes come, frames of 4096 bytes at most, lengths over the limits refused; NRI's container as config.json's view; ocidec's cache hook recognised; the runtimes that take a plugin's CDI devices, containerd 2.1 and later) (issues 35, 49)" {
 	unit nri
 }
 

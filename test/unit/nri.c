@@ -4,7 +4,8 @@
  * over the limits refused. NRI's container as the decision reads a
  * config.json (engines/nri.c): env, annotations, a device plugin's /dev/null
  * bind mounts and nothing else, the cgroups path; ocidec's cache hook
- * recognised. */
+ * recognised. Which runtimes take a plugin's CDI devices (nri_takes_cdi:
+ * containerd 2.1 and later, as ConfigureRequest names it). */
 #include "engines/nri.h"
 #include "formats/ttrpc.h"
 #include "test/unit/tap.h"
@@ -163,9 +164,26 @@ static void container(void)
 		free(mounts[i]);
 }
 
+/* nri_takes_cdi: containerd 2.0 carries NRI 0.8's field and drops it;
+ * 2.1 and later inject the devices; anything else is not taken to */
+static void takes_cdi(void)
+{
+	static const struct { const char *rt; bool want; } t[] = {
+		{ "containerd v2.1.9", true }, { "containerd 2.1.9+ds1-5", true }, { "containerd v2.2.7", true },
+		{ "containerd v2.10.0", true }, { "containerd v3.0.0", true }, { "containerd v2.1.0-rc.1", true },
+		{ "containerd v2.0.5", false }, { "containerd 1.7.24~ds1-6", false }, { "containerd v1.6.20", false },
+		{ "containerd ", false }, { "containerd v", false }, { "containerd v2", false }, { "containerd vx.1", false },
+		{ "cri-o 1.34.0", false }, { "containerdv2.1.0", false }, { "", false }, { "CONTAINERD v2.1.0", false },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
+		CHECK(nri_takes_cdi(t[i].rt) == t[i].want, "nri_takes_cdi(\"%s\"): %s", t[i].rt, t[i].want ? "yes" : "no");
+}
+
 int main(void)
 {
 	framing();
 	container();
+	takes_cdi();
 	return done();
 }
