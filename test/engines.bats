@@ -610,6 +610,21 @@ docker28_vendors_off() {
 		"$d/root/usr/local/bin/amd-container-runtime" "$d/root/usr/local/bin/nvidia-container-runtime-hook"
 }
 
+# d28_gpus CMD OUT MISSING: in the Docker 28 test, docker run --gpus all
+# and --gpus '"device=1"' give the demo's GPUs (CMD run first in the
+# container, OUT its output), --gpus '"device=7"' fails saying MISSING
+d28_gpus() {
+	run dk run --rm --network none --gpus all ocidec-test:1 sh -c "$1$DEMO_SEE_SHORT"
+	assert_success
+	assert_output "$2"$'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
+	run dk run --rm --network none --gpus '"device=1"' ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+	assert_success
+	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
+	run dk run --rm --network none --gpus '"device=7"' ocidec-test:1 true
+	assert_failure
+	assert_output --partial "$3"
+}
+
 @test "Docker 28's --gpus and CDI (its CDI on by default since 28.2): --device nvidia.com/gpu=N and amd.com/gpu=N through ocidec's refreshed specs with no daemon.json; --gpus all, --gpus '\"device=1\"' through ocidec's hook (CDI off) and its runtime, for NVIDIA's kind and (amd-container-runtime on the PATH) AMD's; a missing GPU fails with ocidec's line or Docker's CDI error naming it, never a silent start; check says which path docker run takes (issue 49)" {
 	[ "$BED_SUITE" = unstable ] || skip "Docker 28 is the unstable bed's (engines-unstable.bats); Debian 13's Docker 26 has CDI off by default"
 	d=$V2
@@ -650,15 +665,7 @@ docker28_vendors_off() {
 	dockerd_start "$d"
 	run dk info --format '{{.DefaultRuntime}} {{json .CDISpecDirs}}'
 	assert_output 'runc []'
-	run dk run --rm --network none --gpus all ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-	assert_success
-	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
-	run dk run --rm --network none --gpus '"device=1"' ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-	assert_success
-	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
-	run dk run --rm --network none --gpus '"device=7"' ocidec-test:1 true
-	assert_failure
-	assert_output --partial "nvidia: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
+	d28_gpus "" "" "nvidia: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
 	echo "# $DOCKER, --gpus through the hook, a missing GPU: ${lines[0]}" >&3
 	run bed "$d" ocidec check
 	echo "# $DOCKER, CDI off, the hook: $(grep -E '^(ok|info|PROBLEM) +docker' <<<"$output" | tr '\n' ';')" >&3
@@ -673,15 +680,7 @@ docker28_vendors_off() {
 	chmod 0755 "$d/root/usr/local/bin/amd-container-runtime"
 	mv "$d/root/usr/local/bin/nvidia-container-runtime-hook" "$d/nvidia-hook.d28-aside"
 	dockerd_start "$d"
-	run dk run --rm --network none --gpus all ocidec-test:1 sh -c "echo \$AMD_VISIBLE_DEVICES; $DEMO_SEE_SHORT"
-	assert_success
-	assert_output $'all\ndemo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
-	run dk run --rm --network none --gpus '"device=1"' ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
-	assert_success
-	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
-	run dk run --rm --network none --gpus '"device=7"' ocidec-test:1 true
-	assert_failure
-	assert_output --partial "ocidec runtime: amd: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
+	d28_gpus 'echo $AMD_VISIBLE_DEVICES; ' $'all\n' "ocidec runtime: amd: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
 	echo "# $DOCKER, AMD's --gpus, a missing GPU: ${lines[0]}" >&3
 	run dk run --rm --network none --device amd.com/gpu=1 ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
 	assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
