@@ -262,6 +262,8 @@ char *engine_install_fix(const char *eng, const char *name);
  * /proc), in nanoseconds since the epoch, one that runs one of G's
  * binaries before any other; 0: none runs */
 int64_t engine_started(int proc, const struct engine *g);
+/* The same, and that process's id into PID ("" where none runs) */
+int64_t engine_started_pid(int proc, const struct engine *g, char pid[16]);
 /* Whether ST was modified after a daemon that started at SINCE */
 bool engine_changed_after(const struct stat *st, int64_t since);
 /* An engine installed here whose daemon does not run (SINCE 0): its

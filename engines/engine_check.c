@@ -156,13 +156,14 @@ static bool proc_read(int proc, const char *pid, const char *file, char *buf, si
  * ticks since boot (/proc/PID/stat field 22); the boot clock read next to
  * the wall clock turns it into wall time to the tick (/proc/stat's btime
  * is whole seconds and would put the start up to two seconds early). */
-int64_t engine_started(int proc, const struct engine *g)
+int64_t engine_started_pid(int proc, const struct engine *g, char pid[16])
 {
 	const char *comm = g->daemon;
 	DIR *d = fdopendir(dup(proc));
 	struct dirent *e;
 	struct timespec now, boot;
 	int64_t best = 0, best_ours = 0, base;
+	char best_pid[16] = "", ours_pid[16] = "";
 	bool ours;
 	long hz = (long)getauxval(AT_CLKTCK);  /* (sysconf's answer, without its 1 KB) */
 	char buf[4096];
@@ -240,14 +241,25 @@ int64_t engine_started(int proc, const struct engine *g)
 		{
 			int64_t t = base + (int64_t)(start / (unsigned long long)hz) * INT64_C(1000000000) +
 				    (int64_t)(start % (unsigned long long)hz) * (INT64_C(1000000000) / hz);
-			if (ours && (!best_ours || t < best_ours))
+			if (ours && (!best_ours || t < best_ours)) {
 				best_ours = t;
-			if (!best || t < best)
+				snprintf(ours_pid, sizeof(ours_pid), "%.15s", e->d_name);
+			}
+			if (!best || t < best) {
 				best = t;
+				snprintf(best_pid, sizeof(best_pid), "%.15s", e->d_name);
+			}
 		}
 	}
 	closedir(d);
+	if (pid)
+		memcpy(pid, best_ours ? ours_pid : best_pid, 16);
 	return best_ours ? best_ours : best;
+}
+
+int64_t engine_started(int proc, const struct engine *g)
+{
+	return engine_started_pid(proc, g, NULL);
 }
 
 /* Whether ST was modified after a daemon that started at SINCE (from

@@ -12,9 +12,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #define NVIDIA_HOOK_USR "/usr/bin/nvidia-container-runtime-hook"   /* NVIDIA's own */
 
@@ -318,6 +320,83 @@ static bool docker_runtimes(struct engine_check *c, const cJSON *rt, const char 
 	return any;
 }
 
+/* Does the running dockerd (process PID of the host's /proc PROC)
+ * resolve --gpus by CDI first (a Docker after moby#50228: where its CDI is
+ * on and nvidia-cdi-hook is on its PATH at its start, --gpus asks for the
+ * CDI devices of kind nvidia.com/gpu, and runs no hook)? Told by the name
+ * it looks for, in the text of the binary it runs (an upgrade's new file
+ * is not what runs): an older dockerd has no such string. -1: not read */
+static int docker_cdi_gpus(int proc, const char *pid)
+{
+	char exe[32];
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	void *m;
+	int r;
+
+	snprintf(exe, sizeof(exe), "%s/exe", pid);
+	if (!*pid || (fd = openat(proc, exe, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return -1;
+	if ((m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+		return -1;
+	r = memmem(m, (size_t)st.st_size, "nvidia-cdi-hook", 15) != NULL;
+	munmap(m, (size_t)st.st_size);
+	return r;
+}
+
+/* Which way the running dockerd (started at SINCE; INFO its /info, or
+ * NULL) gives an NVIDIA GPU to docker run --gpus: CDI's specs or the hook */
+static void docker_gpus_path(struct engine_check *c, const cJSON *info, int64_t since)
+{
+	static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin",
+					    "/bin", NULL };
+	const char *version = cJSON_GetStringValue(cJSON_GetObjectItem(info, "ServerVersion"));
+	char vers[40];
+	char hook[64] = "", why[160], pid[16];
+	struct stat st;
+	int first;
+
+	/* (its version where it answered /info) */
+	snprintf(vers, sizeof(vers), "%s%.24s", version ? "dockerd " : "the running dockerd", version ? version : "");
+	version = vers;
+	engine_started_pid(c->proc, &docker, pid);
+	first = docker_cdi_gpus(c->proc, pid);
+	for (const char *const *d = dirs; *d && !*hook; d++) {
+		snprintf(hook, sizeof(hook), "%s/nvidia-cdi-hook", *d);
+		if (!engine_host_stat(c->root, hook, &st, true))
+			*hook = '\0';
+	}
+	if (first == 1 && *hook && !info) {
+		engine_say(c, ENGINE_INFO, "docker", NULL, "docker run --gpus, an NVIDIA GPU: through CDI where its CDI is on (not known: "
+			   "it did not answer on /run/docker.sock), else through the hook nvidia-container-runtime-hook");
+		return;
+	}
+	if (first == 1 && docker_cdi_on(info) && *hook && !(engine_host_stat(c->root, hook, &st, false) &&
+							    engine_changed_after(&st, since))) {
+		engine_say(c, ENGINE_INFO, "docker", NULL, "docker run --gpus, an NVIDIA GPU: through CDI, the specs of kind nvidia.com/gpu "
+			   "in its CDI directories, no hook (%s resolves --gpus by CDI first: its CDI on, %s on "
+			   "its PATH)", version, hook);
+		return;
+	}
+	if (first < 0)
+		snprintf(why, sizeof(why), "its binary not read%s: whether it resolves --gpus by CDI first is not known",
+			 geteuid() ? " (not root)" : "");
+	else if (!first)
+		snprintf(why, sizeof(why), "%s has no CDI-first --gpus, a later Docker's where nvidia-cdi-hook "
+			 "is on its PATH", version);
+	else if (!docker_cdi_on(info))
+		snprintf(why, sizeof(why), "its CDI is off");
+	else if (!*hook)
+		snprintf(why, sizeof(why), "no nvidia-cdi-hook on its PATH (ocidec's is not there: CDI first would need "
+			 "one)");
+	else
+		snprintf(why, sizeof(why), "%s appeared after dockerd started, which looks for it at its start", hook);
+	engine_say(c, ENGINE_INFO, "docker", NULL, "docker run --gpus, an NVIDIA GPU: through the hook nvidia-container-runtime-hook%s (%s)",
+		   engine_host_stat(c->root, NVIDIA_HOOK_LINK, &st, true) || engine_host_stat(c->root, NVIDIA_HOOK_USR, &st, true)
+			   ? "" : ", which is not on its PATH: --gpus fails", why);
+}
+
 static void docker_check(struct engine_check *c)
 {
 	int root = c->root, proc = c->proc;
@@ -343,6 +422,8 @@ static void docker_check(struct engine_check *c)
 	if (silent)
 		engine_say_apply(c, dk, true, NULL, "dockerd runs but does not answer on /run/docker.sock "
 			  "(3 s): every docker command fails (its log says why: journalctl -u docker.service)");
+	if (c->nvidia && since > 0)
+		docker_gpus_path(c, info, since);
 	if (!text) {
 		docker_without_file(c, info, since);
 		cJSON_Delete(info);

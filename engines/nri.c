@@ -210,13 +210,18 @@ int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hoo
 	if (!config || !(linux_ = cJSON_AddObjectToObject(config, "linux")) ||
 	    !(ns = cJSON_AddArrayToObject(linux_, "namespaces")) || !cJSON_AddObjectToObject(config, "process"))
 		oom();
-	for (size_t i = 0; c->linux && i < c->linux->n_namespaces; i++)
-		if (strcmp(c->linux->namespaces[i]->type, "user") == 0) {
-			cJSON *o = cJSON_CreateObject();
+	/* (the user namespace: the nodes' ids; the network one: where a
+	 * device's interfaces would go, edits.c) */
+	for (size_t i = 0; c->linux && i < c->linux->n_namespaces; i++) {
+		const Nri__Pkg__Api__V1alpha1__LinuxNamespace *n = c->linux->namespaces[i];
+		cJSON *o;
 
-			if (!o || !cJSON_AddStringToObject(o, "type", "user") || !cJSON_AddItemToArray(ns, o))
-				oom();
-		}
+		if (strcmp(n->type, "user") != 0 && strcmp(n->type, "network") != 0)
+			continue;
+		if (!(o = cJSON_CreateObject()) || !cJSON_AddStringToObject(o, "type", n->type) ||
+		    (n->path && *n->path && !cJSON_AddStringToObject(o, "path", n->path)) || !cJSON_AddItemToArray(ns, o))
+			oom();
+	}
 	if (edits_oci_apply(e, config, hook_path, err) < 0)
 		goto out;
 	devices(config, a);

@@ -66,6 +66,7 @@ void edits_build(const struct plan *p, struct edits *e)
 	e->views = p->views;
 	e->nviews = p->nviews;
 	e->netdevs = &p->netdevs;
+	e->netdevs_some = p->netdevs_some;
 	e->mounts = xcalloc(p->n ? p->n : 1, sizeof(*e->mounts));
 	e->links = xcalloc(p->n ? p->n : 1, sizeof(*e->links));
 	e->devices = xcalloc(p->n ? p->n : 1, sizeof(*e->devices));
@@ -488,13 +489,17 @@ static bool netdev_virtual(int sock, const char *name)
 }
 
 /* The network interfaces into LINUX_'s netDevices ("HOST": {"name":
- * "HOST"}; crun 1.28 moves them, runc 1.3.6 ignores the member), where the container has a network namespace
- * of its own (a new one: a runtime moves nothing into the host's, nor into
- * another's at a path); else said and left out */
+ * "HOST"}; crun 1.28 moves them, runc 1.3.6 ignores the member), where the
+ * container has a network namespace of its own (a new one). On the host's
+ * (no network namespace in the config), nothing moves: where all the
+ * vendor's devices were asked for, the container sees what it asked for
+ * (every interface is there: Habana's `docker run --net=host`); where some
+ * were, it would see the others' too, and cannot have its own alone:
+ * refused. Another's namespace, at a path (a pod's): left out, said. */
 static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
 {
 	const cJSON *ns;
-	bool own = false;
+	bool own = false, shared = false;
 	cJSON *nd;
 	int sock;
 
@@ -503,10 +508,24 @@ static int oci_netdevs(const struct edits *e, cJSON *linux_, struct oerr *err)
 	cJSON_ArrayForEach(ns, cJSON_GetObjectItemCaseSensitive(linux_, "namespaces")) {
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ns, "type"), *p = cJSON_GetObjectItemCaseSensitive(ns, "path");
 
-		own |= cJSON_IsString(t) && strcmp(t->valuestring, "network") == 0 && (!cJSON_IsString(p) || !*p->valuestring);
+		if (!cJSON_IsString(t) || strcmp(t->valuestring, "network") != 0)
+			continue;
+		if (!cJSON_IsString(p) || !*p->valuestring)
+			own = true;
+		else
+			shared = true;
+	}
+	if (!own && !shared && e->netdevs_some)
+		return oerr_set(err, 0, "network interfaces %s%s: the devices asked for cannot have them alone in the host's "
+			 "network namespace, which the container shares (it would see every device's): give it a network "
+			 "namespace of its own, or ask for all devices", e->netdevs->v[0], e->netdevs->n > 1 ? " ..." : "");
+	if (!own && !shared) {
+		log_info("network interfaces %s%s: in the host's network namespace, which the container shares",
+			 e->netdevs->v[0], e->netdevs->n > 1 ? " ..." : "");
+		return 0;
 	}
 	if (!own) {
-		log_warn("network interfaces %s%s left out: the container has no network namespace of its own",
+		log_warn("network interfaces %s%s left out: the container joins another's network namespace",
 			 e->netdevs->v[0], e->netdevs->n > 1 ? " ..." : "");
 		return 0;
 	}

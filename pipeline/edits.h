@@ -65,6 +65,7 @@ struct edits {
 	const struct plan_view *views; /* proc views (the plan's), procview.h */
 	size_t nviews;
 	const struct strv *netdevs;    /* network interfaces to move in (the plan's) */
+	bool netdevs_some;             /* from some devices, not all (the plan's) */
 	const char *app_profile;       /* NVIDIA's application profile (the plan's) */
 };
 

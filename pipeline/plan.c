@@ -413,9 +413,11 @@ static int add_devices(struct vctx *c, const struct plan_select *sel, struct str
 		for (size_t k = 0; k < d->nnodes; k++)
 			if (d->nodes[k].absent && !add_node(c, &d->nodes[k], entries))
 				return oerr_set(err, 0, "%s", d->nodes[k].absent);
-		for (size_t k = 0; d->netdevs && (any || whole) && k < d->netdevs->n; k++)
+		for (size_t k = 0; d->netdevs && (any || whole) && k < d->netdevs->n; k++) {
+			c->p->netdevs_some |= !whole;
 			if (!strv_contains(&c->p->netdevs, d->netdevs->v[k]))
 				strv_push(&c->p->netdevs, d->netdevs->v[k]);
+		}
 	}
 	return 0;
 }

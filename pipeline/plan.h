@@ -52,6 +52,8 @@ struct plan {
 				    * is preferred when its major is greater) */
 	struct strv netdevs;       /* the selected devices' network interfaces (pci_net):
 				    * host names, each once */
+	bool netdevs_some;         /* some of them from a selection of some devices, not
+				    * all: the container must have them alone */
 };
 
 struct plan_select {

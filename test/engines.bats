@@ -437,7 +437,7 @@ rl() {
 	assert_output $'demo-tool: the answer is 42\ndemo0\ndemo1\ndemoctl\nopened'
 }
 
-@test "crun 1.28 moves a device's network interfaces (linux.netDevices from the vendor's pci_net, through the shim) into the container: there inside, gone from the runtime's network namespace while it runs; a virtual one destroyed with the container's namespace, said at create; runc 1.3 ignores the member (the interface stays); a container on the host's network namespace starts with them left out, said (issue 49)" {
+@test "crun 1.28 moves a device's network interfaces (linux.netDevices from the vendor's pci_net, through the shim) into the container: there inside, gone from the runtime's network namespace while it runs; a virtual one destroyed with the container's namespace, said at create; runc 1.3 ignores the member (the interface stays); a container on the host's network namespace is refused where it asked for some devices (it would see every device's interfaces), starts where it asked for all (issue 49)" {
 	[ "$BED_SUITE" = unstable ] || skip "crun 1.28 (the unstable bed's, engines-unstable.bats) moves linux.netDevices; Debian 13's runc 1.1 ignores the member"
 	# the systemd bed: a network namespace of its own (this host's untouched).
 	# A Gaudi's port is a PCI device's interface, which the kernel gives back
@@ -480,13 +480,24 @@ rl() {
 	refute_line enp25s0p22
 	run bed "$d" busybox ip link show enp25s0p22
 	assert_success
-	# the host's network namespace: nothing to move them into, said, and it
-	# starts (hostNetwork pods with Gaudis rely on it)
+	# the host's network namespace, which the container shares: device 0
+	# alone cannot have its port there (the container would see device 1's
+	# too): refused, in the runtime's error, nothing started
+	local nohostns='import json,sys; c=json.load(open(sys.argv[1])); c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]; json.dump(c,open(sys.argv[1],"w"))'
 	"$FIXTURES/bundle.sh" "$d/bn" HABANA_VISIBLE_DEVICES=0 -- true >/dev/null
-	python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]; json.dump(c,open(sys.argv[1],"w"))' "$d/bn/config.json"
+	python3 -c "$nohostns" "$d/bn/config.json"
 	run bed "$d" ocidec-runtime --root /run/runc-net run --bundle "$d/bn" net3
+	assert_failure 1
+	assert_line --partial "network interfaces enp25s0p22: the devices asked for cannot have them alone in the host's network namespace, which the container shares (it would see every device's): give it a network namespace of its own, or ask for all devices"
+	run bed "$d" runc --root /run/runc-net state net3
+	assert_failure
+	# all of them (Habana's own `docker run --net=host`): every interface is
+	# already where the container is, it starts, nothing to move
+	"$FIXTURES/bundle.sh" "$d/bn" HABANA_VISIBLE_DEVICES=all -- true >/dev/null
+	python3 -c "$nohostns" "$d/bn/config.json"
+	run bed "$d" ocidec-runtime --root /run/runc-net run --bundle "$d/bn" net4
 	assert_success
-	assert_line --partial "network interfaces enp25s0p22 left out: the container has no network namespace of its own"
+	refute_output --partial "enp25s0p22"
 	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["linux"].get("netDevices"))' "$d/bn/config.json"
 	assert_output None
 	bed "$d" busybox ip link del enp25s0p22
@@ -632,6 +643,9 @@ d28_gpus() {
 	docker28_vendors "$d"
 	rm -f "$d/root/etc/docker/daemon.json"
 	# a node with no daemon.json: Docker 28's own CDI, ocidec's specs
+	# (and NVIDIA's CDI hook name on dockerd's PATH: Debian's 28.5 has no
+	# CDI-first --gpus, which a later Docker takes where it finds that name)
+	ln -s /usr/bin/ocidec "$d/root/usr/local/bin/nvidia-cdi-hook"
 	dockerd_start "$d"
 	bed "$d" sh -c "tar -C $d/b/rootfs -c . | docker -H unix://$d/docker.sock import - ocidec-test:1" >/dev/null
 	run dk info --format '{{json .CDISpecDirs}}'
@@ -652,6 +666,9 @@ d28_gpus() {
 	assert_output --partial 'could not select device driver "" with capabilities: [[gpu]]'
 	run bed "$d" ocidec check
 	assert_line --regexp '^info +docker: dockerd runs without /etc/docker/daemon.json: docker run gets no vendor but through CDI'
+	# check says which way --gpus goes, from the binary dockerd runs
+	assert_line --regexp '^info +docker: docker run --gpus, an NVIDIA GPU: through the hook nvidia-container-runtime-hook, which is not on its PATH: --gpus fails \(the running dockerd has no CDI-first --gpus, a later Docker.s where nvidia-cdi-hook is on its PATH\)$'
+	rm "$d/root/usr/local/bin/nvidia-cdi-hook"
 	dockerd_stop "$d"
 	# CDI off, the hook only (install's link, dockerd's runc): --gpus
 	# through the hook
@@ -668,6 +685,7 @@ d28_gpus() {
 	d28_gpus "" "" "nvidia: no device 7: $d/dr/dev/demo7 not found (this host has 0, 1)"
 	echo "# $DOCKER, --gpus through the hook, a missing GPU: ${lines[0]}" >&3
 	run bed "$d" ocidec check
+	assert_line --regexp '^info +docker: docker run --gpus, an NVIDIA GPU: through the hook nvidia-container-runtime-hook \(the running dockerd has no CDI-first --gpus'
 	echo "# $DOCKER, CDI off, the hook: $(grep -E '^(ok|info|PROBLEM) +docker' <<<"$output" | tr '\n' ';')" >&3
 	dockerd_stop "$d"
 	# the package's way, CDI on: ocidec's runtime the default; AMD's --gpus
