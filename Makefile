@@ -75,8 +75,15 @@ INIFLAGS  := -DINI_HANDLER_LINENO=1 -DINI_CALL_HANDLER_ON_NEW_SECTION=1 \
              -DINI_ALLOW_NO_VALUE=0 -DINI_INLINE_COMMENT_PREFIXES='";\#"'
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
+# nghttp2 and mbed TLS are built with these, and what includes their
+# headers must see the same ones (nghttp2ver.h is generated into
+# $(B)/gen/nghttp2; mbed TLS's configuration is formats/mbedtls_config.h)
+NGHTTP2FLAGS := -DNGHTTP2_STATICLIB -DHAVE_ARPA_INET_H=1 -DHAVE_NETINET_IN_H=1 -DHAVE_TIME_H=1 \
+             -DHAVE_CLOCK_GETTIME=1
+MBEDTLSFLAGS := -DMBEDTLS_CONFIG_FILE='"formats/mbedtls_config.h"'
 CPPFLAGS  := -D_GNU_SOURCE -DOCIDEC_VERSION='"$(VERSION)"' -I. -I$(B)/gen -I$(DEPSRC)/cjson -I$(DEPSRC)/inih \
-             -I$(DEPSRC)/protobuf-c $(INIFLAGS)
+             -I$(DEPSRC)/protobuf-c -I$(DEPSRC)/nghttp2/lib/includes -I$(DEPSRC)/mbedtls/include \
+             $(INIFLAGS) $(NGHTTP2FLAGS) $(MBEDTLSFLAGS)
 CFLAGS    ?= -Os
 # (-Os, and two of its passes off that cost bytes in this code: loop
 # invariants kept in registers, calls in tail position turned into jumps;
@@ -96,7 +103,7 @@ WINGS     := base safety formats devices pipeline engines
 LIB_SRCS  := $(foreach w,$(WINGS),$(wildcard $(w)/*.c))
 SRCS      := ocidec.c $(LIB_SRCS) $(wildcard applets/*.c)
 DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c \
-             $(DEPSRC)/nri/api.proto
+             $(DEPSRC)/nri/api.proto $(DEPSRC)/nghttp2/lib/nghttp2_session.c $(DEPSRC)/mbedtls/library/ssl_tls.c
 # The NRI plugin's messages as C (protoc-c): NRI's api.proto (build.sh
 # fetched it), and ttrpc's envelope (formats/ttrpc.proto).
 PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c
@@ -145,6 +152,52 @@ $(B)/deps/asan/libdeps.a: $(DEPS_SRCS) $(PB_SRCS)
 		-I$(DEPSRC)/protobuf-c -I$(B)/gen -c $$f -o $(@D)/$$(basename $$f .c).o || exit 1; done
 	ar rcs $@ $(@D)/cJSON.o $(@D)/ini.o $(addprefix $(@D)/,$(notdir $(PB_CSRCS:.c=.o)))
 
+# nghttp2 (`ocidec dra`'s gRPC: HTTP/2 framing and HPACK) and mbed TLS (its
+# HTTPS client), each an archive of its own: the linker takes only the
+# members something calls, --gc-sections only the functions. nghttp2: its
+# lib/*.c, no configure run (the few HAVE_ macros are NGHTTP2FLAGS'), its
+# version header made from the .in; mbed TLS: its library/*.c with
+# formats/mbedtls_config.h (a TLS client, see there: what it leaves out
+# compiles to nothing). -Os, a section per function, as the others.
+NGHTTP2_C   := $(notdir $(wildcard $(DEPSRC)/nghttp2/lib/*.c))
+MBEDTLS_C   := $(notdir $(wildcard $(DEPSRC)/mbedtls/library/*.c))
+DEPCFLAGS   := $(CFLAGS) -std=gnu99 -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
+               -fno-unwind-tables
+NGHTTP2_VER := $(B)/gen/nghttp2/nghttp2ver.h
+$(NGHTTP2_VER): $(DEPSRC)/nghttp2/lib/includes/nghttp2/nghttp2ver.h.in
+	@mkdir -p $(@D)
+	@v=$$(sed -n 's/^AC_INIT(\[nghttp2\], \[\([0-9.]*\)\].*/\1/p' $(DEPSRC)/nghttp2/configure.ac); \
+	test -n "$$v" || { echo "$@: no version in nghttp2's configure.ac" >&2; exit 1; }; \
+	n=$$(echo $$v | awk -F. '{ printf "0x%02x%02x%02x", $$1, $$2, $$3 }'); \
+	sed "s/@PACKAGE_VERSION@/$$v/; s/@PACKAGE_VERSION_NUM@/$$n/" $< >$@
+NGHTTP2_INC := -I$(DEPSRC)/nghttp2/lib/includes -I$(B)/gen $(NGHTTP2FLAGS)
+MBEDTLS_INC := -I. -I$(DEPSRC)/mbedtls/include -I$(DEPSRC)/mbedtls/library $(MBEDTLSFLAGS)
+$(B)/deps/musl/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER) $(if $(SYSROOT),$(B)/musl-gcc.specs)
+	@mkdir -p $(@D)
+	@$(MUSLCC) $(DEPCFLAGS) $(NGHTTP2_INC) -c $< -o $@
+$(B)/deps/musl/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h $(if $(SYSROOT),$(B)/musl-gcc.specs)
+	@mkdir -p $(@D)
+	@$(MUSLCC) $(DEPCFLAGS) $(MBEDTLS_INC) -c $< -o $@
+$(B)/deps/asan/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER)
+	@mkdir -p $(@D)
+	@$(CC) -g -O1 -fsanitize=address,undefined $(NGHTTP2_INC) -c $< -o $@
+$(B)/deps/asan/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h
+	@mkdir -p $(@D)
+	@$(CC) -g -O1 -fsanitize=address,undefined $(MBEDTLS_INC) -c $< -o $@
+$(foreach v,musl asan,$(B)/deps/$(v)/libnghttp2.a): $(B)/deps/%/libnghttp2.a: \
+		$(addprefix $(B)/deps/%/nghttp2/,$(NGHTTP2_C:.c=.o))
+	@rm -f $@
+	@ar rcs $@ $^
+$(foreach v,musl asan,$(B)/deps/$(v)/libmbedtls.a): $(B)/deps/%/libmbedtls.a: \
+		$(addprefix $(B)/deps/%/mbedtls/,$(MBEDTLS_C:.c=.o))
+	@rm -f $@
+	@ar rcs $@ $^
+# (the objects are kept: make would delete them as intermediate files)
+.SECONDARY: $(foreach v,musl asan,$(addprefix $(B)/deps/$(v)/nghttp2/,$(NGHTTP2_C:.c=.o)) \
+		$(addprefix $(B)/deps/$(v)/mbedtls/,$(MBEDTLS_C:.c=.o)))
+DEPLIBS_musl := $(B)/deps/musl/libdeps.a $(B)/deps/musl/libnghttp2.a $(B)/deps/musl/libmbedtls.a
+DEPLIBS_asan := $(B)/deps/asan/libdeps.a $(B)/deps/asan/libnghttp2.a $(B)/deps/asan/libmbedtls.a
+
 $(B)/gen/api.pb-c.h: $(B)/gen/api.pb-c.c
 # (optimize_for = CODE_SIZE: the descriptors without the messages' and
 # fields' names, which only reflection reads and the plugin never does:
@@ -166,7 +219,7 @@ $(B)/gen/hooks_json.h: conf/hooks.d/ocidec.json
 	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
 $(B)/musl/engines/engine_hooksdir.o $(B)/asan/engines/engine_hooksdir.o $(B)/fuzz/obj/engines/engine_hooksdir.o: $(B)/gen/hooks_json.h
 
-$(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
+$(B)/musl/%.o: %.c $(HDRS) $(DEPS_SRCS) $(NGHTTP2_VER) Makefile $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	@$(MUSLCC) $(CPPFLAGS) -DOCIDEC_ARENA -DOCIDEC_USAGEZ $(STDFLAGS) $(CFLAGS) $(SIZEFLAGS) $(WARN) -c $< -o $@
@@ -185,7 +238,7 @@ $(B)/musl/gen/usagez.o: $(B)/gen/usagez.c $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@$(MUSLCC) $(STDFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
-$(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS)
+$(B)/asan/%.o: %.c $(HDRS) $(DEPS_SRCS) $(NGHTTP2_VER)
 	@mkdir -p $(@D)
 	@echo "  CC asan $<"
 	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -c $< -o $@
@@ -238,13 +291,13 @@ $(B)/gen/hot.ld: bench/idle-path.txt Makefile $(if $(SYSROOT),$(B)/musl-gcc.spec
 		/\*\(\.dynbss\)/ { print "   *(" b ")"; print "   *(COMMON)" }' >$@.tmp
 	@test "$$(grep -c '\.text\.arena_take \|\.bss\.arena \|\.data\.optind ' $@.tmp)" -eq 3 || { echo "$@: the toolchain's linker script has another shape" >&2; exit 1; }
 	@mv $@.tmp $@
-$(B)/ocidec: $(MUSL_OBJS) $(B)/musl/gen/usagez.o $(B)/deps/musl/libdeps.a $(B)/gen/hot.ld Makefile
+$(B)/ocidec: $(MUSL_OBJS) $(B)/musl/gen/usagez.o $(DEPLIBS_musl) $(B)/gen/hot.ld Makefile
 	$(MUSLCC) -static -s -Wl,--gc-sections -Wl,--build-id -Wl,-T,$(B)/gen/hot.ld $(ARENA_WRAP) $(LDFLAGS_$(ARCH)) -o $@ $(filter $(B)/%.o $(B)/%.a,$^)
 	@printf 'ocidec: %s bytes, %s\n' "$$(stat -c %s $@)" "$$(file -b $@ | cut -d, -f1-5)"
 	@# build/ARCH/ocidec for every architecture (the Containerfile's path)
 	@if [ "$(ARCH)" = "$(NATIVE)" ]; then mkdir -p build/$(NATIVE) && ln -f $@ build/$(NATIVE)/ocidec; fi
 
-$(B)/ocidec-asan: $(ASAN_OBJS) $(B)/deps/asan/libdeps.a
+$(B)/ocidec-asan: $(ASAN_OBJS) $(DEPLIBS_asan)
 	$(CC) -fsanitize=address,undefined -o $@ $^
 
 asan: $(B)/ocidec-asan
@@ -272,9 +325,9 @@ $(B)/unit/libcommon.a: $(ASAN_COMMON)
 	@rm -f $@
 	@ar rcs $@ $^
 $(addprefix $(B)/unit/,$(UNIT_TESTS)): $(B)/unit/%: test/unit/%.c test/unit/tap.h $(B)/unit/libcommon.a \
-		$(B)/deps/asan/libdeps.a $(HDRS)
+		$(DEPLIBS_asan) $(HDRS)
 	@echo "  UNIT    $@"
-	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -o $@ $< $(B)/unit/libcommon.a $(B)/deps/asan/libdeps.a
+	@$(CC) $(CPPFLAGS) $(ASANFLAGS) $(WARN) -o $@ $< $(B)/unit/libcommon.a $(DEPLIBS_asan)
 unit-build: $(addprefix $(B)/unit/,$(UNIT_TESTS))
 unit: unit-build
 	@for t in $(UNIT_TESTS); do $(B)/unit/$$t || exit 1; done
@@ -316,7 +369,25 @@ $(B)/fuzz/libcommon.a: $(FUZZ_OBJS)
 $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS)): $(B)/fuzz/%: test/fuzz/fuzz_%.c $(B)/fuzz/libcommon.a $(HDRS)
 	@echo "  FUZZ    $@"
 	@$(FUZZCC) $(CPPFLAGS) $(FUZZFLAGS) -o $@ $< $(B)/fuzz/libcommon.a
-fuzz-targets: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS))
+# ocidec dra's API client (kubeapi: nghttp2's client session fed a
+# server's bytes; draclaim: the claim and slice list JSON): linked with
+# nghttp2 built as the library is (instrumented: its parser is what is
+# fuzzed) and mbed TLS (linked for kubeapi.o's other calls, never reached)
+FUZZ_DRA     := kubeapi draclaim
+$(B)/fuzz/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER)
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -std=gnu99 $(NGHTTP2_INC) -c $< -o $@
+$(B)/fuzz/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h
+	@mkdir -p $(@D)
+	@$(FUZZCC) -g -O1 -fsanitize=address -std=gnu99 $(MBEDTLS_INC) -c $< -o $@
+$(B)/fuzz/libh2tls.a: $(addprefix $(B)/fuzz/nghttp2/,$(NGHTTP2_C:.c=.o)) $(addprefix $(B)/fuzz/mbedtls/,$(MBEDTLS_C:.c=.o))
+	@rm -f $@
+	@ar rcs $@ $^
+$(addprefix $(B)/fuzz/,$(FUZZ_DRA)): $(B)/fuzz/%: test/fuzz/fuzz_%.c $(B)/fuzz/libcommon.a $(B)/fuzz/libh2tls.a $(HDRS)
+	@echo "  FUZZ    $@"
+	@$(FUZZCC) $(CPPFLAGS) $(FUZZFLAGS) -o $@ $< $(B)/fuzz/libcommon.a $(B)/fuzz/libh2tls.a
+fuzz-targets: $(addprefix $(B)/fuzz/,$(FUZZ_TARGETS) $(FUZZ_DRA))
+.SECONDARY: $(addprefix $(B)/fuzz/nghttp2/,$(NGHTTP2_C:.c=.o)) $(addprefix $(B)/fuzz/mbedtls/,$(MBEDTLS_C:.c=.o))
 
 demo: $(B)/ocidec
 	./demo.sh

@@ -4,10 +4,14 @@
 # 1. installs the Debian packages the build needs, when missing (with `demo`
 #    what the demo runs too, with `check`, `test`, `test-asan` or `fuzz`
 #    what the tests need); apt never removes a package for them;
-# 2. fetches the cJSON and inih *source packages* from the distribution's archive
-#    through a private apt configuration under build/apt (derived from the
-#    system's own sources, which stay untouched); apt checks every file against
-#    the signed index and the .dsc;
+# 2. fetches the cJSON, inih, protobuf-c, nghttp2 and mbed TLS *source
+#    packages* from the distribution's archive through a private apt
+#    configuration under build/apt (derived from the system's own sources,
+#    which stay untouched); apt checks every file against the signed index
+#    and the .dsc. nghttp2 (its lib/ only: HTTP/2 and HPACK) carries the
+#    kubelet's gRPC for `ocidec dra`; mbed TLS (its library/, configured by
+#    formats/mbedtls_config.h to a TLS 1.2/1.3 client) its HTTPS to the
+#    Kubernetes API server;
 # 3. fetches Debian's musl for the other architecture (arm64 on amd64, amd64
 #    on arm64) as binary packages, unpacked under build/deps/ARCH/sysroot,
 #    never installed; with Debian's cross gcc it builds build/ARCH/ocidec;
@@ -38,6 +42,10 @@ INIH_VERSIONS="59-1"
 # dpkg-query fails where protoc-c is not installed yet: a fresh machine)
 PROTOBUFC_VERSIONS="$(dpkg-query -W -f='${source:Version}' protobuf-c-compiler 2>/dev/null || true) 1.4.1-1 1.5.1-1"
 NRI_VERSIONS="0.8.0-1"
+# `ocidec dra`: nghttp2 with Debian's patches (the security fixes), trixie's
+# then bookworm's; mbed TLS: trixie's 3.6 (TLS 1.3; bookworm's 2.28 has none).
+NGHTTP2_VERSIONS="1.64.0-1.1+deb13u2 1.52.0-1+deb12u3"
+MBEDTLS_VERSIONS="3.6.6-0.1~deb13u1"
 
 # Building: a C compiler, musl, make; dpkg-dev: dpkg-source for the
 # dependency sources; file: the size line; protobuf-c-compiler: protoc-c,
@@ -311,7 +319,8 @@ have_sysroot() {
 	[ -z "$CROSS_ARCH" ] ||
 		grep -qxF "musl $MUSL_VERSION $CROSS_ARCH" "$DEPS/$CROSS_ARCH/sysroot/.ocidec-source" 2>/dev/null
 }
-if ! have cjson || ! have inih || ! have protobuf-c || ! have_nri || ! have_sysroot; then
+if ! have cjson || ! have inih || ! have protobuf-c || ! have nghttp2 || ! have mbedtls ||
+	! have_nri || ! have_sysroot; then
 	write_private_sources
 	say "updating the private source index (build/apt)"
 	apt_private apt-get -qq update >/dev/null 2>"$APT_DIR/update.log" ||
@@ -323,6 +332,8 @@ if ! have cjson || ! have inih || ! have protobuf-c || ! have_nri || ! have_sysr
 	# the new-section callback off, which config.c needs to see empty sections.
 	have inih || fetch libinih "$DEPS/src/inih" "$INIH_VERSIONS" --skip-patches
 	have protobuf-c || fetch protobuf-c "$DEPS/src/protobuf-c" "$PROTOBUFC_VERSIONS"
+	have nghttp2 || fetch nghttp2 "$DEPS/src/nghttp2" "$NGHTTP2_VERSIONS"
+	have mbedtls || fetch mbedtls "$DEPS/src/mbedtls" "$MBEDTLS_VERSIONS"
 	have_nri || fetch_deb golang-github-containerd-nri-dev "$DEPS/src/nri" "$NRI_VERSIONS" \
 		usr/share/gocode/src/github.com/containerd/nri/pkg/api/api.proto
 	have_sysroot || fetch_sysroot "$CROSS_ARCH" "$MUSL_VERSION"

@@ -10,7 +10,7 @@
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc kfd}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc kfd kubeapi draclaim}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -147,6 +147,32 @@ fi
 # scratch trees of the targets that need files (ldconf), gone at the end
 OCIDEC_FUZZ_TMP=$(mktemp -d /dev/shm/ocidec-fuzz.XXXXXX 2>/dev/null || mktemp -d)
 export OCIDEC_FUZZ_TMP
+if [ ! -d "$seeds/draclaim" ]; then
+	mkdir -p "$seeds/draclaim" "$seeds/kubeapi"
+	r='{"request": "gpu", "driver": "nvidia.ocidec.io", "pool": "n1", "device": "gpu-1"}'
+	printf '{"metadata": {"uid": "u1"}, "status": {"allocation": {"devices": {"results": [%s, {"request": "x", "driver": "demo.ocidec.io", "pool": "n1", "device": "demo-0"}]}, "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}' \
+		"$r" >"$seeds/draclaim/claim"
+	printf '{"kind": "ResourceSliceList", "items": [{"metadata": {"name": "s", "resourceVersion": "7"}, "spec": {"driver": "demo.ocidec.io", "nodeName": "n1", "pool": {"name": "n1", "generation": 3, "resourceSliceCount": 1}, "devices": [{"name": "demo-0"}]}}]}' \
+		>"$seeds/draclaim/slices"
+	# a server's answer to the client's first stream: its SETTINGS, then
+	# HEADERS (:status 200) and DATA, as Python's h2 writes them
+	/usr/bin/python3 - "$seeds/kubeapi" <<'PY' || true
+import os, sys, h2.config, h2.connection
+for name, body, status in (("ok", b'{"kind": "Node", "metadata": {"uid": "u"}}', "200"),
+                           ("status", b'{"kind": "Status", "reason": "NotFound", "message": "x not found"}', "404")):
+    c = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding=None))
+    c.initiate_connection()
+    cl = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+    cl.initiate_connection()
+    cl.send_headers(1, [(":method", "GET"), (":scheme", "https"), (":authority", "kube:443"), (":path", "/")], end_stream=True)
+    c.receive_data(cl.data_to_send())
+    out = c.data_to_send()
+    c.send_headers(1, [(":status", status), ("content-type", "application/json")])
+    c.send_data(1, body, end_stream=True)
+    with open(os.path.join(sys.argv[1], name), "wb") as f:
+        f.write(out + c.data_to_send())
+PY
+fi
 trap 'rm -rf "$OCIDEC_FUZZ_TMP"' EXIT
 status=0
 for t in $targets; do
