@@ -106,7 +106,9 @@ DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c $(DEPSRC)/protobuf-c/p
              $(DEPSRC)/nri/api.proto $(DEPSRC)/nghttp2/lib/nghttp2_session.c $(DEPSRC)/mbedtls/library/ssl_tls.c
 # The NRI plugin's messages as C (protoc-c): NRI's api.proto (build.sh
 # fetched it), and ttrpc's envelope (formats/ttrpc.proto).
-PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c
+# ocidec dra's: the kubelet's plugin registration and DRA services
+# (formats/pluginregistration.proto, formats/dra.proto).
+PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c $(B)/gen/pluginregistration.pb-c.c $(B)/gen/dra.pb-c.c
 HDRS      := $(foreach w,$(WINGS),$(wildcard $(w)/*.h)) $(wildcard applets/*.h) applets/applets.def $(PB_SRCS:.c=.h)
 
 MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
@@ -207,7 +209,9 @@ $(B)/gen/api.pb-c.c: $(DEPSRC)/nri/api.proto
 	sed '/^package /a option optimize_for = CODE_SIZE;' $< >$(@D)/proto/api.proto
 	protoc-c --c_out=$(@D) -I$(@D)/proto $(@D)/proto/api.proto
 $(B)/gen/ttrpc.pb-c.h: $(B)/gen/ttrpc.pb-c.c
-$(B)/gen/ttrpc.pb-c.c: formats/ttrpc.proto
+$(B)/gen/pluginregistration.pb-c.h: $(B)/gen/pluginregistration.pb-c.c
+$(B)/gen/dra.pb-c.h: $(B)/gen/dra.pb-c.c
+$(B)/gen/ttrpc.pb-c.c $(B)/gen/pluginregistration.pb-c.c $(B)/gen/dra.pb-c.c: $(B)/gen/%.pb-c.c: formats/%.proto
 	@mkdir -p $(@D)
 	protoc-c --c_out=$(@D) -I$(<D) $<
 
