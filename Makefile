@@ -346,13 +346,14 @@ fuzz:
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig \
-		hooksdir keycache ere globmatch nrimux ttrpc kfd hostfiles
+		hooksdir keycache ere globmatch nrimux ttrpc kfd hostfiles grpc
 # One rule for every target: its test/fuzz/fuzz_NAME.c linked with an
 # archive of all of the library and the dependencies, built once with the
 # sanitizers; the linker takes from it only the objects the target needs.
 FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(LIB_SRCS)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o \
-               $(addprefix $(B)/fuzz/obj/,$(notdir $(PB_CSRCS:.c=.o)))
-$(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o): $(B)/fuzz/obj/%.o: %.c $(HDRS)
+               $(addprefix $(B)/fuzz/obj/,$(notdir $(PB_CSRCS:.c=.o))) \
+               $(addprefix $(B)/fuzz/obj/nghttp2/,$(NGHTTP2_C:.c=.o))
+$(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o): $(B)/fuzz/obj/%.o: %.c $(HDRS) $(NGHTTP2_VER)
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
 $(B)/fuzz/obj/cJSON.o: $(DEPSRC)/cjson/cJSON.c
@@ -367,6 +368,9 @@ $(B)/fuzz/obj/%.pb-c.o: $(B)/gen/%.pb-c.c
 $(B)/fuzz/obj/protobuf-c.o: $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) $(PB_NOUB) -std=c99 -c $< -o $@
+$(B)/fuzz/obj/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER)
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(NGHTTP2_INC) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -std=gnu99 -c $< -o $@
 $(B)/fuzz/libcommon.a: $(FUZZ_OBJS)
 	@rm -f $@
 	@ar rcs $@ $^
