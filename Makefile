@@ -177,13 +177,13 @@ MBEDTLS_INC := -I. -I$(DEPSRC)/mbedtls/include -I$(DEPSRC)/mbedtls/library $(MBE
 $(B)/deps/musl/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER) $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@$(MUSLCC) $(DEPCFLAGS) $(NGHTTP2_INC) -c $< -o $@
-$(B)/deps/musl/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h $(if $(SYSROOT),$(B)/musl-gcc.specs)
+$(B)/deps/musl/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h formats/mbedtls_psa_config.h $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@$(MUSLCC) $(DEPCFLAGS) $(MBEDTLS_INC) -c $< -o $@
 $(B)/deps/asan/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER)
 	@mkdir -p $(@D)
 	@$(CC) -g -O1 -fsanitize=address,undefined $(NGHTTP2_INC) -c $< -o $@
-$(B)/deps/asan/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h
+$(B)/deps/asan/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h formats/mbedtls_psa_config.h
 	@mkdir -p $(@D)
 	@$(CC) -g -O1 -fsanitize=address,undefined $(MBEDTLS_INC) -c $< -o $@
 $(foreach v,musl asan,$(B)/deps/$(v)/libnghttp2.a): $(B)/deps/%/libnghttp2.a: \
