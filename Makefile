@@ -106,7 +106,9 @@ DEPS_SRCS := $(DEPSRC)/cjson/cJSON.c $(DEPSRC)/inih/ini.c $(DEPSRC)/protobuf-c/p
              $(DEPSRC)/nri/api.proto $(DEPSRC)/nghttp2/lib/nghttp2_session.c $(DEPSRC)/mbedtls/library/ssl_tls.c
 # The NRI plugin's messages as C (protoc-c): NRI's api.proto (build.sh
 # fetched it), and ttrpc's envelope (formats/ttrpc.proto).
-PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c
+# ocidec dra's: the kubelet's plugin registration and DRA services
+# (formats/pluginregistration.proto, formats/dra.proto).
+PB_SRCS   := $(B)/gen/api.pb-c.c $(B)/gen/ttrpc.pb-c.c $(B)/gen/pluginregistration.pb-c.c $(B)/gen/dra.pb-c.c
 HDRS      := $(foreach w,$(WINGS),$(wildcard $(w)/*.h)) $(wildcard applets/*.h) applets/applets.def $(PB_SRCS:.c=.h)
 
 MUSL_OBJS := $(SRCS:%.c=$(B)/musl/%.o)
@@ -175,13 +177,13 @@ MBEDTLS_INC := -I. -I$(DEPSRC)/mbedtls/include -I$(DEPSRC)/mbedtls/library $(MBE
 $(B)/deps/musl/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER) $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@$(MUSLCC) $(DEPCFLAGS) $(NGHTTP2_INC) -c $< -o $@
-$(B)/deps/musl/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h $(if $(SYSROOT),$(B)/musl-gcc.specs)
+$(B)/deps/musl/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h formats/mbedtls_psa_config.h $(if $(SYSROOT),$(B)/musl-gcc.specs)
 	@mkdir -p $(@D)
 	@$(MUSLCC) $(DEPCFLAGS) $(MBEDTLS_INC) -c $< -o $@
 $(B)/deps/asan/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER)
 	@mkdir -p $(@D)
 	@$(CC) -g -O1 -fsanitize=address,undefined $(NGHTTP2_INC) -c $< -o $@
-$(B)/deps/asan/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h
+$(B)/deps/asan/mbedtls/%.o: $(DEPSRC)/mbedtls/library/%.c formats/mbedtls_config.h formats/mbedtls_psa_config.h
 	@mkdir -p $(@D)
 	@$(CC) -g -O1 -fsanitize=address,undefined $(MBEDTLS_INC) -c $< -o $@
 $(foreach v,musl asan,$(B)/deps/$(v)/libnghttp2.a): $(B)/deps/%/libnghttp2.a: \
@@ -207,7 +209,9 @@ $(B)/gen/api.pb-c.c: $(DEPSRC)/nri/api.proto
 	sed '/^package /a option optimize_for = CODE_SIZE;' $< >$(@D)/proto/api.proto
 	protoc-c --c_out=$(@D) -I$(@D)/proto $(@D)/proto/api.proto
 $(B)/gen/ttrpc.pb-c.h: $(B)/gen/ttrpc.pb-c.c
-$(B)/gen/ttrpc.pb-c.c: formats/ttrpc.proto
+$(B)/gen/pluginregistration.pb-c.h: $(B)/gen/pluginregistration.pb-c.c
+$(B)/gen/dra.pb-c.h: $(B)/gen/dra.pb-c.c
+$(B)/gen/ttrpc.pb-c.c $(B)/gen/pluginregistration.pb-c.c $(B)/gen/dra.pb-c.c: $(B)/gen/%.pb-c.c: formats/%.proto
 	@mkdir -p $(@D)
 	protoc-c --c_out=$(@D) -I$(<D) $<
 
@@ -342,13 +346,14 @@ fuzz:
 FUZZCC      ?= clang
 FUZZFLAGS   := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_TARGETS := ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig \
-		hooksdir keycache ere globmatch nrimux ttrpc kfd hostfiles
+		hooksdir keycache ere globmatch nrimux ttrpc kfd hostfiles grpc
 # One rule for every target: its test/fuzz/fuzz_NAME.c linked with an
 # archive of all of the library and the dependencies, built once with the
 # sanitizers; the linker takes from it only the objects the target needs.
 FUZZ_OBJS   := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(LIB_SRCS)) $(B)/fuzz/obj/cJSON.o $(B)/fuzz/obj/ini.o \
-               $(addprefix $(B)/fuzz/obj/,$(notdir $(PB_CSRCS:.c=.o)))
-$(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o): $(B)/fuzz/obj/%.o: %.c $(HDRS)
+               $(addprefix $(B)/fuzz/obj/,$(notdir $(PB_CSRCS:.c=.o))) \
+               $(addprefix $(B)/fuzz/obj/nghttp2/,$(NGHTTP2_C:.c=.o))
+$(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o): $(B)/fuzz/obj/%.o: %.c $(HDRS) $(NGHTTP2_VER)
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -c $< -o $@
 $(B)/fuzz/obj/cJSON.o: $(DEPSRC)/cjson/cJSON.c
@@ -363,6 +368,9 @@ $(B)/fuzz/obj/%.pb-c.o: $(B)/gen/%.pb-c.c
 $(B)/fuzz/obj/protobuf-c.o: $(DEPSRC)/protobuf-c/protobuf-c/protobuf-c.c
 	@mkdir -p $(@D)
 	@$(FUZZCC) $(CPPFLAGS) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) $(PB_NOUB) -std=c99 -c $< -o $@
+$(B)/fuzz/obj/nghttp2/%.o: $(DEPSRC)/nghttp2/lib/%.c $(NGHTTP2_VER)
+	@mkdir -p $(@D)
+	@$(FUZZCC) $(NGHTTP2_INC) $(subst fuzzer,fuzzer-no-link,$(FUZZFLAGS)) -std=gnu99 -c $< -o $@
 $(B)/fuzz/libcommon.a: $(FUZZ_OBJS)
 	@rm -f $@
 	@ar rcs $@ $^

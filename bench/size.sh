@@ -2,7 +2,8 @@
 # bench/size.sh: what each part of the static binary weighs, from the
 # linker's map of the same link as `make` (after --gc-sections: only what is
 # kept counts). One row per object of ours (an applet, a module of a wing),
-# the dependencies (cJSON, inih, protobuf-c and NRI's messages) and the C
+# the dependencies (cJSON, inih, protobuf-c and NRI's messages; nghttp2 and
+# mbed TLS, `ocidec dra`'s) and the C
 # library, each with its code, read-only data and initialised data in
 # bytes; then the stripped file against the goal (480 KiB: what
 # docs/status.md says it is for). .bss (zeroed at exec) costs no file bytes.
@@ -34,6 +35,8 @@ awk '
 			return
 		if (file ~ /libc\.a|libgcc/) who = "C library (musl)"
 		else if (file ~ /libdeps\.a/) who = "cJSON, inih, protobuf-c"
+		else if (file ~ /libnghttp2\.a/) who = "nghttp2 (ocidec dra)"
+		else if (file ~ /libmbedtls\.a/) who = "mbed TLS (ocidec dra)"
 		else if (file ~ /crt/) who = "C library (musl)"
 		else { who = file; sub(/.*build\/musl\//, "", who); sub(/\.o$/, ".c", who) }
 		kind = sec ~ /^\.text/ ? 1 : sec ~ /^\.rodata/ ? 2 : 3

@@ -54,7 +54,6 @@
 /* The crypto those need */
 #define MBEDTLS_AES_C
 #define MBEDTLS_AES_FEWER_TABLES
-#define MBEDTLS_AES_ROM_TABLES
 #define MBEDTLS_GCM_C
 #define MBEDTLS_CIPHER_C
 #define MBEDTLS_MD_C
@@ -69,8 +68,11 @@
 #define MBEDTLS_RSA_C
 #define MBEDTLS_ENTROPY_C
 #define MBEDTLS_CTR_DRBG_C
-/* TLS 1.3 in mbed TLS 3.6 goes through the PSA API (psa_crypto_init) */
+/* TLS 1.3 in mbed TLS 3.6 goes through the PSA API (psa_crypto_init):
+ * with only the algorithms it calls there (formats/mbedtls_psa_config.h) */
 #define MBEDTLS_PSA_CRYPTO_C
+#define MBEDTLS_PSA_CRYPTO_CONFIG
+#define MBEDTLS_PSA_CRYPTO_CONFIG_FILE "formats/mbedtls_psa_config.h"
 
 /* Certificates: X.509 from PEM */
 #define MBEDTLS_ASN1_PARSE_C
@@ -82,5 +84,9 @@
 #define MBEDTLS_PK_PARSE_C
 #define MBEDTLS_X509_USE_C
 #define MBEDTLS_X509_CRT_PARSE_C
+/* no text descriptions of certificates or of why one failed verification
+ * (mbedtls_x509_crt_info, _verify_info, the OIDs' names): 6 KB; the
+ * caller names the MBEDTLS_X509_BADCERT_* flags it meets itself */
+#define MBEDTLS_X509_REMOVE_INFO
 
 #endif

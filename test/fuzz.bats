@@ -153,3 +153,11 @@ setup() {
 		grep -q "fuzz/run.sh\" [0-9]* [0-9]* $t\$" "$BATS_TEST_FILENAME" || { echo "test/fuzz/fuzz_$t.c is not run"; return 1; }
 	done
 }
+
+@test "ocidec dra's gRPC server (nghttp2's session, the streams' bodies, gRPC's prefix, the dispatch, protobuf-c's unpacking of the DRA requests) survives 300000 fuzzed inputs after the client preface, in chunks as whole (issue 50)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 300000 300 grpc
+	assert_success
+	assert_line --regexp '^# grpc: stat::number_of_executed_units: 300000$'
+	# seeded by a client's session (python3-h2): two calls, a ping
+	[ -s "$BATS_TEST_DIRNAME/../build/fuzz/seeds/grpc/session" ]
+}

@@ -5,12 +5,13 @@
 # ldtree fixture makes, some system libraries, the shipped vendor configs, a
 # `runc spec` config.json, a container state) and run each for RUNS inputs
 # or SECONDS, whichever ends first (targets: ldcache elf config state
-# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig; default all). Exit 0 when no target found a crash; a crash's
+# ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere
+# globmatch nrimux ttrpc kfd grpc; default all). Exit 0 when no target found a crash; a crash's
 # input is kept in build/fuzz/crash-*.
 set -eu
 runs=${1:-100000} secs=${2:-600}
 shift $(( $# < 2 ? $# : 2 ))
-targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc kfd kubeapi draclaim}
+targets=${*:-ldcache elf config state ociconfig json ctrd ctrdimport sdbus dockerjson shimedit ldconf require mig hooksdir keycache ere globmatch nrimux ttrpc kfd kubeapi draclaim grpc}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
@@ -126,6 +127,30 @@ if [ ! -d "$seeds/nrimux" ]; then
 	/usr/bin/python3 "$top/test/fixtures/nri-trunk.py" "$seeds/nrimux/session" || true
 	printf '\1\0\0\0\1hello' >"$seeds/ttrpc/small"
 	head -c 5000 "$seeds/nrimux/session" >"$seeds/ttrpc/large" 2>/dev/null || true
+fi
+if [ ! -d "$seeds/grpc" ]; then
+	# what a gRPC client sends after its preface (python3-h2): SETTINGS,
+	# calls on two streams (a request of two claims; an unknown method),
+	# WINDOW_UPDATE, PING; the first byte: the preface put in front, whole
+	mkdir -p "$seeds/grpc"
+	/usr/bin/python3 - "$seeds/grpc" <<'PY' || true
+import sys, h2.connection, h2.config
+def msg(b): return b"\0" + len(b).to_bytes(4, "big") + b
+claim = lambda ns, uid, name: b"\x0a" + bytes([len(ns)]) + ns + b"\x12" + bytes([len(uid)]) + uid + b"\x1a" + bytes([len(name)]) + name
+req = b"".join(b"\x0a" + bytes([len(c)]) + c for c in (claim(b"ns", b"u1", b"a"), claim(b"ns", b"u2", b"b")))
+c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+c.initiate_connection()
+for sid, path in ((1, "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"), (3, "/x.Y/Z")):
+    c.send_headers(sid, [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
+                         ("content-type", "application/grpc"), ("te", "trailers")])
+    c.send_data(sid, msg(req), end_stream=True)
+c.increment_flow_control_window(65535)
+c.ping(b"12345678")
+out = c.data_to_send()
+assert out.startswith(b"PRI * HTTP/2.0")
+open(sys.argv[1] + "/session", "wb").write(b"\0" + out[24:])
+open(sys.argv[1] + "/chunks", "wb").write(b"\x85" + out[24:])
+PY
 fi
 if [ ! -d "$seeds/hostfiles" ]; then
 	# L4T's lists as test/fixtures/l4t-root.sh lays them out
