@@ -7,6 +7,7 @@
 #include "pipeline/activate.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,18 +251,30 @@ out:
 
 bool nri_takes_cdi(const char *runtime)
 {
+	/* the first release of each that injects them: containerd 2.1
+	 * ("containerd v2.1.9", Debian's "containerd 2.1.9+ds1-5"); CRI-O
+	 * 1.34 ("cri-o 1.34.0": 1.32 and 1.33 carry the field and drop it) */
+	static const struct { const char *name; unsigned long major, minor; } first[] = {
+		{ "containerd ", 2, 1 },
+		{ "cri-o ", 1, 34 },
+	};
 	unsigned long major, minor;
 	char *end;
 
-	/* "containerd v2.1.9", "containerd 2.1.9+ds1-5" */
-	if (strncmp(runtime, "containerd ", 11) != 0)
-		return false;
-	runtime += 11 + (runtime[11] == 'v');
-	major = strtoul(runtime, &end, 10);
-	if (end == runtime || *end != '.')
-		return false;
-	minor = strtoul(end + 1, &end, 10);
-	return major > 2 || (major == 2 && minor >= 1);
+	for (size_t i = 0; i < sizeof(first) / sizeof(*first); i++) {
+		size_t n = strlen(first[i].name);
+
+		if (strncmp(runtime, first[i].name, n) != 0)
+			continue;
+		runtime += n + (runtime[n] == 'v');
+		major = strtoul(runtime, &end, 10);
+		if (end == runtime || !isdigit((unsigned char)*runtime) || *end != '.' ||
+		    !isdigit((unsigned char)end[1]))
+			return false;
+		minor = strtoul(end + 1, &end, 10);
+		return major > first[i].major || (major == first[i].major && minor >= first[i].minor);
+	}
+	return false;
 }
 
 int nri_cdi_adjustment(const struct activation *act, int nact, const NriContainer *c, const char *dir,

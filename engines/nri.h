@@ -44,8 +44,8 @@ int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hoo
 void nri_adjustment_free(NriAdjustment *a);
 /* Does RUNTIME (ConfigureRequest's "NAME VERSION") inject the CDI devices
  * a plugin's adjustment names (NRI 0.8's ContainerAdjustment.CDI_devices)?
- * containerd 2.1 and later (2.0 has the field but drops it). CRI-O: not
- * known here, so no. */
+ * containerd 2.1 and later (2.0 has the field but drops it); CRI-O 1.34
+ * and later ("cri-o 1.34.0": 1.32 and 1.33 have it and drop it). */
 bool nri_takes_cdi(const char *runtime);
 /* The devices the active vendors ACT (NACT) select, as A (zeroed first;
  * nri_adjustment_free): the CDI devices of ocidec's own specs in DIR (their

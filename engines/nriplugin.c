@@ -163,7 +163,7 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 	c.by_path = true;   /* the runtime mounts and makes the nodes later */
 	if (r == CONTAINER_ACTIVE) {
 		r = container_plan(&c, what, err);   /* (its errors: "container WHAT: ...") */
-		/* the runtime injects CDI devices (containerd 2.1 and later):
+		/* the runtime injects CDI devices (containerd 2.1, CRI-O 1.34 and later):
 		 * ocidec's own specs' devices, no OCI hook (NRI's validator) */
 		if (r == 0 && cdi && nri_cdi_adjustment(c.act, c.nact, req->container, cdi, p->hook, a, &why) == 0) {
 			_cleanup_free_ char *list = NULL;

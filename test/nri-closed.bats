@@ -8,7 +8,11 @@
 # 2.2 built from source (test/fixtures/containerd22.sh: skipped where no
 # source is at hand), in the Debian 13 bed (test/fixtures/bed.sh, the hybrid
 # layout) as test/nri.bats runs containerd 2.x, its CRI driven as kubelet
-# drives it (test/fixtures/cri.py). Once, in the static build's pass.
+# drives it (test/fixtures/cri.py). CRI-O (1.34 and later: the same
+# validator, in crio.conf's [crio.nri.default_validator]; it injects a
+# plugin's CDI devices) the same, built from source
+# (test/fixtures/crio-build.sh: skipped where no source is at hand), in the
+# same bed. Once, in the static build's pass.
 
 load helpers
 
@@ -33,23 +37,30 @@ teardown() {
 	nri_stop "$NB"
 	containerd2_out
 	containerd_stop "$NB"
+	crio_stop "$NB"
 }
 
-# c22_root: containerd 2.2's root (test/fixtures/containerd22.sh: built once,
-# then reused), in C22; the test skipped, saying why, where it cannot be built
-c22_root() {
-	local rc=0
+# built VAR SCRIPT WHAT: the root test/fixtures/SCRIPT prints (an engine
+# built from source once, then reused) in VAR; the test skipped, saying
+# why, where it cannot be built (exit 3: no WHAT)
+built() {
+	local rc=0 root
 	is_static || skip "the engines run once, in the static build's pass"
-	C22=$("$FIXTURES/containerd22.sh" 2>"$BATS_TEST_TMPDIR/c22.err") || rc=$?
-	[ "$rc" -ne 3 ] || skip "no containerd 2.2 (NRI's default validator): $(tail -n 1 "$BATS_TEST_TMPDIR/c22.err")"
-	[ "$rc" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/c22.err" >&2; return 1; }
-	sed 's/^/# /' "$BATS_TEST_TMPDIR/c22.err" >&3
+	root=$("$FIXTURES/$2" 2>"$BATS_TEST_TMPDIR/built.err") || rc=$?
+	[ "$rc" -ne 3 ] || skip "no $3: $(tail -n 1 "$BATS_TEST_TMPDIR/built.err")"
+	[ "$rc" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/built.err" >&2; return 1; }
+	sed 's/^/# /' "$BATS_TEST_TMPDIR/built.err" >&3
+	printf -v "$1" %s "$root"
 }
 
-# bed_up: containerd 2.2 at hand, the bed (DIR $NB, the hybrid layout)
-# built by the first test that needs it
+# bed_up [crio]: containerd 2.2 (C22), or CRI-O (CRIO), at hand, the bed
+# (DIR $NB, the hybrid layout) built by the first test that needs it
 bed_up() {
-	c22_root
+	if [ "${1:-}" = crio ]; then
+		built CRIO crio-build.sh "CRI-O 1.34 or later (NRI's default validator)"
+	else
+		built C22 containerd22.sh "containerd 2.2 (NRI's default validator)"
+	fi
 	[ ! -e "$NB/.up" ] || return 0
 	"$BATS_TEST_DIRNAME/fixtures/cri-proto.sh" >/dev/null
 	"$BATS_TEST_DIRNAME/fixtures/bed-setup.sh" "$NB" hybrid "$OCIDEC"
@@ -145,6 +156,26 @@ pod_steps() {
 	EOF
 }
 
+# none_connected DIR POD REFUSED: ocidec required of every container and no
+# plugin connected, on the runtime that POD (pod, crio_pod) drives: a pod's
+# container refused, the CRI's error carrying REFUSED, whether it asks for a
+# device or for nothing; a pod annotated tolerate-missing-plugins.ocidec.io=true
+# starts, without devices
+none_connected() {
+	local d=$1 pod=$2 refused=$3
+	run "$pod" "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_failure
+	assert_output --partial "$refused"
+	echo "# the CRI's error: $(sed -n 's/^[[:space:]]*details = //p' <<<"$output" | head -n 1)" >&3
+	run "$pod" "$d" docker.io/library/ocidec-test:1 echo started
+	assert_failure
+	assert_output --partial "$refused"
+	run "$pod" "$d" --pod-ann tolerate-missing-plugins.ocidec.io=true --env OCI_DEMO=1 docker.io/library/ocidec-test:1 \
+		sh -c 'echo started; ls /dev | grep -c demo || true'
+	assert_success
+	assert_output $'started\n0'
+}
+
 # nri_start DIR [ARGS...]: ocidec nri in the bed, its pid (the bed's) in
 # DIR/nri.pid, its log DIR/nri.log (as test/nri.bats)
 @test "containerd 2.2, required_plugins = [\"ocidec\"] and no plugin connected: a pod's container is refused, the CRI's error naming the missing plugin ocidec, whether it asks for a device or for nothing; a pod annotated tolerate-missing-plugins.ocidec.io=true starts (without devices)" {
@@ -153,17 +184,7 @@ pod_steps() {
 	ctrd22 "$d" "$REQUIRED"
 	run bed "$d" containerd --version
 	echo "# $output" >&3
-	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
-	assert_failure
-	assert_output --partial "$REFUSED"
-	echo "# the CRI's error: $(sed -n 's/^[[:space:]]*details = //p' <<<"$output" | head -n 1)" >&3
-	run pod "$d" docker.io/library/ocidec-test:1 echo started
-	assert_failure
-	assert_output --partial "$REFUSED"
-	run pod "$d" --pod-ann tolerate-missing-plugins.ocidec.io=true --env OCI_DEMO=1 docker.io/library/ocidec-test:1 \
-		sh -c 'echo started; ls /dev | grep -c demo || true'
-	assert_success
-	assert_output $'started\n0'
+	none_connected "$d" pod "$REFUSED"
 }
 
 @test "containerd 2.2, required_plugins = [\"ocidec\"], ocidec nri connected: the same pod's container starts with its device (envvar, cdi-annotations); a pod asking for nothing starts" {
@@ -277,6 +298,46 @@ demo1 democtl"
 	grep -q 'closing plugin 50-ocidec, failed to handle CreateContainer request: context deadline exceeded' "$d/containerd.log"
 }
 
+# no_hooks_cdi DIR POD REGISTERED DESC: NRI's default validator rejecting
+# OCI hooks and requiring ocidec, on the runtime that POD (pod, crio_pod)
+# drives and whose registrations REGISTERED (nri_registered,
+# crio_registered) counts: ocidec nri --no-cdi (the edits with the cache
+# hook) refused by the validator, naming the hook; ocidec nri with its CDI
+# devices (--cdi-dir): a GPU pod gets exactly its devices, a pod asking for
+# nothing is untouched, a refused request is ocidec's line in the CRI's
+# error after DESC (what the runtime puts before it); the plugin left running
+no_hooks_cdi() {
+	local d=$1 pod=$2 registered=$3 desc=$4
+	bed "$d" rm -rf /var/run/cdi
+	# the cache hook as an OCI hook: what the validator's first rule rejects
+	nri_start "$d" --no-cdi
+	wait_until -t 10 '"$registered" "$d" 1'
+	run "$pod" "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_failure
+	assert_output --regexp 'validator "00-default-validator" rejected container adjustment, reason: validation error: plugin "[0-9-]*ocidec" attempted restricted OCI hook injection'
+	echo "# --no-cdi: $(grep -o 'validator "00-default-validator" rejected[^"]*"[^"]*"[^"]*' <<<"$output" | head -n 1)" >&3
+	nri_stop "$d"
+	# ocidec's CDI devices: no hook in the adjustment
+	nri_start "$d" --cdi-dir /var/run/cdi
+	wait_until -t 10 '"$registered" "$d" 2'
+	wait_until -t 10 'bed "$d" test -s /var/run/cdi/ocidec.io-demo.json'
+	run "$pod" "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_success
+	assert_output "$DEMO1"
+	run "$pod" "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_success
+	assert_output $'demo0\ndemo1\ndemoctl\n1\ndemo-tool: the answer is 42'
+	run "$pod" "$d" docker.io/library/ocidec-test:1 sh -c 'echo started; ls /dev | grep -c demo || true'
+	assert_success
+	assert_output $'started\n0'
+	run "$pod" "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
+	assert_failure
+	assert_output --regexp "details = \"[^\"]*${desc}ocidec: container c in pod default/ocidec-[0-9a-f]+: demo: no device 7: $d/dr/dev/demo7 not found \(this host has 0, 1\)\""
+	echo "# the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
+	grep -q "container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=1 (ocidec's specs in /var/run/cdi)" "$d/nri.log"
+	grep -q "container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=all (" "$d/nri.log"
+}
+
 # The node's config: the default validator on and rejecting OCI hooks (its
 # first rule), ocidec required of every container
 NOHOOKS="$REQUIRED
@@ -287,34 +348,7 @@ NOHOOKS="$REQUIRED
 	d=$NB
 	: >"$d/nri.log"
 	ctrd22 "$d" "$NOHOOKS"
-	bed "$d" rm -rf /var/run/cdi
-	# the cache hook as an OCI hook: what the validator's first rule rejects
-	nri_start "$d" --no-cdi
-	wait_until -t 10 'nri_registered "$d" 1'
-	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
-	assert_failure
-	assert_output --regexp 'validator "00-default-validator" rejected container adjustment, reason: validation error: plugin "[0-9-]*ocidec" attempted restricted OCI hook injection'
-	echo "# --no-cdi: $(grep -o 'validator "00-default-validator" rejected[^"]*"[^"]*"[^"]*' <<<"$output" | head -n 1)" >&3
-	nri_stop "$d"
-	# ocidec's CDI devices: no hook in the adjustment
-	nri_start "$d" --cdi-dir /var/run/cdi
-	wait_until -t 10 'nri_registered "$d" 2'
-	wait_until -t 10 'bed "$d" test -s /var/run/cdi/ocidec.io-demo.json'
-	run pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
-	assert_success
-	assert_output "$DEMO1"
-	run pod "$d" --env OCI_DEMO=all docker.io/library/ocidec-test:1 sh -c "$SEE"
-	assert_success
-	assert_output $'demo0\ndemo1\ndemoctl\n1\ndemo-tool: the answer is 42'
-	run pod "$d" docker.io/library/ocidec-test:1 sh -c 'echo started; ls /dev | grep -c demo || true'
-	assert_success
-	assert_output $'started\n0'
-	run pod "$d" --env OCI_DEMO=7 docker.io/library/ocidec-test:1 true
-	assert_failure
-	assert_output --regexp "details = \"[^\"]*rpc error: code = Unknown desc = ocidec: container c in pod default/ocidec-[0-9a-f]+: demo: no device 7: $d/dr/dev/demo7 not found \(this host has 0, 1\)\""
-	echo "# the CRI's error: $(grep -o 'details = "[^"]*' <<<"$output" | head -n 1)" >&3
-	grep -q "container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=1 (ocidec's specs in /var/run/cdi)" "$d/nri.log"
-	grep -q "container c in pod default/ocidec-[0-9a-f]*: CDI devices ocidec.io/demo=all (" "$d/nri.log"
+	no_hooks_cdi "$d" pod nri_registered 'rpc error: code = Unknown desc = '
 	sed -n 's/^ocidec nri: info: \(registered with\|container c in pod default\/ocidec-[0-9a-f]*: \)/\1/p' "$d/nri.log" | sed 's/^/# /' >&3
 	# check: the NRI section as containerd's dump has it, the plugin registered
 	run bed "$d" ocidec check
@@ -326,4 +360,104 @@ NOHOOKS="$REQUIRED
 	bed "$d" rm -rf /var/run/cdi
 	run bed "$d" ocidec check
 	assert_output --partial "NRI's default validator requires the plugin ocidec (required_plugins), and none is registered"
+}
+
+# ---- CRI-O ----
+
+# crio_start DIR [TOML]: CRI-O as a node runs it, from the bed's
+# /usr/local/bin (with pinns, its helper), the test image in the bed's
+# containers/storage (podman's, which CRI-O shares), its socket
+# DIR/crio/crio.sock, its log DIR/crio.log, NRI on (its socket
+# /var/run/nri/nri.sock, where ocidec nri looks), TOML appended to its
+# crio.conf. runc (crun refuses the hybrid layout), cgroupfs (no systemd in
+# the bed), no OCI hooks directory (the bed's hooks.d has ocidec's hook: a
+# device would then come from it, not from NRI), no CNI (the pods share the
+# node's network), the test image as the pause image (none is needed: a pod
+# with a PID namespace per container has no infra container)
+crio_start() {
+	local d=$1
+	mkdir -p "$d/crio" "$d/logs" "$d/root/etc/crio"
+	cp "$CRIO/usr/bin/crio" "$CRIO/usr/bin/pinns" "$d/root/usr/local/bin/"
+	[ -e "$d/.crio-image" ] || bed "$d" sh -c 'podman load -q -i "$1/image.tar" >/dev/null &&
+		podman tag "$(podman images -q | head -n 1)" docker.io/library/ocidec-test:1' sh "$d"
+	touch "$d/.crio-image"
+	cat >"$d/root/etc/crio/crio.conf" <<-EOF
+	[crio]
+	log_dir = "$d/logs"
+	[crio.api]
+	listen = "$d/crio/crio.sock"
+	[crio.runtime]
+	default_runtime = "runc"
+	cgroup_manager = "cgroupfs"
+	conmon_cgroup = "pod"
+	pinns_path = "/usr/local/bin/pinns"
+	hooks_dir = []
+	[crio.runtime.runtimes.runc]
+	runtime_path = "/usr/bin/runc"
+	monitor_path = "/usr/bin/conmon"
+	[crio.image]
+	pause_image = "docker.io/library/ocidec-test:1"
+	[crio.nri]
+	enable_nri = true
+	nri_listen = "/var/run/nri/nri.sock"
+	${2:-}
+	EOF
+	bed "$d" sh -c "exec crio >$d/crio.log 2>&1" &
+	wait_until -t 30 '[ -S "$d/crio/crio.sock" ] && timeout 5 /usr/bin/python3 "$FIXTURES/cri.py" status "$d/crio/crio.sock" >/dev/null 2>&1' &&
+		return 0
+	echo "CRI-O did not come up: $(tail -n 5 "$d/crio.log")" >&2
+	return 1
+}
+
+crio_stop() {
+	bed "$1" sh -c 'pkill -x crio || exit 0; for i in $(seq 100); do pgrep -x crio >/dev/null || exit 0; sleep 0.1; done'
+}
+
+# crio_pod DIR ARGS...: test/fixtures/cri.py run against the bed's CRI-O
+crio_pod() {
+	local d=$1
+	shift
+	timeout 300 /usr/bin/python3 "$FIXTURES/cri.py" run "$d/crio/crio.sock" --logs "$d/logs" --daemon-log "$d/crio.log" "$@"
+}
+
+# crio_registered DIR N: the plugin's log says it registered with CRI-O N times
+crio_registered() {
+	[ "$(grep -c '^ocidec nri: info: registered with cri-o ' "$1/nri.log")" -ge "$2" ]
+}
+
+# The node's crio.conf: the default validator on, rejecting OCI hooks,
+# ocidec required of every container, the pods annotated
+# tolerate-missing-plugins.ocidec.io=true exempt (ocidec's DaemonSet pod)
+CRIO_NRI='[crio.nri.default_validator]
+nri_enable_default_validator = true
+nri_validator_reject_oci_hook_adjustment = true
+nri_validator_required_plugins = ["ocidec"]
+nri_validator_tolerate_missing_plugins_annotation = "tolerate-missing-plugins.ocidec.io"'
+
+# the validator's refusal: CRI-O's error is NRI's line as it is
+MISSING='validator "00-default-validator" rejected container adjustment, reason: validation error: required plugin "ocidec" not present'
+
+@test "CRI-O, NRI's default validator requiring ocidec and no plugin connected: a pod's container is refused, the CRI's error naming the missing plugin ocidec, whether it asks for a device or for nothing; a pod annotated tolerate-missing-plugins.ocidec.io=true starts (without devices)" {
+	bed_up crio
+	d=$NB
+	crio_start "$d" "$CRIO_NRI"
+	run bed "$d" crio --version
+	echo "# $(head -n 1 <<<"$output")" >&3
+	none_connected "$d" crio_pod "$MISSING"
+}
+
+@test "CRI-O, NRI's default validator rejecting OCI hooks and requiring ocidec: ocidec nri --no-cdi (the edits with the cache hook) is refused by the validator, naming the hook; with its CDI devices (CRI-O 1.34 and later take them) the GPU pod starts with exactly its devices, a pod asking for nothing is untouched, a refused request is ocidec's line in the CRI's error; stopped, a pod is refused again (fail closed)" {
+	bed_up crio
+	d=$NB
+	: >"$d/nri.log"
+	crio_start "$d" "$CRIO_NRI"
+	no_hooks_cdi "$d" crio_pod crio_registered ''
+	grep -q '^ocidec nri: info: registered with cri-o 1\.[0-9]*\.[0-9]* as 50-ocidec$' "$d/nri.log"
+	grep -q "^ocidec nri: info: cri-o 1\.[0-9]*\.[0-9]* takes CDI devices from a plugin" "$d/nri.log"
+	sed -n 's/^ocidec nri: info: \(registered with\|cri-o \|container c in pod default\/ocidec-[0-9a-f]*: \)/\1/p' "$d/nri.log" | sed 's/^/# /' >&3
+	# the plugin gone: fail closed
+	nri_stop "$d"
+	run crio_pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
+	assert_failure
+	assert_output --partial "$MISSING"
 }

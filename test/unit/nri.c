@@ -5,7 +5,8 @@
  * config.json (engines/nri.c): env, annotations, a device plugin's /dev/null
  * bind mounts and nothing else, the cgroups path; ocidec's cache hook
  * recognised. Which runtimes take a plugin's CDI devices (nri_takes_cdi:
- * containerd 2.1 and later, as ConfigureRequest names it). */
+ * containerd 2.1 and later, CRI-O 1.34 and later, as ConfigureRequest
+ * names them). */
 #include "engines/nri.h"
 #include "formats/ttrpc.h"
 #include "test/unit/tap.h"
@@ -165,7 +166,9 @@ static void container(void)
 }
 
 /* nri_takes_cdi: containerd 2.0 carries NRI 0.8's field and drops it;
- * 2.1 and later inject the devices; anything else is not taken to */
+ * 2.1 and later inject the devices; CRI-O 1.32 and 1.33 (NRI 0.9) drop
+ * it, 1.34 and later (its runtime_version is its bare version) inject
+ * them; anything else is not taken to */
 static void takes_cdi(void)
 {
 	static const struct { const char *rt; bool want; } t[] = {
@@ -173,7 +176,13 @@ static void takes_cdi(void)
 		{ "containerd v2.10.0", true }, { "containerd v3.0.0", true }, { "containerd v2.1.0-rc.1", true },
 		{ "containerd v2.0.5", false }, { "containerd 1.7.24~ds1-6", false }, { "containerd v1.6.20", false },
 		{ "containerd ", false }, { "containerd v", false }, { "containerd v2", false }, { "containerd vx.1", false },
-		{ "cri-o 1.34.0", false }, { "containerdv2.1.0", false }, { "", false }, { "CONTAINERD v2.1.0", false },
+		{ "containerdv2.1.0", false }, { "", false }, { "CONTAINERD v2.1.0", false }, { "containerd v2.", false },
+		{ "containerd v+2.1", false }, { "containerd  2.1.0", false },
+		{ "cri-o 1.34.0", true }, { "cri-o 1.36.3", true }, { "cri-o 1.100.0", true }, { "cri-o 2.0.0", true },
+		{ "cri-o v1.35.1", true }, { "cri-o 1.34.0-dev", true }, { "cri-o 1.33.13", false },
+		{ "cri-o 1.32.0", false }, { "cri-o 1.3.40", false }, { "cri-o 0.99.0", false }, { "cri-o ", false },
+		{ "cri-o 1", false }, { "cri-o x.34", false }, { "CRI-O 1.34.0", false }, { "crio 1.34.0", false },
+		{ "podman 5.8.0", false },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
