@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DRA_CDI_DIR "/var/run/cdi"   /* (the refreshed specs', as ocidec nri's) */
 
@@ -63,6 +64,9 @@ const char dra_usage[] =
 	"                        (default: this binary's)\n"
 	"      --every SEC       the refresh and the slices again (default 60)\n"
 	"      --no-publish      no slices (another publishes them)\n"
+	"      --host-root DIR   the node's root (a DaemonSet's hostPath /): every path\n"
+	"                        but the token's and the CA's is the node's (give\n"
+	"                        --hook-path, the node's path of ocidec)\n"
 	"\n"
 	"Exit status: 0; 2 refused (one line: the claim and why, or what the API\n"
 	"server got wrong); 1 the API server not reached in time.\n";
@@ -76,7 +80,7 @@ struct dra_api {
 	bool serve, no_cdi, no_publish;
 	const char **drivers;
 	size_t ndrivers;
-	const char *plugin_dir, *registry_dir, *cdi_dir, *hook;
+	const char *plugin_dir, *registry_dir, *cdi_dir, *hook, *host_root;
 	unsigned every;
 };
 
@@ -92,6 +96,7 @@ static int api_options(int argc, char **argv, struct dra_api *a)
 		{ "registry-dir", required_argument, NULL, 'r' }, { "cdi-dir", required_argument, NULL, 'C' },
 		{ "no-cdi", no_argument, NULL, 'N' },           { "hook-path", required_argument, NULL, 'H' },
 		{ "every", required_argument, NULL, 'e' },      { "no-publish", no_argument, NULL, 'P' },
+		{ "host-root", required_argument, NULL, 'R' },
 		{ 0 },
 	};
 	unsigned long sec;
@@ -103,7 +108,7 @@ static int api_options(int argc, char **argv, struct dra_api *a)
 	opterr = 0;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, ":c:n:", opts, NULL)) != -1) {
-		if (!a->serve && o > 0 && strchr("dprCNHeP", o))
+		if (!a->serve && o > 0 && strchr("dprCNHePR", o))
 			return applet_usage_error("%s: an option of serve's", argv[optind - 1]), -1;
 		switch (o) {
 		case 'c': a->dir = optarg; break;
@@ -136,6 +141,7 @@ static int api_options(int argc, char **argv, struct dra_api *a)
 		case 'N': a->no_cdi = true; break;
 		case 'H': a->hook = optarg; break;
 		case 'P': a->no_publish = true; break;
+		case 'R': a->host_root = optarg; break;
 		default: return applet_bad_option(o, argc, argv), -1;
 		}
 	}
@@ -165,9 +171,17 @@ static int dra_serve_cmd(int argc, char **argv, struct oerr *err)
 		return EXIT_USAGE;
 	if (i != argc)
 		return applet_usage_error("serve: no operand (%s)", argv[i]);
+	if (a.host_root && !a.hook)
+		return applet_usage_error("--host-root: give --hook-path, the node's path of ocidec");
 	if (!a.hook && self_exe(self, sizeof(self)) < 0)
 		return oerr_set(err, errno, "/proc/self/exe"), APPLET_FAILED;
-	if (config_load(&cfg, a.dir, err) < 0 || kube_open(&a.ko, &k, err) < 0)
+	/* (the token's directory and the CA read before a chroot into the
+	 * node's root: they are the pod's) */
+	if (kube_open(&a.ko, &k, err) < 0)
+		return APPLET_FAILED;
+	if (a.host_root && (chroot(a.host_root) < 0 || chdir("/") < 0))
+		return oerr_set(err, errno, "--host-root %s", a.host_root), APPLET_FAILED;
+	if (config_load(&cfg, a.dir, err) < 0)
 		return APPLET_FAILED;
 	/* the drivers: the vendors' (each given one a vendor's) */
 	for (size_t v = 0; v < cfg.n; v++) {

@@ -36,6 +36,9 @@ struct kube {
 	unsigned char ip[16];       /* HOST as an address (IPLEN 4 or 16; 0: a name) */
 	size_t iplen;
 	char *token_file, *ca_file, *token;
+	int token_dir;              /* the token file's directory (opened at kube_open: a
+				     * chroot after, as serve --host-root's, keeps it) */
+	const char *token_name;     /* its name there (in TOKEN_FILE) */
 	struct stat token_st;       /* the token file when TOKEN was read */
 	unsigned timeout_ms;
 	long long deadline;         /* the current request's (ms, CLOCK_MONOTONIC) */
@@ -207,9 +210,12 @@ static int parse_server(struct kube *k, const char *server, struct oerr *err)
 	return 0;
 }
 
-static int read_file(const char *path, size_t max, char **buf, size_t *len, struct stat *st, struct oerr *err)
+/* PATH (NAME in the directory DIR where DIR >= 0: PATH says it) */
+static int read_file_at(int dir, const char *name, const char *path, size_t max, char **buf, size_t *len,
+			struct stat *st, struct oerr *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = dir >= 0 ? openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+					  : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return oerr_usage(err, "%s: %s", path, strerror(errno));
@@ -218,6 +224,11 @@ static int read_file(const char *path, size_t max, char **buf, size_t *len, stru
 	if (read_fd_all(fd, max, buf, len, err) < 0)
 		return oerr_prefix(err, "%s", path);
 	return 0;
+}
+
+static int read_file(const char *path, size_t max, char **buf, size_t *len, struct stat *st, struct oerr *err)
+{
+	return read_file_at(-1, path, path, max, buf, len, st, err);
 }
 
 int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
@@ -230,6 +241,7 @@ int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
 
 	*out = NULL;
 	k->fd = -1;
+	k->token_dir = -1;
 	k->timeout_ms = o->timeout_ms ? o->timeout_ms : 15000;
 	k->token_file = xstrdup(o->token_file ? o->token_file : KUBE_SA_DIR "/token");
 	k->ca_file = xstrdup(o->ca_file ? o->ca_file : KUBE_SA_DIR "/ca.crt");
@@ -246,6 +258,17 @@ int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
 	if (r < 0 || !k->ca.version) {
 		oerr_usage(err, "%s: no CA certificate (mbed TLS -0x%04x)", k->ca_file, (unsigned)-r);
 		goto fail;
+	}
+	{
+		_cleanup_free_ char *dir = path_dir(k->token_file);
+		const char *slash = strrchr(k->token_file, '/');
+
+		k->token_name = slash ? slash + 1 : k->token_file;
+		k->token_dir = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (k->token_dir < 0 || !*k->token_name) {
+			oerr_usage(err, "%s: %s", k->token_file, k->token_dir < 0 ? strerror(errno) : "no file name");
+			goto fail;
+		}
 	}
 	if (psa_crypto_init() != PSA_SUCCESS ||
 	    mbedtls_ctr_drbg_seed(&k->drbg, mbedtls_entropy_func, &k->entropy, (const unsigned char *)"ocidec-dra", 10) ||
@@ -292,6 +315,8 @@ void kube_close(struct kube *k)
 	mbedtls_ctr_drbg_free(&k->drbg);
 	mbedtls_entropy_free(&k->entropy);
 	mbedtls_x509_crt_free(&k->ca);
+	if (k->token_dir >= 0)
+		close(k->token_dir);
 	free(k->token_file);
 	free(k->ca_file);
 	free(k->token);
@@ -542,11 +567,11 @@ static int token(struct kube *k, struct oerr *err)
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 
-	if (k->token && stat(k->token_file, &st) == 0 && st.st_ino == k->token_st.st_ino &&
+	if (k->token && fstatat(k->token_dir, k->token_name, &st, 0) == 0 && st.st_ino == k->token_st.st_ino &&
 	    st.st_dev == k->token_st.st_dev && st.st_size == k->token_st.st_size &&
 	    st.st_mtim.tv_sec == k->token_st.st_mtim.tv_sec && st.st_mtim.tv_nsec == k->token_st.st_mtim.tv_nsec)
 		return 0;
-	if (read_file(k->token_file, TOKEN_MAX, &buf, &len, &k->token_st, err) < 0)
+	if (read_file_at(k->token_dir, k->token_name, k->token_file, TOKEN_MAX, &buf, &len, &k->token_st, err) < 0)
 		return -1;
 	while (len && strchr(" \t\r\n", buf[len - 1]))
 		len--;

@@ -581,3 +581,34 @@ then uid-after"
 	assert_equal "$stderr" "ocidec dra: driver $DRV: its socket paths are longer than a unix socket's (107 bytes)"
 	[ -z "$(find "$RD" -mindepth 1)" ] && [ ! -e "$long" ]
 }
+
+@test "serve --host-root: the node's root for everything but the pod's token and CA; a rotated token is read again" {
+	claim c1 "[$DEMO1]"
+	api
+	# the node: the vendor's config and driver root at the same paths inside
+	local node=$BATS_TEST_TMPDIR/node
+	mkdir -p "$node$(dirname "$DR")" "$node$(dirname "$CFG")" "$node/usr/bin" "$node/plugins" "$node/registry"
+	cp -a "$DR" "$node$DR"
+	cp -a "$CFG" "$node$CFG"
+	cp "$OCIDEC" "$node/usr/bin/ocidec"
+	run --separate-stderr "$OCIDEC" dra serve "${OPTS[@]}" --host-root "$node"
+	assert_failure 2
+	assert_equal "$stderr" "ocidec dra: --host-root: give --hook-path, the node's path of ocidec (see ocidec dra --help)"
+	"$OCIDEC" dra serve "${OPTS[@]}" --host-root "$node" --hook-path /usr/bin/ocidec --plugin-dir /plugins \
+		--registry-dir /registry --cdi-dir /cdi >>"$LOG" 2>&1 &
+	PID=$!
+	wait_until -t 10 '[ -S "$node/registry/$DRV-reg.sock" ] && [ -s "$node/cdi/ocidec.io-demo.json" ]' || { cat "$LOG"; ls -R "$node" | head -30; false; }
+	[ ! -e "$PD/$DRV" ] && [ ! -e "$CD" ]   # nothing outside the node's root
+	grep -q '"/usr/bin/ocidec"' "$node/cdi/ocidec.io-demo.json"   # the hook, the node's path
+	run $KDRA info "$node/registry/$DRV-reg.sock"
+	assert_line "endpoint /plugins/$DRV/dra.sock"
+	run $KDRA prepare "$node/plugins/$DRV/dra.sock" v1 ns1/c1/uid-c1
+	assert_output "uid-c1 devices: node1/demo-1[gpu]=ocidec.io/demo=1"
+	[ -s "$node/plugins/$DRV/claims.json" ]
+	# the token rotated (the pod's projected one): the next request carries the new one
+	sleep 0.02
+	echo "tok-rotated-$RANDOM" >"$API/token.new" && mv "$API/token.new" "$API/token"
+	claim c2 "[$DEMO0]"
+	run $KDRA prepare "$node/plugins/$DRV/dra.sock" v1 ns1/c2/uid-c2
+	assert_output "uid-c2 devices: node1/demo-0[gpu]=ocidec.io/demo=0"
+}
