@@ -6,12 +6,15 @@
  * claims and its tick engines/draserve.c).
  */
 #include "applets/applet.h"
+#include "base/cleanup.h"
+#include "base/log.h"
 #include "devices/config.h"
 #include "engines/draclaim.h"
 #include "engines/draplugin.h"
 #include "engines/draserve.h"
 #include "engines/draslice.h"
 #include "engines/kubeapi.h"
+#include "formats/json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +29,7 @@ const char dra_usage[] =
 	"usage: ocidec dra serve [OPTIONS] [SERVE OPTIONS]\n"
 	"       ocidec dra claim [OPTIONS] NAMESPACE NAME [UID]\n"
 	"       ocidec dra publish [OPTIONS]\n"
+	"       ocidec dra classes [-c DIR]\n"
 	"\n"
 	"The Kubernetes DRA (resource.k8s.io/v1) driver of every configured vendor:\n"
 	"VENDOR.ocidec.io, its devices named by index (gpu-0), the node's pool.\n"
@@ -38,6 +42,8 @@ const char dra_usage[] =
 	"  claim      what preparing the ResourceClaim NAMESPACE/NAME (of UID, when\n"
 	"             given) would give: its devices of ocidec's drivers, a line each:\n"
 	"             request, driver, pool, device, CDI IDs; or why it is refused\n"
+	"  classes    a DeviceClass for each vendor's driver (its CEL selector),\n"
+	"             as a List for kubectl apply -f -\n"
 	"  publish    the node's ResourceSlices made what its vendors have now:\n"
 	"             created, updated (the pool's generation one up) or deleted\n"
 	"\n"
@@ -181,8 +187,18 @@ static int dra_serve_cmd(int argc, char **argv, struct oerr *err)
 		return APPLET_FAILED;
 	if (a.host_root && (chroot(a.host_root) < 0 || chdir("/") < 0))
 		return oerr_set(err, errno, "--host-root %s", a.host_root), APPLET_FAILED;
-	if (config_load(&cfg, a.dir, err) < 0)
-		return APPLET_FAILED;
+	/* (a DaemonSet's pod may start before the toolkit's install put the
+	 * configs there: waited for, said once) */
+	for (bool said = false; config_load(&cfg, a.dir, err) < 0 || !cfg.n;) {
+		if (err->msg[0] && !strstr(err->msg, "No such file"))
+			return APPLET_FAILED;
+		if (!said)
+			log_warn("no vendor config in %s yet: waiting for it (ocidec install puts it there)", a.dir);
+		said = true;
+		config_free(&cfg);
+		memset(err, 0, sizeof(*err));
+		sleep(5);
+	}
 	/* the drivers: the vendors' (each given one a vendor's) */
 	for (size_t v = 0; v < cfg.n; v++) {
 		_cleanup_free_ char *name = dra_driver_name(&cfg.vendors[v]);
@@ -275,6 +291,33 @@ static int dra_publish_cmd(int argc, char **argv, struct oerr *err)
 	return applet_finish_stdout(EXIT_OK);
 }
 
+static int dra_classes_cmd(int argc, char **argv, struct oerr *err)
+{
+	static const struct option opts[] = { { "config-dir", required_argument, NULL, 'c' }, { 0 } };
+	_cleanup_config_ struct config cfg = { 0 };
+	_cleanup_json_ cJSON *list = NULL;
+	_cleanup_free_ char *text = NULL;
+	const char *dir = config_dir_default();
+	int o;
+
+	opterr = 0;
+	optind = 1;
+	while ((o = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
+		if (o != 'c')
+			return applet_bad_option(o, argc, argv);
+		dir = optarg;
+	}
+	if (optind != argc)
+		return applet_usage_error("classes: no operand (%s)", argv[optind]);
+	if (config_load(&cfg, dir, err) < 0)
+		return APPLET_FAILED;
+	list = dra_device_classes(&cfg);
+	if (!(text = cJSON_Print(list)))
+		oom();
+	out("%s\n", text);
+	return applet_finish_stdout(EXIT_OK);
+}
+
 /* ---- the dispatcher ---- */
 
 APPLET_MAIN(dra)
@@ -286,12 +329,13 @@ APPLET_MAIN(dra)
 		{ "serve", dra_serve_cmd },
 		{ "claim", dra_claim_cmd },
 		{ "publish", dra_publish_cmd },
+		{ "classes", dra_classes_cmd },
 	};
 
 	if (argc < 2)
-		return applet_usage_error("give a subcommand: serve, claim or publish (--help)");
+		return applet_usage_error("give a subcommand: serve, claim, publish or classes (--help)");
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (strcmp(argv[1], cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1, err);
-	return applet_usage_error("%s: no such subcommand (serve, claim, publish)", argv[1]);
+	return applet_usage_error("%s: no such subcommand (serve, claim, publish, classes)", argv[1]);
 }

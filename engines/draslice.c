@@ -360,3 +360,29 @@ out:
 	strv_free(&drivers);
 	return r;
 }
+
+cJSON *dra_device_classes(const struct config *cfg)
+{
+	cJSON *list = cJSON_CreateObject(), *items;
+
+	if (!list || !cJSON_AddStringToObject(list, "apiVersion", "v1") || !cJSON_AddStringToObject(list, "kind", "List") ||
+	    !(items = cJSON_AddArrayToObject(list, "items")))
+		oom();
+	for (size_t i = 0; i < cfg->n; i++) {
+		_cleanup_free_ char *driver = dra_driver_name(&cfg->vendors[i]);
+		_cleanup_free_ char *cel = driver ? xasprintf("device.driver == \"%s\"", driver) : NULL;
+		cJSON *c, *m, *sel, *one;
+
+		if (!driver)
+			continue;
+		if (!(c = cJSON_CreateObject()) || !cJSON_AddItemToArray(items, c) ||
+		    !cJSON_AddStringToObject(c, "apiVersion", "resource.k8s.io/v1") ||
+		    !cJSON_AddStringToObject(c, "kind", "DeviceClass") || !(m = cJSON_AddObjectToObject(c, "metadata")) ||
+		    !cJSON_AddStringToObject(m, "name", driver) ||
+		    !(sel = cJSON_AddArrayToObject(cJSON_AddObjectToObject(c, "spec"), "selectors")) ||
+		    !(one = cJSON_CreateObject()) || !cJSON_AddItemToArray(sel, one) ||
+		    !cJSON_AddStringToObject(cJSON_AddObjectToObject(one, "cel"), "expression", cel))
+			oom();
+	}
+	return list;
+}

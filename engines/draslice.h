@@ -58,4 +58,10 @@ int dra_slices_parse(const char *text, size_t len, const char *node, cJSON **doc
  * before it stays done, and the next run takes up from there). */
 int dra_publish(struct kube *k, const struct config *cfg, const char *node, struct oerr *err);
 
+/* A DeviceClass (resource.k8s.io/v1) for each vendor of CFG with a
+ * driver name: named after the driver (nvidia.ocidec.io), its one selector
+ * the CEL `device.driver == "nvidia.ocidec.io"`; as a List (kubectl apply
+ * -f takes it, and kustomize) */
+cJSON *dra_device_classes(const struct config *cfg);
+
 #endif

@@ -612,3 +612,22 @@ then uid-after"
 	run $KDRA prepare "$node/plugins/$DRV/dra.sock" v1 ns1/c2/uid-c2
 	assert_output "uid-c2 devices: node1/demo-0[gpu]=ocidec.io/demo=0"
 }
+
+@test "dra classes: a DeviceClass per vendor, its CEL on the driver's name; serve started before any vendor config waits for one, said once" {
+	run --separate-stderr ocidec dra classes -c "$CFG"
+	assert_success
+	run /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); [print(c["apiVersion"], c["kind"], c["metadata"]["name"], c["spec"]["selectors"][0]["cel"]["expression"]) for c in j["items"]]' <<<"$output"
+	assert_output 'resource.k8s.io/v1 DeviceClass demo.ocidec.io device.driver == "demo.ocidec.io"'
+	# the toolkit's install not there yet: serve waits for the configs
+	api
+	"$OCIDEC" dra serve "${OPTS[@]}" -c "$BATS_TEST_TMPDIR/later" --plugin-dir "$PD" --registry-dir "$RD" \
+		--cdi-dir "$CD" >>"$LOG" 2>&1 &
+	PID=$!
+	wait_until -t 5 'grep -q "waiting for it" "$LOG"'
+	[ ! -e "$REG" ]
+	cp -r "$CFG" "$BATS_TEST_TMPDIR/later"
+	wait_until -t 15 '[ -S "$REG" ]'
+	assert_equal "$(grep -c "no vendor config in $BATS_TEST_TMPDIR/later yet: waiting for it" "$LOG")" 1
+	run $KDRA info "$REG"
+	assert_line "name $DRV"
+}

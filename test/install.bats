@@ -836,6 +836,56 @@ print(sorted(cm["data"].items()))' "$1"
 	done
 }
 
+@test "deploy/overlays/dra (kustomize, Debian 13's kubectl): the toolkit's objects and the DRA driver's, its RBAC no more than claims read, nodes read, slices managed; ocidec-dra on the toolkit's nodes; a DeviceClass per shipped vendor, equal to ocidec dra classes (issue 50)" {
+	local kubectl rc=0 K=$BATS_TEST_TMPDIR/deploy
+	kubectl=$("$FIXTURES/kubectl.sh") || rc=$?
+	[ "$rc" -ne 3 ] || skip "Debian 13's archive has no kubectl"
+	[ "$rc" -eq 0 ]
+	cp -r "$BATS_TEST_DIRNAME/../deploy" "$K"
+	"$kubectl" kustomize "$K/overlays/dra" >"$BATS_TEST_TMPDIR/dra.yaml"
+	# every object but the DeviceClasses against the API's types (Debian's
+	# python3-kubernetes has no resource.k8s.io/v1: those checked below,
+	# and by a real API server in test/cluster.bats)
+	/usr/bin/python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+yaml.safe_dump_all([d for d in docs if d["kind"] != "DeviceClass"], open(sys.argv[2], "w"))
+yaml.safe_dump_all([d for d in docs if d["kind"] == "DeviceClass"], open(sys.argv[3], "w"))' \
+		"$BATS_TEST_TMPDIR/dra.yaml" "$BATS_TEST_TMPDIR/dra-typed.yaml" "$BATS_TEST_TMPDIR/classes.yaml"
+	run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/dra-typed.yaml"
+	assert_success
+	assert_output --regexp $'^Namespace/ocidec\nResourceQuota/ocidec-critical-pods\nServiceAccount/ocidec-dra\nServiceAccount/ocidec-toolkit\nClusterRole/ocidec-dra\nClusterRoleBinding/ocidec-dra\nConfigMap/ocidec-toolkit-settings-[a-z0-9]{10}\nDaemonSet/ocidec-dra\nDaemonSet/ocidec-toolkit$'
+	run /usr/bin/python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+get = lambda k, n: next(d for d in docs if d["kind"] == k and d["metadata"]["name"] == n)
+role = get("ClusterRole", "ocidec-dra")
+print(sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"]))) for r in role["rules"]))
+b = get("ClusterRoleBinding", "ocidec-dra")
+print(b["roleRef"]["name"], b["subjects"][0]["name"], b["subjects"][0]["namespace"])
+dra, tk = get("DaemonSet", "ocidec-dra")["spec"]["template"]["spec"], get("DaemonSet", "ocidec-toolkit")["spec"]["template"]["spec"]
+print("same nodes:", dra["affinity"] == tk["affinity"] and dra["tolerations"] == tk["tolerations"])
+print("token:", dra["serviceAccountName"], dra.get("automountServiceAccountToken", True), tk.get("automountServiceAccountToken"))
+c = dra["containers"][0]
+print(" ".join(c["command"] + c["args"]))
+print(c["env"][0]["name"], c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"])' "$BATS_TEST_TMPDIR/dra.yaml"
+	assert_success
+	assert_output "[(('',), ('nodes',), ('get',)), (('resource.k8s.io',), ('resourceclaims',), ('get',)), (('resource.k8s.io',), ('resourceslices',), ('create', 'delete', 'list', 'update'))]
+ocidec-dra ocidec-dra ocidec
+same nodes: True
+token: ocidec-dra True False
+/usr/bin/ocidec dra serve --host-root=/host --config-dir=/usr/local/ocidec/etc/ocidec.d --hook-path=/usr/local/ocidec/bin/ocidec
+NODE_NAME spec.nodeName"
+	# the DeviceClasses: each shipped vendor's, as ocidec prints them
+	run /usr/bin/python3 -c 'import json, subprocess, sys, yaml
+got = sorted((d["metadata"]["name"], d["spec"]["selectors"][0]["cel"]["expression"]) for d in yaml.safe_load_all(open(sys.argv[1])) if d)
+want = sorted((d["metadata"]["name"], d["spec"]["selectors"][0]["cel"]["expression"]) for d in json.loads(subprocess.check_output([sys.argv[2], "dra", "classes", "-c", sys.argv[3]]))["items"])
+print(got == want, len(got))
+print(all(d["apiVersion"] == "resource.k8s.io/v1" and set(d) == {"apiVersion", "kind", "metadata", "spec"} for d in yaml.safe_load_all(open(sys.argv[1])) if d))' \
+		"$BATS_TEST_TMPDIR/classes.yaml" "$OCIDEC" "$BATS_TEST_DIRNAME/../conf"
+	assert_output "True $(ls "$BATS_TEST_DIRNAME"/../conf/*.ini | wc -l)
+True"
+	assert_line --index 0 --regexp '^True '
+}
+
 @test "deploy/kubernetes: the manifests pass the API's types (python3-kubernetes); a misspelt field does not" {
 	K=$BATS_TEST_DIRNAME/../deploy/kubernetes
 	run "$FIXTURES/k8s-check.py" "$K/ocidec-toolkit.yaml" "$K/shim/runtimeclass.yaml"
