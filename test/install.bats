@@ -795,12 +795,19 @@ for m in sorted(idx["manifests"], key=lambda m: m["platform"]["architecture"]):
 
 # --- deploy/kubernetes ---
 
-@test "deploy/kubernetes with kustomize (Debian 13's kubectl): the base and each overlay give the manifests' objects, passing the API's types; the base's settings are ocidec-toolkit.yaml's ConfigMap, key for key; the DaemonSet names the generated ConfigMap, whose name changes with any setting (a change rolls the pods); the overlays' driver roots (issue 47)" {
-	local kubectl rc=0 K=$BATS_TEST_TMPDIR/deploy
+# deploy_copy: the repository's deploy/ in $K, Debian 13's kubectl in
+# $kubectl (the test skipped where the archive has none)
+deploy_copy() {
+	local rc=0
 	kubectl=$("$FIXTURES/kubectl.sh") || rc=$?
 	[ "$rc" -ne 3 ] || skip "Debian 13's archive has no kubectl"
 	[ "$rc" -eq 0 ]
 	cp -r "$BATS_TEST_DIRNAME/../deploy" "$K"
+}
+
+@test "deploy/kubernetes with kustomize (Debian 13's kubectl): the base and each overlay give the manifests' objects, passing the API's types; the base's settings are ocidec-toolkit.yaml's ConfigMap, key for key; the DaemonSet names the generated ConfigMap, whose name changes with any setting (a change rolls the pods); the overlays' driver roots (issue 47)" {
+	local kubectl K=$BATS_TEST_TMPDIR/deploy
+	deploy_copy
 	for k in kubernetes overlays/driver-container overlays/host-driver; do
 		"$kubectl" kustomize "$K/$k" >"$BATS_TEST_TMPDIR/${k##*/}.yaml"
 		run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/${k##*/}.yaml"
@@ -837,11 +844,8 @@ print(sorted(cm["data"].items()))' "$1"
 }
 
 @test "deploy/overlays/dra (kustomize, Debian 13's kubectl): the toolkit's objects and the DRA driver's, its RBAC no more than claims read, nodes read, slices managed; ocidec-dra on the toolkit's nodes; a DeviceClass per shipped vendor, equal to ocidec dra classes (issue 50)" {
-	local kubectl rc=0 K=$BATS_TEST_TMPDIR/deploy
-	kubectl=$("$FIXTURES/kubectl.sh") || rc=$?
-	[ "$rc" -ne 3 ] || skip "Debian 13's archive has no kubectl"
-	[ "$rc" -eq 0 ]
-	cp -r "$BATS_TEST_DIRNAME/../deploy" "$K"
+	local kubectl K=$BATS_TEST_TMPDIR/deploy
+	deploy_copy
 	"$kubectl" kustomize "$K/overlays/dra" >"$BATS_TEST_TMPDIR/dra.yaml"
 	# every object but the DeviceClasses against the API's types (Debian's
 	# python3-kubernetes has no resource.k8s.io/v1: those checked below,
