@@ -242,6 +242,8 @@ static int dra_serve_cmd(int argc, char **argv, struct oerr *err)
 		o.backend = &b;
 		r = dra_serve(&o, err);
 	}
+	if (r == 0)
+		dra_server_end(&s, (const char *const *)names.v, names.n);
 	strv_free(&names);
 	return r < 0 ? APPLET_FAILED : EXIT_OK;
 }

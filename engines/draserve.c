@@ -194,8 +194,32 @@ void dra_server_tick(void *arg)
 		}
 		if (s->refresh < 0)
 			log_warn("the CDI refresh: fork: %s", strerror(errno));
+		s->refreshed |= s->refresh > 0;
 	}
 	if (s->publish && dra_publish(s->k, s->cfg, s->node, &err) < 0)
 		log_warn("the node's resource slices: %s (again in a while)", err.msg);
 	fflush(stdout);
+}
+
+void dra_server_end(struct dra_server *s, const char *const *drivers, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_json_ cJSON *ck = NULL;
+		char path[4096];
+
+		ck = checkpoint_load(s, drivers[i], path, sizeof(path));
+		if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ck, "claims")) > 0) {
+			log_info("driver %s: %s kept: claims prepared there", drivers[i], path);
+			continue;
+		}
+		unlink(path);
+		*strrchr(path, '/') = '\0';
+		rmdir(path);  /* (its own, now empty; else left) */
+	}
+	if (s->refresh > 0)
+		while (waitpid(s->refresh, NULL, 0) < 0 && errno == EINTR)
+			;
+	s->refresh = 0;
+	if (s->cdi_dir && s->refreshed)
+		cdi_unrefresh(s->config_dir, s->cdi_dir);
 }

@@ -517,11 +517,21 @@ then uid-after"
 	assert_success
 }
 
-@test "SIGTERM removes both sockets; a killed plugin's stale sockets are replaced by the next, which serves" {
+@test "SIGTERM removes both sockets, the CDI specs it wrote and its directory where no claim is kept there; a killed plugin's stale sockets are replaced by the next, which serves" {
 	serve
+	wait_until -t 10 '[ -s "$CD/ocidec.io-demo.json" ]'
 	stop
 	[ ! -e "$REG" ] && [ ! -e "$SOCK" ]
 	grep -q "signal 15: the plugin stops, its sockets removed" "$LOG"
+	# no claim prepared: its directory gone, and the CDI spec it wrote
+	[ ! -e "$PD/$DRV" ] && [ ! -e "$CD/ocidec.io-demo.json" ]
+	# a claim prepared: kept for the next plugin
+	claim c1 "[$DEMO0]"
+	serve
+	run $KDRA prepare "$SOCK" v1 ns1/c1/uid-c1
+	assert_output "uid-c1 devices: node1/demo-0[gpu]=ocidec.io/demo=0"
+	stop
+	grep -q uid-c1 "$PD/$DRV/claims.json"
 	serve
 	kill -KILL "$PID"
 	wait "$PID" || true
