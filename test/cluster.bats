@@ -274,6 +274,115 @@ node_state() {
 	assert_success
 }
 
+# claim_pod NAME CMD: a pod of the test image running CMD with a claim
+# from the ResourceClaimTemplate one-gpu (the DeviceClass nvidia.ocidec.io)
+claim_pod() {
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: $1}
+	spec:
+	  restartPolicy: Never
+	  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+	  containers:
+	  - name: cuda
+	    image: docker.io/library/ocidec-test:1
+	    imagePullPolicy: Never
+	    command: ["sh", "-c", "$2"]
+	    resources: {claims: [{name: gpu}]}
+	EOF
+}
+
+@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; kubectl delete leaves the node as it was (issue 50)" {
+	kc api-versions | grep -qx resource.k8s.io/v1 ||
+		skip "this Kubernetes build serves no resource.k8s.io/v1 (1.34 and later do: test/fixtures/k8s-build.sh on a 1.34 tree)"
+	dp_stop
+	if ! kc get node k8s-bed -o 'jsonpath={.status.nodeInfo.containerRuntimeVersion}' | grep -q '^containerd://2\.'; then
+		"$FIXTURES/k8s-cluster.sh" stop "$KB"
+		"$FIXTURES/k8s-cluster.sh" start "$KB" 2 >"$KB/start-dra.log" 2>&1 || { cat "$KB/start-dra.log"; false; }
+	fi
+	echo "# $(kc get node k8s-bed -o 'jsonpath={.status.nodeInfo.kubeletVersion} {.status.nodeInfo.containerRuntimeVersion}')" >&3
+	node_state >"$KB/before-dra"
+	kc label node k8s-bed ocidec.io/accelerator=true --overwrite >/dev/null
+	# the fixture has no kube-proxy: the pod reaches the API server at the
+	# node's address, not at the kubernetes Service's (a test overlay)
+	mkdir -p "$KB/deploy/overlays/dra-test"
+	cp -r "$BATS_TEST_DIRNAME/../deploy/overlays/dra" "$KB/deploy/overlays/"
+	cp -r "$BATS_TEST_DIRNAME/../deploy/kubernetes/dra" "$KB/deploy/kubernetes/"
+	cat >"$KB/deploy/overlays/dra-test/Kustomization" <<-EOF
+	apiVersion: kustomize.config.k8s.io/v1beta1
+	kind: Kustomization
+	resources: [../dra]
+	patches:
+	  - target: {kind: DaemonSet, name: ocidec-dra}
+	    patch: |-
+	      - {op: add, path: /spec/template/spec/containers/0/args/-, value: "--server=https://10.254.0.1:6443"}
+	EOF
+	run kc apply -k "$KB/deploy/overlays/dra-test"
+	assert_success
+	assert_line "deviceclass.resource.k8s.io/nvidia.ocidec.io created"
+	run kc rollout status -n ocidec daemonset/ocidec-dra --timeout=120s
+	assert_success
+	wait_until -t 60 '[ -n "$(kc get resourceslices -o name)" ]'
+	run kc get resourceslices -o 'jsonpath={range .items[*]}{.spec.driver} {.spec.nodeName} {.spec.pool.name} {.spec.devices[*].name} {.metadata.ownerReferences[0].kind}{"\n"}{end}'
+	assert_output "nvidia.ocidec.io k8s-bed k8s-bed gpu-0 gpu-1 Node"
+	wait_until -t 30 'kc logs -n ocidec daemonset/ocidec-dra | grep -q "registered with the kubelet"'
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaimTemplate
+	metadata: {name: one-gpu}
+	spec:
+	  spec:
+	    devices:
+	      requests: [{name: gpu, exactly: {deviceClassName: nvidia.ocidec.io}}]
+	EOF
+	see='ls /dev | grep demo; demo-tool 2>/dev/null; sleep 600'
+	claim_pod dra1 "$see"
+	claim_pod dra2 "$see"
+	for p in dra1 dra2; do
+		kc wait --for=condition=Ready "pod/$p" --timeout=90s >/dev/null || { kc describe pod "$p"; false; }
+	done
+	wait_until -t 10 '[ "$(kc logs dra1 | wc -l)" = 3 ] && [ "$(kc logs dra2 | wc -l)" = 3 ]'
+	run kc logs dra1
+	assert_output --regexp $'^demo[01]\ndemoctl\ndemo-tool: the answer is 42$'
+	one=${lines[0]}
+	run kc logs dra2
+	assert_output --regexp $'^demo[01]\ndemoctl\ndemo-tool: the answer is 42$'
+	[ "${lines[0]}" != "$one" ]
+	echo "# dra1: $one, dra2: ${lines[0]}" >&3
+	# both devices taken: a third pod's claim waits for one
+	claim_pod dra3 "$see"
+	sleep 5
+	run kc get pod dra3 -o 'jsonpath={.status.phase}'
+	assert_output Pending
+	# a pod asking for nothing: no device
+	pod_yaml none 0 "ls /dev | grep -c demo; true" | kc apply -f - >/dev/null
+	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/none --timeout=90s >/dev/null
+	run kc logs none
+	assert_output 0
+	# what the plugin keeps: two claims; dra1 deleted: its claim unprepared,
+	# and dra3 gets its device
+	run node sh -c 'tr "," "\n" </var/lib/kubelet/plugins/nvidia.ocidec.io/claims.json | grep -c "\"device\":\"gpu-"'
+	assert_output 2
+	kc delete pod dra1 --grace-period=1 >/dev/null
+	kc wait --for=condition=Ready pod/dra3 --timeout=120s >/dev/null || { kc describe pod dra3; false; }
+	wait_until -t 10 '[ "$(kc logs dra3 | wc -l)" = 3 ]'
+	run kc logs dra3
+	assert_line --index 0 "$one"
+	wait_until -t 30 'kc logs -n ocidec daemonset/ocidec-dra | grep -q "claim default/dra1-gpu-.* unprepared"'
+	kc logs -n ocidec daemonset/ocidec-dra | grep -E "prepared|unprepared" | sed 's/^/# /' >&3
+	kc delete pod dra2 dra3 none --grace-period=1 >/dev/null
+	kc delete resourceclaimtemplate one-gpu >/dev/null
+	run kc delete -k "$KB/deploy/overlays/dra-test" --timeout=120s
+	assert_success
+	wait_until -t 90 '[ -z "$(kc get pods -n ocidec -o name 2>/dev/null)" ]'
+	node_state >"$KB/after-dra"
+	run diff "$KB/before-dra" "$KB/after-dra"
+	assert_success
+	run node find /var/lib/kubelet/plugins /var/lib/kubelet/plugins_registry -mindepth 1
+	assert_output ""
+}
+
 @test "the shim's mode (OCIDEC_RUNTIME=containerd, containerd 1.7): the DaemonSet installs and registers the runtime, ready by ocidec check; containerd restarted by hand, as the README says; a pod with runtimeClassName ocidec gets exactly the device plugin's device; kubectl delete gives config.toml back and leaves the node as it was (issue 35)" {
 	dp_stop
 	"$FIXTURES/k8s-cluster.sh" stop "$KB"
