@@ -1026,7 +1026,7 @@ teardown() {
 	bed "$d" umount /run/nvidia/driver
 }
 
-@test "a spec in nvidia-ctk's shape, its hooks answered by the installed nvidia-cdi-hook (ocidec): podman 5 with crun and runc, containerd's CRI (the CDI field), as ocidec's own spec (issue 25)" {
+@test "a spec in nvidia-ctk's shape, its hooks answered by the installed nvidia-cdi-hook (ocidec): podman 5 with crun and runc, containerd's CRI (the CDI field), as ocidec's own spec (issue 25); NVIDIA's DRA driver's claim spec through the CRI (issue 50)" {
 	for d in "$V2" "$HY"; do
 		# nvidia-ctk's shape (test/fixtures/nvidia-ctk-spec.py), its hooks
 		# the link make install put in the bed
@@ -1056,8 +1056,16 @@ teardown() {
 		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
 		run pod "$d" --cdi ocidec.io/demo=0 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
 		assert_output $'demo-tool: the answer is 42\ndemo0\ndemoctl\nopened'
+		# NVIDIA's DRA driver's claim spec (its --nvidia-cdi-hook-path at
+		# ocidec's nvidia-cdi-hook), as kubelet passes its device from a
+		# prepared claim: the claim's device, every hook answered (issue 50)
+		/usr/bin/python3 "$FIXTURES/nvidia-ctk-spec.py" "$d/dr" /usr/libexec/ocidec/nvidia-cdi-hook --dra-claim 5d1f0a2e \
+			>"$d/root/etc/cdi/k8s.gpu.nvidia.com-claim_5d1f0a2e.json"
+		run pod "$d" --cdi k8s.gpu.nvidia.com/claim=5d1f0a2e-gpu-1 docker.io/library/ocidec-test:1 sh -c "$DEMO_SEE_SHORT"
+		assert_output $'demo-tool: the answer is 42\ndemo1\ndemoctl\nopened'
 		containerd_stop "$d"
-		rm -f "$d/root/etc/cdi/nvidia.json" "$d/root/etc/containerd/config.toml"
+		rm -f "$d/root/etc/cdi/nvidia.json" "$d/root/etc/cdi/k8s.gpu.nvidia.com-claim_5d1f0a2e.json" \
+			"$d/root/etc/containerd/config.toml"
 		[ ! -e "$d/ctk-keep.toml" ] || mv "$d/ctk-keep.toml" "$d/root/etc/containerd/config.toml"
 	done
 	rm -f "$V2/root/etc/cdi/nvidia.json"
