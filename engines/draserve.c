@@ -66,7 +66,7 @@ static void checkpoint_save(const char *path, const cJSON *j)
 
 	if (!text)
 		oom();
-	if (root_write_atomic(host_root(), path, text, strlen(text), 0600, ROOT_SYNC_FILE, &err) < 0)
+	if (root_write_atomic(host_root(), path, text, strlen(text), 0600, 0, &err) < 0)
 		log_warn("%s: not written (%s): a claim is fetched again after a restart", path, err.msg);
 }
 

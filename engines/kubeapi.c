@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,6 +504,9 @@ static int tcp_connect(struct kube *k, struct oerr *err)
 		k->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (k->fd < 0)
 			continue;
+		/* (a request's HEADERS and DATA, each its own record, sent as
+		 * written: no wait for the first's acknowledgement) */
+		setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		if ((connect(k->fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
 		     (errno == EINPROGRESS && wait_fd(k, k->fd, POLLOUT) &&
 		      getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)))
