@@ -145,6 +145,9 @@ int instcopy_binary(struct engine_plan *p, struct oerr *err)
 	engine_plan_add(p, xasprintf("%s/bin/ocidec", p->prefix), buf, len, 0755, NULL);
 	engine_plan_link(p, xasprintf("%s/bin/ocidec-hook", p->prefix), "ocidec");
 	engine_plan_link(p, xasprintf("%s/bin/ocidec-runtime", p->prefix), "ocidec");
+	/* (NVIDIA's CDI hook name: the --nvidia-cdi-hook-path of NVIDIA's DRA
+	 * driver, whose specs run it as nvidia-cdi-hook SUBCOMMAND) */
+	engine_plan_link(p, xasprintf("%s/bin/nvidia-cdi-hook", p->prefix), "ocidec");
 	return 0;
 }
 

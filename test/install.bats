@@ -71,11 +71,12 @@ snapshot() {
 @test "install: the binary, its links, the configs, the hooks.d file, Docker's runtime, containerd's drop-in" {
 	run ocidec install "${ALL[@]}"
 	assert_success
-	assert_line "ocidec install: 8 changes under $P"
+	assert_line "ocidec install: 9 changes under $P"
 	cmp "$OCIDEC" "$H$P/bin/ocidec"
 	[ "$(stat -c %a "$H$P/bin/ocidec")" = 755 ]
 	[ "$(readlink "$H$P/bin/ocidec-hook")" = ocidec ]
 	[ "$(readlink "$H$P/bin/ocidec-runtime")" = ocidec ]
+	[ "$(readlink "$H$P/bin/nvidia-cdi-hook")" = ocidec ]   # (NVIDIA's DRA driver's --nvidia-cdi-hook-path)
 	cmp "$CFG/demo.ini" "$H$P/etc/ocidec.d/demo.ini"
 	run python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); print(h["hook"]["path"], h["hook"]["args"], h["stages"], h["when"])' \
 		"$H$HOOKS/ocidec.json"
