@@ -65,6 +65,12 @@ int kube_json(struct kube *k, const char *method, const char *path, const cJSON 
  * malloc'd, printable ASCII only, at most 200 characters of the message. */
 char *kube_status_text(int status, const char *text, size_t len);
 
+/* NAME's addresses in TEXT (an /etc/hosts: an address, then its names, a
+ * line each, '#' a comment), its case aside, in the file's order: at most
+ * MAX into ADDRS (4 or 16 bytes each, as LENS say); how many */
+#define KUBE_HOSTS_MAX 4
+size_t kube_hosts_lookup(const char *text, const char *name, unsigned char addrs[][16], size_t lens[], size_t max);
+
 /* For the fuzzer: DATA (LEN bytes) as a server's bytes to a client session
  * that sent one request (GET /), after the TLS layer: what the answer
  * path takes from them. 0: an answer came whole, -1 (ERR) otherwise. */
