@@ -163,6 +163,7 @@ static int verify_ip(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flag
 	return 0;
 }
 
+/* (kubeapi.h) */
 size_t kube_hosts_lookup(const char *text, const char *name, unsigned char addrs[][16], size_t lens[], size_t max)
 {
 	size_t n = 0, len;
@@ -264,7 +265,18 @@ static int parse_server(struct kube *k, const char *server, struct oerr *err)
 	return 0;
 }
 
-static int read_file(const char *path, size_t max, char **buf, size_t *len, struct stat *st, struct oerr *err);
+static int read_file(const char *path, size_t max, char **buf, size_t *len, struct stat *st, struct oerr *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return oerr_usage(err, "%s: %s", path, strerror(errno));
+	if (st && fstat(fd, st) < 0)
+		return oerr_usage(err, "%s: %s", path, strerror(errno));
+	if (read_fd_all(fd, max, buf, len, err) < 0)
+		return oerr_prefix(err, "%s", path);
+	return 0;
+}
 
 /* What K connects to: its address, or its name's in /etc/hosts (no DNS:
  * in a pod the API server is an address, and a node's operator gives one) */
@@ -287,19 +299,6 @@ static int server_addrs(struct kube *k, struct oerr *err)
 	if (!k->naddrs)
 		return oerr_usage(err, "API server %s: no address for %s in /etc/hosts (names are not looked up in DNS): "
 				  "give --server https://ADDRESS:PORT", k->authority, k->host);
-	return 0;
-}
-
-static int read_file(const char *path, size_t max, char **buf, size_t *len, struct stat *st, struct oerr *err)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0)
-		return oerr_usage(err, "%s: %s", path, strerror(errno));
-	if (st && fstat(fd, st) < 0)
-		return oerr_usage(err, "%s: %s", path, strerror(errno));
-	if (read_fd_all(fd, max, buf, len, err) < 0)
-		return oerr_prefix(err, "%s", path);
 	return 0;
 }
 

@@ -27,9 +27,10 @@
 #define KUBE_MAX_BODY (4u << 20)
 
 struct kube_opts {
-	const char *server;     /* "https://HOST:PORT" (HOST a name, an IPv4 or [IPv6]
-				 * address); NULL: in-cluster, KUBERNETES_SERVICE_HOST
-				 * and KUBERNETES_SERVICE_PORT */
+	const char *server;     /* "https://HOST:PORT" (HOST an IPv4 or [IPv6] address,
+				 * or a name /etc/hosts gives: no DNS); NULL:
+				 * in-cluster, KUBERNETES_SERVICE_HOST and
+				 * KUBERNETES_SERVICE_PORT */
 	const char *token_file; /* NULL: KUBE_SA_DIR/token */
 	const char *ca_file;    /* NULL: KUBE_SA_DIR/ca.crt */
 	unsigned timeout_ms;    /* each request's deadline, connecting included (0: 15 s) */
@@ -38,8 +39,9 @@ struct kube_opts {
 struct kube;
 
 /* A client for O's server into *OUT (nothing connected yet): the CA file
- * read, the server's address checked. -1 (ERR, EXIT_USAGE): no server
- * given and none in the environment, a malformed --server, a CA file that
+ * read, the server's address checked (a name looked up in /etc/hosts).
+ * -1 (ERR, EXIT_USAGE): no server given and none in the environment, a
+ * malformed --server, a name /etc/hosts does not give, a CA file that
  * holds no certificate. */
 int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err);
 void kube_close(struct kube *k);
