@@ -3,7 +3,8 @@
 # linker's map of the same link as `make` (after --gc-sections: only what is
 # kept counts). One row per object of ours (an applet, a module of a wing),
 # the dependencies (cJSON, inih, protobuf-c and NRI's messages; nghttp2 and
-# mbed TLS, `ocidec dra`'s) and the C
+# mbed TLS, `ocidec dra`'s: one row, as the link-time optimiser compiles
+# them as one unit, the Makefile's DEPLTO) and the C
 # library, each with its code, read-only data and initialised data in
 # bytes; then the stripped file against the goal (480 KiB: what
 # docs/status.md says it is for). .bss (zeroed at exec) costs no file bytes.
@@ -37,6 +38,7 @@ awk '
 		else if (file ~ /libdeps\.a/) who = "cJSON, inih, protobuf-c"
 		else if (file ~ /libnghttp2\.a/) who = "nghttp2 (ocidec dra)"
 		else if (file ~ /libmbedtls\.a/) who = "mbed TLS (ocidec dra)"
+		else if (file ~ /\.ltrans[0-9]*\.o$/) who = "nghttp2, mbed TLS (dra, LTO)"
 		else if (file ~ /crt/) who = "C library (musl)"
 		else { who = file; sub(/.*build\/musl\//, "", who); sub(/\.o$/, ".c", who) }
 		kind = sec ~ /^\.text/ ? 1 : sec ~ /^\.rodata/ ? 2 : 3

@@ -7,26 +7,27 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <mbedtls/ctr_drbg.h>
-#include <mbedtls/entropy.h>
+#include <mbedtls/psa_util.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 #include <nghttp2/nghttp2.h>
 #include <psa/crypto.h>
 
 #define CA_MAX (1u << 20)
+#define HOSTS_MAX (1u << 20)
 #define TOKEN_MAX (64u << 10)
 
 struct call;
@@ -37,6 +38,8 @@ struct kube {
 	char port[8];
 	unsigned char ip[16];       /* HOST as an address (IPLEN 4 or 16; 0: a name) */
 	size_t iplen;
+	unsigned char addrs[KUBE_HOSTS_MAX][16]; /* what the client connects to, in turn: */
+	size_t addrlens[KUBE_HOSTS_MAX], naddrs; /* IP, or the name's from /etc/hosts */
 	char *token_file, *ca_file, *token;
 	int token_dir;              /* the token file's directory (opened at kube_open: a
 				     * chroot after, as serve --host-root's, keeps it) */
@@ -46,8 +49,6 @@ struct kube {
 	long long deadline;         /* the current request's (ms, CLOCK_MONOTONIC) */
 	bool timed_out;
 	mbedtls_x509_crt ca;
-	mbedtls_entropy_context entropy;
-	mbedtls_ctr_drbg_context drbg;
 	mbedtls_ssl_config conf;
 	/* the connection (FD -1: none) */
 	int fd;
@@ -130,6 +131,24 @@ static int bio_recv(void *ctx, unsigned char *buf, size_t len)
 	}
 }
 
+/* mbed TLS's randomness, all of it (MBEDTLS_PSA_CRYPTO_EXTERNAL_RNG,
+ * formats/mbedtls_config.h: the key shares, the ClientHello's random, ECDSA
+ * and RSA blinding): the kernel's, from getrandom(2) */
+psa_status_t mbedtls_psa_external_get_random(mbedtls_psa_external_random_context_t *ctx, uint8_t *out, size_t size,
+					     size_t *len)
+{
+	(void)ctx;
+	for (*len = 0; *len < size;) {
+		ssize_t n = getrandom(out + *len, size - *len, 0);
+
+		if (n < 0 && errno != EINTR)
+			return PSA_ERROR_INSUFFICIENT_ENTROPY;
+		if (n > 0)
+			*len += (size_t)n;
+	}
+	return PSA_SUCCESS;
+}
+
 /* The server's certificate at depth 0 must name the address the client
  * connected to in an IP subjectAltName: mbed TLS checks IP SANs only for a
  * hostname it would also send as SNI, which may not hold an address (RFC
@@ -147,6 +166,45 @@ static int verify_ip(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flag
 			return 0;
 	*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
 	return 0;
+}
+
+/* (kubeapi.h) */
+size_t kube_hosts_lookup(const char *text, const char *name, unsigned char addrs[][16], size_t lens[], size_t max)
+{
+	size_t n = 0, len;
+	const char *line, *end, *w;
+	char word[256];
+	unsigned char ip[16];
+
+	for (line = text; *line && n < max; line = *end ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		size_t iplen = 0;
+		/* the words before a '#': the address, then its names */
+		for (w = line; w < end && *w != '#' && n < max; w += len) {
+			w += strspn(w, " \t\r");
+			len = strcspn(w, " \t\r\n#");
+			if (!len)
+				break;
+			if (len >= sizeof(word)) {
+				if (!iplen)
+					break;
+				continue;
+			}
+			memcpy(word, w, len);
+			word[len] = '\0';
+			if (!iplen) {
+				/* (not an address: the line is skipped, as the C library does) */
+				iplen = inet_pton(AF_INET, word, ip) == 1 ? 4 : inet_pton(AF_INET6, word, ip) == 1 ? 16 : 0;
+				if (!iplen)
+					break;
+			} else if (strcasecmp(word, name) == 0) {
+				memcpy(addrs[n], ip, iplen);
+				lens[n++] = iplen;
+				break;
+			}
+		}
+	}
+	return n;
 }
 
 /* HOST ("[v6]" or a name or v4) and PORT from "https://HOST[:PORT]" or
@@ -233,6 +291,30 @@ static int read_file(const char *path, size_t max, char **buf, size_t *len, stru
 	return read_file_at(-1, path, path, max, buf, len, st, err);
 }
 
+/* What K connects to: its address, or its name's in /etc/hosts (no DNS:
+ * in a pod the API server is an address, and a node's operator gives one) */
+static int server_addrs(struct kube *k, struct oerr *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	if (k->iplen) {
+		memcpy(k->addrs[0], k->ip, k->iplen);
+		k->addrlens[0] = k->iplen;
+		k->naddrs = 1;
+		return 0;
+	}
+	if (read_file("/etc/hosts", HOSTS_MAX, &text, &len, NULL, err) < 0)
+		return -1;
+	text = xrealloc(text, len + 1);
+	text[len] = '\0';
+	k->naddrs = kube_hosts_lookup(text, k->host, k->addrs, k->addrlens, KUBE_HOSTS_MAX);
+	if (!k->naddrs)
+		return oerr_usage(err, "API server %s: no address for %s in /etc/hosts (names are not looked up in DNS): "
+				  "give --server https://ADDRESS:PORT", k->authority, k->host);
+	return 0;
+}
+
 int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
 {
 	static const char *alpn[] = { "h2", NULL };
@@ -248,10 +330,9 @@ int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
 	k->token_file = xstrdup(o->token_file ? o->token_file : KUBE_SA_DIR "/token");
 	k->ca_file = xstrdup(o->ca_file ? o->ca_file : KUBE_SA_DIR "/ca.crt");
 	mbedtls_x509_crt_init(&k->ca);
-	mbedtls_entropy_init(&k->entropy);
-	mbedtls_ctr_drbg_init(&k->drbg);
 	mbedtls_ssl_config_init(&k->conf);
-	if (parse_server(k, o->server, err) < 0 || read_file(k->ca_file, CA_MAX, &pem, &len, NULL, err) < 0)
+	if (parse_server(k, o->server, err) < 0 || server_addrs(k, err) < 0 ||
+	    read_file(k->ca_file, CA_MAX, &pem, &len, NULL, err) < 0)
 		goto fail;
 	pem = xrealloc(pem, len + 1);
 	pem[len] = '\0';
@@ -273,7 +354,6 @@ int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
 		}
 	}
 	if (psa_crypto_init() != PSA_SUCCESS ||
-	    mbedtls_ctr_drbg_seed(&k->drbg, mbedtls_entropy_func, &k->entropy, (const unsigned char *)"ocidec-dra", 10) ||
 	    mbedtls_ssl_config_defaults(&k->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
 					MBEDTLS_SSL_PRESET_DEFAULT) ||
 	    mbedtls_ssl_conf_alpn_protocols(&k->conf, alpn)) {
@@ -282,7 +362,7 @@ int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err)
 	}
 	mbedtls_ssl_conf_authmode(&k->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
 	mbedtls_ssl_conf_ca_chain(&k->conf, &k->ca, NULL);
-	mbedtls_ssl_conf_rng(&k->conf, mbedtls_ctr_drbg_random, &k->drbg);
+	mbedtls_ssl_conf_rng(&k->conf, mbedtls_psa_get_random, MBEDTLS_PSA_RANDOM_STATE);
 	mbedtls_ssl_conf_verify(&k->conf, verify_ip, k);
 	mbedtls_ssl_conf_min_tls_version(&k->conf, MBEDTLS_SSL_VERSION_TLS1_2);
 	*out = k;
@@ -314,8 +394,6 @@ void kube_close(struct kube *k)
 		return;
 	disconnect(k);
 	mbedtls_ssl_config_free(&k->conf);
-	mbedtls_ctr_drbg_free(&k->drbg);
-	mbedtls_entropy_free(&k->entropy);
 	mbedtls_x509_crt_free(&k->ca);
 	if (k->token_dir >= 0)
 		close(k->token_dir);
@@ -494,20 +572,36 @@ int kube_fuzz_answer(const uint8_t *data, size_t len, struct oerr *err)
 
 static int tcp_connect(struct kube *k, struct oerr *err)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res, *ai;
-	int r = getaddrinfo(k->host, k->port, &hints, &res), soerr = 0;
-	socklen_t sl = sizeof(soerr);
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} a;
+	socklen_t alen, sl = sizeof(int);
+	int r = 0, soerr = 0;
 
-	if (r)
-		return oerr_set(err, 0, "API server %s: %s", k->authority, gai_strerror(r));
-	for (ai = res; ai; ai = ai->ai_next) {
-		k->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (k->fd < 0)
+	for (size_t i = 0; i < k->naddrs; i++) {
+		memset(&a, 0, sizeof(a));
+		if (k->addrlens[i] == 4) {
+			a.in.sin_family = AF_INET;
+			a.in.sin_port = htons((uint16_t)atoi(k->port));
+			memcpy(&a.in.sin_addr, k->addrs[i], 4);
+			alen = sizeof(a.in);
+		} else {
+			a.in6.sin6_family = AF_INET6;
+			a.in6.sin6_port = htons((uint16_t)atoi(k->port));
+			memcpy(&a.in6.sin6_addr, k->addrs[i], 16);
+			alen = sizeof(a.in6);
+		}
+		k->fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (k->fd < 0) {
+			r = errno;
 			continue;
+		}
 		/* (a request's HEADERS and DATA, each its own record, sent as
 		 * written: no wait for the first's acknowledgement) */
 		setsockopt(k->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-		if ((connect(k->fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+		if ((connect(k->fd, &a.sa, alen) == 0 ||
 		     (errno == EINPROGRESS && wait_fd(k, k->fd, POLLOUT) &&
 		      getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)))
 			break;
@@ -517,7 +611,6 @@ static int tcp_connect(struct kube *k, struct oerr *err)
 		if (k->timed_out)
 			break;
 	}
-	freeaddrinfo(res);
 	if (k->fd < 0)
 		return oerr_set(err, 0, "API server %s: %s", k->authority,
 				k->timed_out ? "no connection in time" : strerror(r ? r : ECONNREFUSED));

@@ -27,9 +27,10 @@
 #define KUBE_MAX_BODY (4u << 20)
 
 struct kube_opts {
-	const char *server;     /* "https://HOST:PORT" (HOST a name, an IPv4 or [IPv6]
-				 * address); NULL: in-cluster, KUBERNETES_SERVICE_HOST
-				 * and KUBERNETES_SERVICE_PORT */
+	const char *server;     /* "https://HOST:PORT" (HOST an IPv4 or [IPv6] address,
+				 * or a name /etc/hosts gives: no DNS); NULL:
+				 * in-cluster, KUBERNETES_SERVICE_HOST and
+				 * KUBERNETES_SERVICE_PORT */
 	const char *token_file; /* NULL: KUBE_SA_DIR/token */
 	const char *ca_file;    /* NULL: KUBE_SA_DIR/ca.crt */
 	unsigned timeout_ms;    /* each request's deadline, connecting included (0: 15 s) */
@@ -38,8 +39,9 @@ struct kube_opts {
 struct kube;
 
 /* A client for O's server into *OUT (nothing connected yet): the CA file
- * read, the server's address checked. -1 (ERR, EXIT_USAGE): no server
- * given and none in the environment, a malformed --server, a CA file that
+ * read, the server's address checked (a name looked up in /etc/hosts).
+ * -1 (ERR, EXIT_USAGE): no server given and none in the environment, a
+ * malformed --server, a name /etc/hosts does not give, a CA file that
  * holds no certificate. */
 int kube_open(const struct kube_opts *o, struct kube **out, struct oerr *err);
 void kube_close(struct kube *k);
@@ -64,6 +66,12 @@ int kube_json(struct kube *k, const char *method, const char *path, const cJSON 
  * TEXT LEN bytes) after "STATUS": "404 NotFound: nodes \"x\" not found";
  * malloc'd, printable ASCII only, at most 200 characters of the message. */
 char *kube_status_text(int status, const char *text, size_t len);
+
+/* NAME's addresses in TEXT (an /etc/hosts: an address, then its names, a
+ * line each, '#' a comment), its case aside, in the file's order: at most
+ * MAX into ADDRS (4 or 16 bytes each, as LENS say); how many */
+#define KUBE_HOSTS_MAX 4
+size_t kube_hosts_lookup(const char *text, const char *name, unsigned char addrs[][16], size_t lens[], size_t max);
 
 /* For the fuzzer: DATA (LEN bytes) as a server's bytes to a client session
  * that sent one request (GET /), after the TLS layer: what the answer

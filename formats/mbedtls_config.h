@@ -7,9 +7,11 @@
  * ECDSA). So: a TLS client only (no server side, no session cache or
  * tickets, no PSK), TLS 1.2 and 1.3, ECDHE on secp256r1, secp384r1 and
  * x25519, AES-GCM, SHA-256 and SHA-384, X.509 parsing and chain
- * verification, ALPN ("h2") and SNI. Entropy from the kernel (getrandom,
- * entropy_poll.c). No file helpers (the caller reads ca.crt and hands the
- * bytes to mbedtls_x509_crt_parse), no threading, no debug, no error
+ * verification, ALPN ("h2") and SNI. Randomness from the kernel: PSA's
+ * external RNG, which engines/kubeapi.c gives from getrandom(2), is all of
+ * it (no entropy pool, no CTR_DRBG of mbed TLS's). No file helpers (the
+ * caller reads ca.crt and hands the bytes to mbedtls_x509_crt_parse), no
+ * threading, no debug, no error
  * strings (the caller prints the code), no assembly beyond the portable
  * bignum multiply (MBEDTLS_HAVE_ASM: amd64 and arm64 both).
  *
@@ -51,13 +53,19 @@
 #define MBEDTLS_SSL_CLI_C
 #define MBEDTLS_SSL_TLS_C
 
-/* The crypto those need */
+/* The crypto those need. (Sizes: what each option saves in the static
+ * binary, bench/size.sh.) AES-GCM encrypts with AES both ways: no AES
+ * decryption (2 KB); SHA-256 and SHA-512 by their loops, not unrolled
+ * (3 KB) */
 #define MBEDTLS_AES_C
 #define MBEDTLS_AES_FEWER_TABLES
+#define MBEDTLS_BLOCK_CIPHER_NO_DECRYPT
 #define MBEDTLS_GCM_C
 #define MBEDTLS_CIPHER_C
 #define MBEDTLS_MD_C
 #define MBEDTLS_SHA256_C
+#define MBEDTLS_SHA256_SMALLER
+#define MBEDTLS_SHA512_SMALLER
 #define MBEDTLS_SHA384_C
 #define MBEDTLS_SHA512_C
 #define MBEDTLS_HKDF_C
@@ -66,11 +74,16 @@
 #define MBEDTLS_ECDH_C
 #define MBEDTLS_ECDSA_C
 #define MBEDTLS_RSA_C
-#define MBEDTLS_ENTROPY_C
-#define MBEDTLS_CTR_DRBG_C
+/* (RSA's private operation, without the CRT's speed-up: the client holds
+ * no RSA key, and the code, which pk's tables keep linked, is smaller:
+ * 2 KB) */
+#define MBEDTLS_RSA_NO_CRT
 /* TLS 1.3 in mbed TLS 3.6 goes through the PSA API (psa_crypto_init):
  * with only the algorithms it calls there (formats/mbedtls_psa_config.h) */
 #define MBEDTLS_PSA_CRYPTO_C
+/* (the kernel's randomness, mbedtls_psa_external_get_random in
+ * engines/kubeapi.c: 3 KB less than the entropy pool and CTR_DRBG) */
+#define MBEDTLS_PSA_CRYPTO_EXTERNAL_RNG
 #define MBEDTLS_PSA_CRYPTO_CONFIG
 #define MBEDTLS_PSA_CRYPTO_CONFIG_FILE "formats/mbedtls_psa_config.h"
 
@@ -88,5 +101,10 @@
  * (mbedtls_x509_crt_info, _verify_info, the OIDs' names): 6 KB; the
  * caller names the MBEDTLS_X509_BADCERT_* flags it meets itself */
 #define MBEDTLS_X509_REMOVE_INFO
+
+/* No precomputed multiples of the curves' generators (tables in the
+ * binary: 8 KB); an ECDHE key costs a few milliseconds more, once a
+ * connection */
+#define MBEDTLS_ECP_FIXED_POINT_OPTIM 0
 
 #endif

@@ -331,7 +331,7 @@ e-demo demo.ocidec.io 4"
 	refused "ocidec dra: claim ns1/c1: API server 127.0.0.1:$PORT: Connection refused" 1
 }
 
-@test "dra: TLS is verified: another CA, a certificate for another name, an address only in a DNS name are refused; a name in a DNS SAN is taken" {
+@test "dra: TLS is verified: another CA, a certificate for another name, an address only in a DNS name are refused; a name in a DNS SAN is taken (from /etc/hosts; one not there is refused)" {
 	claim c1 "[$DEMO0]"
 	api
 	run --separate-stderr ocidec dra claim "${OPTS[@]}" --ca-file "$BATS_FILE_TMPDIR/otherca.crt" ns1 c1
@@ -347,6 +347,10 @@ e-demo demo.ocidec.io 4"
 	refused "ocidec dra: claim ns1/c1: API server 127.0.0.1:$PORT: its certificate does not name the server (its address or name)"
 	run --separate-stderr ocidec dra claim "${OPTS[@]}" --server "https://localhost:$PORT" ns1 c1
 	refused "ocidec dra: claim ns1/c1: API server localhost:$PORT: its certificate does not name the server (its address or name)"
+	# a name not in /etc/hosts: no DNS lookup, one line (localhost above is
+	# in it)
+	run --separate-stderr ocidec dra claim "${OPTS[@]}" --server "https://no-such-host.invalid:$PORT" ns1 c1
+	refused "ocidec dra: API server no-such-host.invalid:$PORT: no address for no-such-host.invalid in /etc/hosts (names are not looked up in DNS): give --server https://ADDRESS:PORT"
 	# no CA file
 	run --separate-stderr ocidec dra claim "${OPTS[@]}" --ca-file "$BATS_TEST_TMPDIR/none" ns1 c1
 	refused "ocidec dra: $BATS_TEST_TMPDIR/none: No such file or directory"

@@ -2,8 +2,10 @@
  * and semantic versions as the API server checks them; driver and device
  * names made and read back; a ResourceClaim's allocation mapped to our
  * vendors' devices, other drivers' results left out, each refusal with the
- * claim named. */
+ * claim named; an API server's name looked up in an /etc/hosts
+ * (engines/kubeapi.c). */
 #include "engines/draclaim.h"
+#include "engines/kubeapi.h"
 #include "test/unit/tap.h"
 
 #include <stdlib.h>
@@ -163,8 +165,65 @@ static void claims(void)
 	dra_result_free(&r);
 }
 
+static void hosts(void)
+{
+	static const char text[] =
+		"# comment localhost\n"
+		"127.0.0.1\tlocalhost api # apiserver\n"
+		"::1 ip6-localhost LocalHost\r\n"
+		"not-an-address api\n"
+		"10.0.0.1\n"
+		"   \n"
+		"10.96.0.1 kubernetes kubernetes.default.svc #api\n"
+		"10.0.0.2 xkubernetes kubernetes.default\n"
+		"10.0.0.3 api";  /* no newline at the end */
+	static const struct {
+		const char *name;
+		size_t n;
+		const char *first;  /* the first address, as bytes */
+		size_t firstlen;
+	} cases[] = {
+		{ "localhost", 2, "\x7f\0\0\x01", 4 },
+		{ "LOCALHOST", 2, "\x7f\0\0\x01", 4 },
+		{ "ip6-localhost", 1, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 16 },
+		{ "api", 2, "\x7f\0\0\x01", 4 },
+		{ "kubernetes.default.svc", 1, "\x0a\x60\0\x01", 4 },
+		{ "kubernetes", 1, "\x0a\x60\0\x01", 4 },
+		{ "apiserver", 0, NULL, 0 },   /* in a comment only */
+		{ "comment", 0, NULL, 0 },
+		{ "kubernetes.default.sv", 0, NULL, 0 },
+		{ "not-an-address", 0, NULL, 0 },
+		{ "10.0.0.1", 0, NULL, 0 },
+		{ "", 0, NULL, 0 },
+	};
+	unsigned char addrs[KUBE_HOSTS_MAX][16];
+	size_t lens[KUBE_HOSTS_MAX], n;
+
+	for (size_t i = 0; i < N_CASES(cases); i++) {
+		n = kube_hosts_lookup(text, cases[i].name, addrs, lens, KUBE_HOSTS_MAX);
+		CHECK(n == cases[i].n && (!n || (lens[0] == cases[i].firstlen &&
+						 memcmp(addrs[0], cases[i].first, lens[0]) == 0)),
+		      "hosts: '%s': %zu addresses, the first of %zu bytes", cases[i].name, cases[i].n, cases[i].firstlen);
+	}
+	/* api: 127.0.0.1 and the last line's 10.0.0.3, in the file's order */
+	n = kube_hosts_lookup(text, "api", addrs, lens, KUBE_HOSTS_MAX);
+	CHECK(n == 2 && lens[1] == 4 && memcmp(addrs[1], "\x0a\0\0\x03", 4) == 0, "hosts: api's second address is 10.0.0.3");
+	/* at most MAX */
+	n = kube_hosts_lookup("1.1.1.1 a\n2.2.2.2 a\n3.3.3.3 a\n", "a", addrs, lens, 2);
+	CHECK(n == 2 && memcmp(addrs[1], "\x02\x02\x02\x02", 4) == 0, "hosts: at most MAX addresses, the first ones");
+	/* a word too long to be a name is skipped, the line's later names still read */
+	char long_line[600];
+	memset(long_line, 'x', sizeof(long_line));
+	memcpy(long_line, "1.2.3.4 ", 8);
+	strcpy(long_line + 500, " kube\n");
+	n = kube_hosts_lookup(long_line, "kube", addrs, lens, KUBE_HOSTS_MAX);
+	CHECK(n == 1 && memcmp(addrs[0], "\x01\x02\x03\x04", 4) == 0, "hosts: a name after a word too long is found");
+	CHECK(kube_hosts_lookup("", "a", addrs, lens, KUBE_HOSTS_MAX) == 0, "hosts: an empty file names nothing");
+}
+
 int main(void)
 {
+	hosts();
 	labels();
 	semvers();
 	names();
