@@ -50,8 +50,9 @@ void nri_adjustment_free(NriAdjustment *a);
  * their count. */
 size_t nri_groups_lacking(const struct edits *e, const Nri__Pkg__Api__V1alpha1__User *u, unsigned *gids);
 /* Says what C's process (the container WHAT) lacks to open E's nodes
- * (the edits nri_adjustment or nri_cdi_adjustment gives: NRI has no
- * member for the process's groups, ocidec's CDI specs no additionalGids):
+ * (nri_adjustment's: NRI has no member for the process's groups, and the
+ * nodes are root's; not for CDI devices: CDI makes a spec's node without a
+ * uid the process's):
  * each group it lacks, for that container, with the pod's fix; where the
  * runtime sends no user (or C has a user namespace of its own: its ids are
  * not the host's), the first group once in the plugin's life

@@ -518,14 +518,17 @@ nri_group_only() {
 	fi
 }
 
-# nri_group_pods DIR POD: pods that POD (pod, crio_pod) runs asking for
-# demo1 (nri_group_only on): run as uid 1000 and gid 1000 (kubelet's
+# nri_group_pods DIR POD [OWNER]: pods that POD (pod, crio_pod) runs asking
+# for demo1 (nri_group_only on): run as uid 1000 and gid 1000 (kubelet's
 # runAsUser, runAsGroup) the container has the node (group 44, 0660) and
 # cannot open it; with supplementalGroups 44, or runAsGroup 44, it opens
-# it; as root it opens it. Each one's groups (id -G) to the TAP output.
+# it; as root it opens it. OWNER "cdi": the node comes from a CDI spec (no
+# uid in it: CDI makes it the process's), which the process opens as its
+# owner, without the group. Each one's groups (id -G) to the TAP output.
 nri_group_pods() {
-	local d=$1 pod=$2 ids see='id -G; stat -c "%a %g" /dev/demo1; head -c 0 /dev/demo1 2>/dev/null && echo opened || echo denied'
-	for ids in "1000 1000 denied" "1000 1000 44 opened" "1000 44 opened" "0 0 opened"; do
+	local d=$1 pod=$2 ids first=denied see='id -G; stat -c "%a %g" /dev/demo1; head -c 0 /dev/demo1 2>/dev/null && echo opened || echo denied'
+	[ "${3:-}" = cdi ] && first=opened
+	for ids in "1000 1000 $first" "1000 1000 44 opened" "1000 44 opened" "0 0 opened"; do
 		set -- $ids
 		local args=(--run-as-user "$1" --run-as-group "$2")
 		[ $# -eq 4 ] && args+=(--supplemental-group "$3")

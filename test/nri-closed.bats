@@ -485,23 +485,36 @@ MISSING='validator "00-default-validator" rejected container adjustment, reason:
 	assert_output --partial "$MISSING"
 }
 
-@test "CRI-O 1.36 (NRI 0.11: the container's user sent), NRI's default validator on, ocidec's CDI devices: a device node of group 44 only (0660): a pod run as uid 1000 without the group starts, has the node and cannot open it, the plugin naming that container, the group and the pod's fix (runAsGroup or supplementalGroups 44); with supplementalGroups 44 or runAsGroup 44, or as root, it opens it and nothing is said" {
+# the validator on, ocidec required, OCI hooks allowed (ocidec nri --no-cdi's
+# cache hook)
+CRIO_HOOKS='[crio.nri.default_validator]
+nri_enable_default_validator = true
+nri_validator_required_plugins = ["ocidec"]'
+
+@test "CRI-O 1.36 (NRI 0.11: the container's user sent), ocidec nri --no-cdi (the edits: root's nodes): a device node of group 44 only (0660): a pod run as uid 1000 without the group starts, has the node and cannot open it, the plugin naming that container, the group and the pod's fix (runAsGroup or supplementalGroups 44); with supplementalGroups 44 or runAsGroup 44, or as root, it opens it and nothing is said; as ocidec's CDI devices (the node the process's: CDI's) it opens it without the group, nothing said" {
 	bed_up crio
 	d=$NB
 	: >"$d/nri.log"
 	nri_group_only "$d" on
-	crio_start "$d" "$CRIO_NRI"
+	crio_start "$d" "$CRIO_HOOKS"
+	nri_start "$d" --no-cdi
+	wait_until -t 10 'crio_registered "$d" 1'
+	nri_group_pods "$d" crio_pod
+	run grep -c "$GROUP_CTR" "$d/nri.log"
+	assert_output 1
+	run grep -c 'group 44 of\|group 44 only: NRI' "$d/nri.log"
+	assert_output 1
+	grep 'group 44 of' "$d/nri.log" | sed 's/^/# /' >&3
+	nri_stop "$d"
+	: >"$d/nri.log"
 	bed "$d" rm -rf /var/run/cdi
 	nri_start "$d" --cdi-dir /var/run/cdi
 	wait_until -t 10 'crio_registered "$d" 1'
 	wait_until -t 10 'bed "$d" test -s /var/run/cdi/ocidec.io-demo.json'
-	nri_group_pods "$d" crio_pod
+	nri_group_pods "$d" crio_pod cdi
 	run grep -c "CDI devices ocidec.io/demo=1 (" "$d/nri.log"
 	assert_output 4
-	run grep -c "$GROUP_CTR" "$d/nri.log"
-	assert_output 1
-	run grep -c 'group 44' "$d/nri.log"
-	assert_output 1
-	grep 'group 44' "$d/nri.log" | sed 's/^/# /' >&3
+	run grep -c 'group 44 of\|group 44 only: NRI' "$d/nri.log"
+	assert_output 0
 	bed "$d" rm -rf /var/run/cdi
 }
