@@ -224,9 +224,13 @@ $(B)/gen/api.pb-c.h: $(B)/gen/api.pb-c.c
 # (optimize_for = CODE_SIZE: the descriptors without the messages' and
 # fields' names, which only reflection reads and the plugin never does:
 # 8 KB less; a copy, the fetched file left as it is)
-$(B)/gen/api.pb-c.c: $(DEPSRC)/nri/api.proto
+# NRI 0.11's container user (formats/nri-user.sed), only where the
+# fetched file has neither its field nor its message
+$(B)/gen/api.pb-c.c: $(DEPSRC)/nri/api.proto formats/nri-user.sed
 	@mkdir -p $(@D)/proto
 	sed '/^package /a option optimize_for = CODE_SIZE;' $< >$(@D)/proto/api.proto
+	if ! grep -q '^message User ' $< && ! grep -q 'User user = 21;' $<; then \
+		sed -i -f formats/nri-user.sed $(@D)/proto/api.proto; fi
 	protoc-c --c_out=$(@D) -I$(@D)/proto $(@D)/proto/api.proto
 $(B)/gen/ttrpc.pb-c.h: $(B)/gen/ttrpc.pb-c.c
 $(B)/gen/pluginregistration.pb-c.h: $(B)/gen/pluginregistration.pb-c.c

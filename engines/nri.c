@@ -204,7 +204,7 @@ static void hooks(const cJSON *config, API(ContainerAdjustment) *a)
 int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hook_path, NriAdjustment *a,
 		   struct oerr *err)
 {
-	cJSON *config = cJSON_CreateObject(), *linux_, *ns = NULL, *gids;
+	cJSON *config = cJSON_CreateObject(), *linux_, *ns = NULL;
 	int r = -1;
 
 	nri__pkg__api__v1alpha1__container_adjustment__init(a);
@@ -228,25 +228,71 @@ int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hoo
 	devices(config, a);
 	mounts(config, a);
 	hooks(config, a);
-	/* NRI has no member for the process's groups (the nodes' own group
-	 * stays theirs: root and the group's members reach a 0660 node) */
-	gids = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
-							cJSON_GetObjectItemCaseSensitive(config, "process"), "user"),
-						"additionalGids");
-	if (cJSON_GetArraySize(gids) > 0) {
-		if (!(nri_said & NRI_SAID_GROUPS))
-			log_warn("a device node of group %lld: NRI cannot add that group to the container's "
-				 "process (a non-root container needs runAsGroup or supplementalGroups %lld)",
-				 (long long)cJSON_GetArrayItem(gids, 0)->valuedouble,
-				 (long long)cJSON_GetArrayItem(gids, 0)->valuedouble);
-		nri_said |= NRI_SAID_GROUPS;
-	}
 	r = 0;
 out:
 	cJSON_Delete(config);
 	if (r < 0)
 		nri_adjustment_free(a);
 	return r;
+}
+
+size_t nri_groups_lacking(const struct edits *e, const API(User) *u, unsigned *gids)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->ndevices; i++) {
+		unsigned gid = e->devices[i].gid;
+		bool has = !gid || (e->devices[i].mode & 0006) == 0006 || (u && (u->uid == 0 || u->gid == gid));
+
+		for (size_t k = 0; u && !has && k < u->n_additional_gids; k++)
+			has = u->additional_gids[k] == gid;
+		for (size_t k = 0; !has && k < n; k++)
+			has = gids[k] == gid;
+		if (!has)
+			gids[n++] = gid;
+	}
+	return n;
+}
+
+void nri_say_groups(const struct edits *e, const NriContainer *c, const char *what)
+{
+	_cleanup_free_ unsigned *gids = xcalloc(e->ndevices + 1, sizeof(*gids));
+	const API(User) *u = c->user;
+	size_t n;
+
+	/* a user namespace of its own: the user's ids are the container's,
+	 * the nodes' groups the host's (NRI says nothing of the mapping) */
+	for (size_t i = 0; u && c->linux && i < c->linux->n_namespaces; i++)
+		if (strcmp(c->linux->namespaces[i]->type, "user") == 0)
+			u = NULL;
+	n = nri_groups_lacking(e, u, gids);
+	if (n && !u) {
+		if (!(nri_said & NRI_SAID_GROUPS))
+			log_warn("a device node of group %u only: NRI cannot add that group to the container's process, "
+				 "and %s: a non-root container needs runAsGroup or supplementalGroups %u",
+				 gids[0], c->user ? "a container of its own user namespace has ids not the host's"
+					: "this runtime does not send the container's user (NRI 0.11's: containerd 2.3, "
+					  "CRI-O 1.36)", gids[0]);
+		nri_said |= NRI_SAID_GROUPS;
+		return;
+	}
+	/* the process's groups are the OCI spec's (the runtime's, from the
+	 * pod): nothing in the image adds one; said, not refused (a node of
+	 * the vendor's it may never open: AMD's card nodes of group video
+	 * beside the render nodes of group render) */
+	for (size_t k = 0; k < n; k++) {
+		struct strv paths = { 0 };
+		_cleanup_free_ char *list = NULL;
+
+		for (size_t i = 0; i < e->ndevices; i++)
+			if (e->devices[i].gid == gids[k])
+				strv_push(&paths, e->devices[i].path);
+		list = strv_join(&paths, ", ");
+		strv_free(&paths);
+		log_warn("container %s: its process (uid %u, gid %u) is neither root nor in group %u of %s (no "
+			 "access for others): it cannot open it, and NRI cannot add the group; the pod needs "
+			 "runAsGroup or supplementalGroups %u", what, u->uid, u->gid, gids[k], list, gids[k]);
+	}
 }
 
 bool nri_takes_cdi(const char *runtime)

@@ -42,6 +42,22 @@ bool nri_edited(const NriContainer *c);
 int nri_adjustment(const struct edits *e, const NriContainer *c, const char *hook_path, NriAdjustment *a,
 		   struct oerr *err);
 void nri_adjustment_free(NriAdjustment *a);
+/* The groups of E's group-only device nodes (a group other than root's,
+ * neither read nor write for others) that the process of U (NRI 0.11's
+ * Container.user) lacks: U not root, the group neither its gid nor one of
+ * its additional gids; U NULL (not sent, NRI before 0.11 or containerd
+ * 2.2): every such group. Each once, to GIDS (room for E's ndevices);
+ * their count. */
+size_t nri_groups_lacking(const struct edits *e, const Nri__Pkg__Api__V1alpha1__User *u, unsigned *gids);
+/* Says what C's process (the container WHAT) lacks to open E's nodes
+ * (nri_adjustment's: NRI has no member for the process's groups, and the
+ * nodes are root's; not for CDI devices: CDI makes a spec's node without a
+ * uid the process's):
+ * each group it lacks, for that container, with the pod's fix; where the
+ * runtime sends no user (or C has a user namespace of its own: its ids are
+ * not the host's), the first group once in the plugin's life
+ * (NRI_SAID_GROUPS). Never a refusal: the container may not open them. */
+void nri_say_groups(const struct edits *e, const NriContainer *c, const char *what);
 /* Does RUNTIME (ConfigureRequest's "NAME VERSION") inject the CDI devices
  * a plugin's adjustment names (NRI 0.8's ContainerAdjustment.CDI_devices)?
  * containerd 2.1 and later (2.0 has the field but drops it); CRI-O 1.34

@@ -173,15 +173,19 @@ static int create_container(struct plugin *p, const Nri__Pkg__Api__V1alpha1__Cre
 				strv_push(&n, a->cdi_devices[i]->name);
 			list = strv_join(&n, ", ");
 			strv_free(&n);
+			/* (nothing to say of groups: a spec's node without a uid is
+			 * the process's, CDI's, and the process opens it as its owner) */
 			log_info("container %s: CDI devices %s (ocidec's specs in %s)", what, list, cdi);
 		} else if (r == 0) {
 			if (cdi)
 				log_info("container %s: its edits, not CDI devices: %s", what, why.msg);
 			if (nri_adjustment(&c.edits, req->container, p->hook, a, err) < 0)
 				r = oerr_prefix(err, "container %s", what);
-			else
+			else {
 				log_info("container %s: %zu device nodes, %zu mounts", what,
 					 a->linux ? a->linux->n_devices : 0, a->n_mounts);
+				nri_say_groups(&c.edits, req->container, what);
+			}
 		}
 	}
 	if (r >= 0 && deadline_passed())

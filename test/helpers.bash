@@ -507,6 +507,39 @@ host_pid() {
 	return 1
 }
 
+# nri_group_only DIR on|off: the demo's demo1 (DIR/dr/dev/demo1) a node of
+# group 44 only (0660, as a render node; before the plugin starts: its CDI
+# spec then has it), or back as demo-vendor.sh makes it
+nri_group_only() {
+	if [ "$2" = on ]; then
+		chgrp 44 "$1/dr/dev/demo1" && chmod 0660 "$1/dr/dev/demo1"
+	elif [ -e "$1/dr/dev/demo1" ]; then
+		chgrp 0 "$1/dr/dev/demo1" && chmod 0666 "$1/dr/dev/demo1"
+	fi
+}
+
+# nri_group_pods DIR POD [OWNER]: pods that POD (pod, crio_pod) runs asking
+# for demo1 (nri_group_only on): run as uid 1000 and gid 1000 (kubelet's
+# runAsUser, runAsGroup) the container has the node (group 44, 0660) and
+# cannot open it; with supplementalGroups 44, or runAsGroup 44, it opens
+# it; as root it opens it. OWNER "cdi": the node comes from a CDI spec (no
+# uid in it: CDI makes it the process's), which the process opens as its
+# owner, without the group. Each one's groups (id -G) to the TAP output.
+nri_group_pods() {
+	local d=$1 pod=$2 ids first=denied see='id -G; stat -c "%a %g" /dev/demo1; head -c 0 /dev/demo1 2>/dev/null && echo opened || echo denied'
+	[ "${3:-}" = cdi ] && first=opened
+	for ids in "1000 1000 $first" "1000 1000 44 opened" "1000 44 opened" "0 0 opened"; do
+		set -- $ids
+		local args=(--run-as-user "$1" --run-as-group "$2")
+		[ $# -eq 4 ] && args+=(--supplemental-group "$3")
+		run "$pod" "$d" "${args[@]}" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$see"
+		assert_success
+		assert_line --index 1 '660 44'
+		assert_line --index 2 "${!#}"
+		echo "# uid $1 gid $2${4:+ supplementalGroups $3}: groups $(head -n 1 <<<"$output"), /dev/demo1 ${!#}" >&3
+	done
+}
+
 # nri_registered DIR N: the plugin's log says it registered N times
 nri_registered() {
 	[ "$(grep -c '^ocidec nri: info: registered with containerd' "$1/nri.log")" -ge "$2" ]

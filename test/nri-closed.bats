@@ -35,6 +35,7 @@ setup() {
 teardown() {
 	[ -e "${NB:-}/.up" ] || return 0
 	nri_stop "$NB"
+	nri_group_only "$NB" off
 	containerd2_out
 	containerd_stop "$NB"
 	crio_stop "$NB"
@@ -362,6 +363,28 @@ NOHOOKS="$REQUIRED
 	assert_output --partial "NRI's default validator requires the plugin ocidec (required_plugins), and none is registered"
 }
 
+# the plugin's lines of a group-only node (engines/nri.c nri_say_groups):
+# one container's, where the runtime sends its user (NRI 0.11's), and the
+# plugin's one line where it does not
+GROUP_CTR='^ocidec nri: warn: container c in pod default/ocidec-[0-9a-f]*: its process (uid 1000, gid 1000) is neither root nor in group 44 of /dev/demo1 (no access for others): it cannot open it, and NRI cannot add the group; the pod needs runAsGroup or supplementalGroups 44$'
+GROUP_ONCE="^ocidec nri: warn: a device node of group 44 only: NRI cannot add that group to the container's process, and this runtime does not send the container's user (NRI 0.11's: containerd 2.3, CRI-O 1.36): a non-root container needs runAsGroup or supplementalGroups 44$"
+
+@test "containerd 2.2 (NRI 0.11 vendored, the container's user not sent: 2.3 sends it), ocidec nri --no-cdi: a device node of group 44 only (0660): a pod run as uid 1000 without the group has the node and cannot open it, with supplementalGroups 44 or runAsGroup 44 (or as root) opens it; the plugin says once that the runtime does not send the user, no container's line" {
+	bed_up
+	d=$NB
+	: >"$d/nri.log"
+	nri_group_only "$d" on
+	ctrd22 "$d" "$REQUIRED"
+	nri_start "$d" --no-cdi
+	wait_until -t 10 'nri_registered "$d" 1'
+	nri_group_pods "$d" pod
+	run grep -c "$GROUP_ONCE" "$d/nri.log"
+	assert_output 1
+	run grep -c 'neither root nor in group' "$d/nri.log"
+	assert_output 0
+	grep 'group 44' "$d/nri.log" | sed 's/^/# /' >&3
+}
+
 # ---- CRI-O ----
 
 # crio_start DIR [TOML]: CRI-O as a node runs it, from the bed's
@@ -460,4 +483,38 @@ MISSING='validator "00-default-validator" rejected container adjustment, reason:
 	run crio_pod "$d" --env OCI_DEMO=1 docker.io/library/ocidec-test:1 sh -c "$SEE"
 	assert_failure
 	assert_output --partial "$MISSING"
+}
+
+# the validator on, ocidec required, OCI hooks allowed (ocidec nri --no-cdi's
+# cache hook)
+CRIO_HOOKS='[crio.nri.default_validator]
+nri_enable_default_validator = true
+nri_validator_required_plugins = ["ocidec"]'
+
+@test "CRI-O 1.36 (NRI 0.11: the container's user sent), ocidec nri --no-cdi (the edits: root's nodes): a device node of group 44 only (0660): a pod run as uid 1000 without the group starts, has the node and cannot open it, the plugin naming that container, the group and the pod's fix (runAsGroup or supplementalGroups 44); with supplementalGroups 44 or runAsGroup 44, or as root, it opens it and nothing is said; as ocidec's CDI devices (the node the process's: CDI's) it opens it without the group, nothing said" {
+	bed_up crio
+	d=$NB
+	: >"$d/nri.log"
+	nri_group_only "$d" on
+	crio_start "$d" "$CRIO_HOOKS"
+	nri_start "$d" --no-cdi
+	wait_until -t 10 'crio_registered "$d" 1'
+	nri_group_pods "$d" crio_pod
+	run grep -c "$GROUP_CTR" "$d/nri.log"
+	assert_output 1
+	run grep -c 'group 44 of\|group 44 only: NRI' "$d/nri.log"
+	assert_output 1
+	grep 'group 44 of' "$d/nri.log" | sed 's/^/# /' >&3
+	nri_stop "$d"
+	: >"$d/nri.log"
+	bed "$d" rm -rf /var/run/cdi
+	nri_start "$d" --cdi-dir /var/run/cdi
+	wait_until -t 10 'crio_registered "$d" 1'
+	wait_until -t 10 'bed "$d" test -s /var/run/cdi/ocidec.io-demo.json'
+	nri_group_pods "$d" crio_pod cdi
+	run grep -c "CDI devices ocidec.io/demo=1 (" "$d/nri.log"
+	assert_output 4
+	run grep -c 'group 44 of\|group 44 only: NRI' "$d/nri.log"
+	assert_output 0
+	bed "$d" rm -rf /var/run/cdi
 }

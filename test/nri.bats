@@ -44,6 +44,7 @@ bed_up() {
 teardown() {
 	[ -e "${NB:-}/.up" ] || return 0
 	nri_stop "$NB"
+	nri_group_only "$NB" off
 	containerd2_out
 	containerd_stop "$NB"
 }
@@ -169,6 +170,27 @@ ctrd_nri() {
 		fi
 		nri_stop "$d"
 		bed "$d" rm -rf /var/run/cdi
+		containerd2_out
+		containerd_stop "$d"
+	done
+}
+
+@test "ocidec nri on containerd 1.7 and 2.x (NRI before 0.11: no container's user): a device node of group 44 only (0660): a pod run as uid 1000 without the group has the node and cannot open it, with supplementalGroups 44 or runAsGroup 44 (or as root) opens it; the plugin says once in its life that the runtime does not send the user, no container's line" {
+	bed_up
+	d=$NB
+	nri_group_only "$d" on
+	for v in 1.7 2; do
+		: >"$d/nri.log"
+		ctrd_nri "$d" "$v"
+		nri_start "$d"
+		wait_until -t 10 'nri_registered "$d" 1'
+		nri_group_pods "$d" pod
+		run grep -c "^ocidec nri: warn: a device node of group 44 only: NRI cannot add that group to the container's process, and this runtime does not send the container's user (NRI 0.11's: containerd 2.3, CRI-O 1.36): a non-root container needs runAsGroup or supplementalGroups 44$" "$d/nri.log"
+		assert_output 1
+		run grep -c 'neither root nor in group' "$d/nri.log"
+		assert_output 0
+		grep 'group 44' "$d/nri.log" | sed "s/^/# containerd $v: /" >&3
+		nri_stop "$d"
 		containerd2_out
 		containerd_stop "$d"
 	done

@@ -6,7 +6,8 @@
  * bind mounts and nothing else, the cgroups path; ocidec's cache hook
  * recognised. Which runtimes take a plugin's CDI devices (nri_takes_cdi:
  * containerd 2.1 and later, CRI-O 1.34 and later, as ConfigureRequest
- * names them). */
+ * names them). NRI 0.11's container user: absent told from root's; the
+ * groups a non-root process lacks for its group-only device nodes. */
 #include "engines/nri.h"
 #include "formats/ttrpc.h"
 #include "test/unit/tap.h"
@@ -189,10 +190,76 @@ static void takes_cdi(void)
 		CHECK(nri_takes_cdi(t[i].rt) == t[i].want, "nri_takes_cdi(\"%s\"): %s", t[i].rt, t[i].want ? "yes" : "no");
 }
 
+/* NRI 0.11's Container.user as the runtime sends it (field 21): absent
+ * (NRI before 0.11, containerd 2.2) NULL, root's (an empty message, as Go
+ * writes uid 0 and no groups) not NULL; nri_groups_lacking's decision:
+ * root, the node's group as the gid or among the additional gids reach a
+ * group-only node, a user without it does not, a node others may open
+ * or of group root asks nothing, each group once; no user: every one */
+static void groups(void)
+{
+	/* id "c1"; then user { uid 1000, gid 1000, additional_gids [44, 7] } */
+	static const uint8_t none[] = { 0x0a, 2, 'c', '1' };
+	static const uint8_t root[] = { 0x0a, 2, 'c', '1', 0xaa, 0x01, 0 };
+	static const uint8_t user[] = { 0x0a, 2, 'c', '1', 0xaa, 0x01, 10, 0x08, 0xe8, 0x07, 0x10, 0xe8, 0x07,
+					0x1a, 2, 44, 7 };
+	struct edit_device devs[] = {
+		{ .path = "/dev/demo0", .mode = 0660, .gid = 44 },
+		{ .path = "/dev/demo1", .mode = 0660, .gid = 44 },
+		{ .path = "/dev/democtl", .mode = 0666, .gid = 45 },
+		{ .path = "/dev/render", .mode = 0660, .gid = 109 },
+		{ .path = "/dev/root", .mode = 0600, .gid = 0 },
+	};
+	struct edits e = { .devices = devs, .ndevices = N_CASES(devs) };
+	Nri__Pkg__Api__V1alpha1__User u;
+	uint32_t add[] = { 7, 109 };
+	unsigned gids[N_CASES(devs)];
+	NriContainer *c;
+	size_t n;
+
+	c = nri__pkg__api__v1alpha1__container__unpack(NULL, sizeof(none), none);
+	CHECK(c && !c->user, "no field 21 (NRI before 0.11): no user, not root's");
+	nri__pkg__api__v1alpha1__container__free_unpacked(c, NULL);
+	c = nri__pkg__api__v1alpha1__container__unpack(NULL, sizeof(root), root);
+	CHECK(c && c->user && c->user->uid == 0 && c->user->gid == 0 && c->user->n_additional_gids == 0,
+	      "an empty field 21: root's user, not none");
+	nri__pkg__api__v1alpha1__container__free_unpacked(c, NULL);
+	c = nri__pkg__api__v1alpha1__container__unpack(NULL, sizeof(user), user);
+	CHECK(c && c->user && c->user->uid == 1000 && c->user->gid == 1000 && c->user->n_additional_gids == 2 &&
+		      c->user->additional_gids[0] == 44 && c->user->additional_gids[1] == 7,
+	      "uid 1000, gid 1000, additional gids 44 and 7 (packed)");
+	CHECK(c && nri_groups_lacking(&e, c->user, gids) == 1 && gids[0] == 109,
+	      "in group 44 (an additional gid): lacks 109 only");
+	nri__pkg__api__v1alpha1__container__free_unpacked(c, NULL);
+
+	nri__pkg__api__v1alpha1__user__init(&u);
+	u.uid = 1000;
+	u.gid = 1000;
+	n = nri_groups_lacking(&e, &u, gids);
+	CHECK(n == 2 && gids[0] == 44 && gids[1] == 109,
+	      "uid 1000 with no group: lacks 44 (once for its two nodes) and 109, not 45 (0666) nor root's");
+	u.gid = 44;
+	n = nri_groups_lacking(&e, &u, gids);
+	CHECK(n == 1 && gids[0] == 109, "gid 44 (runAsGroup): lacks 109 only");
+	u.gid = 1000;
+	u.additional_gids = add;
+	u.n_additional_gids = N_CASES(add);
+	n = nri_groups_lacking(&e, &u, gids);
+	CHECK(n == 1 && gids[0] == 44, "additional gids 7 and 109: lacks 44 only");
+	u.uid = 0;
+	u.n_additional_gids = 0;
+	CHECK(nri_groups_lacking(&e, &u, gids) == 0, "root (uid 0) lacks nothing");
+	n = nri_groups_lacking(&e, NULL, gids);
+	CHECK(n == 2 && gids[0] == 44 && gids[1] == 109, "no user sent: every group-only node's group, each once");
+	e.ndevices = 0;
+	CHECK(nri_groups_lacking(&e, NULL, gids) == 0, "no device nodes: nothing");
+}
+
 int main(void)
 {
 	framing();
 	container();
 	takes_cdi();
+	groups();
 	return done();
 }
