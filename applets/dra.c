@@ -58,7 +58,7 @@ const char dra_usage[] =
 	"\n"
 	"serve's options:\n"
 	"      --driver NAME     serve this driver only (VENDOR.ocidec.io; again for\n"
-	"                        more; default: every vendor with devices here)\n"
+	"                        more; default: every vendor that is this platform's)\n"
 	"      --plugin-dir DIR  the DRA sockets and claims kept (default\n"
 	"                        " DRA_PLUGIN_DIR ")\n"
 	"      --registry-dir DIR the kubelet's plugin registry (default\n"
@@ -158,7 +158,7 @@ static int api_options(int argc, char **argv, struct dra_api *a)
 	return optind;
 }
 
-/* serve: the drivers (given, or every vendor's with devices here), the
+/* serve: the drivers (given, or every vendor's that is this platform's), the
  * kubelet's sockets, the claims through the API server */
 static int dra_serve_cmd(int argc, char **argv, struct oerr *err)
 {
@@ -199,23 +199,17 @@ static int dra_serve_cmd(int argc, char **argv, struct oerr *err)
 		memset(err, 0, sizeof(*err));
 		sleep(5);
 	}
-	/* the drivers: the vendors' (each given one a vendor's) */
+	/* the drivers: the vendors' that are this platform's (with devices or
+	 * not yet: a driver loaded later gives them, published at a tick), or
+	 * those given (each a vendor's) */
 	for (size_t v = 0; v < cfg.n; v++) {
 		_cleanup_free_ char *name = dra_driver_name(&cfg.vendors[v]);
 		bool given = false;
-		size_t ndev = 0;
-		cJSON *devs;
 
 		for (size_t d = 0; name && d < a.ndrivers; d++)
 			given |= strcmp(a.drivers[d], name) == 0;
-		if (!name || (a.ndrivers && !given))
+		if (!name || (a.ndrivers ? !given : !vendor_here(&cfg.vendors[v])))
 			continue;
-		if (!a.ndrivers) {
-			devs = dra_slice_devices(&cfg.vendors[v], &ndev);
-			cJSON_Delete(devs);
-			if (!ndev)
-				continue;
-		}
 		strv_push(&names, name);
 	}
 	for (size_t d = 0; d < a.ndrivers; d++)
@@ -226,9 +220,9 @@ static int dra_serve_cmd(int argc, char **argv, struct oerr *err)
 		}
 	if (!names.n) {
 		strv_free(&names);
-		return oerr_usage(err, "no vendor of %s has devices here: no driver to serve", a.dir), APPLET_FAILED;
+		return oerr_usage(err, "no vendor of %s is this platform's: no driver to serve", a.dir), APPLET_FAILED;
 	}
-	s = (struct dra_server){ .k = k, .cfg = &cfg, .node = a.node, .plugin_dir = a.plugin_dir,
+	s = (struct dra_server){ .k = k, .cfg = &cfg, .node = a.node, .drivers = &names, .plugin_dir = a.plugin_dir,
 				 .config_dir = a.dir, .cdi_dir = a.no_cdi ? NULL : a.cdi_dir,
 				 .hook = a.hook ? a.hook : self, .publish = !a.no_publish };
 	o = (struct dra_opts){ .plugin_dir = a.plugin_dir, .registry_dir = a.registry_dir,
@@ -288,7 +282,7 @@ static int dra_publish_cmd(int argc, char **argv, struct oerr *err)
 		return EXIT_USAGE;
 	if (i != argc)
 		return applet_usage_error("publish: no operand (%s)", argv[i]);
-	if (config_load(&cfg, a.dir, err) < 0 || kube_open(&a.ko, &k, err) < 0 || dra_publish(k, &cfg, a.node, err) < 0)
+	if (config_load(&cfg, a.dir, err) < 0 || kube_open(&a.ko, &k, err) < 0 || dra_publish(k, &cfg, a.node, NULL, err) < 0)
 		return APPLET_FAILED;
 	return applet_finish_stdout(EXIT_OK);
 }

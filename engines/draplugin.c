@@ -427,8 +427,8 @@ static void driver_setup(struct driver *d, const char *name, const struct dra_ba
 						    i % 2 ? unprepare : prepare, d };
 	snprintf(d->reg.what, sizeof(d->reg.what), "driver %s's registration socket", name);
 	snprintf(d->dra.what, sizeof(d->dra.what), "driver %s's DRA socket", name);
-	d->reg.srv = (struct grpc_server){ .methods = d->reg_m, .n = 2, .name = d->reg.what };
-	d->dra.srv = (struct grpc_server){ .methods = d->dra_m, .n = 4, .name = d->dra.what };
+	d->reg.srv = (struct grpc_server){ .methods = d->reg_m, .n = 2, .name = d->reg.what, .max_conn = DRA_CONN_HELD };
+	d->dra.srv = (struct grpc_server){ .methods = d->dra_m, .n = 4, .name = d->dra.what, .max_conn = DRA_CONN_HELD };
 }
 
 static long long mono_ms(void)

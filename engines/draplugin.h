@@ -21,7 +21,10 @@
 #define DRA_REGISTRY_DIR "/var/lib/kubelet/plugins_registry"
 #define DRA_SOCKET "dra.sock"           /* in PLUGIN_DIR/DRIVER/ */
 #define DRA_REG_SUFFIX "-reg.sock"      /* REGISTRY_DIR/DRIVER-reg.sock */
-#define DRA_MAX_CONNS 64                /* connections at a time, all sockets */
+#define DRA_MAX_CONNS 16                /* connections at a time, all sockets (a kubelet
+					 * keeps one or two) */
+#define DRA_CONN_HELD (2u << 20)        /* a connection's held bytes: 16 of them under
+					 * the DaemonSet's 64 MiB */
 
 /* A claim as the kubelet names it (strings of the request: valid during
  * the call) */

@@ -194,9 +194,8 @@ void dra_server_tick(void *arg)
 		}
 		if (s->refresh < 0)
 			log_warn("the CDI refresh: fork: %s", strerror(errno));
-		s->refreshed |= s->refresh > 0;
 	}
-	if (s->publish && dra_publish(s->k, s->cfg, s->node, &err) < 0)
+	if (s->publish && dra_publish(s->k, s->cfg, s->node, s->drivers, &err) < 0)
 		log_warn("the node's resource slices: %s (again in a while)", err.msg);
 	fflush(stdout);
 }
@@ -216,10 +215,11 @@ void dra_server_end(struct dra_server *s, const char *const *drivers, size_t n)
 		*strrchr(path, '/') = '\0';
 		rmdir(path);  /* (its own, now empty; else left) */
 	}
+	/* (the CDI specs stay: containers of prepared claims and the NRI
+	 * plugin's pods name them; the refresh keeps them, the toolkit's
+	 * uninstall removes them) */
 	if (s->refresh > 0)
 		while (waitpid(s->refresh, NULL, 0) < 0 && errno == EINTR)
 			;
 	s->refresh = 0;
-	if (s->cdi_dir && s->refreshed)
-		cdi_unrefresh(s->config_dir, s->cdi_dir);
 }

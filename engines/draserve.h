@@ -28,22 +28,22 @@ struct dra_server {
 	struct kube *k;
 	const struct config *cfg;
 	const char *node;          /* this node's name */
+	const struct strv *drivers; /* the drivers served (their slices alone published) */
 	const char *plugin_dir;    /* the checkpoints' (DRA_PLUGIN_DIR) */
 	const char *config_dir;    /* for the refresh */
 	const char *cdi_dir;       /* the refreshed specs (NULL: none written) */
 	const char *hook;          /* the specs' hook: the node's path of ocidec */
 	bool publish;              /* the slices published at each tick */
 	pid_t refresh;             /* the refresh's child, or 0 */
-	bool refreshed;            /* one ran (the specs are the plugin's to remove) */
 };
 
 /* arg: a struct dra_server */
 extern const struct dra_backend dra_server_backend;
 void dra_server_tick(void *arg);
-/* When serving ends: DRIVER's checkpoint and directory removed where no
+/* When serving ends: each of DRIVERS' checkpoint and directory removed where no
  * claim is kept there (prepared claims stay for the next plugin), the
- * refresh's child waited for, and the CDI specs it wrote removed (where a
- * refresh ran) */
+ * refresh's child waited for; the CDI specs stay (containers of prepared
+ * claims and other pods name them) */
 void dra_server_end(struct dra_server *s, const char *const *drivers, size_t n);
 
 #endif

@@ -319,7 +319,8 @@ static int publish_vendor(struct kube *k, const struct vendor *v, const char *dr
 	return 0;
 }
 
-int dra_publish(struct kube *k, const struct config *cfg, const char *node, struct oerr *err)
+int dra_publish(struct kube *k, const struct config *cfg, const char *node, const struct strv *only,
+		struct oerr *err)
 {
 	_cleanup_free_ char *uid = NULL, *path = NULL, *body = NULL;
 	_cleanup_free_ struct dra_slice_seen *seen = NULL;
@@ -346,6 +347,10 @@ int dra_publish(struct kube *k, const struct config *cfg, const char *node, stru
 
 		if (!driver) {
 			log_warn("%s: its name makes no DRA driver name (a DNS label): no slice", v->name);
+			continue;
+		}
+		if (only && !strv_contains(only, driver)) {
+			free(driver);
 			continue;
 		}
 		strv_push_owned(&drivers, driver);

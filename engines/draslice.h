@@ -56,7 +56,11 @@ int dra_slices_parse(const char *text, size_t len, const char *node, cJSON **doc
  * deleted. Each change said on stdout (out), a line each. 0, or -1 (ERR:
  * the first request that failed, naming what it was for; what was done
  * before it stays done, and the next run takes up from there). */
-int dra_publish(struct kube *k, const struct config *cfg, const char *node, struct oerr *err);
+/* ONLY (NULL: every vendor's): the drivers published (a plugin's served
+ * ones); a slice of another of ocidec's drivers on NODE is deleted (no
+ * plugin here prepares its claims) */
+int dra_publish(struct kube *k, const struct config *cfg, const char *node, const struct strv *only,
+		struct oerr *err);
 
 /* A DeviceClass (resource.k8s.io/v1) for each vendor of CFG with a
  * driver name: named after the driver (nvidia.ocidec.io), its one selector

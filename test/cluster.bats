@@ -293,7 +293,7 @@ claim_pod() {
 	EOF
 }
 
-@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; kubectl delete leaves the node as it was (issue 50)" {
+@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; an admission policy refuses its token another node's slice or another driver's; kubectl delete leaves the node as it was (issue 50)" {
 	kc api-versions | grep -qx resource.k8s.io/v1 ||
 		skip "this Kubernetes build serves no resource.k8s.io/v1 (1.34 and later do: test/fixtures/k8s-build.sh on a 1.34 tree)"
 	dp_stop
@@ -303,7 +303,7 @@ claim_pod() {
 	fi
 	echo "# $(kc get node k8s-bed -o 'jsonpath={.status.nodeInfo.kubeletVersion} {.status.nodeInfo.containerRuntimeVersion}')" >&3
 	node_state >"$KB/before-dra"
-	kc label node k8s-bed ocidec.io/accelerator=true --overwrite >/dev/null
+	kc label node k8s-bed ocidec.io/accelerator=true ocidec.io/dra=true --overwrite >/dev/null
 	# the fixture has no kube-proxy: the pod reaches the API server at the
 	# node's address, not at the kubernetes Service's (a test overlay)
 	mkdir -p "$KB/deploy/overlays/dra-test"
@@ -321,6 +321,7 @@ claim_pod() {
 	run kc apply -k "$KB/deploy/overlays/dra-test"
 	assert_success
 	assert_line "deviceclass.resource.k8s.io/nvidia.ocidec.io created"
+	assert_line "validatingadmissionpolicy.admissionregistration.k8s.io/ocidec-dra-slices created"
 	run kc rollout status -n ocidec daemonset/ocidec-dra --timeout=120s
 	assert_success
 	wait_until -t 60 '[ -n "$(kc get resourceslices -o name)" ]'
@@ -371,11 +372,44 @@ claim_pod() {
 	assert_line --index 0 "$one"
 	wait_until -t 30 'kc logs -n ocidec daemonset/ocidec-dra | grep -q "claim default/dra1-gpu-.* unprepared"'
 	kc logs -n ocidec daemonset/ocidec-dra | grep -E "prepared|unprepared" | sed 's/^/# /' >&3
+	# the admission policy: the plugin's own token (its ServiceAccount's,
+	# bound to its pod and so to this node) writes no other node's slice,
+	# nor another driver's
+	local pod uid tok
+	pod=$(kc get pods -n ocidec -l app.kubernetes.io/name=ocidec-dra -o 'jsonpath={.items[0].metadata.name}')
+	uid=$(kc get pod -n ocidec "$pod" -o 'jsonpath={.metadata.uid}')
+	tok=$(kc create token -n ocidec ocidec-dra --bound-object-kind Pod --bound-object-name "$pod" --bound-object-uid "$uid")
+	for s in 'k8s-bed2 nvidia.ocidec.io' 'k8s-bed nic.example.com'; do
+		set -- $s
+		run node kubectl --kubeconfig /dev/null --server https://10.254.0.1:6443 --certificate-authority "$KB/pki/ca.crt" \
+			--token "$tok" create -f - <<-EOF
+		apiVersion: resource.k8s.io/v1
+		kind: ResourceSlice
+		metadata: {name: forged}
+		spec: {driver: $2, nodeName: $1, pool: {name: $1, generation: 1, resourceSliceCount: 1}, devices: [{name: gpu-9}]}
+		EOF
+		assert_failure
+		assert_output --partial "ValidatingAdmissionPolicy 'ocidec-dra-slices'"
+	done
+	# (its own node's, of a driver of ocidec's: taken, and deleted)
+	run node kubectl --kubeconfig /dev/null --server https://10.254.0.1:6443 --certificate-authority "$KB/pki/ca.crt" \
+		--token "$tok" create -f - <<-EOF
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceSlice
+	metadata: {name: own}
+	spec: {driver: test.ocidec.io, nodeName: k8s-bed, pool: {name: k8s-bed, generation: 1, resourceSliceCount: 1}, devices: [{name: gpu-9}]}
+	EOF
+	assert_success
+	run node kubectl --kubeconfig /dev/null --server https://10.254.0.1:6443 --certificate-authority "$KB/pki/ca.crt" \
+		--token "$tok" delete resourceslice own
+	assert_success
 	kc delete pod dra2 dra3 none --grace-period=1 >/dev/null
 	kc delete resourceclaimtemplate one-gpu >/dev/null
 	run kc delete -k "$KB/deploy/overlays/dra-test" --timeout=120s
 	assert_success
 	wait_until -t 90 '[ -z "$(kc get pods -n ocidec -o name 2>/dev/null)" ]'
+	# the kubelet wipes a driver's slices once its plugin is gone
+	wait_until -t 120 '[ -z "$(kc get resourceslices -o name)" ]'
 	node_state >"$KB/after-dra"
 	run diff "$KB/before-dra" "$KB/after-dra"
 	assert_success

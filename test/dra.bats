@@ -521,14 +521,15 @@ then uid-after"
 	assert_success
 }
 
-@test "SIGTERM removes both sockets, the CDI specs it wrote and its directory where no claim is kept there; a killed plugin's stale sockets are replaced by the next, which serves" {
+@test "SIGTERM removes both sockets and its directory where no claim is kept there, the CDI specs stay; a killed plugin's stale sockets are replaced by the next, which serves" {
 	serve
 	wait_until -t 10 '[ -s "$CD/ocidec.io-demo.json" ]'
 	stop
 	[ ! -e "$REG" ] && [ ! -e "$SOCK" ]
 	grep -q "signal 15: the plugin stops, its sockets removed" "$LOG"
-	# no claim prepared: its directory gone, and the CDI spec it wrote
-	[ ! -e "$PD/$DRV" ] && [ ! -e "$CD/ocidec.io-demo.json" ]
+	# no claim prepared: its directory gone; the CDI spec stays (pods of
+	# prepared claims, and the NRI plugin's, name it)
+	[ ! -e "$PD/$DRV" ] && [ -s "$CD/ocidec.io-demo.json" ]
 	# a claim prepared: kept for the next plugin
 	claim c1 "[$DEMO0]"
 	serve
@@ -644,4 +645,34 @@ then uid-after"
 	assert_equal "$(grep -c "no vendor config in $BATS_TEST_TMPDIR/later yet: waiting for it" "$LOG")" 1
 	run $KDRA info "$REG"
 	assert_line "name $DRV"
+}
+
+@test "serve: its drivers' slices alone: a vendor without devices at its start is served and published at a tick once they appear; --driver one of two publishes that one's, another ocidec driver's slice on the node deleted" {
+	local dr2=$BATS_TEST_TMPDIR/dr2
+	cp -a "$DR" "$dr2"
+	rm -f "$dr2"/dev/demo[0-9]*
+	sed "s|^name = demo\$|name = demo2|; s|^activation_flag = OCI_DEMO\$|activation_flag = OCI_DEMO2|; s|^driver_root = .*|driver_root = $dr2|" \
+		"$CFG/demo.ini" >"$CFG/demo2.ini"
+	chmod 0644 "$CFG/demo2.ini"
+	drivers() { slices 'sorted((x["spec"]["driver"], [d["name"] for d in x["spec"]["devices"]]) for x in s)'; }
+	# both vendors served; demo2's driver not loaded yet: registered, no slice
+	serve --every 1
+	wait_until -t 10 '[ -S "$RD/demo2.ocidec.io-reg.sock" ] && [ -s "$API/slices.json" ]'
+	sleep 1.5
+	run drivers
+	assert_output "('demo.ocidec.io', ['demo-0', 'demo-1'])"
+	# its device appears: the next tick publishes it
+	cp -a "$DR/dev/demo0" "$dr2/dev/"
+	wait_until -t 10 '[ "$(drivers | wc -l)" = 2 ]'
+	run drivers
+	assert_output "('demo.ocidec.io', ['demo-0', 'demo-1'])
+('demo2.ocidec.io', ['demo2-0'])"
+	stop
+	# one of them given: only its slice; demo2's, which no plugin here
+	# would prepare, deleted
+	serve --driver demo.ocidec.io --every 1
+	wait_until -t 10 '[ "$(drivers | wc -l)" = 1 ]'
+	run drivers
+	assert_output "('demo.ocidec.io', ['demo-0', 'demo-1'])"
+	[ ! -e "$RD/demo2.ocidec.io-reg.sock" ]
 }

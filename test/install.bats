@@ -844,16 +844,17 @@ print(sorted(cm["data"].items()))' "$1"
 	done
 }
 
-@test "deploy/overlays/dra (kustomize, Debian 13's kubectl): the toolkit's objects and the DRA driver's, its RBAC no more than claims read, nodes read, slices managed; ocidec-dra on the toolkit's nodes; a DeviceClass per shipped vendor, equal to ocidec dra classes (issue 50)" {
+@test "deploy/overlays/dra (kustomize, Debian 13's kubectl): the toolkit's objects and the DRA driver's, its RBAC no more than claims read, nodes read, slices managed, an admission policy keeping its writes to its own node's slices of ocidec's drivers; ocidec-dra on the nodes labelled ocidec.io/dra=true; a DeviceClass per shipped vendor, equal to ocidec dra classes (issue 50)" {
 	local kubectl K=$BATS_TEST_TMPDIR/deploy
 	deploy_copy
 	"$kubectl" kustomize "$K/overlays/dra" >"$BATS_TEST_TMPDIR/dra.yaml"
-	# every object but the DeviceClasses against the API's types (Debian's
-	# python3-kubernetes has no resource.k8s.io/v1: those checked below,
-	# and by a real API server in test/cluster.bats)
+	# every object but the DeviceClasses and the admission policy against
+	# the API's types (Debian's python3-kubernetes has neither
+	# resource.k8s.io/v1 nor admissionregistration's policies: checked
+	# below, and by a real API server in test/cluster.bats)
 	/usr/bin/python3 -c 'import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
-yaml.safe_dump_all([d for d in docs if d["kind"] != "DeviceClass"], open(sys.argv[2], "w"))
+yaml.safe_dump_all([d for d in docs if d["kind"] not in ("DeviceClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")], open(sys.argv[2], "w"))
 yaml.safe_dump_all([d for d in docs if d["kind"] == "DeviceClass"], open(sys.argv[3], "w"))' \
 		"$BATS_TEST_TMPDIR/dra.yaml" "$BATS_TEST_TMPDIR/dra-typed.yaml" "$BATS_TEST_TMPDIR/classes.yaml"
 	run "$FIXTURES/k8s-check.py" "$BATS_TEST_TMPDIR/dra-typed.yaml"
@@ -867,7 +868,10 @@ print(sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verb
 b = get("ClusterRoleBinding", "ocidec-dra")
 print(b["roleRef"]["name"], b["subjects"][0]["name"], b["subjects"][0]["namespace"])
 dra, tk = get("DaemonSet", "ocidec-dra")["spec"]["template"]["spec"], get("DaemonSet", "ocidec-toolkit")["spec"]["template"]["spec"]
-print("same nodes:", dra["affinity"] == tk["affinity"] and dra["tolerations"] == tk["tolerations"])
+print("nodes:", dra["nodeSelector"], dra["tolerations"] == tk["tolerations"], "affinity" in dra)
+vap = get("ValidatingAdmissionPolicy", "ocidec-dra-slices")
+print(vap["spec"]["failurePolicy"], vap["spec"]["matchConditions"][0]["expression"], [r["resources"] for r in vap["spec"]["matchConstraints"]["resourceRules"]])
+print(get("ValidatingAdmissionPolicyBinding", "ocidec-dra-slices")["spec"])
 print("token:", dra["serviceAccountName"], dra.get("automountServiceAccountToken", True), tk.get("automountServiceAccountToken"))
 c = dra["containers"][0]
 print(" ".join(c["command"] + c["args"]))
@@ -875,7 +879,9 @@ print(c["env"][0]["name"], c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"])' "
 	assert_success
 	assert_output "[(('',), ('nodes',), ('get',)), (('resource.k8s.io',), ('resourceclaims',), ('get',)), (('resource.k8s.io',), ('resourceslices',), ('create', 'delete', 'list', 'update'))]
 ocidec-dra ocidec-dra ocidec
-same nodes: True
+nodes: {'ocidec.io/dra': 'true'} True False
+Fail request.userInfo.username == \"system:serviceaccount:ocidec:ocidec-dra\" [['resourceslices']]
+{'policyName': 'ocidec-dra-slices', 'validationActions': ['Deny']}
 token: ocidec-dra True False
 /usr/bin/ocidec dra serve --host-root=/host --config-dir=/usr/local/ocidec/etc/ocidec.d --hook-path=/usr/local/ocidec/bin/ocidec
 NODE_NAME spec.nodeName"
