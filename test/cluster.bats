@@ -293,7 +293,7 @@ claim_pod() {
 	EOF
 }
 
-@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; an admission policy refuses its token another node's slice or another driver's; kubectl delete leaves the node as it was (issue 50)" {
+@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; a claim of two drivers (a second plugin for a second vendor) prepared by each for its own device; an admission policy refuses its token another node's slice or another driver's; kubectl delete leaves the node as it was (issue 50)" {
 	kc api-versions | grep -qx resource.k8s.io/v1 ||
 		skip "this Kubernetes build serves no resource.k8s.io/v1 (1.34 and later do: test/fixtures/k8s-build.sh on a 1.34 tree)"
 	dp_stop
@@ -404,6 +404,63 @@ claim_pod() {
 		--token "$tok" delete resourceslice own
 	assert_success
 	kc delete pod dra2 dra3 none --grace-period=1 >/dev/null
+	# a claim of two drivers: a second plugin on the node serving a second
+	# vendor (demo2, the same driver root), its own token bound to the
+	# DaemonSet's pod; each plugin prepares its own device of the claim
+	wait_until -t 60 '[ -z "$(kc get pods -o name)" ]'
+	mkdir -p "$KB/root/etc/ocidec-second"
+	sed 's/^name = nvidia$/name = demo2/; s/^activation_flag = NVIDIA_VISIBLE_DEVICES$/activation_flag = OCI_DEMO2/; /^cdi_kind/d; /^device_list_dir/d' \
+		"$KB/root/usr/local/ocidec/etc/ocidec.d/nvidia.ini" >"$KB/root/etc/ocidec-second/demo2.ini"
+	chmod 0644 "$KB/root/etc/ocidec-second/demo2.ini"
+	echo "$tok" >"$KB/root/etc/ocidec-second/token"
+	"$FIXTURES/k8s-cluster.sh" exec "$KB" sh -c 'setsid /usr/local/ocidec/bin/ocidec dra serve -c /etc/ocidec-second --node-name k8s-bed \
+		--server https://10.254.0.1:6443 --ca-file "$1/pki/ca.crt" --token-file /etc/ocidec-second/token \
+		--hook-path /usr/local/ocidec/bin/ocidec </dev/null >/etc/ocidec-second/log 2>&1 & echo $! >/etc/ocidec-second/pid' sh "$KB"
+	node /usr/local/ocidec/bin/ocidec dra classes -c /etc/ocidec-second | kc apply -f - >/dev/null
+	wait_until -t 60 'kc get resourceslices -o jsonpath="{.items[*].spec.driver}" | grep -q demo2.ocidec.io'
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaimTemplate
+	metadata: {name: two-drivers}
+	spec:
+	  spec:
+	    devices:
+	      requests:
+	      - {name: gpu, exactly: {deviceClassName: nvidia.ocidec.io}}
+	      - {name: acc, exactly: {deviceClassName: demo2.ocidec.io}}
+	EOF
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: multi}
+	spec:
+	  restartPolicy: Never
+	  resourceClaims: [{name: both, resourceClaimTemplateName: two-drivers}]
+	  containers:
+	  - name: cuda
+	    image: docker.io/library/ocidec-test:1
+	    imagePullPolicy: Never
+	    command: ["sh", "-c", "ls /dev | grep demo; sleep 600"]
+	    resources: {claims: [{name: both}]}
+	EOF
+	kc wait --for=condition=Ready pod/multi --timeout=90s >/dev/null || { kc describe pod multi; cat "$KB/root/etc/ocidec-second/log"; false; }
+	run kc get resourceclaims -o 'jsonpath={range .items[0].status.allocation.devices.results[*]}{.request} {.driver} {.device}{"\n"}{end}'
+	echo "# the claim of two drivers: $(tr '\n' ';' <<<"$output")" >&3
+	assert_line --regexp '^gpu nvidia\.ocidec\.io gpu-[01]$'
+	assert_line --regexp '^acc demo2\.ocidec\.io demo2-[01]$'
+	# each plugin prepared its own part: one device each
+	kc logs -n ocidec daemonset/ocidec-dra | grep -q "claim default/multi-both-[a-z0-9]* (.*) prepared: 1 devices"
+	grep -q "claim default/multi-both-[a-z0-9]* (.*) prepared: 1 devices" "$KB/root/etc/ocidec-second/log"
+	run node sh -c 'cat /var/lib/kubelet/plugins/nvidia.ocidec.io/claims.json; echo; cat /var/lib/kubelet/plugins/demo2.ocidec.io/claims.json'
+	assert_line --regexp '"cdi":\["nvidia\.com/gpu=[01]"\]'
+	assert_line --regexp '"cdi":\["ocidec\.io/demo2=[01]"\]'
+	refute_line --regexp 'nvidia.*demo2|demo2.*nvidia'
+	kc delete pod multi --grace-period=1 >/dev/null
+	wait_until -t 60 '[ -z "$(kc get pods -o name)" ]'
+	node sh -c 'kill $(cat /etc/ocidec-second/pid); while kill -0 $(cat /etc/ocidec-second/pid) 2>/dev/null; do sleep 0.1; done'
+	node /usr/local/ocidec/bin/ocidec dra classes -c /etc/ocidec-second | kc delete -f - >/dev/null
+	node sh -c "rm -rf /etc/ocidec-second /var/run/cdi/*ocidec.io-demo2.json"
+	kc delete resourceclaimtemplate two-drivers >/dev/null
 	kc delete resourceclaimtemplate one-gpu >/dev/null
 	run kc delete -k "$KB/deploy/overlays/dra-test" --timeout=120s
 	assert_success
