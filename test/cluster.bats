@@ -293,7 +293,7 @@ claim_pod() {
 	EOF
 }
 
-@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; a claim of two drivers (a second plugin for a second vendor) prepared by each for its own device; an admission policy refuses its token another node's slice or another driver's; kubectl delete leaves the node as it was (issue 50)" {
+@test "DRA (resource.k8s.io/v1, Kubernetes 1.34 and later; containerd 2.x's CDI): kubectl apply -k deploy/overlays/dra/: the node's devices published as a ResourceSlice, the kubelet registers ocidec's driver; a pod's claim from a ResourceClaimTemplate on nvidia.ocidec.io gets exactly its device and the driver's files, a second pod the other, a third waits, a pod asking for nothing gets none; a deleted pod's claim unprepared; a claim of two drivers (a second plugin for a second vendor) prepared by each for its own device; NVIDIA's fixture GPUs (Debian's userspace) published with their attributes, a claim's pod with its GPU and NVIDIA's libraries; an admission policy refuses its token another node's slice or another driver's; kubectl delete leaves the node as it was (issue 50)" {
 	kc api-versions | grep -qx resource.k8s.io/v1 ||
 		skip "this Kubernetes build serves no resource.k8s.io/v1 (1.34 and later do: test/fixtures/k8s-build.sh on a 1.34 tree)"
 	dp_stop
@@ -412,6 +412,15 @@ claim_pod() {
 	sed 's/^name = nvidia$/name = demo2/; s/^activation_flag = NVIDIA_VISIBLE_DEVICES$/activation_flag = OCI_DEMO2/; /^cdi_kind/d; /^device_list_dir/d' \
 		"$KB/root/usr/local/ocidec/etc/ocidec.d/nvidia.ini" >"$KB/root/etc/ocidec-second/demo2.ini"
 	chmod 0644 "$KB/root/etc/ocidec-second/demo2.ini"
+	# and NVIDIA's fixture GPUs (Debian's NVIDIA userspace, two A100s as
+	# the kernel module shows them: test/fixtures/nvidia-gpus.sh), the
+	# shipped nvidia.ini on them as a vendor of its own (nvfix: its kind
+	# ocidec.io/nvfix, beside the node's nvidia.com/gpu)
+	"$FIXTURES/debian-nvidia.sh" "$KB/nv" >/dev/null
+	"$FIXTURES/nvidia-gpus.sh" "$KB/nv" >/dev/null
+	sed "s|^name = nvidia\$|name = nvfix|; /^cdi_kind/d; s|^driver_root = /\$|driver_root = $KB/nv|; s|^version_file.*|version = 550.54.15|; s|^device_uuids = |device_uuids = $KB/nv|" \
+		"$BATS_TEST_DIRNAME/../conf/nvidia.ini" >"$KB/root/etc/ocidec-second/nvfix.ini"
+	chmod 0644 "$KB/root/etc/ocidec-second/nvfix.ini"
 	echo "$tok" >"$KB/root/etc/ocidec-second/token"
 	"$FIXTURES/k8s-cluster.sh" exec "$KB" sh -c 'setsid /usr/local/ocidec/bin/ocidec dra serve -c /etc/ocidec-second --node-name k8s-bed \
 		--server https://10.254.0.1:6443 --ca-file "$1/pki/ca.crt" --token-file /etc/ocidec-second/token \
@@ -457,9 +466,48 @@ claim_pod() {
 	refute_line --regexp 'nvidia.*demo2|demo2.*nvidia'
 	kc delete pod multi --grace-period=1 >/dev/null
 	wait_until -t 60 '[ -z "$(kc get pods -o name)" ]'
+	# NVIDIA's fixture GPUs: the slice with their attributes, a claim's
+	# pod with exactly its GPU's node and NVIDIA's libraries
+	wait_until -t 60 'kc get resourceslices -o jsonpath="{.items[*].spec.driver}" | grep -q nvfix.ocidec.io' ||
+		{ cat "$KB/root/etc/ocidec-second/log"; false; }
+	run kc get resourceslices -o 'jsonpath={range .items[?(@.spec.driver=="nvfix.ocidec.io")].spec.devices[*]}{.name} {.attributes.uuid.string} {.attributes.productName.string}{"\n"}{end}'
+	assert_output "nvfix-0 GPU-00000000-1111-2222-3333-444444444444 NVIDIA A100-SXM4-40GB
+nvfix-1 GPU-11111111-1111-2222-3333-444444444444 NVIDIA A100-SXM4-40GB"
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaimTemplate
+	metadata: {name: one-a100}
+	spec:
+	  spec:
+	    devices:
+	      requests: [{name: gpu, exactly: {deviceClassName: nvfix.ocidec.io}}]
+	EOF
+	kc apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: a100}
+	spec:
+	  restartPolicy: Never
+	  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-a100}]
+	  containers:
+	  - name: cuda
+	    image: docker.io/library/ocidec-test:1
+	    imagePullPolicy: Never
+	    command: ["sh", "-c", "ls /dev | grep nvidia; find /usr -name 'libnvidia-ml.so*' | grep -c .; ls /usr/bin | grep -c nvidia-smi"]
+	    resources: {claims: [{name: gpu}]}
+	EOF
+	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/a100 --timeout=90s >/dev/null ||
+		{ kc describe pod a100; cat "$KB/root/etc/ocidec-second/log"; false; }
+	run kc logs a100
+	echo "# NVIDIA's fixture GPU through DRA: $(tr '\n' ' ' <<<"$output")" >&3
+	assert_output --regexp $'^nvidia-uvm\nnvidia[01]\nnvidiactl\n[1-9][0-9]*\n1$'
+	kc delete pod a100 --grace-period=1 >/dev/null
+	kc delete resourceclaimtemplate one-a100 >/dev/null
+	wait_until -t 60 '[ -z "$(kc get pods -o name)" ]'
 	node sh -c 'kill $(cat /etc/ocidec-second/pid); while kill -0 $(cat /etc/ocidec-second/pid) 2>/dev/null; do sleep 0.1; done'
 	node /usr/local/ocidec/bin/ocidec dra classes -c /etc/ocidec-second | kc delete -f - >/dev/null
-	node sh -c "rm -rf /etc/ocidec-second /var/run/cdi/*ocidec.io-demo2.json"
+	node sh -c "rm -rf /etc/ocidec-second /var/run/cdi/*ocidec.io-demo2.json /var/run/cdi/*ocidec.io-nvfix.json"
+	rm -rf "$KB/nv"
 	kc delete resourceclaimtemplate two-drivers >/dev/null
 	kc delete resourceclaimtemplate one-gpu >/dev/null
 	run kc delete -k "$KB/deploy/overlays/dra-test" --timeout=120s
