@@ -161,3 +161,15 @@ setup() {
 	# seeded by a client's session (python3-h2): two calls, a ping
 	[ -s "$BATS_TEST_DIRNAME/../build/fuzz/seeds/grpc/session" ]
 }
+
+@test "ocidec dra's API client (nghttp2's client session on the API server's bytes, the answer's bounds, the JSON of a claim and of a slice list) survives 100000 fuzzed answers (issue 50)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 100000 300 kubeapi
+	assert_success
+	assert_line --regexp '^# kubeapi: stat::number_of_executed_units: 100000$'
+}
+
+@test "ocidec dra's claims (a ResourceClaim's allocation mapped to ocidec's devices, every refusal) survive 200000 fuzzed claims (issue 50)" {
+	run "$BATS_TEST_DIRNAME/fuzz/run.sh" 200000 300 draclaim
+	assert_success
+	assert_line --regexp '^# draclaim: stat::number_of_executed_units: 200000$'
+}
