@@ -173,7 +173,7 @@ common /dev/kfd"
 	assert_line 2
 }
 
-@test "Gaudi's network interfaces: CDI 1.1 netDevices per device (cdiVersion 1.1.0 only where a spec has them, valid against CDI's 1.1 schema; --cdi-version 1.0.0 leaves them out, said); the shim writes linux.netDevices where the container has a network namespace of its own; the hook says it moves none" {
+@test "Gaudi's network interfaces: CDI 1.1 netDevices per device (cdiVersion 1.1.0 only where a spec has them, valid against CDI's 1.1 schema; --cdi-version 1.0.0 leaves them out, said); the shim writes linux.netDevices where the container has a network namespace of its own, refuses some modules' on the host's network namespace, takes all of them there; the hook says it moves none" {
 	run cdi -c "$CFG" -o "$SPEC" habana
 	assert_success
 	run python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["cdiVersion"])
@@ -202,12 +202,20 @@ print("common", s["containerEdits"].get("netDevices"))' "$SPEC"
 	run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["linux"]["netDevices"])' "$B/config.json"
 	assert_output "{'enp154s0p22': {'name': 'enp154s0p22'}, 'enp154s0p23': {'name': 'enp154s0p23'}}"
 	runc --root "$BATS_TEST_TMPDIR/runc-root" delete -f "$ID" >/dev/null 2>&1 || true
-	# the host's network namespace: nothing to move them into, said
+	# the host's network namespace: module 0 cannot have its ports alone
+	# there (the container would see every module's): refused; all of them
+	# (Habana's --net=host): every port is where the container is, it runs
+	local nohostns='import json,sys; c=json.load(open(sys.argv[1])); c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]; json.dump(c,open(sys.argv[1],"w"))'
 	"$FIXTURES/bundle.sh" "$B" HABANA_VISIBLE_MODULES=0 -- true >/dev/null
-	python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["linux"]["namespaces"]=[n for n in c["linux"]["namespaces"] if n["type"]!="network"]; json.dump(c,open(sys.argv[1],"w"))' "$B/config.json"
+	python3 -c "$nohostns" "$B/config.json"
+	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" run --bundle "$B" "$ID"
+	assert_failure 1
+	assert_output --partial "network interfaces enp154s0p22 ...: the devices asked for cannot have them alone in the host's network namespace, which the container shares (it would see every device's): give it a network namespace of its own, or ask for all devices"
+	"$FIXTURES/bundle.sh" "$B" HABANA_VISIBLE_MODULES=all -- true >/dev/null
+	python3 -c "$nohostns" "$B/config.json"
 	run ocidec-runtime --ocidec-config-dir "$CFG" --root "$BATS_TEST_TMPDIR/runc-root" run --bundle "$B" "$ID"
 	assert_success
-	assert_output --partial "network interfaces enp154s0p22 ... left out: the container has no network namespace of its own"
+	refute_output --partial "network interfaces"
 	run dry HABANA_VISIBLE_MODULES=0
 	assert_success
 	assert_output --partial "network interfaces enp154s0p22 ... not moved into the container: the hook does not move them"
