@@ -62,6 +62,14 @@ unit() {
 	unit appprofile
 }
 
+@test "unit: grpc (ocidec dra's gRPC: the 5-byte prefix read however the bytes come, lengths over the bound refused; grpc-message percent-encoding; driver names as DNS subdomains) (issue 50)" {
+	unit grpc
+}
+
+@test "unit: dra (ocidec dra's claims and slices: a claim's allocation mapped to ocidec's devices and each refusal, SemVer and DNS-label checks, device names, /etc/hosts lookups) (issue 50)" {
+	unit dra
+}
+
 @test "every test/unit program has its test here" {
 	for f in "$BATS_TEST_DIRNAME"/unit/*.c; do
 		n=$(basename "$f" .c)
