@@ -274,8 +274,9 @@ node_state() {
 	assert_success
 }
 
-# claim_pod NAME CMD: a pod of the test image running CMD with a claim
-# from the ResourceClaimTemplate one-gpu (the DeviceClass nvidia.ocidec.io)
+# claim_pod NAME CMD [TEMPLATE [CLAIM]]: a pod of the test image running CMD
+# with a claim CLAIM (default gpu) from the ResourceClaimTemplate TEMPLATE
+# (default one-gpu: the DeviceClass nvidia.ocidec.io)
 claim_pod() {
 	kc apply -f - >/dev/null <<-EOF
 	apiVersion: v1
@@ -283,13 +284,13 @@ claim_pod() {
 	metadata: {name: $1}
 	spec:
 	  restartPolicy: Never
-	  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+	  resourceClaims: [{name: ${4:-gpu}, resourceClaimTemplateName: ${3:-one-gpu}}]
 	  containers:
 	  - name: cuda
 	    image: docker.io/library/ocidec-test:1
 	    imagePullPolicy: Never
 	    command: ["sh", "-c", "$2"]
-	    resources: {claims: [{name: gpu}]}
+	    resources: {claims: [{name: ${4:-gpu}}]}
 	EOF
 }
 
@@ -438,20 +439,7 @@ claim_pod() {
 	      - {name: gpu, exactly: {deviceClassName: nvidia.ocidec.io}}
 	      - {name: acc, exactly: {deviceClassName: demo2.ocidec.io}}
 	EOF
-	kc apply -f - >/dev/null <<-EOF
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: multi}
-	spec:
-	  restartPolicy: Never
-	  resourceClaims: [{name: both, resourceClaimTemplateName: two-drivers}]
-	  containers:
-	  - name: cuda
-	    image: docker.io/library/ocidec-test:1
-	    imagePullPolicy: Never
-	    command: ["sh", "-c", "ls /dev | grep demo; sleep 600"]
-	    resources: {claims: [{name: both}]}
-	EOF
+	claim_pod multi "ls /dev | grep demo; sleep 600" two-drivers both
 	kc wait --for=condition=Ready pod/multi --timeout=90s >/dev/null || { kc describe pod multi; cat "$KB/root/etc/ocidec-second/log"; false; }
 	run kc get resourceclaims -o 'jsonpath={range .items[0].status.allocation.devices.results[*]}{.request} {.driver} {.device}{"\n"}{end}'
 	echo "# the claim of two drivers: $(tr '\n' ';' <<<"$output")" >&3
@@ -482,20 +470,7 @@ nvfix-1 GPU-11111111-1111-2222-3333-444444444444 NVIDIA A100-SXM4-40GB"
 	    devices:
 	      requests: [{name: gpu, exactly: {deviceClassName: nvfix.ocidec.io}}]
 	EOF
-	kc apply -f - >/dev/null <<-EOF
-	apiVersion: v1
-	kind: Pod
-	metadata: {name: a100}
-	spec:
-	  restartPolicy: Never
-	  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-a100}]
-	  containers:
-	  - name: cuda
-	    image: docker.io/library/ocidec-test:1
-	    imagePullPolicy: Never
-	    command: ["sh", "-c", "ls /dev | grep nvidia; find /usr -name 'libnvidia-ml.so*' | grep -c .; ls /usr/bin | grep -c nvidia-smi"]
-	    resources: {claims: [{name: gpu}]}
-	EOF
+	claim_pod a100 "ls /dev | grep nvidia; find /usr -name 'libnvidia-ml.so*' | grep -c .; ls /usr/bin | grep -c nvidia-smi" one-a100
 	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/a100 --timeout=90s >/dev/null ||
 		{ kc describe pod a100; cat "$KB/root/etc/ocidec-second/log"; false; }
 	run kc logs a100
